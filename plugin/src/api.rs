@@ -1,0 +1,80 @@
+//! The component's inputs and outputs as plain Rust, mirroring the WIT records (`lib.rs` converts), so
+//! the engine runs and is tested natively.
+
+use crate::config::ConfigError;
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ChatType {
+    Direct,
+    Group,
+    #[default]
+    Unknown,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct HookContext {
+    pub session_key: Option<String>,
+    pub session_id: Option<String>,
+    pub agent_id: Option<String>,
+    pub sender_id: Option<String>,
+    pub chat_id: Option<String>,
+    pub channel: Option<String>,
+    pub chat_type: ChatType,
+    pub trigger: Option<String>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct PromptEvent {
+    pub prompt: String,
+    pub messages_json: String,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct AgentEndEvent {
+    pub success: bool,
+    pub error: Option<String>,
+    pub messages_json: String,
+    pub duration_ms: Option<u64>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct IntentTestRequest {
+    pub prompt: String,
+    pub recall_json: Option<String>,
+    pub group_chat: bool,
+    pub previous_pack: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Debug)]
+pub enum Command {
+    IntentTest(IntentTestRequest, OutputFormat),
+    LintRules,
+    /// Cases as JSON, and the accuracy (0..=1) below which the command fails.
+    Eval(String, f64),
+    CheckConfig,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CommandOutput {
+    pub exit_code: u8,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ConfigSummary {
+    pub rules: u32,
+    pub packs: u32,
+    pub composition_rules: u32,
+    pub files: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+pub type ConfigResult = Result<ConfigSummary, Vec<ConfigError>>;

@@ -1,0 +1,186 @@
+//! WIT glue: maps the `graphiti:openclaw` exports onto [`Engine`] and its types onto the WIT records.
+//! No decisions here.
+
+use crate::api;
+use crate::config::{ConfigError as NativeConfigError, ConfigRoots};
+use crate::decision;
+use crate::engine::Engine;
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+
+wit_bindgen::generate!({
+    world: "graphiti-plugin",
+    path: "../wit",
+});
+
+use exports::graphiti::openclaw::plugin::Guest;
+use graphiti::openclaw::host::{self, LogLevel};
+use graphiti::openclaw::types as wit;
+
+/// Guest paths of the host's preopens (see `wit/plugin.wit`).
+const CONFIG_DIR: &str = "/config";
+const OVERLAY_DIR: &str = "/overlay";
+const CONFIG_PRIVATE_OVERLAY: &str = "/config/private";
+const STATE_DIR: &str = "/state";
+
+thread_local! {
+    static ENGINE: RefCell<Engine> = RefCell::new(Engine::new(
+        ConfigRoots {
+            config: PathBuf::from(CONFIG_DIR),
+            overlay: Some(PathBuf::from(if Path::new(OVERLAY_DIR).is_dir() { OVERLAY_DIR } else { CONFIG_PRIVATE_OVERLAY })),
+        },
+        Path::new(STATE_DIR).is_dir().then(|| PathBuf::from(STATE_DIR)),
+    ));
+}
+
+fn with_engine<T>(f: impl FnOnce(&mut Engine) -> T) -> T {
+    ENGINE.with(|engine| f(&mut engine.borrow_mut()))
+}
+
+struct Component;
+
+impl Guest for Component {
+    fn reload_config() -> Result<wit::ConfigSummary, Vec<wit::ConfigError>> {
+        match with_engine(Engine::reload) {
+            Ok(summary) => {
+                for warning in &summary.warnings {
+                    host::log(LogLevel::Warn, &format!("config: {warning}"));
+                }
+                Ok(wit::ConfigSummary {
+                    rules: summary.rules,
+                    packs: summary.packs,
+                    composition_rules: summary.composition_rules,
+                    files: summary.files,
+                    warnings: summary.warnings,
+                })
+            }
+            Err(errors) => {
+                for e in &errors {
+                    host::log(LogLevel::Error, &format!("config: {e}"));
+                }
+                Err(errors.into_iter().map(config_error).collect())
+            }
+        }
+    }
+
+    fn before_agent_start(event: wit::PromptEvent, ctx: wit::HookContext) -> wit::Injection {
+        let event = api::PromptEvent { prompt: event.prompt, messages_json: event.messages_json };
+        let injection = with_engine(|e| e.before_agent_start(&event, &hook_context(ctx)));
+        for note in &injection.notes {
+            host::log(LogLevel::Warn, note);
+        }
+        self::injection(injection)
+    }
+
+    fn agent_end(event: wit::AgentEndEvent, ctx: wit::HookContext) -> wit::CaptureOutcome {
+        let event = api::AgentEndEvent {
+            success: event.success,
+            error: event.error,
+            messages_json: event.messages_json,
+            duration_ms: event.duration_ms,
+        };
+        match with_engine(|e| e.agent_end(&event, &hook_context(ctx))) {
+            decision::CaptureOutcome::Skipped(why) => wit::CaptureOutcome::Skipped(why),
+            decision::CaptureOutcome::Captured { user, assistant } => {
+                wit::CaptureOutcome::Captured(wit::CapturedTurn { user, assistant })
+            }
+        }
+    }
+
+    fn dry_run(request: wit::IntentTestRequest) -> Result<wit::Injection, String> {
+        with_engine(|e| e.dry_run(&intent_test_request(request))).map(injection)
+    }
+
+    fn run_command(cmd: wit::Command) -> wit::CommandOutput {
+        let command = match cmd {
+            wit::Command::IntentTest((request, format)) => api::Command::IntentTest(
+                intent_test_request(request),
+                match format {
+                    wit::OutputFormat::Text => api::OutputFormat::Text,
+                    wit::OutputFormat::Json => api::OutputFormat::Json,
+                },
+            ),
+            wit::Command::LintRules => api::Command::LintRules,
+            wit::Command::Eval((cases, threshold)) => api::Command::Eval(cases, threshold),
+            wit::Command::CheckConfig => api::Command::CheckConfig,
+        };
+        let out = with_engine(|e| e.run_command(&command));
+        wit::CommandOutput { exit_code: out.exit_code, stdout: out.stdout, stderr: out.stderr }
+    }
+}
+
+fn hook_context(ctx: wit::HookContext) -> api::HookContext {
+    api::HookContext {
+        session_key: ctx.session_key,
+        session_id: ctx.session_id,
+        agent_id: ctx.agent_id,
+        sender_id: ctx.sender_id,
+        chat_id: ctx.chat_id,
+        channel: ctx.channel,
+        chat_type: match ctx.chat_type {
+            wit::ChatType::Direct => api::ChatType::Direct,
+            wit::ChatType::Group => api::ChatType::Group,
+            wit::ChatType::Unknown => api::ChatType::Unknown,
+        },
+        trigger: ctx.trigger,
+    }
+}
+
+fn intent_test_request(r: wit::IntentTestRequest) -> api::IntentTestRequest {
+    api::IntentTestRequest {
+        prompt: r.prompt,
+        recall_json: r.recall_json,
+        group_chat: r.group_chat,
+        previous_pack: r.previous_pack,
+    }
+}
+
+fn config_error(e: NativeConfigError) -> wit::ConfigError {
+    wit::ConfigError { file: e.file, line: e.line, field: e.field, message: e.message }
+}
+
+fn injection(i: decision::Injection) -> wit::Injection {
+    let d = i.decision;
+    wit::Injection {
+        prepend_context: i.prepend_context,
+        notes: i.notes,
+        decision: wit::Decision {
+            intent: d.intent,
+            primary_pack: d.primary_pack,
+            additional_packs: d.additional_packs,
+            skipped_packs: d
+                .skipped_packs
+                .into_iter()
+                .map(|s| wit::SkippedPack { pack: s.pack, reason: s.reason })
+                .collect(),
+            sticky: d.sticky,
+            no_pack_reason: d.no_pack_reason,
+            candidates: d
+                .candidates
+                .into_iter()
+                .map(|c| wit::Candidate {
+                    intent: c.intent,
+                    pack_type: c.pack_type,
+                    keywords: c.keywords,
+                    keyword_score: c.keyword_score,
+                    boosts: c
+                        .boosts
+                        .into_iter()
+                        .map(|b| wit::BoostHit {
+                            matched_on: b.matched_on,
+                            matched_text: b.matched_text,
+                            weight: b.weight,
+                            suppresses: b.suppresses,
+                        })
+                        .collect(),
+                    score: c.score,
+                    min_confidence: c.min_confidence,
+                    suppressed_by: c.suppressed_by,
+                })
+                .collect(),
+            trace: d.trace,
+        },
+    }
+}
+
+export!(Component);

@@ -1,0 +1,448 @@
+//! Configuration files: what they look like, how they are read (config directory plus overlay), and
+//! errors that name the file, line and field. Compiling them into a router is `routing`'s job.
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Base names of the configuration files; each may end in `.yaml`, `.yml` or `.json`.
+pub const RULES_FILE: &str = "intent_rules";
+pub const REGISTRY_FILE: &str = "pack_registry";
+pub const COMPOSITION_FILE: &str = "pack_composition";
+pub const SETTINGS_FILE: &str = "settings";
+const EXTENSIONS: [&str; 3] = ["yaml", "yml", "json"];
+
+/// A configuration problem, located as precisely as known.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ConfigError {
+    pub file: String,
+    pub line: Option<u32>,
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": {field}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    #[default]
+    Public,
+    Private,
+}
+
+/// How a rule's keywords match: on word boundaries (default) or anywhere.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum KeywordMatch {
+    #[default]
+    Word,
+    Substring,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RulesFile {
+    #[serde(default = "schema_v1")]
+    pub schema_version: u32,
+    pub rules: Vec<RuleSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSpec {
+    pub id: String,
+    #[serde(alias = "consumerProfile")]
+    pub consumer_profile: String,
+    pub keywords: Vec<String>,
+    #[serde(default = "one", alias = "keywordWeight")]
+    pub keyword_weight: f64,
+    #[serde(default, alias = "keywordMatch")]
+    pub keyword_match: KeywordMatch,
+    #[serde(default, alias = "entityBoosts")]
+    pub entity_boosts: Vec<BoostSpec>,
+    #[serde(default = "default_min_confidence", alias = "minConfidence")]
+    pub min_confidence: f64,
+    pub scope: Scope,
+    #[serde(alias = "packType")]
+    pub pack_type: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoostSpec {
+    /// Regex against recalled node summaries, labels and names.
+    #[serde(default, alias = "summaryPattern")]
+    pub summary_pattern: Option<String>,
+    /// Regex against recalled fact texts.
+    #[serde(default, alias = "factPattern")]
+    pub fact_pattern: Option<String>,
+    pub weight: f64,
+    #[serde(default)]
+    pub suppresses: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegistryFile {
+    #[serde(default = "schema_v1")]
+    pub schema_version: u32,
+    pub packs: Vec<PackEntry>,
+    #[serde(default, alias = "consumerProfiles")]
+    pub consumer_profiles: Vec<ProfileEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackEntry {
+    pub id: String,
+    /// Relative to the config directory (or the overlay, which wins).
+    pub file: String,
+    #[serde(alias = "packType")]
+    pub pack_type: String,
+    pub scope: Scope,
+    #[serde(default)]
+    pub modes: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileEntry {
+    pub id: String,
+    #[serde(alias = "primaryPack")]
+    pub primary_pack: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompositionFile {
+    #[serde(default = "schema_v1")]
+    pub schema_version: u32,
+    #[serde(default)]
+    pub rules: Vec<CompositionSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompositionSpec {
+    #[serde(alias = "primaryIntent")]
+    pub primary_intent: String,
+    #[serde(default, alias = "injectAdditional")]
+    pub inject_additional: Vec<AdditionalSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdditionalSpec {
+    /// A pack type from the registry (or `pack`: a pack id).
+    #[serde(default, alias = "packType")]
+    pub pack_type: Option<String>,
+    #[serde(default)]
+    pub pack: Option<String>,
+    #[serde(default)]
+    pub mode: Option<String>,
+    #[serde(default)]
+    pub required: bool,
+    #[serde(default = "always")]
+    pub condition: String,
+}
+
+/// A workflow pack file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackFile {
+    pub name: String,
+    #[serde(default)]
+    pub workflow_id: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub domain_context: Option<String>,
+    #[serde(default)]
+    pub compliance_rules: Option<String>,
+    #[serde(default)]
+    pub steps: Vec<PackStep>,
+    #[serde(default)]
+    pub scope: Option<Scope>,
+    /// Per-mode variants (e.g. `formal`, `casual`) overriding the texts above.
+    #[serde(default)]
+    pub modes: std::collections::BTreeMap<String, PackMode>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum PackStep {
+    Id(String),
+    Detailed {
+        id: String,
+        #[serde(default)]
+        description: Option<String>,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackMode {
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub domain_context: Option<String>,
+    #[serde(default)]
+    pub compliance_rules: Option<String>,
+}
+
+/// Optional `settings` file: routing knobs.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SettingsFile {
+    #[serde(default = "schema_v1")]
+    pub schema_version: u32,
+    #[serde(default)]
+    pub routing: RoutingSettings,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RoutingSettings {
+    pub sticky: StickySettings,
+    /// Upper bound on the whole `<pack-context>` block, in characters.
+    pub max_pack_context_chars: usize,
+    /// Longest prompt routed, in characters; the rest is ignored for matching.
+    pub max_prompt_chars: usize,
+}
+
+impl Default for RoutingSettings {
+    fn default() -> Self {
+        Self { sticky: StickySettings::default(), max_pack_context_chars: 16_000, max_prompt_chars: 32_000 }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StickySettings {
+    pub enabled: bool,
+    /// A prompt with fewer words than this is a follow-up.
+    pub max_words: usize,
+    /// A prompt that starts with one of these is a follow-up, whatever its length.
+    pub continuation_signals: Vec<String>,
+}
+
+impl Default for StickySettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_words: 20,
+            continuation_signals: ["also", "and what about", "what about", "continue", "and also", "same for"]
+                .map(String::from)
+                .to_vec(),
+        }
+    }
+}
+
+fn schema_v1() -> u32 {
+    1
+}
+fn one() -> f64 {
+    1.0
+}
+fn default_min_confidence() -> f64 {
+    0.3
+}
+fn always() -> String {
+    "always".into()
+}
+
+/// A file read from the configuration, with the name used in messages.
+pub struct SourceFile {
+    pub display: String,
+    pub text: String,
+    pub from_overlay: bool,
+}
+
+/// Where configuration files come from: the overlay (if any) wins over the config directory, file by
+/// file.
+#[derive(Clone, Debug)]
+pub struct ConfigRoots {
+    pub config: PathBuf,
+    pub overlay: Option<PathBuf>,
+}
+
+impl ConfigRoots {
+    /// Reads `relative` from the overlay if it has it, else from the config directory.
+    pub fn read(&self, relative: &str) -> Result<Option<SourceFile>, ConfigError> {
+        if relative.starts_with('/') || relative.split(['/', '\\']).any(|part| part == "..") {
+            return Err(ConfigError {
+                file: relative.into(),
+                line: None,
+                field: None,
+                message: "paths must be relative and stay inside the config directory".into(),
+            });
+        }
+        let candidates = self.overlay.iter().map(|dir| (dir, true)).chain([(&self.config, false)]);
+        for (dir, from_overlay) in candidates {
+            let path = dir.join(relative);
+            match fs::read_to_string(&path) {
+                Ok(text) => {
+                    return Ok(Some(SourceFile { display: path.display().to_string(), text, from_overlay }));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    return Err(ConfigError {
+                        file: path.display().to_string(),
+                        line: None,
+                        field: None,
+                        message: format!("cannot read: {e}"),
+                    });
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Reads `<base>.yaml|yml|json`, whichever exists first.
+    pub fn read_named(&self, base: &str) -> Result<Option<SourceFile>, ConfigError> {
+        for ext in EXTENSIONS {
+            if let Some(file) = self.read(&format!("{base}.{ext}"))? {
+                return Ok(Some(file));
+            }
+        }
+        Ok(None)
+    }
+
+    pub fn config_dir(&self) -> &Path {
+        &self.config
+    }
+}
+
+/// Parses a YAML or JSON file (by extension) into `T`, turning parser errors into located errors.
+pub fn parse<T: DeserializeOwned>(file: &SourceFile) -> Result<T, ConfigError> {
+    if file.display.ends_with(".json") {
+        serde_json::from_str(&file.text).map_err(|e| {
+            let (field, message) = split_path(&e.to_string());
+            ConfigError { file: file.display.clone(), line: Some(e.line() as u32), field, message }
+        })
+    } else {
+        serde_norway::from_str(&file.text).map_err(|e| {
+            let (field, message) = split_path(&e.to_string());
+            ConfigError {
+                file: file.display.clone(),
+                line: e.location().map(|l| l.line() as u32),
+                field,
+                message: strip_location(&message),
+            }
+        })
+    }
+}
+
+/// serde_norway prefixes errors with the path of the field (`rules[0].keywords: ...`).
+fn split_path(message: &str) -> (Option<String>, String) {
+    if let Some((path, rest)) = message.split_once(": ") {
+        let looks_like_path = !path.is_empty()
+            && !path.contains(' ')
+            && path.chars().all(|c| c.is_alphanumeric() || "_.[]-".contains(c));
+        if looks_like_path {
+            return (Some(path.to_string()), rest.to_string());
+        }
+    }
+    let field = message
+        .split('`')
+        .nth(1)
+        .filter(|_| message.starts_with("unknown field") || message.starts_with("missing field"))
+        .map(str::to_string);
+    (field, message.to_string())
+}
+
+fn strip_location(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+/// Finds the line (1-based) of `field` inside the list item whose `id`-like key equals `item`,
+/// for errors found after parsing. Falls back to the item's line, then to none.
+pub fn locate(text: &str, key: &str, item: &str, field: Option<&str>) -> Option<u32> {
+    let lines: Vec<&str> = text.lines().collect();
+    let is_item_line = |line: &str| {
+        let t = line.trim_start().trim_start_matches(['-', ' ', '{']);
+        let rest = t.strip_prefix(&format!("{key}:")).or_else(|| t.strip_prefix(&format!("\"{key}\":")));
+        // The value ends at the end of line, or at a comma in one-line JSON.
+        rest.is_some_and(|rest| rest.split(',').next().unwrap_or("").trim().trim_matches(['"', '\'', '}', ' ']) == item)
+    };
+    let start = lines.iter().position(|l| is_item_line(l))?;
+    let Some(field) = field else { return Some(start as u32 + 1) };
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    // JSON written one item per line: the field sits on the item's own line.
+    if lines[start].contains(&format!("\"{field}\"")) {
+        return Some(start as u32 + 1);
+    }
+    for (i, line) in lines.iter().enumerate().skip(start) {
+        let t = line.trim_start();
+        if i > start && t.starts_with("- ") && indent(line) <= indent(lines[start]) {
+            break; // the next item
+        }
+        let t = t.trim_start_matches("- ");
+        if t.starts_with(&format!("{field}:")) || t.starts_with(&format!("\"{field}\"")) {
+            return Some(i as u32 + 1);
+        }
+    }
+    Some(start as u32 + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn yaml(text: &str) -> SourceFile {
+        SourceFile { display: "intent_rules.yaml".into(), text: text.into(), from_overlay: false }
+    }
+
+    #[test]
+    fn unknown_field_names_file_line_and_field() {
+        let err = parse::<RulesFile>(&yaml(
+            "rules:\n  - id: a\n    consumer_profile: p\n    keywrods: [x]\n    scope: public\n    pack_type: t\n",
+        ))
+        .unwrap_err();
+        assert_eq!(err.file, "intent_rules.yaml");
+        assert_eq!(err.line, Some(4), "{err}");
+        assert!(err.to_string().contains("keywrods"), "{err}");
+    }
+
+    #[test]
+    fn wrong_type_names_the_field() {
+        let err = parse::<RulesFile>(&yaml(
+            "rules:\n  - id: a\n    consumer_profile: p\n    keywords: [x]\n    keyword_weight: heavy\n    scope: public\n    pack_type: t\n",
+        ))
+        .unwrap_err();
+        assert_eq!(err.line, Some(5), "{err}");
+        assert_eq!(err.field.as_deref(), Some("rules[0].keyword_weight"), "{err}");
+    }
+
+    #[test]
+    fn json_errors_have_lines() {
+        let file = SourceFile { display: "r.json".into(), text: "{\n \"rules\": [\n  {\"id\": 3}\n ]\n}".into(), from_overlay: false };
+        let err = parse::<RulesFile>(&file).unwrap_err();
+        assert_eq!(err.line, Some(3), "{err}");
+    }
+
+    #[test]
+    fn locates_fields_inside_items() {
+        let text = "rules:\n  - id: a\n    keywords: [x]\n  - id: b\n    keywords: [y]\n    min_confidence: -1\n";
+        assert_eq!(locate(text, "id", "b", Some("min_confidence")), Some(6));
+        assert_eq!(locate(text, "id", "b", Some("keywords")), Some(5));
+        assert_eq!(locate(text, "id", "a", None), Some(2));
+        assert_eq!(locate(text, "id", "zzz", None), None);
+    }
+}

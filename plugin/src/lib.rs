@@ -1,0 +1,21 @@
+//! graphiti-openclaw: the plugin's whole logic, built as a WASI 0.2 component (`wasm32-wasip2`) and,
+//! for tests and benchmarks, as a native library.
+//!
+//! The modules are plain Rust; `component` (wasm only) maps the WIT contract in `wit/` onto [`Engine`].
+
+pub mod api;
+pub mod capture;
+pub mod commands;
+pub mod config;
+pub mod decision;
+pub mod engine;
+pub mod packs;
+pub mod recall;
+pub mod routing;
+pub mod state;
+pub mod text;
+
+pub use engine::Engine;
+
+#[cfg(target_arch = "wasm32")]
+mod component;

@@ -1,0 +1,273 @@
+//! The pack registry (pack id → file, type, scope, modes; consumer profile → primary pack) and the pack
+//! files themselves, loaded and escaped once per configuration.
+
+use crate::config::{self, ConfigError, ConfigRoots, PackFile, PackStep, RegistryFile, Scope};
+use crate::text::escape_text;
+use std::collections::{BTreeMap, HashMap};
+
+/// One pack's texts, already escaped for injection.
+#[derive(Clone, Debug)]
+struct PackTexts {
+    description: Option<String>,
+    domain_context: Option<String>,
+    compliance_rules: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct PackContent {
+    name: String,
+    texts: PackTexts,
+    steps: Vec<String>,
+    modes: BTreeMap<String, PackTexts>,
+}
+
+#[derive(Clone, Debug)]
+pub struct RegisteredPack {
+    pub id: String,
+    pub pack_type: String,
+    /// The stricter of the registry's and the pack file's scope.
+    pub scope: Scope,
+    pub modes: Vec<String>,
+    /// The loaded pack, or why it is unavailable (file missing).
+    pub content: Result<PackContent, String>,
+}
+
+#[derive(Debug, Default)]
+pub struct PackRegistry {
+    pub packs: Vec<RegisteredPack>,
+    by_id: HashMap<String, usize>,
+    profiles: HashMap<String, String>,
+}
+
+impl PackRegistry {
+    /// Reads the registry and every pack it names. A missing pack file makes that pack unavailable (a
+    /// warning); a malformed one is an error.
+    pub fn load(
+        roots: &ConfigRoots,
+        files: &mut Vec<String>,
+        warnings: &mut Vec<String>,
+        errors: &mut Vec<ConfigError>,
+    ) -> PackRegistry {
+        let mut registry = PackRegistry::default();
+        let source = match roots.read_named(config::REGISTRY_FILE) {
+            Ok(Some(source)) => source,
+            Ok(None) => {
+                errors.push(missing_file(roots, config::REGISTRY_FILE));
+                return registry;
+            }
+            Err(e) => {
+                errors.push(e);
+                return registry;
+            }
+        };
+        files.push(display_name(&source));
+        let spec: RegistryFile = match config::parse(&source) {
+            Ok(spec) => spec,
+            Err(e) => {
+                errors.push(e);
+                return registry;
+            }
+        };
+        let error = |item: &str, key: &str, field: &str, message: String| ConfigError {
+            file: source.display.clone(),
+            line: config::locate(&source.text, key, item, Some(field)),
+            field: Some(field.into()),
+            message,
+        };
+        if spec.schema_version != 1 {
+            errors.push(ConfigError {
+                file: source.display.clone(),
+                line: None,
+                field: Some("schema_version".into()),
+                message: format!("unsupported schema_version {} (this plugin reads 1)", spec.schema_version),
+            });
+        }
+        for entry in spec.packs {
+            if !valid_id(&entry.id) {
+                errors.push(error(&entry.id, "id", "id", format!("pack id {:?} must be letters, digits, '_', '-', '.' or ':'", entry.id)));
+                continue;
+            }
+            if registry.by_id.contains_key(&entry.id) {
+                errors.push(error(&entry.id, "id", "id", format!("pack {:?} is registered twice", entry.id)));
+                continue;
+            }
+            if entry.pack_type.trim().is_empty() {
+                errors.push(error(&entry.id, "id", "pack_type", "pack_type must not be empty".into()));
+            }
+            let content = match roots.read(&entry.file) {
+                Err(mut e) => {
+                    e.file = source.display.clone();
+                    e.line = config::locate(&source.text, "id", &entry.id, Some("file"));
+                    e.field = Some("file".into());
+                    errors.push(e);
+                    continue;
+                }
+                Ok(None) => {
+                    let reason = format!("pack file {} not found", entry.file);
+                    warnings.push(format!("pack {}: {reason}; it is unavailable", entry.id));
+                    Err(reason)
+                }
+                Ok(Some(pack_source)) => {
+                    files.push(display_name(&pack_source));
+                    match config::parse::<PackFile>(&pack_source) {
+                        Err(e) => {
+                            errors.push(e);
+                            continue;
+                        }
+                        Ok(file) => {
+                            for mode in &entry.modes {
+                                if !file.modes.contains_key(mode) {
+                                    errors.push(ConfigError {
+                                        file: pack_source.display.clone(),
+                                        line: None,
+                                        field: Some("modes".into()),
+                                        message: format!("the registry lists mode {mode:?} for pack {:?}, but the pack file defines no such mode", entry.id),
+                                    });
+                                }
+                            }
+                            Ok((file.scope, PackContent::from_file(file)))
+                        }
+                    }
+                }
+            };
+            let (file_scope, content) = match content {
+                Ok((scope, content)) => (scope, Ok(content)),
+                Err(reason) => (None, Err(reason)),
+            };
+            let scope = if entry.scope == Scope::Private || file_scope == Some(Scope::Private) {
+                Scope::Private
+            } else {
+                Scope::Public
+            };
+            registry.by_id.insert(entry.id.clone(), registry.packs.len());
+            registry.packs.push(RegisteredPack { id: entry.id, pack_type: entry.pack_type, scope, modes: entry.modes, content });
+        }
+        for profile in spec.consumer_profiles {
+            if !registry.by_id.contains_key(&profile.primary_pack) {
+                errors.push(error(
+                    &profile.id,
+                    "id",
+                    "primary_pack",
+                    format!("consumer profile {:?} names pack {:?}, which is not in the registry", profile.id, profile.primary_pack),
+                ));
+            } else if registry.profiles.insert(profile.id.clone(), profile.primary_pack).is_some() {
+                errors.push(error(&profile.id, "id", "id", format!("consumer profile {:?} is defined twice", profile.id)));
+            }
+        }
+        registry
+    }
+
+    pub fn get(&self, id: &str) -> Option<&RegisteredPack> {
+        self.by_id.get(id).map(|&i| &self.packs[i])
+    }
+
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).copied()
+    }
+
+    /// The primary pack of a consumer profile.
+    pub fn profile_pack(&self, profile: &str) -> Option<&str> {
+        self.profiles.get(profile).map(String::as_str)
+    }
+
+    pub fn has_profile(&self, profile: &str) -> bool {
+        self.profiles.contains_key(profile)
+    }
+
+    /// Registered packs of a type, in registry order.
+    pub fn of_type<'a>(&'a self, pack_type: &'a str) -> impl Iterator<Item = usize> + 'a {
+        self.packs.iter().enumerate().filter(move |(_, p)| p.pack_type == pack_type).map(|(i, _)| i)
+    }
+}
+
+impl PackContent {
+    fn from_file(file: PackFile) -> PackContent {
+        let texts = |description: Option<String>, domain: Option<String>, compliance: Option<String>| PackTexts {
+            description: description.map(|t| escape_text(t.trim())),
+            domain_context: domain.map(|t| escape_text(t.trim())),
+            compliance_rules: compliance.map(|t| escape_text(t.trim())),
+        };
+        let modes = file
+            .modes
+            .into_iter()
+            .map(|(name, m)| (name, texts(m.description, m.domain_context, m.compliance_rules)))
+            .collect();
+        let steps = file
+            .steps
+            .into_iter()
+            .map(|step| match step {
+                PackStep::Id(id) => escape_text(&id),
+                PackStep::Detailed { id, description: None } => escape_text(&id),
+                PackStep::Detailed { id, description: Some(d) } => escape_text(&format!("{id}: {}", d.trim())),
+            })
+            .collect();
+        PackContent {
+            name: escape_text(file.name.trim()),
+            texts: texts(file.description, file.domain_context, file.compliance_rules),
+            steps,
+            modes,
+        }
+    }
+
+    /// The pack as the primary workflow.
+    pub fn render_primary(&self) -> String {
+        let mut out = format!("## Active Workflow: {}\n", self.name);
+        self.render_body(&self.texts, true, &mut out);
+        out
+    }
+
+    /// The pack as an addition, in `mode` when given (the mode's texts override the defaults).
+    pub fn render_additional(&self, mode: Option<&str>) -> String {
+        let mut out = match mode {
+            Some(mode) => format!("### Composition: {} ({})\n", self.name, escape_text(mode)),
+            None => format!("### Composition: {}\n", self.name),
+        };
+        let texts = match mode.and_then(|m| self.modes.get(m)) {
+            Some(m) => PackTexts {
+                description: m.description.clone().or_else(|| self.texts.description.clone()),
+                domain_context: m.domain_context.clone().or_else(|| self.texts.domain_context.clone()),
+                compliance_rules: m.compliance_rules.clone().or_else(|| self.texts.compliance_rules.clone()),
+            },
+            None => self.texts.clone(),
+        };
+        self.render_body(&texts, false, &mut out);
+        out
+    }
+
+    fn render_body(&self, texts: &PackTexts, with_steps: bool, out: &mut String) {
+        for text in [&texts.description, &texts.domain_context].into_iter().flatten() {
+            out.push('\n');
+            out.push_str(text);
+            out.push('\n');
+        }
+        if let Some(rules) = &texts.compliance_rules {
+            out.push_str("\nCompliance rules:\n");
+            out.push_str(rules);
+            out.push('\n');
+        }
+        if with_steps && !self.steps.is_empty() {
+            out.push_str("\nSteps:\n");
+            for (i, step) in self.steps.iter().enumerate() {
+                out.push_str(&format!("{}. {step}\n", i + 1));
+            }
+        }
+    }
+}
+
+/// Identifiers of rules and packs: also used in attributes and file names.
+pub fn valid_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 128 && id.chars().all(|c| c.is_ascii_alphanumeric() || "_-.:".contains(c))
+}
+
+pub fn missing_file(roots: &ConfigRoots, base: &str) -> ConfigError {
+    ConfigError {
+        file: roots.config_dir().join(format!("{base}.yaml")).display().to_string(),
+        line: None,
+        field: None,
+        message: format!("missing: the config directory needs {base}.yaml (or .yml / .json)"),
+    }
+}
+
+pub fn display_name(source: &config::SourceFile) -> String {
+    if source.from_overlay { format!("{} (overlay)", source.display) } else { source.display.clone() }
+}

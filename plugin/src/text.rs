@@ -1,0 +1,143 @@
+//! Text handling shared by routing, formatting and capture: normalisation for matching, word
+//! boundaries (with scripts written without spaces), and escaping for our XML-like blocks.
+
+/// Lower-cases (Unicode) and folds every run of white space into one space, so keywords match
+/// regardless of case and line breaks. Matching runs on this form.
+pub fn normalize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut pending_space = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            pending_space = !out.is_empty();
+            continue;
+        }
+        if pending_space {
+            out.push(' ');
+            pending_space = false;
+        }
+        out.extend(c.to_lowercase());
+    }
+    out
+}
+
+/// Scripts written without spaces between words (CJK, Thai, ...): a keyword edge in one of these
+/// needs no word boundary.
+pub fn is_spaceless_script(c: char) -> bool {
+    matches!(c as u32,
+        0x0E00..=0x0EFF      // Thai, Lao
+        | 0x1000..=0x109F    // Myanmar
+        | 0x1780..=0x17FF    // Khmer
+        | 0x3040..=0x30FF    // Hiragana, Katakana
+        | 0x3100..=0x312F    // Bopomofo
+        | 0x31F0..=0x31FF    // Katakana extensions
+        | 0x3400..=0x4DBF    // CJK extension A
+        | 0x4E00..=0x9FFF    // CJK unified ideographs
+        | 0xAC00..=0xD7AF    // Hangul syllables (particles attach to nouns)
+        | 0xF900..=0xFAFF    // CJK compatibility ideographs
+        | 0xFF66..=0xFF9F    // half-width Katakana
+        | 0x20000..=0x3134F  // CJK extensions B..G
+    )
+}
+
+/// A character that continues a word in a spaced script: letters, digits, underscore.
+pub fn is_word_char(c: char) -> bool {
+    (c.is_alphanumeric() || c == '_') && !is_spaceless_script(c)
+}
+
+/// Whether `text[start..end]` (a keyword occurrence) stands on word boundaries. An edge of the
+/// keyword written in a spaceless script needs no boundary on that side.
+pub fn on_word_boundaries(text: &str, start: usize, end: usize) -> bool {
+    let matched = &text[start..end];
+    let left_ok = match (matched.chars().next(), text[..start].chars().next_back()) {
+        (Some(first), Some(before)) => is_spaceless_script(first) || !is_word_char(before),
+        _ => true,
+    };
+    let right_ok = match (matched.chars().next_back(), text[end..].chars().next()) {
+        (Some(last), Some(after)) => is_spaceless_script(last) || !is_word_char(after),
+        _ => true,
+    };
+    left_ok && right_ok
+}
+
+/// Counts words for the "short follow-up" test: space-separated tokens, with each character of a
+/// spaceless script counted as a word so a long CJK paragraph is not "short".
+pub fn word_count(text: &str) -> usize {
+    text.split_whitespace()
+        .map(|token| {
+            let spaceless = token.chars().filter(|c| is_spaceless_script(*c)).count();
+            let rest = token.chars().any(|c| !is_spaceless_script(c));
+            spaceless + usize::from(rest)
+        })
+        .sum()
+}
+
+/// Escapes text placed inside one of our blocks, so it can neither close nor forge a tag.
+pub fn escape_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Escapes an attribute value (also quotes).
+pub fn escape_attr(text: &str) -> String {
+    escape_text(text).replace('"', "&quot;")
+}
+
+/// Cuts `text` to at most `max_chars` characters, marking the cut.
+pub fn truncate_chars(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_folds_case_and_space() {
+        assert_eq!(normalize("  Series\n\tA  Founder "), "series a founder");
+        assert_eq!(normalize("ÉCOLE Straße"), "école straße");
+    }
+
+    #[test]
+    fn boundaries_reject_inner_words() {
+        let t = normalize("an ideal deal, deals");
+        let at = |w: &str| t.match_indices(w).map(|(i, _)| on_word_boundaries(&t, i, i + w.len())).collect::<Vec<_>>();
+        assert_eq!(at("deal"), vec![false, true, false]);
+    }
+
+    #[test]
+    fn boundaries_in_spaceless_scripts() {
+        let t = "我们昨天讨论了a轮融资";
+        let i = t.find("融资").unwrap();
+        assert!(on_word_boundaries(t, i, i + "融资".len()));
+        // A Latin keyword next to Han characters is still on a boundary.
+        let t = "我的deal很好";
+        let i = t.find("deal").unwrap();
+        assert!(on_word_boundaries(t, i, i + 4));
+        // ...but not inside a Latin word.
+        let t = "dealer";
+        assert!(!on_word_boundaries(t, 0, 4));
+    }
+
+    #[test]
+    fn counts_words_across_scripts() {
+        assert_eq!(word_count("what about their Series B?"), 5);
+        assert_eq!(word_count("继续说"), 3);
+    }
+
+    #[test]
+    fn escapes_tags() {
+        assert_eq!(escape_text("</pack-context><x>&"), "&lt;/pack-context&gt;&lt;x&gt;&amp;");
+        assert_eq!(escape_attr("a\"b"), "a&quot;b");
+    }
+}
