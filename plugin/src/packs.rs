@@ -37,6 +37,8 @@ pub struct PackRegistry {
     pub packs: Vec<RegisteredPack>,
     by_id: HashMap<String, usize>,
     profiles: HashMap<String, String>,
+    /// Profiles declared with an error (already reported): rules naming them need no second error.
+    broken_profiles: std::collections::HashSet<String>,
 }
 
 impl PackRegistry {
@@ -144,6 +146,7 @@ impl PackRegistry {
         }
         for profile in spec.consumer_profiles {
             if !registry.by_id.contains_key(&profile.primary_pack) {
+                registry.broken_profiles.insert(profile.id.clone());
                 errors.push(error(
                     &profile.id,
                     "id",
@@ -170,8 +173,8 @@ impl PackRegistry {
         self.profiles.get(profile).map(String::as_str)
     }
 
-    pub fn has_profile(&self, profile: &str) -> bool {
-        self.profiles.contains_key(profile)
+    pub fn is_broken_profile(&self, profile: &str) -> bool {
+        self.broken_profiles.contains(profile)
     }
 
     /// Registered packs of a type, in registry order.

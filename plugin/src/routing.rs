@@ -158,6 +158,7 @@ impl Router {
             }
         };
         let mut rules = Vec::new();
+        let mut declared_rules: Vec<String> = Vec::new();
         if let Some(source) = &rules_source {
             files.push(packs::display_name(source));
             match config::parse::<config::RulesFile>(source) {
@@ -165,6 +166,7 @@ impl Router {
                     if spec.schema_version != 1 {
                         errors.push(schema_error(&source.display, spec.schema_version));
                     }
+                    declared_rules = spec.rules.iter().map(|r| r.id.clone()).collect();
                     rules = compile_rules(spec.rules, source, &registry, &mut errors);
                 }
                 Err(e) => errors.push(e),
@@ -181,7 +183,7 @@ impl Router {
                             errors.push(schema_error(&source.display, spec.schema_version));
                         }
                         composition_rules = spec.rules.len();
-                        attach_compositions(spec.rules, &source, &registry, &mut rules, &mut warnings, &mut errors);
+                        attach_compositions(spec.rules, &source, &registry, &declared_rules, &mut rules, &mut warnings, &mut errors);
                     }
                     Err(e) => errors.push(e),
                 }
@@ -553,6 +555,7 @@ fn compile_rules(
     let mut rules = Vec::new();
     for spec in specs {
         let start = errors.len();
+        let mut failed = false;
         let mut error = |field: &str, message: String| {
             errors.push(ConfigError {
                 file: source.display.clone(),
@@ -590,6 +593,10 @@ fn compile_rules(
         }
         let primary_pack = match registry.profile_pack(&spec.consumer_profile) {
             Some(pack) => registry.index_of(pack),
+            None if registry.is_broken_profile(&spec.consumer_profile) => {
+                failed = true; // reported with the profile
+                None
+            }
             None => {
                 error(
                     "consumer_profile",
@@ -634,7 +641,7 @@ fn compile_rules(
             }
             boosts.push(Boost { summary, fact, weight: to_milli(b.weight), suppresses: b.suppresses.clone() });
         }
-        if errors.len() > start {
+        if failed || errors.len() > start {
             continue;
         }
         rules.push(Rule {
@@ -657,6 +664,7 @@ fn attach_compositions(
     specs: Vec<config::CompositionSpec>,
     source: &config::SourceFile,
     registry: &PackRegistry,
+    declared_rules: &[String],
     rules: &mut [Rule],
     warnings: &mut Vec<String>,
     errors: &mut Vec<ConfigError>,
@@ -676,6 +684,9 @@ fn attach_compositions(
             continue;
         }
         let Some(rule) = rules.iter_mut().find(|r| r.id == spec.primary_intent) else {
+            if declared_rules.contains(&spec.primary_intent) {
+                continue; // the rule itself has errors, reported already
+            }
             error("primary_intent", format!("{:?} is not an intent rule id", spec.primary_intent));
             continue;
         };

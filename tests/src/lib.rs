@@ -1,1 +1,57 @@
+//! Shared pieces of the workspace tests: the routing case tables (`tests/cases/*.yaml`), paths to the
+//! built components, and temporary directories.
 
+pub mod cases;
+
+use std::path::{Path, PathBuf};
+
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+}
+
+pub fn example_config() -> PathBuf {
+    workspace().join("config")
+}
+
+/// The plugin component built by `scripts/build.sh`.
+pub fn plugin_wasm() -> PathBuf {
+    built_wasm("graphiti_openclaw.wasm")
+}
+
+fn built_wasm(name: &str) -> PathBuf {
+    let path = workspace().join("target/wasm32-wasip2/component").join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: build it with scripts/build.sh (cargo build --target wasm32-wasip2 --profile component)",
+        path.display()
+    );
+    path
+}
+
+/// A fresh, empty directory under the system temp dir, unique to this process and `label`.
+pub fn temp_dir(label: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "graphiti-openclaw-test-{}-{}-{label}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+/// Copies a directory tree (for tests that edit a configuration).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create dir");
+    for entry in std::fs::read_dir(from).expect("read dir") {
+        let entry = entry.expect("dir entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy file");
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! Routing time per turn for 10, 100, 1,000 and 10,000 rules × 10 keywords on a 2 KB prompt:
+//! natively, through the component in the host shim, and a naive per-rule substring scan, side by
+//! side in one run. Every method's answer is checked (the planted rule must win), so a fast wrong
+//! router fails the benchmark.
+//!
+//! Run: `cargo bench -p graphiti-openclaw-tests --bench routing` (after scripts/build.sh). Set
+//! `ROUTING_BENCH_QUICK=1` for a short run.
+
+use graphiti_openclaw::config::ConfigRoots;
+use graphiti_openclaw::recall::Recall;
+use graphiti_openclaw::routing::{RouteInput, Router};
+use graphiti_openclaw_tests::{plugin_wasm, temp_dir};
+use host_shim::{IntentTestRequest, Limits, Shim, ShimOptions};
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const KEYWORDS_PER_RULE: usize = 10;
+const PROMPT_BYTES: usize = 2048;
+
+/// A pronounceable, unique keyword for (rule, k): distinct words, none a substring of filler text.
+fn keyword(rule: usize, k: usize) -> String {
+    const SYLLABLES: [&str; 16] = ["ka", "lo", "mi", "nu", "pe", "ri", "so", "ta", "vu", "we", "xi", "yo", "za", "be", "cu", "da"];
+    let mut n = rule * KEYWORDS_PER_RULE + k;
+    let mut word = String::from("q");
+    for _ in 0..5 {
+        word.push_str(SYLLABLES[n % 16]);
+        n /= 16;
+    }
+    word
+}
+
+fn write_config(dir: &Path, rules: usize) {
+    let mut yaml = String::from("schema_version: 1\nrules:\n");
+    for r in 0..rules {
+        let keywords: Vec<String> = (0..KEYWORDS_PER_RULE).map(|k| keyword(r, k)).collect();
+        let _ = writeln!(
+            yaml,
+            "  - {{ id: rule_{r}, consumer_profile: bench, pack_type: type_{r}, scope: public, keywords: [{}] }}",
+            keywords.join(", ")
+        );
+    }
+    std::fs::create_dir_all(dir.join("packs")).unwrap();
+    std::fs::write(dir.join("intent_rules.yaml"), yaml).unwrap();
+    std::fs::write(
+        dir.join("pack_registry.yaml"),
+        "packs:\n  - { id: bench_pack, file: packs/bench.pack.yaml, pack_type: bench, scope: public }\nconsumer_profiles:\n  - { id: bench, primary_pack: bench_pack }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("packs/bench.pack.yaml"), "name: Bench\ndomain_context: Benchmark pack.\n").unwrap();
+}
+
+/// ~2 KB of ordinary words with two keywords of the target rule and one of another rule planted.
+fn prompt(target: usize, other: usize) -> String {
+    let filler = "the quarterly plan needs a careful review of hiring budget travel and vendor contracts before friday ";
+    let mut text = String::new();
+    while text.len() < PROMPT_BYTES - 64 {
+        text.push_str(filler);
+    }
+    let third = text.len() / 3;
+    let cut = |at: usize| text[..at].rfind(' ').unwrap_or(at);
+    let (a, b) = (cut(third), cut(2 * third));
+    format!(
+        "{} {} {} {} {} {}",
+        &text[..a],
+        keyword(target, 3).to_uppercase(),
+        &text[a..b],
+        keyword(other, 7),
+        &text[b..],
+        keyword(target, 8)
+    )
+}
+
+/// Every rule's keywords checked with `contains`, as a simple plugin would.
+fn naive_route(rules: &[(String, Vec<String>)], prompt: &str) -> Option<String> {
+    let lower = prompt.to_lowercase();
+    let mut best: Option<(usize, &str)> = None;
+    let mut tie = false;
+    for (id, keywords) in rules {
+        let hits = keywords.iter().filter(|k| lower.contains(k.as_str())).count();
+        if hits == 0 {
+            continue;
+        }
+        match best {
+            Some((score, _)) if hits < score => {}
+            Some((score, _)) if hits == score => tie = true,
+            _ => {
+                best = Some((hits, id));
+                tie = false;
+            }
+        }
+    }
+    best.filter(|_| !tie).map(|(_, id)| id.to_string())
+}
+
+struct Timing {
+    median: Duration,
+    p99: Duration,
+}
+
+fn time(iterations: usize, mut f: impl FnMut()) -> Timing {
+    for _ in 0..iterations / 10 + 1 {
+        f(); // warm-up
+    }
+    let mut samples: Vec<Duration> = (0..iterations)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed()
+        })
+        .collect();
+    samples.sort();
+    Timing { median: samples[samples.len() / 2], p99: samples[samples.len() * 99 / 100] }
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn main() {
+    let quick = std::env::var_os("ROUTING_BENCH_QUICK").is_some();
+    let iterations = if quick { 200 } else { 2000 };
+    let limits = Limits { call_timeout: Duration::from_secs(60), memory_bytes: 1 << 30 };
+    println!("routing per turn, {KEYWORDS_PER_RULE} keywords per rule, {PROMPT_BYTES}-byte prompt, {iterations} turns each (median / p99, µs)");
+    println!(
+        "{:>6}  {:>16}  {:>18}  {:>16}  {:>12}  {:>14}  {:>11}",
+        "rules", "native", "component", "naive scan", "naive/native", "component load", "wasm/native"
+    );
+    let mut component_medians = Vec::new();
+    for rules in [10usize, 100, 1_000, 10_000] {
+        let dir = temp_dir(&format!("bench-{rules}"));
+        write_config(&dir, rules);
+        let (target, other) = (rules / 2, rules / 3);
+        let text = prompt(target, other);
+        let expected = format!("rule_{target}");
+
+        let router = Router::load(&ConfigRoots { config: dir.clone(), overlay: None }).unwrap_or_else(|e| panic!("{e:?}")).router;
+        let recall = Recall::default();
+        let input = RouteInput { prompt: &text, recall: &recall, group_chat: false, previous: None };
+        assert_eq!(router.route(&input).decision.intent.as_deref(), Some(expected.as_str()), "native answer");
+        let native = time(iterations, || {
+            std::hint::black_box(router.route(std::hint::black_box(&input)));
+        });
+
+        let naive_rules: Vec<(String, Vec<String>)> =
+            (0..rules).map(|r| (format!("rule_{r}"), (0..KEYWORDS_PER_RULE).map(|k| keyword(r, k)).collect())).collect();
+        assert_eq!(naive_route(&naive_rules, &text).as_deref(), Some(expected.as_str()), "naive answer");
+        let naive = time(iterations, || {
+            std::hint::black_box(naive_route(&naive_rules, std::hint::black_box(&text)));
+        });
+
+        let mut options = ShimOptions::new(plugin_wasm(), &dir, limits);
+        options.cache_dir = Some(temp_dir("bench-cache"));
+        options.echo_logs = false;
+        let load_start = Instant::now();
+        let mut shim = Shim::new(options).expect("shim");
+        let load = load_start.elapsed();
+        let request = IntentTestRequest { prompt: text.clone(), recall_json: None, group_chat: false, previous_pack: None };
+        let answer = shim.dry_run(&request).expect("component dry run");
+        assert_eq!(answer.decision.intent.as_deref(), Some(expected.as_str()), "component answer");
+        let component = time(iterations, || {
+            std::hint::black_box(shim.dry_run(std::hint::black_box(&request)).ok());
+        });
+        component_medians.push(us(component.median));
+
+        println!(
+            "{rules:>6}  {:>7.1} / {:>6.1}  {:>8.1} / {:>7.1}  {:>7.1} / {:>6.1}  {:>11.1}×  {:>11.0} ms  {:>10.1}×",
+            us(native.median),
+            us(native.p99),
+            us(component.median),
+            us(component.p99),
+            us(naive.median),
+            us(naive.p99),
+            us(naive.median) / us(native.median),
+            load.as_secs_f64() * 1e3,
+            us(component.median) / us(native.median),
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let flatness = component_medians[3] / component_medians[0];
+    println!("component median at 10,000 rules / at 10 rules: {flatness:.2}× (flat = close to 1)");
+    println!("target: < 50 µs per turn in the component at 1,000 rules: {:.1} µs", component_medians[2]);
+}

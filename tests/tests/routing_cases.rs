@@ -1,0 +1,65 @@
+//! The routing case tables through the real `plugin.wasm` in the host shim, and byte-for-byte
+//! agreement with the engine compiled natively.
+
+use graphiti_openclaw::Engine;
+use graphiti_openclaw::config::ConfigRoots;
+use graphiti_openclaw_tests::cases::{self, Observed};
+use graphiti_openclaw_tests::{plugin_wasm, temp_dir};
+use host_shim::{Limits, Shim, ShimOptions};
+use std::time::Duration;
+
+fn shim_for(config: &std::path::Path) -> Shim {
+    let limits = Limits { call_timeout: Duration::from_secs(10), memory_bytes: 256 << 20 };
+    let mut options = ShimOptions::new(plugin_wasm(), config, limits);
+    options.cache_dir = Some(temp_dir("cases-cache"));
+    options.echo_logs = false;
+    Shim::new(options).expect("shim starts")
+}
+
+fn observed(i: host_shim::Injection) -> Observed {
+    Observed {
+        intent: i.decision.intent,
+        no_pack_reason: i.decision.no_pack_reason,
+        additional: i.decision.additional_packs,
+        sticky: i.decision.sticky,
+        trace: i.decision.trace,
+        prepend_context: i.prepend_context,
+    }
+}
+
+#[test]
+fn every_case_holds_in_the_component_and_matches_native() {
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for (file, case_file) in cases::load_all() {
+        let config = case_file.config_dir();
+        let mut shim = shim_for(&config);
+        let mut engine = Engine::new(ConfigRoots { config: config.clone(), overlay: None }, None);
+        for case in &case_file.cases {
+            let request = case.request(&config);
+            let wit_request = host_shim::IntentTestRequest {
+                prompt: request.prompt.clone(),
+                recall_json: request.recall_json.clone(),
+                group_chat: request.group_chat,
+                previous_pack: request.previous_pack.clone(),
+            };
+            let component = match shim.dry_run(&wit_request) {
+                Ok(injection) => observed(injection),
+                Err(e) => {
+                    failures.push(format!("{file}: case {}: component dry run failed: {e}", case.name));
+                    continue;
+                }
+            };
+            ran += 1;
+            if let Err(e) = case.check(&component) {
+                failures.push(format!("{file} (component): {e}"));
+            }
+            let native: Observed = engine.dry_run(&request).expect("native dry run").into();
+            if native != component {
+                failures.push(format!("{file}: case {}: native and component differ:\n{native:#?}\n{component:#?}", case.name));
+            }
+        }
+    }
+    assert!(ran > 0, "no routing cases ran");
+    assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
+}
