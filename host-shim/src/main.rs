@@ -1,1 +1,347 @@
-fn main() {}
+//! `graphiti-openclaw`: the component's operator commands and a simulated turn, under the host shim.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use host_shim::{
+    AgentEndEvent, CaptureOutcome, ChatType, Command, CommandOutput, HookContext, Injection,
+    IntentTestRequest, Limits, OutputFormat, PromptEvent, Shim, ShimError, ShimOptions,
+};
+
+#[derive(Parser)]
+#[command(
+    name = "graphiti-openclaw",
+    version,
+    about = "Run the graphiti-openclaw component from the command line"
+)]
+struct Cli {
+    #[command(flatten)]
+    options: GlobalOptions,
+    #[command(subcommand)]
+    command: CliCommand,
+}
+
+#[derive(Args)]
+struct GlobalOptions {
+    /// The component [default: $GRAPHITI_OPENCLAW_WASM, else plugin.wasm next to this executable,
+    /// else the workspace's target/wasm32-wasip2/component/graphiti_openclaw.wasm]
+    #[arg(long, global = true, value_name = "PATH")]
+    wasm: Option<PathBuf>,
+    /// Configuration directory, mounted read-only
+    #[arg(long, global = true, value_name = "DIR", default_value = "config")]
+    config_dir: PathBuf,
+    /// Overlay directory, mounted read-only
+    #[arg(long, global = true, value_name = "DIR")]
+    overlay_dir: Option<PathBuf>,
+    /// State directory, mounted read-write; created if missing
+    /// [default: $XDG_STATE_HOME/graphiti-openclaw or ~/.local/state/graphiti-openclaw]
+    #[arg(long, global = true, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// Compiled-component cache
+    /// [default: $XDG_CACHE_HOME/graphiti-openclaw or ~/.cache/graphiti-openclaw]
+    #[arg(long, global = true, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// An origin the component may send HTTP requests to, e.g. http://localhost:8000 (repeatable)
+    #[arg(long = "allow-origin", global = true, value_name = "ORIGIN")]
+    allowed_origins: Vec<String>,
+    /// Time limit of each call into the component
+    #[arg(long, global = true, value_name = "N", default_value_t = 5000)]
+    call_timeout_ms: u64,
+    /// Memory limit of the component
+    #[arg(long, global = true, value_name = "N", default_value_t = 256)]
+    memory_limit_mb: usize,
+    /// Do not echo the component's log lines to stderr
+    #[arg(long, global = true)]
+    quiet: bool,
+}
+
+#[derive(Subcommand)]
+enum CliCommand {
+    /// Dry run: matched rules, scores, trace and the injection for a prompt. Writes and sends nothing.
+    IntentTest {
+        /// The user's prompt
+        prompt: String,
+        /// Recalled data as Graphiti returns it ({"nodes":[…],"facts":[…]})
+        #[arg(long, value_name = "FILE")]
+        recall: Option<PathBuf>,
+        /// Route as in a group chat
+        #[arg(long)]
+        group: bool,
+        /// The previous turn's pack (pack id or intent id)
+        #[arg(long, value_name = "ID")]
+        previous_pack: Option<String>,
+        /// Print the result as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fail when two rules share more than half of their keywords
+    LintRules,
+    /// Compare cases against the rules; fail below the threshold accuracy
+    Eval {
+        /// The cases to compare, as JSON
+        #[arg(value_name = "CASES.json")]
+        cases: PathBuf,
+        /// Lowest accepted accuracy, 0 to 1
+        #[arg(long, default_value_t = 0.9)]
+        threshold: f64,
+    },
+    /// Load the configuration and report what was read
+    CheckConfig,
+    /// Simulate one turn: before-agent-start, then agent-end with the given reply
+    Turn {
+        /// The user's prompt
+        prompt: String,
+        /// The assistant's reply
+        #[arg(long, default_value = "OK")]
+        reply: String,
+        /// Run as a group chat
+        #[arg(long)]
+        group: bool,
+        /// Session key, for the component's per-session state
+        #[arg(long, value_name = "KEY", default_value = "demo")]
+        session: String,
+        /// Print both answers as one JSON object
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    // clap exits with 2 on usage errors.
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(message) => {
+            eprintln!("graphiti-openclaw: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<u8, String> {
+    // Only a simulated turn may keep state or reach Graphiti; the operator checks write and send nothing.
+    let dry_run = !matches!(cli.command, CliCommand::Turn { .. });
+    let mut shim = open_shim(cli.options, dry_run)?;
+    let command = match cli.command {
+        CliCommand::IntentTest {
+            prompt,
+            recall,
+            group,
+            previous_pack,
+            json,
+        } => {
+            let recall_json = recall
+                .map(|path| read_text("recall file", &path))
+                .transpose()?;
+            let request = IntentTestRequest {
+                prompt,
+                recall_json,
+                group_chat: group,
+                previous_pack,
+            };
+            Command::IntentTest((
+                request,
+                if json {
+                    OutputFormat::Json
+                } else {
+                    OutputFormat::Text
+                },
+            ))
+        }
+        CliCommand::LintRules => Command::LintRules,
+        CliCommand::Eval { cases, threshold } => {
+            Command::Eval((read_text("cases file", &cases)?, threshold))
+        }
+        CliCommand::CheckConfig => Command::CheckConfig,
+        CliCommand::Turn {
+            prompt,
+            reply,
+            group,
+            session,
+            json,
+        } => {
+            return turn(&mut shim, prompt, &reply, group, session, json);
+        }
+    };
+    Ok(print_output(&shim.run_command(&command)))
+}
+
+fn open_shim(options: GlobalOptions, dry_run: bool) -> Result<Shim, String> {
+    let explicit_wasm = options.wasm.is_some();
+    let wasm = options
+        .wasm
+        .or_else(default_wasm)
+        .ok_or("no --wasm given and no default found")?;
+    let state_dir = if dry_run {
+        None
+    } else {
+        let dir = options
+            .state_dir
+            .or_else(default_state_dir)
+            .ok_or("no --state-dir given and neither XDG_STATE_HOME nor HOME is set")?;
+        std::fs::create_dir_all(&dir)
+            .map_err(|err| format!("cannot create state directory {}: {err}", dir.display()))?;
+        Some(dir)
+    };
+    let limits = Limits {
+        call_timeout: Duration::from_millis(options.call_timeout_ms),
+        memory_bytes: options.memory_limit_mb.saturating_mul(1 << 20),
+    };
+    Shim::new(ShimOptions {
+        overlay_dir: options.overlay_dir,
+        state_dir,
+        cache_dir: options.cache_dir,
+        allowed_origins: if dry_run {
+            Vec::new()
+        } else {
+            options.allowed_origins
+        },
+        echo_logs: !options.quiet,
+        ..ShimOptions::new(wasm, options.config_dir, limits)
+    })
+    .map_err(|err| match err {
+        ShimError::ReadWasm { ref source, .. }
+            if !explicit_wasm && source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            format!("{err}; run scripts/build.sh first")
+        }
+        err => err.to_string(),
+    })
+}
+
+/// $GRAPHITI_OPENCLAW_WASM; else `plugin.wasm` next to the executable (an installed layout); else
+/// the workspace build output, found from the executable in `target/<profile>/`.
+fn default_wasm() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("GRAPHITI_OPENCLAW_WASM") {
+        return Some(path.into());
+    }
+    let exe = std::env::current_exe().ok()?;
+    let exe_dir = exe.parent()?;
+    let beside = exe_dir.join("plugin.wasm");
+    if beside.is_file() {
+        return Some(relative_to_cwd(beside));
+    }
+    let built = exe_dir
+        .parent()?
+        .join("wasm32-wasip2/component/graphiti_openclaw.wasm");
+    Some(relative_to_cwd(built))
+}
+
+fn default_state_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|dir| dir.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/state"))
+        })?;
+    Some(base.join("graphiti-openclaw"))
+}
+
+/// Shorter paths in messages when they are under the working directory.
+fn relative_to_cwd(path: PathBuf) -> PathBuf {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        .unwrap_or(path)
+}
+
+fn read_text(what: &str, path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path)
+        .map_err(|err| format!("cannot read {what} {}: {err}", path.display()))
+}
+
+fn print_output(output: &CommandOutput) -> u8 {
+    print!("{}", output.stdout);
+    eprint!("{}", output.stderr);
+    output.exit_code
+}
+
+/// One simulated turn, the way OpenClaw would drive it.
+fn turn(
+    shim: &mut Shim,
+    prompt: String,
+    reply: &str,
+    group: bool,
+    session: String,
+    json: bool,
+) -> Result<u8, String> {
+    let ctx = HookContext {
+        session_key: Some(session),
+        session_id: None,
+        agent_id: None,
+        sender_id: None,
+        chat_id: None,
+        channel: None,
+        chat_type: if group {
+            ChatType::Group
+        } else {
+            ChatType::Direct
+        },
+        trigger: Some("user".into()),
+    };
+    let injection = shim.before_agent_start(
+        &PromptEvent {
+            prompt: prompt.clone(),
+            messages_json: "[]".into(),
+        },
+        &ctx,
+    );
+
+    // What the model saw: the injected context before the user's prompt.
+    let user_message = match &injection.prepend_context {
+        Some(context) => format!("{context}\n\n{prompt}"),
+        None => prompt,
+    };
+    let messages = serde_json::json!([
+        { "role": "user", "content": user_message },
+        { "role": "assistant", "content": reply },
+    ]);
+    let event = AgentEndEvent {
+        success: true,
+        error: None,
+        messages_json: messages.to_string(),
+        duration_ms: None,
+    };
+    let capture = shim.agent_end(&event, &ctx);
+
+    if json {
+        let both = serde_json::json!({ "before-agent-start": injection, "agent-end": capture });
+        let text = serde_json::to_string_pretty(&both).map_err(|err| err.to_string())?;
+        println!("{text}");
+    } else {
+        print_injection(&injection);
+        print_capture(&capture);
+    }
+    Ok(0)
+}
+
+fn print_injection(injection: &Injection) {
+    println!("before-agent-start:");
+    match &injection.prepend_context {
+        Some(context) => println!("{context}"),
+        None => {
+            let reason = injection
+                .decision
+                .no_pack_reason
+                .as_deref()
+                .unwrap_or("no reason given");
+            println!("no injection: {reason}");
+        }
+    }
+    for note in &injection.notes {
+        println!("note: {note}");
+    }
+}
+
+fn print_capture(capture: &CaptureOutcome) {
+    match capture {
+        CaptureOutcome::Captured(turn) => {
+            println!("agent-end: would capture");
+            println!("user: {}", turn.user);
+            println!("assistant: {}", turn.assistant);
+        }
+        CaptureOutcome::Skipped(reason) => println!("agent-end: nothing to capture: {reason}"),
+    }
+}

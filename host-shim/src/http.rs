@@ -1,0 +1,170 @@
+//! `host.http-request`: plain HTTP, only to allowed origins, never following redirects.
+
+use std::time::Duration;
+
+use ureq::http::{self, Uri};
+use ureq::{Agent, AsSendBody};
+
+use crate::bindings::graphiti::openclaw::host::{
+    HttpError, Request as HttpRequest, Response as HttpResponse,
+};
+
+/// The allowlist and the HTTP client behind it.
+pub(crate) struct HttpGate {
+    /// Normalised origins, see [`origin_of`].
+    allowed: Vec<String>,
+    agent: Agent,
+}
+
+impl HttpGate {
+    /// Fails with the offending entry and why.
+    pub(crate) fn new(origins: &[String]) -> Result<Self, (String, String)> {
+        let allowed = origins
+            .iter()
+            .map(|origin| {
+                let normalised = origin_of(origin).map_err(|why| (origin.clone(), why))?;
+                if normalised.starts_with("https:") {
+                    // Built without TLS: Graphiti is expected on a local, plain-HTTP origin.
+                    return Err((origin.clone(), "https is not supported by this host".into()));
+                }
+                Ok(normalised)
+            })
+            .collect::<Result<_, _>>()?;
+        let agent = Agent::config_builder()
+            // The guest sees every status as it is: no errors for 4xx/5xx, no redirects followed
+            // (a redirect could lead to an origin that is not allowed).
+            .http_status_as_error(false)
+            .max_redirects(0)
+            // Requests go straight to the allowed origin, whatever the environment says.
+            .proxy(None)
+            .build()
+            .new_agent();
+        Ok(Self { allowed, agent })
+    }
+
+    /// Sends `request` if its origin is allowed; `budget` is what is left of the guest's call deadline.
+    pub(crate) fn send(
+        &self,
+        request: HttpRequest,
+        budget: Duration,
+    ) -> Result<HttpResponse, HttpError> {
+        let origin = origin_of(&request.url).map_err(HttpError::InvalidRequest)?;
+        if !self.allowed.contains(&origin) {
+            return Err(HttpError::Refused(format!(
+                "{origin} is not an allowed origin"
+            )));
+        }
+        let timeout = Duration::from_millis(request.timeout_ms.into()).min(budget);
+        if timeout.is_zero() {
+            return Err(HttpError::Timeout);
+        }
+
+        let mut builder = http::Request::builder()
+            .method(request.method.as_str())
+            .uri(&request.url);
+        for (name, value) in &request.headers {
+            builder = builder.header(name, value);
+        }
+        let prepared = builder
+            .body(())
+            .map_err(|err| HttpError::InvalidRequest(err.to_string()))?;
+        // No body at all (rather than an empty one) keeps GET requests free of `content-length: 0`.
+        let result = if request.body.is_empty() {
+            self.run(prepared, timeout)
+        } else {
+            let (parts, ()) = prepared.into_parts();
+            self.run(http::Request::from_parts(parts, request.body), timeout)
+        };
+        let mut response = result.map_err(classify)?;
+
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(name, value)| {
+                let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+                (name.as_str().to_ascii_lowercase(), value)
+            })
+            .collect();
+        let body = response.body_mut().read_to_vec().map_err(classify)?;
+        Ok(HttpResponse {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    fn run(
+        &self,
+        request: http::Request<impl AsSendBody>,
+        timeout: Duration,
+    ) -> Result<http::Response<ureq::Body>, ureq::Error> {
+        let request = self
+            .agent
+            .configure_request(request)
+            .timeout_global(Some(timeout))
+            .build();
+        self.agent.run(request)
+    }
+}
+
+/// `scheme://host:port`, lower-cased, with the scheme's default port filled in. Parsed with the
+/// same URI type ureq connects with, so the check and the connection cannot disagree on the host.
+pub(crate) fn origin_of(url: &str) -> Result<String, String> {
+    let uri: Uri = url
+        .parse()
+        .map_err(|err| format!("{url:?} is not a URL: {err}"))?;
+    let (Some(scheme), Some(host)) = (uri.scheme_str(), uri.host()) else {
+        return Err(format!("{url:?} is not an absolute URL"));
+    };
+    let scheme = scheme.to_ascii_lowercase();
+    let default_port = match scheme.as_str() {
+        "http" => 80,
+        "https" => 443,
+        _ => return Err(format!("{url:?}: scheme {scheme:?} is not http or https")),
+    };
+    let port = uri.port_u16().unwrap_or(default_port);
+    Ok(format!("{scheme}://{}:{port}", host.to_ascii_lowercase()))
+}
+
+fn classify(err: ureq::Error) -> HttpError {
+    match err {
+        ureq::Error::Timeout(_) => HttpError::Timeout,
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => HttpError::Timeout,
+        ureq::Error::BadUri(why) => HttpError::InvalidRequest(why),
+        ureq::Error::Http(why) => HttpError::InvalidRequest(why.to_string()),
+        other => HttpError::Transport(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::origin_of;
+
+    #[test]
+    fn origins_are_normalised() {
+        for (url, origin) in [
+            ("http://localhost:8000/search?q=1", "http://localhost:8000"),
+            ("HTTP://LocalHost/", "http://localhost:80"),
+            ("http://127.0.0.1:80", "http://127.0.0.1:80"),
+            ("https://graphiti.example", "https://graphiti.example:443"),
+            ("http://user@evil.example:9/x", "http://evil.example:9"),
+            ("http://[::1]:8000/", "http://[::1]:8000"),
+        ] {
+            assert_eq!(origin_of(url).as_deref(), Ok(origin), "{url}");
+        }
+    }
+
+    #[test]
+    fn non_urls_are_rejected() {
+        for url in [
+            "/relative",
+            "localhost:8000",
+            "ftp://host/",
+            "http://",
+            "not a url",
+        ] {
+            assert!(origin_of(url).is_err(), "{url}");
+        }
+    }
+}
