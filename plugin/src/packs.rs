@@ -13,8 +13,16 @@ struct PackTexts {
     compliance_rules: Option<String>,
 }
 
+/// A pack's sections, rendered once per configuration.
 #[derive(Clone, Debug)]
 pub struct PackContent {
+    primary: String,
+    /// As an addition: without a mode (key None) and in each mode.
+    additional: BTreeMap<Option<String>, String>,
+}
+
+/// What a pack file says, escaped, before rendering.
+struct PackParts {
     name: String,
     texts: PackTexts,
     steps: Vec<String>,
@@ -185,6 +193,28 @@ impl PackRegistry {
 
 impl PackContent {
     fn from_file(file: PackFile) -> PackContent {
+        let parts = PackParts::from_file(file);
+        let mut additional = BTreeMap::from([(None, parts.render_additional(None))]);
+        for mode in parts.modes.keys() {
+            additional.insert(Some(mode.clone()), parts.render_additional(Some(mode)));
+        }
+        PackContent { primary: parts.render_primary(), additional }
+    }
+
+    /// The pack as the primary workflow.
+    pub fn primary(&self) -> &str {
+        &self.primary
+    }
+
+    /// The pack as an addition, in `mode` when it has that mode.
+    pub fn additional(&self, mode: Option<&str>) -> &str {
+        let key = mode.filter(|m| self.additional.contains_key(&Some(m.to_string()))).map(str::to_string);
+        &self.additional[&key]
+    }
+}
+
+impl PackParts {
+    fn from_file(file: PackFile) -> PackParts {
         let texts = |description: Option<String>, domain: Option<String>, compliance: Option<String>| PackTexts {
             description: description.map(|t| escape_text(t.trim())),
             domain_context: domain.map(|t| escape_text(t.trim())),
@@ -204,7 +234,7 @@ impl PackContent {
                 PackStep::Detailed { id, description: Some(d) } => escape_text(&format!("{id}: {}", d.trim())),
             })
             .collect();
-        PackContent {
+        PackParts {
             name: escape_text(file.name.trim()),
             texts: texts(file.description, file.domain_context, file.compliance_rules),
             steps,
@@ -212,15 +242,14 @@ impl PackContent {
         }
     }
 
-    /// The pack as the primary workflow.
-    pub fn render_primary(&self) -> String {
+    fn render_primary(&self) -> String {
         let mut out = format!("## Active Workflow: {}\n", self.name);
         self.render_body(&self.texts, true, &mut out);
         out
     }
 
-    /// The pack as an addition, in `mode` when given (the mode's texts override the defaults).
-    pub fn render_additional(&self, mode: Option<&str>) -> String {
+    /// The mode's texts override the defaults.
+    fn render_additional(&self, mode: Option<&str>) -> String {
         let mut out = match mode {
             Some(mode) => format!("### Composition: {} ({})\n", self.name, escape_text(mode)),
             None => format!("### Composition: {}\n", self.name),

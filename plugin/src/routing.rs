@@ -218,7 +218,11 @@ impl Router {
     /// Decides which pack (if any) this turn gets, and builds its block.
     pub fn route(&self, input: &RouteInput) -> Routed {
         let mut decision = Decision::default();
-        let prompt = match input.prompt.char_indices().nth(self.settings.max_prompt_chars) {
+        // A prompt no longer in bytes than the limit is within it in characters too: skip the walk.
+        let cut = (input.prompt.len() > self.settings.max_prompt_chars)
+            .then(|| input.prompt.char_indices().nth(self.settings.max_prompt_chars))
+            .flatten();
+        let prompt = match cut {
             Some((cut, _)) => {
                 decision.trace.push(format!("prompt cut to its first {} characters for matching", self.settings.max_prompt_chars));
                 &input.prompt[..cut]
@@ -388,7 +392,7 @@ impl Router {
         };
 
         let budget = self.settings.max_pack_context_chars;
-        let mut body = text::truncate_chars(&primary_content.render_primary(), budget);
+        let mut body = text::truncate_chars(primary_content.primary(), budget);
         let mut included: Vec<(usize, Option<&str>)> = vec![(rule.primary_pack, None)];
         let mut block_scope = scope;
         let mut notes = Vec::new();
@@ -425,7 +429,7 @@ impl Router {
                 decision.trace.push(format!("compose: {} already included", pack.id));
                 continue;
             }
-            let section = content.render_additional(extra.mode.as_deref());
+            let section = content.additional(extra.mode.as_deref());
             if body.chars().count() + section.chars().count() + 1 > budget {
                 let why = format!("the pack context would exceed its {budget}-character budget");
                 if extra.required {
@@ -436,7 +440,7 @@ impl Router {
                 continue;
             }
             body.push('\n');
-            body.push_str(&section);
+            body.push_str(section);
             included.push((pack_index, extra.mode.as_deref()));
             if pack.scope == Scope::Private {
                 block_scope = Scope::Private;
@@ -696,10 +700,16 @@ fn attach_compositions(
                 continue;
             }
             let (label, pack) = match (&extra.pack, &extra.pack_type) {
-                (Some(id), None) => (
-                    id.clone(),
-                    registry.index_of(id).ok_or_else(|| format!("pack {id} is not in the registry")),
-                ),
+                (Some(id), None) => {
+                    let pack = match (registry.index_of(id), &extra.mode) {
+                        (None, _) => Err(format!("pack {id} is not in the registry")),
+                        (Some(p), Some(mode)) if !registry.packs[p].modes.contains(mode) => {
+                            Err(format!("pack {id} has no mode {mode}"))
+                        }
+                        (Some(p), _) => Ok(p),
+                    };
+                    (id.clone(), pack)
+                }
                 (None, Some(pack_type)) => {
                     let fits: Vec<usize> = registry
                         .of_type(pack_type)

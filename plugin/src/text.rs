@@ -4,18 +4,21 @@
 /// Lower-cases (Unicode) and folds every run of white space into one space, so keywords match
 /// regardless of case and line breaks. Matching runs on this form.
 pub fn normalize(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut pending_space = false;
-    for c in text.chars() {
-        if c.is_whitespace() {
-            pending_space = !out.is_empty();
-            continue;
-        }
-        if pending_space {
+    // std's lowering is vectorised for ASCII; folding is needed only for unusual white space.
+    let lower = text.trim().to_lowercase();
+    let bytes = lower.as_bytes();
+    let needs_folding = !lower.is_ascii()
+        || bytes.iter().any(|&b| b.is_ascii_whitespace() && b != b' ')
+        || bytes.windows(2).any(|pair| pair == b"  ");
+    if !needs_folding {
+        return lower;
+    }
+    let mut out = String::with_capacity(lower.len());
+    for word in lower.split_whitespace() {
+        if !out.is_empty() {
             out.push(' ');
-            pending_space = false;
         }
-        out.extend(c.to_lowercase());
+        out.push_str(word);
     }
     out
 }
