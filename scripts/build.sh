@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Builds the component (plugin.wasm), the probe guest used by the shim's tests, and the host shim CLI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+echo "build: plugin component (wasm32-wasip2)"
+cargo build --quiet -p graphiti-openclaw-plugin -p probe-guest --target wasm32-wasip2 --profile component
+echo "build: host shim (graphiti-openclaw)"
+cargo build --quiet --release -p graphiti-openclaw-host-shim
+wasm=target/wasm32-wasip2/component/graphiti_openclaw.wasm
+echo "build: $wasm ($(wc -c <"$wasm") bytes), target/release/graphiti-openclaw"
