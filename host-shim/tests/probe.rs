@@ -690,8 +690,8 @@ fn cli_runs_commands_and_turns() {
     let output = cli(&[&base[..], &["check-config"]].concat(), &home);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     assert_eq!(String::from_utf8_lossy(&output.stdout), "probe\n");
-    // The default state and cache directories live under HOME.
-    assert!(home.path().join(".local/state/graphiti-openclaw").is_dir());
+    // Operator checks keep no state; the cache lives under HOME.
+    assert!(!home.path().join(".local/state/graphiti-openclaw").exists());
     assert!(
         home.path()
             .join(".cache/graphiti-openclaw/probe_guest.cwasm")
@@ -707,6 +707,8 @@ fn cli_runs_commands_and_turns() {
         &home,
     );
     assert_eq!(output.status.code(), Some(0), "{output:?}");
+    // A turn keeps state: the default state directory lives under HOME.
+    assert!(home.path().join(".local/state/graphiti-openclaw").is_dir());
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(json["before-agent-start"]["prepend_context"], "echo: hello");
     // The probe echoes agent-end's message list: the injected context comes before the prompt.
