@@ -4,14 +4,14 @@
 use graphiti_openclaw::Engine;
 use graphiti_openclaw::config::ConfigRoots;
 use graphiti_openclaw_tests::cases::{self, Observed};
-use graphiti_openclaw_tests::{plugin_wasm, temp_dir};
+use graphiti_openclaw_tests::plugin_wasm;
 use host_shim::{Limits, Shim, ShimOptions};
 use std::time::Duration;
 
 fn shim_for(config: &std::path::Path) -> Shim {
     let limits = Limits { call_timeout: Duration::from_secs(10), memory_bytes: 256 << 20 };
     let mut options = ShimOptions::new(plugin_wasm(), config, limits);
-    options.cache_dir = Some(temp_dir("cases-cache"));
+    options.cache_dir = Some(graphiti_openclaw_tests::workspace().join("target/test-component-cache"));
     options.echo_logs = false;
     Shim::new(options).expect("shim starts")
 }
