@@ -306,7 +306,7 @@ impl Router {
             match self.sticky_rule(&normalized, input.previous) {
                 Some(rule) => {
                     decision.sticky = true;
-                    decision.trace.push(format!("no keyword matched; follow-up to the previous turn's {}: sticky", rule));
+                    decision.trace.push(format!("no keyword matched; follow-up to the previous turn's {}: sticky", self.rules[rule].id));
                     rule
                 }
                 None => {
@@ -364,6 +364,7 @@ impl Router {
     }
 
     fn no_pack(&self, mut decision: Decision, reason: String) -> Routed {
+        decision.sticky = false; // nothing is carried over when nothing is injected
         decision.trace.push(format!("no pack: {reason}"));
         decision.no_pack_reason = Some(reason);
         Routed { decision, pack_context: None, notes: vec![] }

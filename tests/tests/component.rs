@@ -173,6 +173,7 @@ fn follow_ups_keep_the_pack_per_conversation() {
     assert_eq!(first.decision.intent.as_deref(), Some("dining"));
     let follow = shim.before_agent_start(&prompt("and Saturday?"), &ctx("chat-a", ChatType::Direct));
     assert!(follow.decision.sticky, "{:?}", follow.decision.trace);
+    assert!(follow.decision.trace.iter().any(|t| t.contains("previous turn's dining: sticky")), "{:?}", follow.decision.trace);
     assert!(follow.prepend_context.unwrap().contains("sticky=\"true\""));
     // Another conversation has no previous pack.
     let other = shim.before_agent_start(&prompt("and Saturday?"), &ctx("chat-b", ChatType::Direct));
