@@ -1,0 +1,297 @@
+//! Graphiti's MCP server over streamable HTTP: initialize → session id → `notifications/initialized`
+//! → `tools/call`, answers in SSE. A lost session (404) is re-initialized once; pre-1.0 servers call
+//! node search `search_memory_nodes`.
+
+use super::http::{Deadline, Http, Request, Response};
+use super::{Episode, Result, error, json_body, list_of, timeout_of};
+use serde_json::{Value, json};
+
+const PROTOCOL_VERSION: &str = "2025-06-18";
+
+pub struct McpClient {
+    endpoint: String,
+    session: Option<String>,
+    next_id: u64,
+    /// The server only knows the pre-1.0 name of node search.
+    legacy_node_search: bool,
+}
+
+impl McpClient {
+    pub fn new(url: &str) -> McpClient {
+        // The server answers `/mcp/` with a redirect to `/mcp`: ask for the canonical form directly.
+        let endpoint = url.trim_end_matches('/').to_string();
+        McpClient { endpoint, session: None, next_id: 1, legacy_node_search: false }
+    }
+
+    pub fn search_facts(&mut self, http: &mut dyn Http, query: &str, group: &str, max: usize, deadline: Deadline) -> Result<Vec<Value>> {
+        let args = json!({"query": query, "group_ids": [group], "max_facts": max});
+        let payload = self.call_tool(http, "search_memory_facts", args, deadline)?;
+        list_of("search_memory_facts", &payload, "facts")
+    }
+
+    pub fn search_nodes(&mut self, http: &mut dyn Http, query: &str, group: &str, max: usize, deadline: Deadline) -> Result<Vec<Value>> {
+        let args = json!({"query": query, "group_ids": [group], "max_nodes": max});
+        if !self.legacy_node_search {
+            match self.call_tool(http, "search_nodes", args.clone(), deadline) {
+                Ok(payload) => return list_of("search_nodes", &payload, "nodes"),
+                Err(e) if e.0.contains("isError") => self.legacy_node_search = true,
+                Err(e) => return Err(e),
+            }
+        }
+        let payload = self.call_tool(http, "search_memory_nodes", args, deadline)?;
+        list_of("search_memory_nodes", &payload, "nodes")
+    }
+
+    pub fn add_episode(&mut self, http: &mut dyn Http, episode: &Episode, deadline: Deadline) -> Result<()> {
+        let args = json!({
+            "name": episode.name,
+            "episode_body": episode.body(),
+            "group_id": episode.group_id,
+            "source": "message",
+            "source_description": episode.source_description,
+            "reference_time": episode.reference_time,
+        });
+        self.call_tool(http, "add_memory", args, deadline).map(|_| ())
+    }
+
+    pub fn health(&mut self, http: &mut dyn Http, deadline: Deadline) -> Result<String> {
+        let origin = origin_of(&self.endpoint);
+        let timeout = timeout_of("health", deadline)?;
+        let request = Request { method: "GET", url: format!("{origin}/health"), headers: vec![], body: vec![], timeout };
+        let response = http.send(request).map_err(|e| error(format!("GET {origin}/health: {e}")))?;
+        if response.status != 200 {
+            return Err(error(format!("GET {origin}/health: HTTP {}", response.status)));
+        }
+        let status = json_body("health", &response.body)?;
+        Ok(status.get("status").and_then(Value::as_str).unwrap_or("unknown").to_string())
+    }
+
+    /// One tool call; the session is set up on first use and once more if the server lost it.
+    fn call_tool(&mut self, http: &mut dyn Http, tool: &str, arguments: Value, deadline: Deadline) -> Result<Value> {
+        for attempt in 0..2 {
+            if self.session.is_none() {
+                self.initialize(http, deadline)?;
+            }
+            let id = self.take_id();
+            let message = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
+            let response = self.post(http, &message, deadline, tool)?;
+            if response.status == 404 && attempt == 0 {
+                self.session = None; // expired or server restarted: initialize again and retry once
+                continue;
+            }
+            expect_status(tool, &response, &[200])?;
+            let rpc = rpc_answer(tool, &response, id)?;
+            return tool_payload(tool, &rpc);
+        }
+        Err(error(format!("{tool}: the server lost the session again after re-initializing")))
+    }
+
+    fn initialize(&mut self, http: &mut dyn Http, deadline: Deadline) -> Result<()> {
+        let id = self.take_id();
+        let message = json!({
+            "jsonrpc": "2.0", "id": id, "method": "initialize",
+            "params": {
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "graphiti-openclaw", "version": env!("CARGO_PKG_VERSION")},
+            },
+        });
+        let response = self.post(http, &message, deadline, "initialize")?;
+        expect_status("initialize", &response, &[200])?;
+        let rpc = rpc_answer("initialize", &response, id)?;
+        if let Some(e) = rpc.get("error") {
+            return Err(error(format!("initialize: the server refused: {e}")));
+        }
+        // A stateless server sends no session id; then every call stands alone.
+        self.session = Some(response.header("mcp-session-id").unwrap_or("").to_string());
+        let notice = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let response = self.post(http, &notice, deadline, "notifications/initialized")?;
+        expect_status("notifications/initialized", &response, &[200, 202])
+    }
+
+    fn post(&self, http: &mut dyn Http, message: &Value, deadline: Deadline, what: &str) -> Result<Response> {
+        let mut headers = vec![
+            ("content-type".to_string(), "application/json".to_string()),
+            ("accept".to_string(), "application/json, text/event-stream".to_string()),
+            ("mcp-protocol-version".to_string(), PROTOCOL_VERSION.to_string()),
+        ];
+        if let Some(session) = self.session.as_ref().filter(|s| !s.is_empty()) {
+            headers.push(("mcp-session-id".to_string(), session.clone()));
+        }
+        let request = Request {
+            method: "POST",
+            url: self.endpoint.clone(),
+            headers,
+            body: serde_json::to_vec(message).unwrap_or_default(),
+            timeout: timeout_of(what, deadline)?,
+        };
+        http.send(request).map_err(|e| error(format!("{what}: POST {}: {e}", self.endpoint)))
+    }
+
+    fn take_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+}
+
+fn origin_of(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    match url[after_scheme..].find('/') {
+        Some(i) => &url[..after_scheme + i],
+        None => url,
+    }
+}
+
+fn expect_status(what: &str, response: &Response, ok: &[u16]) -> Result<()> {
+    if ok.contains(&response.status) {
+        return Ok(());
+    }
+    let start: String = response.text().chars().take(120).collect();
+    Err(error(format!("{what}: HTTP {}: {start}", response.status)))
+}
+
+/// The JSON-RPC answer with our id, from an SSE stream (`event: message` / `data: …`) or plain JSON.
+fn rpc_answer(what: &str, response: &Response, id: u64) -> Result<Value> {
+    let is_sse = response.header("content-type").is_some_and(|t| t.starts_with("text/event-stream"));
+    if !is_sse {
+        return json_body(what, &response.body);
+    }
+    let text = response.text();
+    let mut data = String::new();
+    let mut messages = Vec::new();
+    for line in text.lines().chain([""]) {
+        if let Some(rest) = line.strip_prefix("data:") {
+            if !data.is_empty() {
+                data.push('\n');
+            }
+            data.push_str(rest.strip_prefix(' ').unwrap_or(rest));
+        } else if line.is_empty() && !data.is_empty() {
+            messages.push(std::mem::take(&mut data));
+        }
+    }
+    let mut parsed = Vec::new();
+    for message in messages {
+        match serde_json::from_str::<Value>(&message) {
+            Ok(value) => parsed.push(value),
+            Err(e) => return Err(error(format!("{what}: an SSE event is not JSON ({e})"))),
+        }
+    }
+    parsed
+        .into_iter()
+        .find(|m| m.get("id").and_then(Value::as_u64) == Some(id))
+        .ok_or_else(|| {
+            let start: String = text.chars().take(80).collect();
+            error(format!("{what}: no JSON-RPC answer in the SSE stream: {start:?}"))
+        })
+}
+
+/// A tool's payload: `structuredContent.result`, else the JSON in `content[0].text`. Tool failures
+/// (`isError`, or a payload `{"error": …}`) are errors.
+fn tool_payload(tool: &str, rpc: &Value) -> Result<Value> {
+    if let Some(e) = rpc.get("error") {
+        let message = e.get("message").and_then(Value::as_str).map_or_else(|| e.to_string(), str::to_string);
+        return Err(error(format!("{tool}: JSON-RPC error: {message}")));
+    }
+    let result = rpc.get("result").ok_or_else(|| error(format!("{tool}: the answer has no result")))?;
+    let text = result.pointer("/content/0/text").and_then(Value::as_str);
+    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        return Err(error(format!("{tool}: isError: {}", text.unwrap_or("no message"))));
+    }
+    let payload = match result.pointer("/structuredContent/result") {
+        Some(payload) => payload.clone(),
+        None => match text {
+            Some(text) => json_body(tool, text.as_bytes())?,
+            None => return Err(error(format!("{tool}: the result has neither structuredContent nor text content"))),
+        },
+    };
+    if let Some(message) = payload.get("error") {
+        return Err(error(format!("{tool}: {}", message.as_str().map_or_else(|| message.to_string(), str::to_string))));
+    }
+    Ok(payload)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graphiti::http::HttpError;
+    use std::time::Duration;
+
+    /// Answers from a script, recording what was sent.
+    struct Scripted {
+        answers: Vec<std::result::Result<Response, HttpError>>,
+        sent: Vec<Request>,
+    }
+
+    impl Http for Scripted {
+        fn send(&mut self, request: Request) -> std::result::Result<Response, HttpError> {
+            self.sent.push(request);
+            self.answers.remove(0)
+        }
+    }
+
+    fn sse(status: u16, session: Option<&str>, body: &str) -> std::result::Result<Response, HttpError> {
+        let mut headers = vec![("content-type".to_string(), "text/event-stream".to_string())];
+        if let Some(s) = session {
+            headers.push(("mcp-session-id".to_string(), s.to_string()));
+        }
+        Ok(Response { status, headers, body: format!("event: message\ndata: {body}\n\n").into_bytes() })
+    }
+
+    fn plain(status: u16) -> std::result::Result<Response, HttpError> {
+        Ok(Response { status, headers: vec![], body: vec![] })
+    }
+
+    fn deadline() -> Deadline {
+        Deadline::after(Duration::from_secs(5))
+    }
+
+    const FACTS: &str = r#"{"jsonrpc":"2.0","id":ID,"result":{"content":[{"type":"text","text":"{}"}],"structuredContent":{"result":{"message":"ok","facts":[{"fact":"Alice works at Acme"}]}},"isError":false}}"#;
+
+    #[test]
+    fn handshake_then_call_with_the_session_header() {
+        let mut http = Scripted {
+            answers: vec![
+                sse(200, Some("abc"), r#"{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2025-06-18"}}"#),
+                plain(202),
+                sse(200, None, &FACTS.replace("ID", "3")),
+            ],
+            sent: vec![],
+        };
+        let mut client = McpClient::new("http://localhost:8000/mcp/");
+        let facts = client.search_facts(&mut http, "alice", "g1", 5, deadline()).unwrap();
+        assert_eq!(facts[0]["fact"], "Alice works at Acme");
+        assert_eq!(http.sent[0].url, "http://localhost:8000/mcp");
+        let session = |r: &Request| r.headers.iter().find(|(n, _)| n == "mcp-session-id").map(|(_, v)| v.clone());
+        assert_eq!(session(&http.sent[0]), None);
+        assert_eq!(session(&http.sent[1]), Some("abc".into()));
+        assert_eq!(session(&http.sent[2]), Some("abc".into()));
+    }
+
+    #[test]
+    fn a_lost_session_is_reinitialized_once() {
+        let init = |id: u64, s: &str| sse(200, Some(s), &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#));
+        let mut http = Scripted {
+            answers: vec![init(2, "a"), plain(202), plain(404), init(4, "b"), plain(202), sse(200, None, &FACTS.replace("ID", "5"))],
+            sent: vec![],
+        };
+        let mut client = McpClient::new("http://localhost:8000/mcp");
+        assert_eq!(client.search_facts(&mut http, "q", "g", 5, deadline()).unwrap().len(), 1);
+        assert_eq!(http.sent.len(), 6);
+    }
+
+    #[test]
+    fn tool_errors_are_errors() {
+        let rpc = json!({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"error\": \"bad group\"}"}],"isError":false}});
+        assert_eq!(tool_payload("t", &rpc).unwrap_err().0, "t: bad group");
+        let rpc = json!({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Unknown tool: search_nodes"}],"isError":true}});
+        assert!(tool_payload("t", &rpc).unwrap_err().0.contains("isError: Unknown tool"));
+    }
+
+    #[test]
+    fn garbage_is_an_error_with_context() {
+        let response = Response { status: 200, headers: vec![("content-type".into(), "text/event-stream".into())], body: b"<html>oops".to_vec() };
+        assert!(rpc_answer("search", &response, 1).unwrap_err().0.contains("no JSON-RPC answer"));
+        let response = Response { status: 200, headers: vec![], body: b"<html>oops".to_vec() };
+        assert!(rpc_answer("search", &response, 1).unwrap_err().0.contains("not JSON"));
+    }
+}

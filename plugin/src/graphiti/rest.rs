@@ -1,0 +1,75 @@
+//! Graphiti's REST server (`graph_service`): `/search`, `/messages`, `/healthcheck`.
+
+use super::http::{Deadline, Http, Request, Response};
+use super::{Episode, Result, error, json_body, list_of, timeout_of};
+use serde_json::{Value, json};
+
+pub struct RestClient {
+    base: String,
+}
+
+impl RestClient {
+    pub fn new(url: &str) -> RestClient {
+        RestClient { base: url.trim_end_matches('/').to_string() }
+    }
+
+    pub fn search_facts(&mut self, http: &mut dyn Http, query: &str, group: &str, max: usize, deadline: Deadline) -> Result<Vec<Value>> {
+        let body = json!({"group_ids": [group], "query": query, "max_facts": max});
+        let response = self.send(http, "POST", "/search", Some(body), deadline)?;
+        expect(&response, "POST /search", &[200])?;
+        list_of("POST /search", &json_body("POST /search", &response.body)?, "facts")
+    }
+
+    /// The user and assistant messages of a turn. `uuid` is never set: the server would look it up as
+    /// an existing episode, fail, and stop ingesting altogether.
+    pub fn add_episode(&mut self, http: &mut dyn Http, episode: &Episode, deadline: Deadline) -> Result<()> {
+        let message = |role_type: &str, role: &str, content: &str| {
+            json!({
+                "content": content,
+                "role_type": role_type,
+                "role": role,
+                "name": format!("{}:{role_type}", episode.name),
+                "timestamp": episode.reference_time,
+                "source_description": episode.source_description,
+            })
+        };
+        let user = episode.user_name.as_deref().unwrap_or("user");
+        let body = json!({
+            "group_id": episode.group_id,
+            "messages": [message("user", user, &episode.user), message("assistant", "assistant", &episode.assistant)],
+        });
+        let response = self.send(http, "POST", "/messages", Some(body), deadline)?;
+        expect(&response, "POST /messages", &[200, 202])
+    }
+
+    pub fn health(&mut self, http: &mut dyn Http, deadline: Deadline) -> Result<String> {
+        let response = self.send(http, "GET", "/healthcheck", None, deadline)?;
+        expect(&response, "GET /healthcheck", &[200])?;
+        let status = json_body("GET /healthcheck", &response.body)?;
+        Ok(status.get("status").and_then(Value::as_str).unwrap_or("unknown").to_string())
+    }
+
+    fn send(&self, http: &mut dyn Http, method: &'static str, path: &str, body: Option<Value>, deadline: Deadline) -> Result<Response> {
+        let what = format!("{method} {path}");
+        let mut headers = vec![("accept".to_string(), "application/json".to_string())];
+        if body.is_some() {
+            headers.push(("content-type".to_string(), "application/json".to_string()));
+        }
+        let request = Request {
+            method,
+            url: format!("{}{path}", self.base),
+            headers,
+            body: body.map(|b| serde_json::to_vec(&b).unwrap_or_default()).unwrap_or_default(),
+            timeout: timeout_of(&what, deadline)?,
+        };
+        http.send(request).map_err(|e| error(format!("{what} ({}): {e}", self.base)))
+    }
+}
+
+fn expect(response: &Response, what: &str, ok: &[u16]) -> Result<()> {
+    if ok.contains(&response.status) {
+        return Ok(());
+    }
+    let start: String = response.text().chars().take(160).collect();
+    Err(error(format!("{what}: HTTP {}: {start}", response.status)))
+}
