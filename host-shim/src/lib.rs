@@ -77,9 +77,9 @@ use bindings::{GraphitiPlugin, GraphitiPluginPre};
 
 pub use bindings::graphiti::openclaw::host::LogLevel;
 pub use bindings::graphiti::openclaw::types::{
-    AgentEndEvent, BoostHit, Candidate, CaptureOutcome, CapturedTurn, ChatType, Command,
-    CommandOutput, ConfigError, ConfigSummary, Decision, HookContext, Injection, IntentTestRequest,
-    OutputFormat, PromptEvent, SkippedPack,
+    AgentEndEvent, BoostHit, Candidate, CaptureOutcome, ChatType, Command, CommandOutput,
+    ConfigError, ConfigSummary, Decision, HookContext, Injection, IntentTestRequest, OutputFormat,
+    PromptEvent, SkippedPack, SpooledTurn, TickReport,
 };
 
 /// Exit code of [`Shim::run_command`] when the guest failed (EX_SOFTWARE).
@@ -420,12 +420,25 @@ impl Shim {
         .unwrap_or_else(no_injection)
     }
 
-    /// What the turn captures; when the guest fails, skipped with the reason.
+    /// What the turn captures; when the guest fails, the turn is reported dropped with the reason.
     pub fn agent_end(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> CaptureOutcome {
         self.call("agent-end", |plugin, store| {
             plugin.call_agent_end(store, event, ctx)
         })
-        .unwrap_or_else(CaptureOutcome::Skipped)
+        .unwrap_or_else(CaptureOutcome::Dropped)
+    }
+
+    /// Sends spooled turns to Graphiti; when the guest fails, a report carrying the reason (the
+    /// spool on disk is untouched, so nothing is lost).
+    pub fn tick(&mut self) -> TickReport {
+        self.call("tick", |plugin, store| plugin.call_tick(store))
+            .unwrap_or_else(|reason| TickReport {
+                sent: 0,
+                pending: 0,
+                error: Some(reason),
+                retry_in_ms: None,
+                notes: Vec::new(),
+            })
     }
 
     /// The routing decision and injection for a request; Err holds the guest's own error or why

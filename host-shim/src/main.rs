@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use host_shim::{
     AgentEndEvent, CaptureOutcome, ChatType, Command, CommandOutput, HookContext, Injection,
-    IntentTestRequest, Limits, OutputFormat, PromptEvent, Shim, ShimError, ShimOptions,
+    IntentTestRequest, Limits, OutputFormat, PromptEvent, Shim, ShimError, ShimOptions, TickReport,
 };
 
 #[derive(Parser)]
@@ -89,6 +89,16 @@ enum CliCommand {
     },
     /// Load the configuration and report what was read
     CheckConfig,
+    /// Search Graphiti as recall would and print the <graphiti-context> block
+    Recall {
+        /// What to search for
+        query: String,
+        /// The Graphiti group to search [default: the direct-chat template with an empty context]
+        #[arg(long, value_name = "ID")]
+        group_id: Option<String>,
+    },
+    /// Graphiti reachability, recall and capture counters, spool depth, pack injection rates
+    Status,
     /// Simulate one turn: before-agent-start, then agent-end with the given reply
     Turn {
         /// The user's prompt
@@ -102,6 +112,9 @@ enum CliCommand {
         /// Session key, for the component's per-session state
         #[arg(long, value_name = "KEY", default_value = "demo")]
         session: String,
+        /// The sender's id (part of the default Graphiti group id)
+        #[arg(long, value_name = "ID", default_value = "demo-user")]
+        sender: String,
         /// Print both answers as one JSON object
         #[arg(long)]
         json: bool,
@@ -121,8 +134,12 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<u8, String> {
-    // Only a simulated turn may keep state or reach Graphiti; the operator checks write and send nothing.
-    let dry_run = !matches!(cli.command, CliCommand::Turn { .. });
+    // Only a simulated turn, recall and status may keep state or reach Graphiti; the routing checks
+    // (intent-test, lint-rules, eval, check-config) write and send nothing.
+    let dry_run = !matches!(
+        cli.command,
+        CliCommand::Turn { .. } | CliCommand::Recall { .. } | CliCommand::Status
+    );
     let mut shim = open_shim(cli.options, dry_run)?;
     let command = match cli.command {
         CliCommand::IntentTest {
@@ -155,14 +172,17 @@ fn run(cli: Cli) -> Result<u8, String> {
             Command::Eval((read_text("cases file", &cases)?, threshold))
         }
         CliCommand::CheckConfig => Command::CheckConfig,
+        CliCommand::Recall { query, group_id } => Command::Recall((query, group_id)),
+        CliCommand::Status => Command::Status,
         CliCommand::Turn {
             prompt,
             reply,
             group,
             session,
+            sender,
             json,
         } => {
-            return turn(&mut shim, prompt, &reply, group, session, json);
+            return turn(&mut shim, prompt, &reply, group, session, sender, json);
         }
     };
     Ok(print_output(&shim.run_command(&command)))
@@ -265,21 +285,23 @@ fn turn(
     reply: &str,
     group: bool,
     session: String,
+    sender: String,
     json: bool,
 ) -> Result<u8, String> {
     let ctx = HookContext {
         session_key: Some(session),
         session_id: None,
-        agent_id: None,
-        sender_id: None,
-        chat_id: None,
-        channel: None,
+        agent_id: Some("main".into()),
+        sender_id: Some(sender),
+        chat_id: Some(if group { "demo-group" } else { "demo-dm" }.into()),
+        channel: Some("cli".into()),
         chat_type: if group {
             ChatType::Group
         } else {
             ChatType::Direct
         },
         trigger: Some("user".into()),
+        run_id: None,
     };
     let injection = shim.before_agent_start(
         &PromptEvent {
@@ -305,16 +327,31 @@ fn turn(
         duration_ms: None,
     };
     let capture = shim.agent_end(&event, &ctx);
+    // What the host's timer would do next: send the spooled turn to Graphiti.
+    let tick = shim.tick();
 
     if json {
-        let both = serde_json::json!({ "before-agent-start": injection, "agent-end": capture });
-        let text = serde_json::to_string_pretty(&both).map_err(|err| err.to_string())?;
+        let all = serde_json::json!({ "before-agent-start": injection, "agent-end": capture, "tick": tick });
+        let text = serde_json::to_string_pretty(&all).map_err(|err| err.to_string())?;
         println!("{text}");
     } else {
         print_injection(&injection);
         print_capture(&capture);
+        print_tick(&tick);
     }
     Ok(0)
+}
+
+fn print_tick(tick: &TickReport) {
+    print!("tick: sent {} episode(s) to Graphiti, {} waiting", tick.sent, tick.pending);
+    match (&tick.error, tick.retry_in_ms) {
+        (Some(error), Some(ms)) => println!("; retry in {:.1} s after: {error}", ms as f64 / 1000.0),
+        (Some(error), None) => println!("; {error}"),
+        _ => println!(),
+    }
+    for note in &tick.notes {
+        println!("note: {note}");
+    }
 }
 
 fn print_injection(injection: &Injection) {
@@ -337,11 +374,12 @@ fn print_injection(injection: &Injection) {
 
 fn print_capture(capture: &CaptureOutcome) {
     match capture {
-        CaptureOutcome::Captured(turn) => {
-            println!("agent-end: would capture");
+        CaptureOutcome::Spooled(turn) => {
+            println!("agent-end: spooled episode {} for group {}", turn.episode, turn.group_id);
             println!("user: {}", turn.user);
             println!("assistant: {}", turn.assistant);
         }
         CaptureOutcome::Skipped(reason) => println!("agent-end: nothing to capture: {reason}"),
+        CaptureOutcome::Dropped(reason) => println!("agent-end: NOT CAPTURED: {reason}"),
     }
 }

@@ -85,6 +85,7 @@ fn ctx() -> HookContext {
         channel: None,
         chat_type: ChatType::Direct,
         trigger: Some("user".into()),
+        run_id: None,
     }
 }
 
@@ -199,13 +200,13 @@ fn every_export_has_a_fallback() {
         duration_ms: None,
     };
     match shim.agent_end(&end("panic"), &ctx()) {
-        CaptureOutcome::Skipped(reason) => {
+        CaptureOutcome::Dropped(reason) => {
             assert!(
                 reason.starts_with("plugin call agent-end trapped: "),
                 "{reason}"
             )
         }
-        other => panic!("expected skipped, got {other:?}"),
+        other => panic!("expected dropped, got {other:?}"),
     }
 
     let request = |prompt: &str| IntentTestRequest {

@@ -22,6 +22,7 @@ pub struct HookContext {
     pub channel: Option<String>,
     pub chat_type: ChatType,
     pub trigger: Option<String>,
+    pub run_id: Option<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -59,6 +60,22 @@ pub enum Command {
     /// Cases as JSON, and the accuracy (0..=1) below which the command fails.
     Eval(String, f64),
     CheckConfig,
+    /// Search Graphiti as recall would: a query and an optional group id.
+    Recall(String, Option<String>),
+    Status,
+}
+
+/// What one `tick` did with the capture spool.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TickReport {
+    pub sent: u32,
+    /// Episodes still waiting.
+    pub pending: u32,
+    /// Why sending stopped, when it did.
+    pub error: Option<String>,
+    /// When the next attempt is due, if sending is backing off.
+    pub retry_in_ms: Option<u64>,
+    pub notes: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -7,13 +7,6 @@ use serde_json::Value;
 /// own recall.
 pub const OUR_BLOCKS: [&str; 3] = ["graphiti-context", "graphiti-fallback", "pack-context"];
 
-/// Triggers that are not a person talking: neither recalled for nor captured.
-pub const NON_USER_TRIGGERS: [&str; 5] = ["heartbeat", "cron", "sub-agent", "subagent", "system"];
-
-pub fn is_user_turn(trigger: Option<&str>) -> bool {
-    trigger.is_none_or(|t| !NON_USER_TRIGGERS.contains(&t.trim().to_ascii_lowercase().as_str()))
-}
-
 /// Removes our blocks: `<name ...>…</name>`. An opening tag without its closing tag removes everything
 /// after it (it was cut off, and what follows is ours); a stray closing tag is removed alone.
 pub fn strip_our_blocks(text: &str) -> String {
@@ -87,7 +80,7 @@ fn tidy(text: &str) -> String {
 }
 
 /// The text of one OpenClaw message: `content` as a string or a list of `{type: "text", text}` parts.
-fn message_text(message: &Value) -> Option<String> {
+pub fn message_text(message: &Value) -> Option<String> {
     match message.get("content")? {
         Value::String(s) => Some(s.clone()),
         Value::Array(parts) => {
@@ -158,12 +151,5 @@ mod tests {
         assert_eq!(last_exchange(messages).unwrap(), ("new question".into(), "new answer".into()));
         assert!(last_exchange("{}").unwrap_err().contains("array"));
         assert!(last_exchange(r#"[{"role":"user","content":"q"}]"#).unwrap_err().contains("no assistant"));
-    }
-
-    #[test]
-    fn non_user_triggers() {
-        assert!(is_user_turn(None));
-        assert!(is_user_turn(Some("user")));
-        assert!(!is_user_turn(Some("Heartbeat")));
     }
 }

@@ -321,3 +321,49 @@ pub fn eval(router: &Router, cases_json: &str, threshold: f64) -> CommandOutput 
         success(out)
     }
 }
+
+/// Share of turns above which a pack's keywords are probably too broad (PRD post-deploy monitoring).
+const BROAD_PACK_RATE: f64 = 0.30;
+
+pub fn render_status(
+    graphiti: &crate::config::GraphitiSettings,
+    health: Result<String, String>,
+    stats: &crate::stats::Stats,
+    spool_depth: usize,
+    retry_in_ms: Option<u64>,
+) -> CommandOutput {
+    let mut out = String::new();
+    let reach = match &health {
+        Ok(status) => format!("reachable ({status})"),
+        Err(e) => format!("UNREACHABLE: {e}"),
+    };
+    let _ = writeln!(out, "graphiti: {} {} — {reach}", graphiti.transport.name(), graphiti.url);
+    let _ = writeln!(
+        out,
+        "recall:   {} turns, {} recalled, {} fallbacks, {} skipped",
+        stats.turns, stats.recalls, stats.recall_fallbacks, stats.recalls_skipped
+    );
+    let _ = writeln!(
+        out,
+        "capture:  {} spooled, {} sent, {} skipped, {} dropped, {} send failures",
+        stats.captures_spooled, stats.episodes_sent, stats.captures_skipped, stats.captures_dropped, stats.send_failures
+    );
+    let waiting = match retry_in_ms {
+        Some(ms) => format!(", backing off: next attempt in {:.1} s", ms as f64 / 1000.0),
+        None => String::new(),
+    };
+    let _ = writeln!(out, "spool:    {spool_depth} episodes waiting{waiting}");
+    if let Some(e) = &stats.last_error {
+        let _ = writeln!(out, "last error: {e}");
+    }
+    let _ = writeln!(out, "packs (share of {} turns; flagged above {:.0}%):", stats.turns, BROAD_PACK_RATE * 100.0);
+    if stats.packs.is_empty() {
+        out.push_str("  none injected yet\n");
+    }
+    for (pack, count) in &stats.packs {
+        let rate = if stats.turns == 0 { 0.0 } else { *count as f64 / stats.turns as f64 };
+        let flag = if rate > BROAD_PACK_RATE { "  ⚠ above 30%: keywords may be too broad" } else { "" };
+        let _ = writeln!(out, "  {pack:<28} {count:>6}  {:>5.1}%{flag}", rate * 100.0);
+    }
+    CommandOutput { exit_code: if health.is_ok() { 0 } else { 1 }, stdout: out, stderr: String::new() }
+}

@@ -5,6 +5,7 @@ use crate::api;
 use crate::config::{ConfigError as NativeConfigError, ConfigRoots};
 use crate::decision;
 use crate::engine::Engine;
+use crate::graphiti::http as net;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
@@ -30,7 +31,30 @@ thread_local! {
             overlay: Some(PathBuf::from(if Path::new(OVERLAY_DIR).is_dir() { OVERLAY_DIR } else { CONFIG_PRIVATE_OVERLAY })),
         },
         Path::new(STATE_DIR).is_dir().then(|| PathBuf::from(STATE_DIR)),
+        Box::new(HostHttp),
     ));
+}
+
+/// The host's `http-request` import, the only network the component has.
+struct HostHttp;
+
+impl net::Http for HostHttp {
+    fn send(&mut self, request: net::Request) -> Result<net::Response, net::HttpError> {
+        let request = host::Request {
+            method: request.method.to_string(),
+            url: request.url,
+            headers: request.headers,
+            body: request.body,
+            timeout_ms: u32::try_from(request.timeout.as_millis()).unwrap_or(u32::MAX).max(1),
+        };
+        match host::http_request(&request) {
+            Ok(r) => Ok(net::Response { status: r.status, headers: r.headers, body: r.body }),
+            Err(host::HttpError::Refused(why)) => Err(net::HttpError::Refused(why)),
+            Err(host::HttpError::Timeout) => Err(net::HttpError::Timeout),
+            Err(host::HttpError::Transport(why)) => Err(net::HttpError::Transport(why)),
+            Err(host::HttpError::InvalidRequest(why)) => Err(net::HttpError::InvalidRequest(why)),
+        }
+    }
 }
 
 fn with_engine<T>(f: impl FnOnce(&mut Engine) -> T) -> T {
@@ -81,9 +105,30 @@ impl Guest for Component {
         };
         match with_engine(|e| e.agent_end(&event, &hook_context(ctx))) {
             decision::CaptureOutcome::Skipped(why) => wit::CaptureOutcome::Skipped(why),
-            decision::CaptureOutcome::Captured { user, assistant } => {
-                wit::CaptureOutcome::Captured(wit::CapturedTurn { user, assistant })
+            decision::CaptureOutcome::Spooled { user, assistant, episode, group_id } => {
+                wit::CaptureOutcome::Spooled(wit::SpooledTurn { user, assistant, episode, group_id })
             }
+            decision::CaptureOutcome::Dropped(why) => {
+                host::log(LogLevel::Error, &format!("capture: {why}"));
+                wit::CaptureOutcome::Dropped(why)
+            }
+        }
+    }
+
+    fn tick() -> wit::TickReport {
+        let report = with_engine(Engine::tick);
+        for note in &report.notes {
+            host::log(LogLevel::Warn, &format!("capture: {note}"));
+        }
+        if let Some(e) = &report.error {
+            host::log(LogLevel::Warn, &format!("capture: sending to Graphiti failed, will retry: {e}"));
+        }
+        wit::TickReport {
+            sent: report.sent,
+            pending: report.pending,
+            error: report.error,
+            retry_in_ms: report.retry_in_ms,
+            notes: report.notes,
         }
     }
 
@@ -103,6 +148,8 @@ impl Guest for Component {
             wit::Command::LintRules => api::Command::LintRules,
             wit::Command::Eval((cases, threshold)) => api::Command::Eval(cases, threshold),
             wit::Command::CheckConfig => api::Command::CheckConfig,
+            wit::Command::Recall((query, group)) => api::Command::Recall(query, group),
+            wit::Command::Status => api::Command::Status,
         };
         let out = with_engine(|e| e.run_command(&command));
         wit::CommandOutput { exit_code: out.exit_code, stdout: out.stdout, stderr: out.stderr }
@@ -123,6 +170,7 @@ fn hook_context(ctx: wit::HookContext) -> api::HookContext {
             wit::ChatType::Unknown => api::ChatType::Unknown,
         },
         trigger: ctx.trigger,
+        run_id: ctx.run_id,
     }
 }
 

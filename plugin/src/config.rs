@@ -203,7 +203,7 @@ pub struct PackMode {
     pub compliance_rules: Option<String>,
 }
 
-/// Optional `settings` file: routing knobs.
+/// Optional `settings` file.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SettingsFile {
@@ -211,6 +211,154 @@ pub struct SettingsFile {
     pub schema_version: u32,
     #[serde(default)]
     pub routing: RoutingSettings,
+    #[serde(default)]
+    pub graphiti: GraphitiSettings,
+    #[serde(default)]
+    pub recall: RecallSettings,
+    #[serde(default)]
+    pub capture: CaptureSettings,
+    #[serde(default)]
+    pub skip: SkipSettings,
+}
+
+impl SettingsFile {
+    pub fn plugin(&self) -> PluginSettings {
+        PluginSettings {
+            graphiti: self.graphiti.clone(),
+            recall: self.recall.clone(),
+            capture: self.capture.clone(),
+            skip: self.skip.clone(),
+        }
+    }
+}
+
+/// Everything but routing: where Graphiti is and how recall and capture behave.
+#[derive(Clone, Debug, Default)]
+pub struct PluginSettings {
+    pub graphiti: GraphitiSettings,
+    pub recall: RecallSettings,
+    pub capture: CaptureSettings,
+    pub skip: SkipSettings,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GraphitiSettings {
+    /// The MCP endpoint (`…/mcp`) or the REST server's base URL.
+    pub url: String,
+    pub transport: crate::graphiti::Transport,
+    pub group_id: GroupIdSettings,
+}
+
+impl Default for GraphitiSettings {
+    fn default() -> Self {
+        Self { url: "http://localhost:8000/mcp".into(), transport: Default::default(), group_id: Default::default() }
+    }
+}
+
+/// Templates for the Graphiti `group_id` over the hook context: `{agent}`, `{sender}`, `{chat}`,
+/// `{channel}`, `{session}`. Group chats use their own template, which must name `{chat}`, so a group
+/// never reads a direct chat's memories.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GroupIdSettings {
+    pub direct: String,
+    pub group: String,
+}
+
+impl Default for GroupIdSettings {
+    fn default() -> Self {
+        Self { direct: "{agent}-dm-{sender}".into(), group: "{agent}-group-{chat}".into() }
+    }
+}
+
+/// What recall shows about a fact that is no longer true.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum InvalidFacts {
+    /// Listed apart as past, with their dates.
+    #[default]
+    Past,
+    Drop,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RecallSettings {
+    pub enabled: bool,
+    /// Budget for the whole recall (every request of it), in milliseconds.
+    pub timeout_ms: u64,
+    pub max_facts: usize,
+    pub max_nodes: usize,
+    /// Upper bound on the `<graphiti-context>` block, in characters.
+    pub max_chars: usize,
+    /// Earlier user messages added to the search query.
+    pub context_messages: usize,
+    pub query_max_chars: usize,
+    pub invalid_facts: InvalidFacts,
+}
+
+impl Default for RecallSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            timeout_ms: 1500,
+            max_facts: 10,
+            max_nodes: 5,
+            max_chars: 4000,
+            context_messages: 2,
+            query_max_chars: 1000,
+            invalid_facts: InvalidFacts::Past,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CaptureSettings {
+    pub enabled: bool,
+    /// Episodes waiting for Graphiti at most; past that a turn is not captured, loudly.
+    pub spool_max_episodes: usize,
+    /// Episodes sent per `tick` at most.
+    pub flush_batch: usize,
+    /// Time budget of one `tick`, in milliseconds.
+    pub flush_budget_ms: u64,
+    pub backoff_initial_ms: u64,
+    pub backoff_max_ms: u64,
+    pub source_description: String,
+}
+
+impl Default for CaptureSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            spool_max_episodes: 10_000,
+            flush_batch: 50,
+            flush_budget_ms: 3000,
+            backoff_initial_ms: 1000,
+            backoff_max_ms: 300_000,
+            source_description: "OpenClaw conversation turn".into(),
+        }
+    }
+}
+
+/// Turns neither recalled for nor captured.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SkipSettings {
+    /// Prompts shorter than this (characters, trimmed) get no recall and are not captured.
+    pub min_prompt_chars: usize,
+    /// OpenClaw triggers that are not a person talking.
+    pub triggers: Vec<String>,
+}
+
+impl Default for SkipSettings {
+    fn default() -> Self {
+        Self {
+            min_prompt_chars: 8,
+            triggers: ["heartbeat", "cron", "sub-agent", "subagent", "system"].map(String::from).to_vec(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -249,6 +397,41 @@ impl Default for StickySettings {
                 .to_vec(),
         }
     }
+}
+
+/// Checks of the settings that types alone cannot make.
+pub fn validate_plugin_settings(settings: &PluginSettings, source: &SourceFile) -> Vec<ConfigError> {
+    let mut errors = Vec::new();
+    let mut error = |section: &str, field: &str, message: String| {
+        let line = source
+            .text
+            .lines()
+            .position(|l| l.trim_start().starts_with(&format!("{field}:")))
+            .map(|i| i as u32 + 1);
+        errors.push(ConfigError { file: source.display.clone(), line, field: Some(format!("{section}.{field}")), message });
+    };
+    let url = &settings.graphiti.url;
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        error("graphiti", "url", format!("{url:?} must be an http:// or https:// URL"));
+    }
+    for (field, template) in [("direct", &settings.graphiti.group_id.direct), ("group", &settings.graphiti.group_id.group)] {
+        if let Err(why) = crate::recall::check_group_template(template) {
+            error("graphiti.group_id", field, why);
+        }
+    }
+    if !settings.graphiti.group_id.group.contains("{chat}") {
+        error("graphiti.group_id", "group", "the group-chat template must contain {chat}, so a group never reads another chat's memories".into());
+    }
+    if settings.recall.timeout_ms == 0 {
+        error("recall", "timeout_ms", "must be above 0".into());
+    }
+    if settings.capture.spool_max_episodes == 0 {
+        error("capture", "spool_max_episodes", "must be above 0".into());
+    }
+    if settings.capture.backoff_initial_ms == 0 || settings.capture.backoff_max_ms < settings.capture.backoff_initial_ms {
+        error("capture", "backoff_max_ms", "backoff needs 0 < backoff_initial_ms ≤ backoff_max_ms".into());
+    }
+    errors
 }
 
 fn schema_v1() -> u32 {

@@ -60,6 +60,10 @@ pub struct Injection {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CaptureOutcome {
+    /// Nothing to capture, and why.
     Skipped(String),
-    Captured { user: String, assistant: String },
+    /// On disk in the spool; `tick` sends it.
+    Spooled { user: String, assistant: String, episode: String, group_id: String },
+    /// A turn that should have been captured and was not (spool full or unwritable): said loudly.
+    Dropped(String),
 }

@@ -1,29 +1,50 @@
-//! The plugin as one object: configuration in force, the hooks, dry runs and commands. Every host
-//! (the WIT glue in `lib.rs`, native tests, benchmarks) drives this.
+//! The plugin as one object: configuration in force, the hooks, the spool, dry runs and commands.
+//! Every host (the WIT glue in `lib.rs`, native tests, benchmarks) drives this.
 
 use crate::api::*;
 use crate::capture;
 use crate::commands;
-use crate::config::{ConfigError, ConfigRoots};
+use crate::config::{ConfigError, ConfigRoots, PluginSettings};
 use crate::decision::{CaptureOutcome, Decision, Injection};
-use crate::recall::Recall;
+use crate::graphiti::http::{Deadline, Http};
+use crate::graphiti::{Client, Episode, GraphitiError, Transport};
+use crate::recall::{self, Recall};
 use crate::routing::{RouteInput, Router};
+use crate::spool::{self, Appended, Spool};
 use crate::state;
+use crate::stats;
 use std::path::PathBuf;
+use std::time::Duration;
+
+/// How long `status` waits for Graphiti's health check.
+const STATUS_HEALTH_TIMEOUT: Duration = Duration::from_secs(2);
 
 pub struct Engine {
     roots: ConfigRoots,
     state_dir: Option<PathBuf>,
+    http: Box<dyn Http>,
     /// The last configuration that loaded without errors.
     router: Option<Router>,
+    settings: PluginSettings,
     /// Errors of the last failed load, while no configuration is in force.
     load_errors: Vec<ConfigError>,
     loaded_once: bool,
+    /// The Graphiti client, for the transport and URL it was made for (MCP keeps a session).
+    client: Option<(Transport, String, Client)>,
 }
 
 impl Engine {
-    pub fn new(roots: ConfigRoots, state_dir: Option<PathBuf>) -> Engine {
-        Engine { roots, state_dir, router: None, load_errors: vec![], loaded_once: false }
+    pub fn new(roots: ConfigRoots, state_dir: Option<PathBuf>, http: Box<dyn Http>) -> Engine {
+        Engine {
+            roots,
+            state_dir,
+            http,
+            router: None,
+            settings: PluginSettings::default(),
+            load_errors: vec![],
+            loaded_once: false,
+            client: None,
+        }
     }
 
     /// Loads the configuration; on failure the previous one stays in force.
@@ -39,6 +60,7 @@ impl Engine {
                     warnings: loaded.warnings,
                 };
                 self.router = Some(loaded.router);
+                self.settings = loaded.plugin;
                 self.load_errors.clear();
                 Ok(summary)
             }
@@ -65,8 +87,30 @@ impl Engine {
         }
     }
 
+    fn is_user_turn(&self, ctx: &HookContext) -> bool {
+        let trigger = ctx.trigger.as_deref().map(|t| t.trim().to_ascii_lowercase());
+        trigger.is_none_or(|t| !self.settings.skip.triggers.iter().any(|s| s.eq_ignore_ascii_case(&t)))
+    }
+
+    fn too_short(&self, text: &str) -> bool {
+        text.trim().chars().count() < self.settings.skip.min_prompt_chars
+    }
+
+    /// The client for the configured Graphiti, and the host's HTTP to drive it.
+    fn graphiti(&mut self) -> (&mut Client, &mut dyn Http) {
+        let (transport, url) = (self.settings.graphiti.transport, self.settings.graphiti.url.clone());
+        if !matches!(&self.client, Some((t, u, _)) if *t == transport && *u == url) {
+            self.client = Some((transport, url.clone(), Client::new(transport, &url)));
+        }
+        let client = &mut self.client.as_mut().expect("set above").2;
+        (client, self.http.as_mut())
+    }
+
     pub fn before_agent_start(&mut self, event: &PromptEvent, ctx: &HookContext) -> Injection {
-        if !capture::is_user_turn(ctx.trigger.as_deref()) {
+        if let Err(e) = self.router() {
+            return Injection { decision: Decision::none(e.clone()), notes: vec![e], prepend_context: None };
+        }
+        if !self.is_user_turn(ctx) {
             let reason = format!("trigger {:?} is not a user turn", ctx.trigger.as_deref().unwrap_or_default());
             return Injection { decision: Decision::none(reason), ..Injection::default() };
         }
@@ -79,44 +123,225 @@ impl Engine {
             }),
             _ => None,
         };
-        let recall = Recall::default();
-        let routed = match self.router() {
-            Ok(router) => router.route(&RouteInput {
-                prompt: &event.prompt,
-                recall: &recall,
-                group_chat: ctx.chat_type == ChatType::Group,
-                previous: previous.as_deref(),
-            }),
-            Err(e) => {
-                notes.push(e.clone());
-                return Injection { decision: Decision::none(e), notes, prepend_context: None };
-            }
-        };
+        let (memory_block, recall, outcome) = self.recall_for_turn(event, ctx, &mut notes);
+        let router = self.router.as_ref().expect("loaded above");
+        let routed = router.route(&RouteInput {
+            prompt: &event.prompt,
+            recall: &recall,
+            group_chat: ctx.chat_type == ChatType::Group,
+            previous: previous.as_deref(),
+        });
         if let (Some(dir), Some(key)) = (&self.state_dir, session_key) {
             let injected = routed.pack_context.as_ref().and(routed.decision.intent.as_deref());
             if let Err(e) = state::remember(dir, key, injected) {
                 notes.push(e);
             }
         }
+        let pack = routed.pack_context.as_ref().and(routed.decision.primary_pack.clone());
+        stats::update(self.state_dir.as_deref(), |s| {
+            s.turns += 1;
+            match outcome {
+                RecallOutcome::Recalled => s.recalls += 1,
+                RecallOutcome::Fallback => s.recall_fallbacks += 1,
+                RecallOutcome::Skipped => s.recalls_skipped += 1,
+            }
+            if let Some(pack) = pack {
+                *s.packs.entry(pack).or_default() += 1;
+            }
+        });
         notes.extend(routed.notes);
-        Injection { prepend_context: routed.pack_context, decision: routed.decision, notes }
+        let blocks: Vec<String> = memory_block.into_iter().chain(routed.pack_context).collect();
+        Injection {
+            prepend_context: (!blocks.is_empty()).then(|| blocks.join("\n\n")),
+            decision: routed.decision,
+            notes,
+        }
+    }
+
+    /// Recall for one turn, within its budget: the block to show, the data for routing's boosts, and
+    /// what happened. Never fails: trouble gives the fallback note.
+    fn recall_for_turn(&mut self, event: &PromptEvent, ctx: &HookContext, notes: &mut Vec<String>) -> (Option<String>, Recall, RecallOutcome) {
+        let settings = self.settings.recall.clone();
+        if !settings.enabled || self.too_short(&event.prompt) {
+            return (None, Recall::default(), RecallOutcome::Skipped);
+        }
+        let group = recall::group_id(&self.settings.graphiti.group_id, ctx);
+        let query = recall::query(&event.prompt, &event.messages_json, &settings);
+        match self.search(&query, &group, Deadline::after(Duration::from_millis(settings.timeout_ms)), notes) {
+            Ok(found) => (found.context_block(&group, &settings), found, RecallOutcome::Recalled),
+            Err(e) => {
+                notes.push(format!("recall failed, fallback note injected: {e}"));
+                (Some(recall::fallback_block(short_reason(&e))), Recall::default(), RecallOutcome::Fallback)
+            }
+        }
+    }
+
+    /// Facts, then nodes, within one deadline. Nodes are optional: facts alone still make a recall.
+    fn search(&mut self, query: &str, group: &str, deadline: Deadline, notes: &mut Vec<String>) -> Result<Recall, GraphitiError> {
+        let (max_facts, max_nodes) = (self.settings.recall.max_facts, self.settings.recall.max_nodes);
+        let (client, http) = self.graphiti();
+        // Ask for more facts than shown: invalidated ones and duplicates are filtered out after.
+        let facts = client.search_facts(http, query, group, max_facts * 2, deadline)?;
+        let nodes = if max_nodes == 0 {
+            vec![]
+        } else {
+            client.search_nodes(http, query, group, max_nodes, deadline).unwrap_or_else(|e| {
+                notes.push(format!("recall: entity search failed, facts only: {e}"));
+                vec![]
+            })
+        };
+        Ok(Recall::from_lists(nodes, facts))
     }
 
     pub fn agent_end(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> CaptureOutcome {
+        let outcome = self.capture(event, ctx);
+        stats::update(self.state_dir.as_deref(), |s| match &outcome {
+            CaptureOutcome::Skipped(_) => s.captures_skipped += 1,
+            CaptureOutcome::Spooled { .. } => s.captures_spooled += 1,
+            CaptureOutcome::Dropped(why) => {
+                s.captures_dropped += 1;
+                s.last_error = Some(why.clone());
+            }
+        });
+        outcome
+    }
+
+    fn capture(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> CaptureOutcome {
+        if let Err(e) = self.router() {
+            return CaptureOutcome::Skipped(e);
+        }
         if !event.success {
             let why = event.error.as_deref().unwrap_or("no error given");
             return CaptureOutcome::Skipped(format!("the turn failed ({why})"));
         }
-        if !capture::is_user_turn(ctx.trigger.as_deref()) {
-            return CaptureOutcome::Skipped(format!(
-                "trigger {:?} is not a user turn",
-                ctx.trigger.as_deref().unwrap_or_default()
-            ));
+        if !self.is_user_turn(ctx) {
+            return CaptureOutcome::Skipped(format!("trigger {:?} is not a user turn", ctx.trigger.as_deref().unwrap_or_default()));
         }
-        match capture::last_exchange(&event.messages_json) {
-            Ok((user, assistant)) => CaptureOutcome::Captured { user, assistant },
-            Err(why) => CaptureOutcome::Skipped(why),
+        if !self.settings.capture.enabled {
+            return CaptureOutcome::Skipped("capture is disabled in settings".into());
         }
+        let (user, assistant) = match capture::last_exchange(&event.messages_json) {
+            Ok(exchange) => exchange,
+            Err(why) => return CaptureOutcome::Skipped(why),
+        };
+        if self.too_short(&user) {
+            return CaptureOutcome::Skipped(format!("prompt shorter than {} characters", self.settings.skip.min_prompt_chars));
+        }
+        let Some(state_dir) = &self.state_dir else {
+            return CaptureOutcome::Dropped("no state directory: the host mounted none, so nothing can be spooled".into());
+        };
+        let group_id = recall::group_id(&self.settings.graphiti.group_id, ctx);
+        let episode = Episode {
+            name: episode_name(ctx, &group_id, &user, &assistant),
+            group_id: group_id.clone(),
+            user: user.clone(),
+            assistant: assistant.clone(),
+            user_name: ctx.sender_id.clone(),
+            reference_time: iso8601(spool::now_ms()),
+            source_description: self.settings.capture.source_description.clone(),
+        };
+        match Spool::new(state_dir).append(&episode, self.settings.capture.spool_max_episodes) {
+            Ok(Appended::Spooled) => CaptureOutcome::Spooled { user, assistant, episode: episode.name, group_id },
+            Ok(Appended::Full(depth)) => CaptureOutcome::Dropped(format!(
+                "capture spool is full ({depth} episodes are waiting for Graphiti): this turn was NOT captured; \
+                 check Graphiti (graphiti-openclaw status) or raise capture.spool_max_episodes"
+            )),
+            Err(e) => CaptureOutcome::Dropped(format!("{e}: this turn was NOT captured")),
+        }
+    }
+
+    /// Sends spooled turns to Graphiti, oldest first, until one fails (then backs off) or the batch or
+    /// time budget is used.
+    pub fn tick(&mut self) -> TickReport {
+        let mut report = TickReport::default();
+        if let Err(e) = self.router() {
+            report.error = Some(e);
+            return report;
+        }
+        let Some(state_dir) = self.state_dir.clone() else {
+            report.notes.push("no state directory: no spool".into());
+            return report;
+        };
+        let spool = Spool::new(&state_dir);
+        let pending = match spool.pending() {
+            Ok(pending) => pending,
+            Err(e) => {
+                report.error = Some(e);
+                return report;
+            }
+        };
+        report.pending = pending.len() as u32;
+        if pending.is_empty() {
+            return report;
+        }
+        let capture = self.settings.capture.clone();
+        let mut backoff = spool.backoff();
+        let now = spool::now_ms();
+        if now < backoff.next_attempt_ms {
+            report.retry_in_ms = Some(backoff.next_attempt_ms - now);
+            report.error = backoff.last_error.clone();
+            return report;
+        }
+        let deadline = Deadline::after(Duration::from_millis(capture.flush_budget_ms));
+        let mut sent_names = Vec::new();
+        for path in pending.iter().take(capture.flush_batch) {
+            if deadline.remaining().is_none() {
+                break;
+            }
+            let episode = match spool.read(path) {
+                Ok(episode) => episode,
+                Err(e) => {
+                    report.notes.push(format!("{e}; moved aside, not sent"));
+                    let _ = spool.quarantine(path);
+                    continue;
+                }
+            };
+            if spool.was_acked(&episode.name) {
+                // Sent before a crash or restart removed it: a replay, not a new turn.
+                let _ = spool.remove(path);
+                continue;
+            }
+            let (client, http) = self.graphiti();
+            match client.add_episode(http, &episode, deadline) {
+                Ok(()) => {
+                    if let Err(e) = spool.mark_acked(&episode.name).and_then(|()| spool.remove(path)) {
+                        report.notes.push(e);
+                        break;
+                    }
+                    sent_names.push(episode.name);
+                }
+                Err(e) if e.permanent => {
+                    report.notes.push(format!("Graphiti rejected episode {} ({e}); moved aside for an operator", episode.name));
+                    let _ = spool.quarantine(path);
+                }
+                Err(e) => {
+                    backoff.failures += 1;
+                    let delay = spool::backoff_delay_ms(backoff.failures, capture.backoff_initial_ms, capture.backoff_max_ms);
+                    backoff.next_attempt_ms = spool::now_ms() + delay;
+                    backoff.last_error = Some(e.message.clone());
+                    report.error = Some(e.message);
+                    report.retry_in_ms = Some(delay);
+                    break;
+                }
+            }
+        }
+        if report.error.is_none() && backoff.failures > 0 {
+            backoff = spool::Backoff::default();
+        }
+        if let Err(e) = spool.save_backoff(&backoff) {
+            report.notes.push(e);
+        }
+        report.sent = sent_names.len() as u32;
+        report.pending = spool.depth() as u32;
+        let failed = report.error.is_some();
+        stats::update(Some(&state_dir), |s| {
+            s.episodes_sent += sent_names.len() as u64;
+            if failed {
+                s.send_failures += 1;
+                s.last_error = report.error.clone();
+            }
+        });
+        report
     }
 
     /// Routing for a prompt, with nothing read from or written to state.
@@ -155,6 +380,101 @@ impl Engine {
                 Ok(router) => commands::eval(router, cases, *threshold),
                 Err(e) => commands::failure(2, e),
             },
+            Command::Recall(query, group) => self.recall_command(query, group.as_deref()),
+            Command::Status => self.status(),
         }
+    }
+
+    fn recall_command(&mut self, query: &str, group: Option<&str>) -> CommandOutput {
+        if let Err(e) = self.router() {
+            return commands::failure(2, e);
+        }
+        let group = match group {
+            Some(g) => recall::sanitize_group_id(g),
+            None => recall::group_id(&self.settings.graphiti.group_id, &HookContext::default()),
+        };
+        let settings = self.settings.recall.clone();
+        let mut notes = Vec::new();
+        match self.search(query, &group, Deadline::after(Duration::from_millis(settings.timeout_ms)), &mut notes) {
+            Ok(found) => {
+                let mut out = format!("recall {query:?} in group {group}: {} facts, {} entities\n", found.facts.len(), found.nodes.len());
+                for note in notes {
+                    out.push_str(&format!("note: {note}\n"));
+                }
+                out.push_str(&found.context_block(&group, &settings).unwrap_or_else(|| "(nothing recalled)".into()));
+                out.push('\n');
+                CommandOutput { exit_code: 0, stdout: out, stderr: String::new() }
+            }
+            Err(e) => commands::failure(1, format!("recall failed: {e}")),
+        }
+    }
+
+    fn status(&mut self) -> CommandOutput {
+        if let Err(e) = self.router() {
+            return commands::failure(2, e);
+        }
+        let graphiti = self.settings.graphiti.clone();
+        let (client, http) = self.graphiti();
+        let health = client.health(http, Deadline::after(STATUS_HEALTH_TIMEOUT));
+        let stats = self.state_dir.as_deref().map(stats::load).unwrap_or_default();
+        let spool = self.state_dir.as_deref().map(Spool::new);
+        let depth = spool.as_ref().map_or(0, Spool::depth);
+        let backoff = spool.as_ref().map(Spool::backoff).unwrap_or_default();
+        let retry_in = backoff.next_attempt_ms.saturating_sub(spool::now_ms());
+        commands::render_status(&graphiti, health.map_err(|e| e.message), &stats, depth, (backoff.failures > 0).then_some(retry_in))
+    }
+}
+
+enum RecallOutcome {
+    Recalled,
+    Fallback,
+    Skipped,
+}
+
+/// A few words for the model about why memory is missing (details go to the log).
+fn short_reason(e: &GraphitiError) -> &'static str {
+    let m = e.message.as_str();
+    if m.contains("timed out") || m.contains("no time left") {
+        "it did not answer in time"
+    } else if m.contains("connection failed") || m.contains("refused by the host") {
+        "it is unreachable"
+    } else {
+        "it answered with an error"
+    }
+}
+
+/// Stable for the turn: the run id when the host has one, else a hash of what was said and when.
+fn episode_name(ctx: &HookContext, group_id: &str, user: &str, assistant: &str) -> String {
+    let turn = match &ctx.run_id {
+        Some(run) if !run.trim().is_empty() => recall::sanitize_group_id(run),
+        _ => format!("{:x}", spool::now_ms()),
+    };
+    let digest = spool::stable_hash(&format!("{group_id}\n{turn}\n{user}\n{assistant}"));
+    format!("openclaw-{group_id}-{turn}-{:08x}", digest as u32)
+}
+
+/// Unix milliseconds as `2026-01-31T12:34:56.789Z` (no date library in the component).
+pub fn iso8601(ms: u64) -> String {
+    let (secs, millis) = (ms / 1000, ms % 1000);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Howard Hinnant's civil-from-days.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn iso8601_dates() {
+        assert_eq!(super::iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(super::iso8601(1_709_210_096_789), "2024-02-29T12:34:56.789Z");
     }
 }

@@ -13,7 +13,9 @@ pub mod graphiti;
 pub mod packs;
 pub mod recall;
 pub mod routing;
+pub mod spool;
 pub mod state;
+pub mod stats;
 pub mod text;
 
 pub use engine::Engine;

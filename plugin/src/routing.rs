@@ -112,6 +112,7 @@ pub struct Router {
 /// The result of loading a configuration directory.
 pub struct Loaded {
     pub router: Router,
+    pub plugin: config::PluginSettings,
     pub files: Vec<String>,
     pub warnings: Vec<String>,
 }
@@ -123,25 +124,28 @@ impl Router {
         let mut warnings = Vec::new();
         let mut errors = Vec::new();
 
-        let settings = match roots.read_named(config::SETTINGS_FILE) {
+        let (settings, plugin) = match roots.read_named(config::SETTINGS_FILE) {
             Ok(Some(source)) => {
                 files.push(packs::display_name(&source));
                 match config::parse::<config::SettingsFile>(&source) {
-                    Ok(s) if s.schema_version == 1 => s.routing,
                     Ok(s) => {
-                        errors.push(schema_error(&source.display, s.schema_version));
-                        RoutingSettings::default()
+                        if s.schema_version != 1 {
+                            errors.push(schema_error(&source.display, s.schema_version));
+                        }
+                        let plugin = s.plugin();
+                        errors.extend(config::validate_plugin_settings(&plugin, &source));
+                        (s.routing, plugin)
                     }
                     Err(e) => {
                         errors.push(e);
-                        RoutingSettings::default()
+                        Default::default()
                     }
                 }
             }
-            Ok(None) => RoutingSettings::default(),
+            Ok(None) => Default::default(),
             Err(e) => {
                 errors.push(e);
-                RoutingSettings::default()
+                Default::default()
             }
         };
         let registry = PackRegistry::load(roots, &mut files, &mut warnings, &mut errors);
@@ -206,6 +210,7 @@ impl Router {
         }
         Ok(Loaded {
             router: Router { rules, registry, settings, automaton, owners, continuation_signals, composition_rules },
+            plugin,
             files,
             warnings,
         })

@@ -3,11 +3,12 @@
 use graphiti_openclaw::Engine;
 use graphiti_openclaw::api::{Command, IntentTestRequest, OutputFormat};
 use graphiti_openclaw::config::ConfigRoots;
+use graphiti_openclaw::graphiti::http::NoNetwork;
 use std::path::PathBuf;
 
 fn engine() -> Engine {
     let config = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../config");
-    Engine::new(ConfigRoots { config, overlay: None }, None)
+    Engine::new(ConfigRoots { config, overlay: None }, None, Box::new(NoNetwork))
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 use graphiti_openclaw::Engine;
 use graphiti_openclaw::config::ConfigRoots;
+use graphiti_openclaw::graphiti::http::NoNetwork;
 use graphiti_openclaw_tests::cases::{self, Observed};
 use graphiti_openclaw_tests::plugin_wasm;
 use host_shim::{Limits, Shim, ShimOptions};
@@ -34,7 +35,7 @@ fn every_case_holds_in_the_component_and_matches_native() {
     for (file, case_file) in cases::load_all() {
         let config = case_file.config_dir();
         let mut shim = shim_for(&config);
-        let mut engine = Engine::new(ConfigRoots { config: config.clone(), overlay: None }, None);
+        let mut engine = Engine::new(ConfigRoots { config: config.clone(), overlay: None }, None, Box::new(NoNetwork));
         for case in &case_file.cases {
             let request = case.request(&config);
             let wit_request = host_shim::IntentTestRequest {

@@ -3,6 +3,7 @@
 
 use graphiti_openclaw::Engine;
 use graphiti_openclaw::config::ConfigRoots;
+use graphiti_openclaw::graphiti::http::NoNetwork;
 use graphiti_openclaw_tests::cases::{self, Observed};
 use std::collections::BTreeMap;
 
@@ -11,7 +12,7 @@ fn every_case_holds_natively() {
     let mut failures = Vec::new();
     for (file, case_file) in cases::load_all() {
         let config = case_file.config_dir();
-        let mut engine = Engine::new(ConfigRoots { config: config.clone(), overlay: None }, None);
+        let mut engine = Engine::new(ConfigRoots { config: config.clone(), overlay: None }, None, Box::new(NoNetwork));
         engine.reload().unwrap_or_else(|e| panic!("{file}: config {}: {e:?}", config.display()));
         for case in &case_file.cases {
             let seen: Observed = match engine.dry_run(&case.request(&config)) {

@@ -71,3 +71,12 @@ impl Deadline {
         (left >= Duration::from_millis(5)).then_some(left)
     }
 }
+
+/// For hosts and tests without network: every request is refused.
+pub struct NoNetwork;
+
+impl Http for NoNetwork {
+    fn send(&mut self, request: Request) -> Result<Response, HttpError> {
+        Err(HttpError::Refused(format!("no network here ({})", request.url)))
+    }
+}

@@ -3,7 +3,7 @@
 //! node search `search_memory_nodes`.
 
 use super::http::{Deadline, Http, Request, Response};
-use super::{Episode, Result, error, json_body, list_of, timeout_of};
+use super::{Episode, Result, error, json_body, list_of, rejected, timeout_of};
 use serde_json::{Value, json};
 
 const PROTOCOL_VERSION: &str = "2025-06-18";
@@ -34,7 +34,7 @@ impl McpClient {
         if !self.legacy_node_search {
             match self.call_tool(http, "search_nodes", args.clone(), deadline) {
                 Ok(payload) => return list_of("search_nodes", &payload, "nodes"),
-                Err(e) if e.0.contains("isError") => self.legacy_node_search = true,
+                Err(e) if e.message.contains("isError") => self.legacy_node_search = true,
                 Err(e) => return Err(e),
             }
         }
@@ -195,7 +195,7 @@ fn tool_payload(tool: &str, rpc: &Value) -> Result<Value> {
     let result = rpc.get("result").ok_or_else(|| error(format!("{tool}: the answer has no result")))?;
     let text = result.pointer("/content/0/text").and_then(Value::as_str);
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
-        return Err(error(format!("{tool}: isError: {}", text.unwrap_or("no message"))));
+        return Err(rejected(format!("{tool}: isError: {}", text.unwrap_or("no message"))));
     }
     let payload = match result.pointer("/structuredContent/result") {
         Some(payload) => payload.clone(),
@@ -205,7 +205,7 @@ fn tool_payload(tool: &str, rpc: &Value) -> Result<Value> {
         },
     };
     if let Some(message) = payload.get("error") {
-        return Err(error(format!("{tool}: {}", message.as_str().map_or_else(|| message.to_string(), str::to_string))));
+        return Err(rejected(format!("{tool}: {}", message.as_str().map_or_else(|| message.to_string(), str::to_string))));
     }
     Ok(payload)
 }
@@ -282,16 +282,16 @@ mod tests {
     #[test]
     fn tool_errors_are_errors() {
         let rpc = json!({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"error\": \"bad group\"}"}],"isError":false}});
-        assert_eq!(tool_payload("t", &rpc).unwrap_err().0, "t: bad group");
+        assert_eq!(tool_payload("t", &rpc).unwrap_err(), rejected("t: bad group"));
         let rpc = json!({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Unknown tool: search_nodes"}],"isError":true}});
-        assert!(tool_payload("t", &rpc).unwrap_err().0.contains("isError: Unknown tool"));
+        assert!(tool_payload("t", &rpc).unwrap_err().message.contains("isError: Unknown tool"));
     }
 
     #[test]
     fn garbage_is_an_error_with_context() {
         let response = Response { status: 200, headers: vec![("content-type".into(), "text/event-stream".into())], body: b"<html>oops".to_vec() };
-        assert!(rpc_answer("search", &response, 1).unwrap_err().0.contains("no JSON-RPC answer"));
+        assert!(rpc_answer("search", &response, 1).unwrap_err().message.contains("no JSON-RPC answer"));
         let response = Response { status: 200, headers: vec![], body: b"<html>oops".to_vec() };
-        assert!(rpc_answer("search", &response, 1).unwrap_err().0.contains("not JSON"));
+        assert!(rpc_answer("search", &response, 1).unwrap_err().message.contains("not JSON"));
     }
 }

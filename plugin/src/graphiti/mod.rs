@@ -32,18 +32,28 @@ impl Transport {
 
 /// What went wrong talking to Graphiti, in words an operator can act on.
 #[derive(Clone, Debug, PartialEq)]
-pub struct GraphitiError(pub String);
+pub struct GraphitiError {
+    pub message: String,
+    /// Graphiti refused this request itself (bad input): sending it again cannot succeed.
+    pub permanent: bool,
+}
 
 impl std::fmt::Display for GraphitiError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
 pub type Result<T> = std::result::Result<T, GraphitiError>;
 
+/// A failure that may pass (network, server trouble, timeouts).
 pub fn error(message: impl Into<String>) -> GraphitiError {
-    GraphitiError(message.into())
+    GraphitiError { message: message.into(), permanent: false }
+}
+
+/// Graphiti rejected the request as such.
+pub fn rejected(message: impl Into<String>) -> GraphitiError {
+    GraphitiError { message: message.into(), permanent: true }
 }
 
 /// A turn to store, as both APIs need it.

@@ -1,7 +1,7 @@
 //! Graphiti's REST server (`graph_service`): `/search`, `/messages`, `/healthcheck`.
 
 use super::http::{Deadline, Http, Request, Response};
-use super::{Episode, Result, error, json_body, list_of, timeout_of};
+use super::{Episode, Result, error, json_body, list_of, rejected, timeout_of};
 use serde_json::{Value, json};
 
 pub struct RestClient {
@@ -71,5 +71,7 @@ fn expect(response: &Response, what: &str, ok: &[u16]) -> Result<()> {
         return Ok(());
     }
     let start: String = response.text().chars().take(160).collect();
-    Err(error(format!("{what}: HTTP {}: {start}", response.status)))
+    let message = format!("{what}: HTTP {}: {start}", response.status);
+    // 400/422: the request itself is wrong; 404, 408, 429 and 5xx may pass.
+    if matches!(response.status, 400 | 413 | 422) { Err(rejected(message)) } else { Err(error(message)) }
 }

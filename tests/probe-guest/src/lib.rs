@@ -8,7 +8,7 @@ wit_bindgen::generate!({ world: "graphiti-plugin", path: "../../wit" });
 use exports::graphiti::openclaw::plugin::Guest;
 use graphiti::openclaw::host;
 use graphiti::openclaw::types::{
-    AgentEndEvent, CaptureOutcome, Command, CommandOutput, ConfigError, ConfigSummary, Decision,
+    AgentEndEvent, CaptureOutcome, Command, TickReport, CommandOutput, ConfigError, ConfigSummary, Decision,
     HookContext, Injection, IntentTestRequest, PromptEvent,
 };
 
@@ -40,6 +40,10 @@ impl Guest for Probe {
 
     fn agent_end(event: AgentEndEvent, _ctx: HookContext) -> CaptureOutcome {
         CaptureOutcome::Skipped(run(&event.messages_json))
+    }
+
+    fn tick() -> TickReport {
+        TickReport { sent: 0, pending: 0, error: None, retry_in_ms: None, notes: vec![] }
     }
 
     fn dry_run(request: IntentTestRequest) -> Result<Injection, String> {
