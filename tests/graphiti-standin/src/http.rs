@@ -1,0 +1,219 @@
+//! Minimal HTTP/1.1: one request per connection, `Content-Length` bodies, `Connection: close`.
+
+use crate::{Fault, RequestRecord, Shared, mcp, rest};
+use serde_json::{Value, json};
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::thread;
+use std::time::Duration;
+
+const MAX_HEAD: usize = 64 * 1024;
+const MAX_BODY: usize = 32 * 1024 * 1024;
+
+pub(crate) struct Request {
+    pub method: String,
+    pub target: String,
+    pub path: String,
+    pub query: String,
+    headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Request {
+    /// Header value by case-insensitive name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    pub fn query_param(&self, name: &str) -> Option<String> {
+        self.query
+            .split('&')
+            .filter_map(|kv| kv.split_once('=').or(Some((kv, ""))))
+            .find(|(k, _)| percent_decode(k) == name)
+            .map(|(_, v)| percent_decode(&v.replace('+', " ")))
+    }
+}
+
+pub(crate) struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+    /// For the request log only.
+    pub rpc_method: Option<String>,
+    pub tool: Option<String>,
+}
+
+impl Response {
+    pub fn new(status: u16, content_type: &str, body: String) -> Response {
+        let headers = vec![("content-type".into(), content_type.into())];
+        Response { status, headers, body, rpc_method: None, tool: None }
+    }
+
+    pub fn json(status: u16, value: &Value) -> Response {
+        Response::new(status, "application/json", value.to_string())
+    }
+
+    pub fn text(status: u16, body: &str) -> Response {
+        Response::new(status, "text/plain; charset=utf-8", body.into())
+    }
+
+    pub fn with_header(mut self, name: &str, value: &str) -> Response {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+}
+
+pub(crate) fn serve(shared: &Shared, mut stream: TcpStream) {
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+    let req = match read_request(&mut stream) {
+        Ok(req) => req,
+        Err(e) => {
+            return write_response(&mut stream, &Response::text(400, &format!("Bad Request: {e}")));
+        }
+    };
+    let fault = shared.lock().fault.clone();
+    let resp = match fault {
+        Fault::ServerError => Response::text(500, "Internal Server Error"),
+        Fault::Garbage => Response::new(200, "text/html", "<html>oops".into()),
+        Fault::Slow(d) => {
+            thread::sleep(d);
+            route(shared, &req)
+        }
+        _ => route(shared, &req),
+    };
+    shared.lock().record(RequestRecord {
+        method: req.method.clone(),
+        path: req.target.clone(),
+        status: resp.status,
+        rpc_method: resp.rpc_method.clone(),
+        tool: resp.tool.clone(),
+        body: req.body.clone(),
+    });
+    write_response(&mut stream, &resp);
+}
+
+fn route(shared: &Shared, req: &Request) -> Response {
+    match req.path.as_str() {
+        "/mcp" => mcp::handle(shared, req),
+        // Starlette's slash redirect: absolute URL built from the Host header, query kept.
+        "/mcp/" => {
+            let host = req.header("host").map_or(format!("127.0.0.1:{}", shared.port), String::from);
+            let query = if req.query.is_empty() { String::new() } else { format!("?{}", req.query) };
+            let mut r = Response::new(307, "text/plain", String::new());
+            r.headers = vec![("location".into(), format!("http://{host}/mcp{query}"))];
+            r
+        }
+        "/health" if req.method == "GET" => {
+            Response::json(200, &json!({"status": "healthy", "service": "graphiti-mcp"}))
+        }
+        "/health" => Response::text(405, "Method Not Allowed"),
+        _ => rest::handle(shared, req),
+    }
+}
+
+fn read_request(stream: &mut TcpStream) -> io::Result<Request> {
+    let bad = |msg: &str| io::Error::new(io::ErrorKind::InvalidData, msg.to_string());
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i;
+        }
+        if buf.len() > MAX_HEAD {
+            return Err(bad("header too large"));
+        }
+        let n = stream.read(&mut chunk)?;
+        if n == 0 {
+            return Err(bad("connection closed mid-request"));
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let mut start = lines.next().unwrap_or("").split_whitespace();
+    let (method, target) = match (start.next(), start.next()) {
+        (Some(m), Some(t)) => (m.to_string(), t.to_string()),
+        _ => return Err(bad("malformed request line")),
+    };
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let find = |name: &str| headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+    if find("transfer-encoding").is_some() {
+        return Err(bad("chunked request bodies are not supported; send Content-Length"));
+    }
+    let len: usize = find("content-length").map_or(Ok(0), |v| v.parse()).map_err(|_| bad("bad Content-Length"))?;
+    if len > MAX_BODY {
+        return Err(bad("body too large"));
+    }
+    let mut body = buf[head_end + 4..].to_vec();
+    if body.len() < len && find("expect").is_some_and(|v| v.eq_ignore_ascii_case("100-continue")) {
+        stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
+    }
+    while body.len() < len {
+        let n = stream.read(&mut chunk)?;
+        if n == 0 {
+            return Err(bad("connection closed mid-body"));
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+    body.truncate(len);
+    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+    Ok(Request {
+        path: path.to_string(),
+        query: query.to_string(),
+        method,
+        target: target.clone(),
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    })
+}
+
+fn write_response(stream: &mut TcpStream, resp: &Response) {
+    let mut out = format!("HTTP/1.1 {} {}\r\n", resp.status, reason(resp.status));
+    for (k, v) in &resp.headers {
+        out.push_str(&format!("{k}: {v}\r\n"));
+    }
+    out.push_str(&format!("content-length: {}\r\nconnection: close\r\n\r\n", resp.body.len()));
+    out.push_str(&resp.body);
+    let _ = stream.write_all(out.as_bytes()).and_then(|_| stream.flush());
+    let _ = stream.shutdown(Shutdown::Write);
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        202 => "Accepted",
+        307 => "Temporary Redirect",
+        400 => "Bad Request",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        406 => "Not Acceptable",
+        421 => "Misdirected Request",
+        422 => "Unprocessable Entity",
+        500 => "Internal Server Error",
+        _ => "",
+    }
+}
+
+/// `%XX` decoding (path segments and query parameters).
+pub(crate) fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
+        if b[i] == b'%'
+            && let Some(v) = hex
+        {
+            out.push(v);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
