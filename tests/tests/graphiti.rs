@@ -1,0 +1,344 @@
+//! Recall and capture through the real component in the shim, against the Graphiti stand-in speaking
+//! both APIs: current facts only, entity boosts from recall, failures that degrade to a fallback note
+//! within the budget, skips, scoping, and a capture spool that loses nothing.
+
+use graphiti_openclaw_tests::{copy_dir, example_config, plugin_wasm, temp_dir, workspace};
+use graphiti_standin::{Fault, Options, StandIn};
+use host_shim::{AgentEndEvent, CaptureOutcome, ChatType, HookContext, Limits, PromptEvent, Shim, ShimOptions};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const RECALL_TIMEOUT_MS: u64 = 400;
+/// What a hook may take beyond the recall budget (the shim, the component, the machine's noise).
+const MARGIN: Duration = Duration::from_millis(600);
+
+fn standin() -> StandIn {
+    StandIn::start(Options { port: 0, ingest_delay: Duration::ZERO, legacy_node_search: false }).expect("stand-in starts")
+}
+
+/// The example configuration pointed at `url` with `transport`, small budgets and fast backoff; the
+/// extra lines go into the recall and capture sections.
+fn config_with(url: &str, transport: &str, recall: &str, capture: &str) -> PathBuf {
+    let dir = temp_dir("graphiti-config");
+    copy_dir(&example_config(), &dir);
+    let settings = format!(
+        "schema_version: 1\n\
+         graphiti:\n  url: {url}\n  transport: {transport}\n\
+         recall:\n  timeout_ms: {RECALL_TIMEOUT_MS}\n{recall}\
+         capture:\n  backoff_initial_ms: 10\n  backoff_max_ms: 40\n  flush_batch: 500\n  flush_budget_ms: 20000\n{capture}"
+    );
+    std::fs::write(dir.join("settings.yaml"), settings).unwrap();
+    dir
+}
+
+fn config_for(url: &str, transport: &str) -> PathBuf {
+    config_with(url, transport, "", "")
+}
+
+fn shim(config: &Path, state: &Path, origin: &str) -> Shim {
+    let limits = Limits { call_timeout: Duration::from_secs(30), memory_bytes: 256 << 20 };
+    let mut options = ShimOptions::new(plugin_wasm(), config, limits);
+    options.cache_dir = Some(workspace().join("target/test-component-cache"));
+    options.state_dir = Some(state.to_path_buf());
+    options.allowed_origins = vec![origin.to_string()];
+    options.echo_logs = false;
+    Shim::new(options).expect("shim starts")
+}
+
+fn ctx(chat_type: ChatType) -> HookContext {
+    HookContext {
+        session_key: Some(format!("session-{chat_type:?}")),
+        session_id: None,
+        agent_id: Some("main".into()),
+        sender_id: Some("user-1".into()),
+        chat_id: Some("chat-1".into()),
+        channel: Some("telegram".into()),
+        chat_type,
+        trigger: Some("user".into()),
+        run_id: None,
+    }
+}
+
+fn prompt(text: &str) -> PromptEvent {
+    PromptEvent { prompt: text.into(), messages_json: "[]".into() }
+}
+
+fn end(user: &str, assistant: &str) -> AgentEndEvent {
+    let messages = serde_json::json!([{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]);
+    AgentEndEvent { success: true, error: None, messages_json: messages.to_string(), duration_ms: Some(1200) }
+}
+
+/// Synthetic memories of the direct chat's group (`main-dm-user-1`): a restaurant, a startup and a
+/// superseded fact next to its replacement.
+fn seed(standin: &StandIn) {
+    standin
+        .seed_json(
+            r#"{"group_id": "main-dm-user-1",
+                "nodes": [{"uuid": "n1", "name": "Nopa", "labels": ["Entity", "Place"],
+                           "summary": "Nopa is a restaurant on Divisadero the user likes", "group_id": "main-dm-user-1"}],
+                "facts": [
+                  {"uuid": "f1", "name": "WORKS_AT", "fact": "Alice works at Acme Corp",
+                   "valid_at": "2024-01-01T00:00:00+00:00", "invalid_at": "2025-01-03T00:00:00+00:00", "expired_at": "2025-01-03T00:00:00+00:00"},
+                  {"uuid": "f2", "name": "WORKS_AT", "fact": "Alice now works at Globex instead of Acme Corp",
+                   "valid_at": "2025-01-03T00:00:00+00:00", "invalid_at": null, "expired_at": null},
+                  {"uuid": "f3", "name": "LIKES", "fact": "Alice likes dinner at Nopa with founders",
+                   "valid_at": "2025-02-01T00:00:00+00:00", "invalid_at": null, "expired_at": null},
+                  {"uuid": "f4", "name": "WORKS_AT", "fact": "Marco is chef at Nopa",
+                   "valid_at": "2024-06-01T00:00:00+00:00", "invalid_at": null, "expired_at": null}
+                ]}"#,
+        )
+        .expect("seed");
+}
+
+#[test]
+fn a_turn_recalls_current_facts_and_recalled_entities_steer_routing() {
+    for transport in ["mcp", "rest"] {
+        let standin = standin();
+        seed(&standin);
+        let url = if transport == "mcp" { format!("{}/mcp", standin.url()) } else { standin.url() };
+        let config = config_for(&url, transport);
+        let mut shim = shim(&config, &temp_dir("recall-state"), &standin.url());
+
+        let injection = shim.before_agent_start(&prompt("Plan a dinner at Nopa with Alice and a founder"), &ctx(ChatType::Direct));
+        let context = injection.prepend_context.clone().unwrap_or_default();
+        assert!(context.starts_with("<graphiti-context group=\"main-dm-user-1\">"), "{transport}: {context}");
+        assert!(context.contains("- Alice now works at Globex instead of Acme Corp (since 2025-01-03)"), "{transport}: {context}");
+        // The superseded fact is never presented as current.
+        let current = &context[..context.find("No longer true:").unwrap_or(context.len())];
+        assert!(!current.contains("- Alice works at Acme Corp"), "{transport}: {context}");
+        assert!(context.contains("- Alice works at Acme Corp (true 2024-01-01 – 2025-01-03, no longer)"), "{transport}: {context}");
+        // "dinner" and "founder" tie on keywords; the recalled restaurant node (MCP only) and the
+        // fact "Marco is chef at Nopa" (both APIs) break the tie for dining.
+        assert_eq!(injection.decision.intent.as_deref(), Some("dining"), "{transport}: {:?}", injection.decision.trace);
+        assert!(context.contains("<pack-context intent=\"dining\""), "{transport}");
+    }
+}
+
+#[test]
+fn invalid_facts_can_be_dropped_instead() {
+    let standin = standin();
+    seed(&standin);
+    let config = config_with(&format!("{}/mcp", standin.url()), "mcp", "  invalid_facts: drop\n", "");
+    let mut shim = shim(&config, &temp_dir("drop-state"), &standin.url());
+    let context = shim.before_agent_start(&prompt("Where does Alice work now?"), &ctx(ChatType::Direct)).prepend_context.unwrap();
+    assert!(context.contains("Alice now works at Globex"), "{context}");
+    assert!(!context.contains("Alice works at Acme Corp"), "{context}");
+    assert!(!context.contains("No longer true"), "{context}");
+}
+
+#[test]
+fn failures_give_a_fallback_note_within_the_budget_and_routing_still_runs() {
+    let faults = [
+        ("down", Fault::Down),
+        ("slow", Fault::Slow(Duration::from_millis(3 * RECALL_TIMEOUT_MS))),
+        ("500", Fault::ServerError),
+        ("garbage", Fault::Garbage),
+    ];
+    for (name, fault) in faults {
+        let standin = standin();
+        seed(&standin);
+        let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
+        let mut shim = shim(&config, &temp_dir("fault-state"), &standin.url());
+        standin.set_fault(fault);
+        let started = Instant::now();
+        let injection = shim.before_agent_start(&prompt("Draft a tweet about our launch"), &ctx(ChatType::Direct));
+        let took = started.elapsed();
+        let context = injection.prepend_context.unwrap_or_default();
+        assert!(context.starts_with("<graphiti-fallback>"), "{name}: {context}");
+        assert!(context.contains("memory_search") && context.contains("memory_get"), "{name}: {context}");
+        assert!(context.contains("<pack-context intent=\"content_tweet\""), "{name}: routing must still run: {context}");
+        assert!(took < Duration::from_millis(RECALL_TIMEOUT_MS) + MARGIN, "{name}: the hook took {took:?}");
+        assert!(injection.notes.iter().any(|n| n.contains("recall failed")), "{name}: {:?}", injection.notes);
+        standin.set_fault(Fault::None);
+    }
+}
+
+#[test]
+fn an_expired_mcp_session_is_renewed_and_old_servers_use_the_old_node_search() {
+    let standin = StandIn::start(Options { port: 0, ingest_delay: Duration::ZERO, legacy_node_search: true }).unwrap();
+    seed(&standin);
+    let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
+    let mut shim = shim(&config, &temp_dir("session-state"), &standin.url());
+    let first = shim.before_agent_start(&prompt("Plan a dinner at Nopa"), &ctx(ChatType::Direct));
+    assert!(first.prepend_context.unwrap().contains("Nopa"), "legacy node search found the restaurant");
+    standin.set_fault(Fault::ExpireSessions);
+    let second = shim.before_agent_start(&prompt("Where does Alice work now?"), &ctx(ChatType::Direct));
+    let context = second.prepend_context.unwrap();
+    assert!(context.contains("Alice now works at Globex"), "{context}");
+    assert!(second.notes.is_empty(), "{:?}", second.notes);
+}
+
+#[test]
+fn short_prompts_and_non_user_turns_are_neither_recalled_nor_captured() {
+    let standin = standin();
+    seed(&standin);
+    let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
+    let mut shim = shim(&config, &temp_dir("skip-state"), &standin.url());
+    let short = shim.before_agent_start(&prompt("thanks"), &ctx(ChatType::Direct));
+    assert!(short.prepend_context.is_none(), "{short:?}");
+    let mut cron = ctx(ChatType::Direct);
+    cron.trigger = Some("heartbeat".into());
+    assert!(shim.before_agent_start(&prompt("Where does Alice work now?"), &cron).prepend_context.is_none());
+    assert!(standin.requests().is_empty(), "no request may reach Graphiti: {:?}", standin.requests());
+    assert!(matches!(shim.agent_end(&end("thanks", "You're welcome"), &ctx(ChatType::Direct)), CaptureOutcome::Skipped(_)));
+    assert!(matches!(shim.agent_end(&end("Where does Alice work now?", "At Globex."), &cron), CaptureOutcome::Skipped(_)));
+}
+
+#[test]
+fn a_group_chat_never_recalls_the_direct_chats_memories() {
+    let standin = standin();
+    seed(&standin);
+    let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
+    let mut shim = shim(&config, &temp_dir("scope-state"), &standin.url());
+    let injection = shim.before_agent_start(&prompt("Where does Alice work now?"), &ctx(ChatType::Group));
+    assert!(!injection.prepend_context.unwrap_or_default().contains("Globex"));
+    let groups: Vec<String> = standin
+        .requests()
+        .iter()
+        .filter_map(|r| serde_json::from_str::<serde_json::Value>(&r.body).ok())
+        .filter_map(|body| body.pointer("/params/arguments/group_ids").cloned())
+        .flat_map(|ids| ids.as_array().cloned().unwrap_or_default())
+        .filter_map(|id| id.as_str().map(str::to_string))
+        .collect();
+    assert!(!groups.is_empty() && groups.iter().all(|g| g == "main-group-chat-1"), "{groups:?}");
+}
+
+#[test]
+fn captured_turns_reach_graphiti_through_tick_without_our_blocks() {
+    for transport in ["mcp", "rest"] {
+        let standin = standin();
+        let url = if transport == "mcp" { format!("{}/mcp", standin.url()) } else { standin.url() };
+        let config = config_for(&url, transport);
+        let mut shim = shim(&config, &temp_dir("capture-state"), &standin.url());
+        let injected = shim.before_agent_start(&prompt("Draft a tweet about our launch"), &ctx(ChatType::Direct)).prepend_context.unwrap();
+        let outcome = shim.agent_end(&end(&format!("{injected}\n\nDraft a tweet about our launch"), "Launch day!"), &ctx(ChatType::Direct));
+        assert!(matches!(outcome, CaptureOutcome::Spooled(_)), "{transport}: {outcome:?}");
+        assert!(standin.episodes().is_empty(), "{transport}: agent-end must not send anything");
+        let report = shim.tick();
+        assert_eq!((report.sent, report.pending, report.error.clone()), (1, 0, None), "{transport}: {report:?}");
+        let episodes = standin.episodes();
+        let bodies: Vec<&str> = episodes.iter().map(|e| e.content.as_str()).collect();
+        assert!(bodies.iter().any(|b| b.contains("Draft a tweet about our launch")), "{transport}: {bodies:?}");
+        assert!(bodies.iter().all(|b| !b.contains("pack-context") && !b.contains("graphiti-")), "{transport}: {bodies:?}");
+        assert!(episodes.iter().all(|e| e.group_id == "main-dm-user-1"), "{transport}");
+        assert!(!standin.worker_dead(), "{transport}: a REST Message uuid was set");
+    }
+}
+
+/// The issue's outage test: Graphiti stopped, 100 turns, a shim restart half-way; every turn gets the
+/// fallback note and none fails; once Graphiti is back exactly 100 episodes arrive, none twice.
+#[test]
+fn an_outage_loses_no_turn_and_duplicates_none() {
+    let standin = standin();
+    let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
+    let state = temp_dir("outage-state");
+    standin.set_fault(Fault::Down);
+    let mut shim = shim(&config, &state, &standin.url());
+    let mut fallbacks = 0;
+    for turn in 0..100 {
+        if turn == 50 {
+            shim = self::shim(&config, &state, &standin.url()); // a restart: only the state directory carries over
+        }
+        let question = format!("Turn {turn}: what did we decide about the launch plan?");
+        let injection = shim.before_agent_start(&prompt(&question), &ctx(ChatType::Direct));
+        fallbacks += usize::from(injection.prepend_context.is_some_and(|c| c.starts_with("<graphiti-fallback>")));
+        let outcome = shim.agent_end(&end(&question, &format!("Answer {turn}")), &ctx(ChatType::Direct));
+        assert!(matches!(outcome, CaptureOutcome::Spooled(_)), "turn {turn}: {outcome:?}");
+        let _ = shim.tick(); // fails and backs off: Graphiti is down
+    }
+    assert_eq!(fallbacks, 100);
+    assert!(standin.episodes().is_empty());
+
+    standin.set_fault(Fault::None);
+    shim = self::shim(&config, &state, &standin.url());
+    let started = Instant::now();
+    loop {
+        let report = shim.tick();
+        if report.pending == 0 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "spool did not drain: {report:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let episodes = standin.episodes();
+    let mut names: Vec<&str> = episodes.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names.len(), 100);
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), 100, "an episode arrived twice");
+    for turn in 0..100 {
+        assert!(episodes.iter().any(|e| e.content.contains(&format!("Turn {turn}:"))), "turn {turn} lost");
+    }
+}
+
+#[test]
+fn a_replayed_entry_is_not_sent_twice() {
+    let standin = standin();
+    let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
+    let state = temp_dir("replay-state");
+    let mut shim = shim(&config, &state, &standin.url());
+    shim.agent_end(&end("Remember that the launch is on Friday", "Noted."), &ctx(ChatType::Direct));
+    let spooled: Vec<PathBuf> = std::fs::read_dir(state.join("spool")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "episode")).collect();
+    let copy = std::fs::read(&spooled[0]).unwrap();
+    assert_eq!(shim.tick().sent, 1);
+    // A crash between Graphiti's acknowledgement and the removal leaves the entry behind.
+    std::fs::write(&spooled[0], copy).unwrap();
+    let report = shim.tick();
+    assert_eq!((report.sent, report.pending), (0, 0), "{report:?}");
+    assert_eq!(standin.episodes().len(), 1);
+}
+
+#[test]
+fn a_full_spool_says_so_loudly() {
+    let standin = standin();
+    let config = config_with(&format!("{}/mcp", standin.url()), "mcp", "", "  spool_max_episodes: 2\n");
+    standin.set_fault(Fault::Down);
+    let mut shim = shim(&config, &temp_dir("full-state"), &standin.url());
+    for i in 0..2 {
+        assert!(matches!(shim.agent_end(&end(&format!("Question number {i}"), "A"), &ctx(ChatType::Direct)), CaptureOutcome::Spooled(_)));
+    }
+    match shim.agent_end(&end("Question number 2", "A"), &ctx(ChatType::Direct)) {
+        CaptureOutcome::Dropped(why) => assert!(why.contains("spool is full (2 episodes") && why.contains("NOT captured"), "{why}"),
+        other => panic!("expected dropped, got {other:?}"),
+    }
+    let status = shim.run_command(&host_shim::Command::Status);
+    assert!(status.stdout.contains("1 dropped") && status.stdout.contains("spool:    2 episodes waiting"), "{}", status.stdout);
+    assert_eq!(status.exit_code, 1, "Graphiti is down: status says so");
+}
+
+#[test]
+fn status_reports_reachability_counters_and_pack_rates() {
+    let standin = standin();
+    let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
+    let mut shim = shim(&config, &temp_dir("status-state"), &standin.url());
+    for (session, text) in [("a", "Draft a tweet about our launch"), ("a", "Another tweet about pricing"), ("b", "What's the capital of Portugal?")] {
+        let mut ctx = ctx(ChatType::Direct);
+        ctx.session_key = Some(session.into()); // a new conversation: no sticky carry-over
+        shim.before_agent_start(&prompt(text), &ctx);
+    }
+    let out = shim.run_command(&host_shim::Command::Status);
+    assert_eq!(out.exit_code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("— reachable (healthy)"), "{}", out.stdout);
+    assert!(out.stdout.contains("recall:   3 turns, 3 recalled"), "{}", out.stdout);
+    assert!(out.stdout.contains("content_tweet") && out.stdout.contains("66.7%") && out.stdout.contains("above 30%"), "{}", out.stdout);
+}
+
+/// Against a real Graphiti server when GRAPHITI_URL is set (e.g. http://localhost:8000/mcp).
+#[test]
+fn against_a_real_graphiti_when_graphiti_url_is_set() {
+    let Ok(url) = std::env::var("GRAPHITI_URL") else {
+        eprintln!("SKIPPED against_a_real_graphiti_when_graphiti_url_is_set: set GRAPHITI_URL to run it");
+        return;
+    };
+    let transport = if url.trim_end_matches('/').ends_with("/mcp") { "mcp" } else { "rest" };
+    let origin = url.split('/').take(3).collect::<Vec<_>>().join("/");
+    let config = config_for(&url, transport);
+    let mut shim = shim(&config, &temp_dir("real-state"), &origin);
+    let status = shim.run_command(&host_shim::Command::Status);
+    assert_eq!(status.exit_code, 0, "{}", status.stdout);
+    shim.agent_end(&end("graphiti-openclaw test: the launch is on Friday", "Noted."), &ctx(ChatType::Direct));
+    let report = shim.tick();
+    assert_eq!((report.sent, report.error.clone()), (1, None), "{report:?}");
+    let injection = shim.before_agent_start(&prompt("When is the launch?"), &ctx(ChatType::Direct));
+    assert!(injection.prepend_context.is_some_and(|c| !c.starts_with("<graphiti-fallback>")));
+}
