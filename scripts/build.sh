@@ -6,7 +6,7 @@ bash scripts/setup.sh
 
 echo "build: plugin component (wasm32-wasip2)"
 cargo build --quiet -p graphiti-openclaw-plugin -p probe-guest --target wasm32-wasip2 --profile component
-echo "build: host shim (graphiti-openclaw)"
-cargo build --quiet --release -p graphiti-openclaw-host-shim
+echo "build: host shim (graphiti-openclaw) and the Graphiti stand-in"
+cargo build --quiet --release -p graphiti-openclaw-host-shim -p graphiti-standin
 wasm=target/wasm32-wasip2/component/graphiti_openclaw.wasm
 echo "build: $wasm ($(wc -c <"$wasm") bytes), target/release/graphiti-openclaw"

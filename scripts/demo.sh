@@ -18,8 +18,24 @@ banner 'A tie on keywords, broken by a recalled restaurant (examples/recall_rest
 banner 'The same prompt in a group chat (private packs never reach groups)'
 "${cli[@]}" intent-test "Summarise the term sheet for the seed round" --group | sed -n '/^Decision/p'
 
-banner 'graphiti-openclaw turn "Draft a tweet about our launch"'
-"${cli[@]}" turn "Draft a tweet about our launch" --reply "Launch day! Here is what we built."
+# A Graphiti stand-in on a free loopback port, seeded with synthetic memories (group "demo").
+work=$(mktemp -d "${TMPDIR:-/tmp}/graphiti-openclaw-demo.XXXXXX")
+target/release/graphiti-standin --port 0 --seed tests/graphiti-standin/seed/demo.json >"$work/standin.log" 2>&1 &
+standin=$!
+trap 'kill $standin 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 100); do grep -q listening "$work/standin.log" && break; sleep 0.05; done
+url=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/standin.log")
+mkdir -p "$work/overlay"
+printf 'graphiti:\n  url: %s/mcp\n  transport: mcp\n  group_id: { direct: demo, group: "demo-group-{chat}" }\n' "$url" \
+    >"$work/overlay/settings.yaml"
+turn=(target/release/graphiti-openclaw --config-dir config --overlay-dir "$work/overlay" --state-dir "$work/state"
+      --allow-origin "$url")
+
+banner "graphiti-openclaw turn \"Book lunch with the Acme Robotics founder\"   (Graphiti stand-in at $url)"
+"${turn[@]}" turn "Book lunch with the Acme Robotics founder" --reply "Booked: Thursday 12:30 with Dana Lee."
+
+banner 'graphiti-openclaw status'
+"${turn[@]}" status
 
 banner 'graphiti-openclaw lint-rules, eval'
 "${cli[@]}" lint-rules

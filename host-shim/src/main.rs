@@ -367,6 +367,14 @@ fn print_injection(injection: &Injection) {
             println!("no injection: {reason}");
         }
     }
+    let decision = &injection.decision;
+    match (&decision.intent, &decision.primary_pack) {
+        (Some(intent), Some(pack)) => println!("decision: {intent} → pack {pack}"),
+        _ => println!("decision: no pack ({})", decision.no_pack_reason.as_deref().unwrap_or("no reason given")),
+    }
+    for step in &decision.trace {
+        println!("  trace: {step}");
+    }
     for note in &injection.notes {
         println!("note: {note}");
     }

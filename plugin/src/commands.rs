@@ -324,6 +324,8 @@ pub fn eval(router: &Router, cases_json: &str, threshold: f64) -> CommandOutput 
 
 /// Share of turns above which a pack's keywords are probably too broad (PRD post-deploy monitoring).
 const BROAD_PACK_RATE: f64 = 0.30;
+/// Fewer turns than this say nothing about a rate.
+const TURNS_TO_JUDGE_RATES: u64 = 20;
 
 pub fn render_status(
     graphiti: &crate::config::GraphitiSettings,
@@ -356,13 +358,19 @@ pub fn render_status(
     if let Some(e) = &stats.last_error {
         let _ = writeln!(out, "last error: {e}");
     }
-    let _ = writeln!(out, "packs (share of {} turns; flagged above {:.0}%):", stats.turns, BROAD_PACK_RATE * 100.0);
+    let judged = stats.turns >= TURNS_TO_JUDGE_RATES;
+    let rule = if judged {
+        format!("flagged above {:.0}%", BROAD_PACK_RATE * 100.0)
+    } else {
+        format!("flagged above {:.0}% from {TURNS_TO_JUDGE_RATES} turns on", BROAD_PACK_RATE * 100.0)
+    };
+    let _ = writeln!(out, "packs (share of {} turns; {rule}):", stats.turns);
     if stats.packs.is_empty() {
         out.push_str("  none injected yet\n");
     }
     for (pack, count) in &stats.packs {
         let rate = if stats.turns == 0 { 0.0 } else { *count as f64 / stats.turns as f64 };
-        let flag = if rate > BROAD_PACK_RATE { "  ⚠ above 30%: keywords may be too broad" } else { "" };
+        let flag = if judged && rate > BROAD_PACK_RATE { "  ⚠ above 30%: keywords may be too broad" } else { "" };
         let _ = writeln!(out, "  {pack:<28} {count:>6}  {:>5.1}%{flag}", rate * 100.0);
     }
     CommandOutput { exit_code: if health.is_ok() { 0 } else { 1 }, stdout: out, stderr: String::new() }

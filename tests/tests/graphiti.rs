@@ -311,16 +311,28 @@ fn status_reports_reachability_counters_and_pack_rates() {
     let standin = standin();
     let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
     let mut shim = shim(&config, &temp_dir("status-state"), &standin.url());
-    for (session, text) in [("a", "Draft a tweet about our launch"), ("a", "Another tweet about pricing"), ("b", "What's the capital of Portugal?")] {
+    let turn = |shim: &mut Shim, session: &str, text: &str| {
         let mut ctx = ctx(ChatType::Direct);
-        ctx.session_key = Some(session.into()); // a new conversation: no sticky carry-over
+        ctx.session_key = Some(session.into()); // its own conversation: no sticky carry-over
         shim.before_agent_start(&prompt(text), &ctx);
-    }
+    };
+    // 2 of 3 turns get the tweet pack: too few turns to judge the rate yet.
+    turn(&mut shim, "a", "Draft a tweet about our launch");
+    turn(&mut shim, "b", "Another tweet about pricing");
+    turn(&mut shim, "c", "What's the capital of Portugal?");
     let out = shim.run_command(&host_shim::Command::Status);
     assert_eq!(out.exit_code, 0, "{}{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("— reachable (healthy)"), "{}", out.stdout);
     assert!(out.stdout.contains("recall:   3 turns, 3 recalled"), "{}", out.stdout);
-    assert!(out.stdout.contains("content_tweet") && out.stdout.contains("66.7%") && out.stdout.contains("above 30%"), "{}", out.stdout);
+    assert!(out.stdout.contains("content_tweet") && out.stdout.contains("66.7%") && !out.stdout.contains("⚠"), "{}", out.stdout);
+    // With enough turns, a pack on more than 30% of them is flagged; one below is not.
+    for i in 0..17 {
+        turn(&mut shim, &format!("t{i}"), if i < 4 { "Write a thread for twitter" } else { "Book a bistro for dinner on Friday" });
+    }
+    let out = shim.run_command(&host_shim::Command::Status);
+    let line = |pack: &str| out.stdout.lines().find(|l| l.contains(pack)).unwrap_or_default().to_string();
+    assert!(line("content_tweet").contains("30.0%") && !line("content_tweet").contains("⚠"), "{}", out.stdout);
+    assert!(line("dining_recs").contains("65.0%") && line("dining_recs").contains("⚠ above 30%"), "{}", out.stdout);
 }
 
 /// Against a real Graphiti server when GRAPHITI_URL is set (e.g. http://localhost:8000/mcp).
