@@ -34,8 +34,9 @@
 //!     channel: None,
 //!     chat_type: ChatType::Direct,
 //!     trigger: Some("user".into()),
+//!     run_id: None,
 //! };
-//! let event = PromptEvent { prompt: "deploy the api".into(), messages_json: "[]".into() };
+//! let event = PromptEvent { prompt: "Book a table for dinner".into(), messages_json: "[]".into() };
 //! let injection = shim.before_agent_start(&event, &ctx);
 //! println!("{:?}", injection.prepend_context);
 //! # Ok::<(), host_shim::ShimError>(())
@@ -542,7 +543,9 @@ impl Shim {
         // The only network is `host.http-request`, behind the allowlist.
         wasi.allow_tcp(false)
             .allow_udp(false)
-            .allow_ip_name_lookup(false);
+            .allow_ip_name_lookup(false)
+            // Calls are synchronous: do file I/O on this thread, not via a blocking pool and back.
+            .allow_blocking_current_thread(true);
         wasi.preopened_dir(&options.config_dir, "/config", FsPerms::ReadOnly)?;
         if let Some(dir) = &options.overlay_dir {
             wasi.preopened_dir(dir, "/overlay", FsPerms::ReadOnly)?;

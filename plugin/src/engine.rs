@@ -31,7 +31,13 @@ pub struct Engine {
     loaded_once: bool,
     /// The Graphiti client, for the transport and URL it was made for (MCP keeps a session).
     client: Option<(Transport, String, Client)>,
+    /// Counts not yet merged into the state directory's file.
+    unsaved: stats::Stats,
+    unsaved_updates: u32,
 }
+
+/// Counts are merged into the file at least this often (and on every `tick` and `status`).
+const STATS_FLUSH_EVERY: u32 = 50;
 
 impl Engine {
     pub fn new(roots: ConfigRoots, state_dir: Option<PathBuf>, http: Box<dyn Http>) -> Engine {
@@ -44,7 +50,27 @@ impl Engine {
             load_errors: vec![],
             loaded_once: false,
             client: None,
+            unsaved: stats::Stats::default(),
+            unsaved_updates: 0,
         }
+    }
+
+    fn count(&mut self, change: impl FnOnce(&mut stats::Stats)) {
+        change(&mut self.unsaved);
+        self.unsaved_updates += 1;
+        if self.unsaved_updates >= STATS_FLUSH_EVERY {
+            self.flush_stats();
+        }
+    }
+
+    fn flush_stats(&mut self) {
+        if let Some(dir) = &self.state_dir
+            && !self.unsaved.is_empty()
+        {
+            stats::merge_into_file(dir, &self.unsaved);
+        }
+        self.unsaved = stats::Stats::default();
+        self.unsaved_updates = 0;
     }
 
     /// Loads the configuration; on failure the previous one stays in force.
@@ -138,7 +164,7 @@ impl Engine {
             }
         }
         let pack = routed.pack_context.as_ref().and(routed.decision.primary_pack.clone());
-        stats::update(self.state_dir.as_deref(), |s| {
+        self.count(|s| {
             s.turns += 1;
             match outcome {
                 RecallOutcome::Recalled => s.recalls += 1,
@@ -195,7 +221,7 @@ impl Engine {
 
     pub fn agent_end(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> CaptureOutcome {
         let outcome = self.capture(event, ctx);
-        stats::update(self.state_dir.as_deref(), |s| match &outcome {
+        self.count(|s| match &outcome {
             CaptureOutcome::Skipped(_) => s.captures_skipped += 1,
             CaptureOutcome::Spooled { .. } => s.captures_spooled += 1,
             CaptureOutcome::Dropped(why) => {
@@ -251,8 +277,14 @@ impl Engine {
     }
 
     /// Sends spooled turns to Graphiti, oldest first, until one fails (then backs off) or the batch or
-    /// time budget is used.
+    /// time budget is used; then saves the counters.
     pub fn tick(&mut self) -> TickReport {
+        let report = self.send_spooled();
+        self.flush_stats();
+        report
+    }
+
+    fn send_spooled(&mut self) -> TickReport {
         let mut report = TickReport::default();
         if let Err(e) = self.router() {
             report.error = Some(e);
@@ -334,7 +366,7 @@ impl Engine {
         report.sent = sent_names.len() as u32;
         report.pending = spool.depth() as u32;
         let failed = report.error.is_some();
-        stats::update(Some(&state_dir), |s| {
+        self.count(|s| {
             s.episodes_sent += sent_names.len() as u64;
             if failed {
                 s.send_failures += 1;
@@ -416,6 +448,7 @@ impl Engine {
         let graphiti = self.settings.graphiti.clone();
         let (client, http) = self.graphiti();
         let health = client.health(http, Deadline::after(STATUS_HEALTH_TIMEOUT));
+        self.flush_stats();
         let stats = self.state_dir.as_deref().map(stats::load).unwrap_or_default();
         let spool = self.state_dir.as_deref().map(Spool::new);
         let depth = spool.as_ref().map_or(0, Spool::depth);

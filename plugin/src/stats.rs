@@ -1,5 +1,6 @@
 //! Counters for `status` (the PRD's post-deploy monitoring), kept in the state directory so they
-//! survive restarts and are shared by every instance.
+//! survive restarts and are shared by every instance. An instance counts in memory and merges its
+//! counts into the file now and then (on `tick` and `status`), so a turn costs no file I/O for them.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -25,6 +26,31 @@ pub struct Stats {
     pub last_error: Option<String>,
 }
 
+impl Stats {
+    /// Adds another instance's counts to these.
+    pub fn merge(&mut self, other: &Stats) {
+        self.turns += other.turns;
+        self.recalls += other.recalls;
+        self.recall_fallbacks += other.recall_fallbacks;
+        self.recalls_skipped += other.recalls_skipped;
+        for (pack, n) in &other.packs {
+            *self.packs.entry(pack.clone()).or_default() += n;
+        }
+        self.captures_spooled += other.captures_spooled;
+        self.captures_skipped += other.captures_skipped;
+        self.captures_dropped += other.captures_dropped;
+        self.episodes_sent += other.episodes_sent;
+        self.send_failures += other.send_failures;
+        if other.last_error.is_some() {
+            self.last_error.clone_from(&other.last_error);
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        *self == Stats::default()
+    }
+}
+
 fn path(state_dir: &Path) -> PathBuf {
     state_dir.join("stats.json")
 }
@@ -33,14 +59,14 @@ pub fn load(state_dir: &Path) -> Stats {
     fs::read(path(state_dir)).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
 }
 
-/// Applies `change` to the stored counters. Counters are advisory: a failed write is ignored.
-pub fn update(state_dir: Option<&Path>, change: impl FnOnce(&mut Stats)) {
-    let Some(dir) = state_dir else { return };
-    let mut stats = load(dir);
-    change(&mut stats);
-    let target = path(dir);
-    let tmp = target.with_extension("json.tmp");
-    if fs::write(&tmp, serde_json::to_vec(&stats).unwrap_or_default()).is_ok() {
-        let _ = fs::rename(&tmp, &target);
+/// Adds `counts` to the stored counters. Counters are advisory: a failed write is ignored.
+pub fn merge_into_file(state_dir: &Path, counts: &Stats) {
+    let mut stats = load(state_dir);
+    stats.merge(counts);
+    let target = path(state_dir);
+    // A name of its own, so two instances writing at once never interleave in one file.
+    let tmp = target.with_extension(format!("{}.tmp", crate::spool::now_ms() ^ (counts as *const Stats as u64)));
+    if fs::write(&tmp, serde_json::to_vec(&stats).unwrap_or_default()).is_ok() && fs::rename(&tmp, &target).is_err() {
+        let _ = fs::remove_file(&tmp);
     }
 }
