@@ -112,11 +112,11 @@ pub fn last_exchange(messages_json: &str) -> Result<(String, String), String> {
     let user = message_text(&messages[user_at]).map(|t| strip_our_blocks(&t)).unwrap_or_default();
     let assistant = messages[user_at + 1..]
         .iter()
+        .rev()
         .filter(|m| role(m) == "assistant")
         .filter_map(message_text)
         .map(|t| strip_our_blocks(&t))
-        .filter(|t| !t.is_empty())
-        .last()
+        .find(|t| !t.is_empty())
         .unwrap_or_default();
     if user.is_empty() {
         return Err("the user message is empty once the plugin's blocks are removed".into());

@@ -155,7 +155,7 @@ pub fn query(prompt: &str, messages_json: &str, settings: &RecallSettings) -> St
     let earlier: Vec<String> = messages
         .iter()
         .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
-        .filter_map(|m| crate::capture::message_text(m))
+        .filter_map(crate::capture::message_text)
         .map(|t| crate::capture::strip_our_blocks(&t))
         .filter(|t| !t.is_empty() && t.trim() != prompt.trim())
         .collect();

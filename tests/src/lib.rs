@@ -3,6 +3,8 @@
 
 pub mod cases;
 
+use host_shim::{ChatType, HookContext, PromptEvent};
+
 use std::path::{Path, PathBuf};
 
 pub fn workspace() -> PathBuf {
@@ -54,4 +56,24 @@ pub fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), &target).expect("copy file");
         }
     }
+}
+
+/// A user's turn in `session` from agent `main`, sender `user-1`, chat `chat-1` (Graphiti group
+/// `main-dm-user-1` in a direct chat, `main-group-chat-1` in a group).
+pub fn hook_context(session: &str, chat_type: ChatType) -> HookContext {
+    HookContext {
+        session_key: Some(session.into()),
+        session_id: None,
+        agent_id: Some("main".into()),
+        sender_id: Some("user-1".into()),
+        chat_id: Some("chat-1".into()),
+        channel: Some("telegram".into()),
+        chat_type,
+        trigger: Some("user".into()),
+        run_id: None,
+    }
+}
+
+pub fn prompt(text: &str) -> PromptEvent {
+    PromptEvent { prompt: text.into(), messages_json: "[]".into() }
 }

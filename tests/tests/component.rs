@@ -1,10 +1,10 @@
 //! The real `plugin.wasm` in the host shim: its exports, determinism, configuration errors and reloads,
 //! the overlay, conversation stickiness through state, capture, and faults (P6).
 
-use graphiti_openclaw_tests::{copy_dir, example_config, plugin_wasm, temp_dir, workspace};
+use graphiti_openclaw_tests::{copy_dir, example_config, hook_context, plugin_wasm, prompt, temp_dir, workspace};
 use host_shim::{
     AgentEndEvent, CaptureOutcome, ChatType, Command, HookContext, IntentTestRequest, Limits, OutputFormat,
-    PromptEvent, ReloadError, Shim, ShimOptions,
+    ReloadError, Shim, ShimOptions,
 };
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -31,21 +31,7 @@ fn shim_with_state(config: &Path, state: &Path) -> Shim {
 }
 
 fn ctx(session: &str, chat_type: ChatType) -> HookContext {
-    HookContext {
-        session_key: Some(session.into()),
-        session_id: None,
-        agent_id: Some("main".into()),
-        sender_id: Some("user-1".into()),
-        chat_id: Some("chat-1".into()),
-        channel: Some("telegram".into()),
-        chat_type,
-        trigger: Some("user".into()),
-        run_id: None,
-    }
-}
-
-fn prompt(text: &str) -> PromptEvent {
-    PromptEvent { prompt: text.into(), messages_json: "[]".into() }
+    hook_context(session, chat_type)
 }
 
 fn dry(prompt: &str) -> IntentTestRequest {

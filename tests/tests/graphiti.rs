@@ -2,9 +2,9 @@
 //! both APIs: current facts only, entity boosts from recall, failures that degrade to a fallback note
 //! within the budget, skips, scoping, and a capture spool that loses nothing.
 
-use graphiti_openclaw_tests::{copy_dir, example_config, plugin_wasm, temp_dir, workspace};
+use graphiti_openclaw_tests::{copy_dir, example_config, hook_context, plugin_wasm, prompt, temp_dir, workspace};
 use graphiti_standin::{Fault, Options, StandIn};
-use host_shim::{AgentEndEvent, CaptureOutcome, ChatType, HookContext, Limits, PromptEvent, Shim, ShimOptions};
+use host_shim::{AgentEndEvent, CaptureOutcome, ChatType, HookContext, Limits, Shim, ShimOptions};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -46,21 +46,7 @@ fn shim(config: &Path, state: &Path, origin: &str) -> Shim {
 }
 
 fn ctx(chat_type: ChatType) -> HookContext {
-    HookContext {
-        session_key: Some(format!("session-{chat_type:?}")),
-        session_id: None,
-        agent_id: Some("main".into()),
-        sender_id: Some("user-1".into()),
-        chat_id: Some("chat-1".into()),
-        channel: Some("telegram".into()),
-        chat_type,
-        trigger: Some("user".into()),
-        run_id: None,
-    }
-}
-
-fn prompt(text: &str) -> PromptEvent {
-    PromptEvent { prompt: text.into(), messages_json: "[]".into() }
+    hook_context(&format!("session-{chat_type:?}"), chat_type)
 }
 
 fn end(user: &str, assistant: &str) -> AgentEndEvent {
