@@ -5,7 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
 
-echo "test: cargo test (native core, host shim, component through the shim)"
+if [ -z "${GRAPHITI_URL:-}" ]; then
+    echo "test: GRAPHITI_URL is not set: the test against a real Graphiti server is SKIPPED (the stand-in tests run)"
+else
+    echo "test: also against the real Graphiti at $GRAPHITI_URL"
+fi
+echo "test: cargo test (native core, host shim, component through the shim, Graphiti stand-in)"
 cargo test --release --workspace --exclude probe-guest
 
 echo "test: benchmarks, quick (they check their answers)"
