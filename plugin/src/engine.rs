@@ -114,8 +114,8 @@ impl Engine {
     }
 
     fn is_user_turn(&self, ctx: &HookContext) -> bool {
-        let trigger = ctx.trigger.as_deref().map(|t| t.trim().to_ascii_lowercase());
-        trigger.is_none_or(|t| !self.settings.skip.triggers.iter().any(|s| s.eq_ignore_ascii_case(&t)))
+        let trigger = ctx.trigger.as_deref().map(str::trim);
+        trigger.is_none_or(|t| !self.settings.skip.triggers.iter().any(|s| s.eq_ignore_ascii_case(t)))
     }
 
     fn too_short(&self, text: &str) -> bool {
@@ -159,7 +159,7 @@ impl Engine {
         });
         if let (Some(dir), Some(key)) = (&self.state_dir, session_key) {
             let injected = routed.pack_context.as_ref().and(routed.decision.intent.as_deref());
-            if let Err(e) = state::remember(dir, key, injected) {
+            if let Err(e) = state::remember(dir, key, previous.as_deref(), injected) {
                 notes.push(e);
             }
         }
@@ -315,6 +315,7 @@ impl Engine {
             return report;
         }
         let deadline = Deadline::after(Duration::from_millis(capture.flush_budget_ms));
+        let acked = spool.acked();
         let mut sent_names = Vec::new();
         for path in pending.iter().take(capture.flush_batch) {
             if deadline.remaining().is_none() {
@@ -328,7 +329,7 @@ impl Engine {
                     continue;
                 }
             };
-            if spool.was_acked(&episode.name) {
+            if acked.contains(&episode.name) {
                 // Sent before a crash or restart removed it: a replay, not a new turn.
                 let _ = spool.remove(path);
                 continue;

@@ -43,9 +43,7 @@ fn io(what: &str, path: &Path, e: std::io::Error) -> String {
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let tmp = path.with_extension("tmp");
-    fs::write(&tmp, bytes).map_err(|e| io("write", &tmp, e))?;
-    fs::rename(&tmp, path).map_err(|e| io("rename", &tmp, e))
+    crate::files::write_atomically(path, bytes).map_err(|e| io("write", path, e))
 }
 
 /// FNV-1a: a stable short hash for file names.
@@ -83,7 +81,6 @@ impl Spool {
         if depth >= max_episodes {
             return Ok(Appended::Full(depth));
         }
-        fs::create_dir_all(&self.dir).map_err(|e| io("create", &self.dir, e))?;
         // Time first, so names sort in capture order; the hash keeps two turns of one instant apart.
         let micros = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros()).unwrap_or(0);
         let path = self.dir.join(format!("{micros:020}-{:016x}.episode", stable_hash(&episode.name)));
@@ -111,8 +108,9 @@ impl Spool {
         self.dir.join("acked.log")
     }
 
-    pub fn was_acked(&self, name: &str) -> bool {
-        fs::read_to_string(self.acked_path()).is_ok_and(|log| log.lines().any(|l| l == name))
+    /// Names Graphiti has acknowledged recently, read once per flush.
+    pub fn acked(&self) -> std::collections::HashSet<String> {
+        fs::read_to_string(self.acked_path()).map(|log| log.lines().map(str::to_string).collect()).unwrap_or_default()
     }
 
     /// Records that Graphiti accepted `name`; the journal keeps the last few thousand names.
@@ -135,7 +133,6 @@ impl Spool {
     }
 
     pub fn save_backoff(&self, backoff: &Backoff) -> Result<(), String> {
-        fs::create_dir_all(&self.dir).map_err(|e| io("create", &self.dir, e))?;
         write_atomically(&self.dir.join("backoff.json"), &serde_json::to_vec(backoff).unwrap_or_default())
     }
 }
@@ -179,7 +176,8 @@ mod tests {
         let names: Vec<String> = spool.pending().unwrap().iter().map(|p| spool.read(p).unwrap().name).collect();
         assert_eq!(names, ["e0", "e1", "e2"]);
         spool.mark_acked("e0").unwrap();
-        assert!(spool.was_acked("e0") && !spool.was_acked("e1"));
+        let acked = spool.acked();
+        assert!(acked.contains("e0") && !acked.contains("e1"));
         let _ = fs::remove_dir_all(&dir);
     }
 

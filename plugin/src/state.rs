@@ -35,18 +35,13 @@ pub fn previous_intent(dir: &Path, session_key: &str) -> Result<Option<String>, 
     Ok(state.intent.filter(|_| state.session_key == session_key))
 }
 
-/// Records this turn's intent; written only when it changed.
-pub fn remember(dir: &Path, session_key: &str, intent: Option<&str>) -> Result<(), String> {
-    if previous_intent(dir, session_key).ok().flatten().as_deref() == intent {
+/// Records this turn's intent; written only when it differs from `previous`, what the turn read.
+pub fn remember(dir: &Path, session_key: &str, previous: Option<&str>, intent: Option<&str>) -> Result<(), String> {
+    if previous == intent {
         return Ok(());
     }
     let path = file_for(dir, session_key);
     let state = SessionState { session_key: session_key.into(), intent: intent.map(str::to_string) };
-    let write = || -> std::io::Result<()> {
-        fs::create_dir_all(path.parent().unwrap_or(dir))?;
-        let tmp = path.with_extension("json.tmp");
-        fs::write(&tmp, serde_json::to_vec(&state).unwrap_or_default())?;
-        fs::rename(&tmp, &path)
-    };
-    write().map_err(|e| format!("cannot write session state {}: {e}", path.display()))
+    crate::files::write_atomically(&path, &serde_json::to_vec(&state).unwrap_or_default())
+        .map_err(|e| format!("cannot write session state {}: {e}", path.display()))
 }

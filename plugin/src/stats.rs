@@ -63,10 +63,5 @@ pub fn load(state_dir: &Path) -> Stats {
 pub fn merge_into_file(state_dir: &Path, counts: &Stats) {
     let mut stats = load(state_dir);
     stats.merge(counts);
-    let target = path(state_dir);
-    // A name of its own, so two instances writing at once never interleave in one file.
-    let tmp = target.with_extension(format!("{}.tmp", crate::spool::now_ms() ^ (counts as *const Stats as u64)));
-    if fs::write(&tmp, serde_json::to_vec(&stats).unwrap_or_default()).is_ok() && fs::rename(&tmp, &target).is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
+    let _ = crate::files::write_atomically(&path(state_dir), &serde_json::to_vec(&stats).unwrap_or_default());
 }
