@@ -343,9 +343,14 @@ fn turn(
 }
 
 fn print_tick(tick: &TickReport) {
-    print!("tick: sent {} episode(s) to Graphiti, {} waiting", tick.sent, tick.pending);
+    print!(
+        "tick: sent {} episode(s) to Graphiti, {} waiting",
+        tick.sent, tick.pending
+    );
     match (&tick.error, tick.retry_in_ms) {
-        (Some(error), Some(ms)) => println!("; retry in {:.1} s after: {error}", ms as f64 / 1000.0),
+        (Some(error), Some(ms)) => {
+            println!("; retry in {:.1} s after: {error}", ms as f64 / 1000.0)
+        }
         (Some(error), None) => println!("; {error}"),
         _ => println!(),
     }
@@ -370,7 +375,13 @@ fn print_injection(injection: &Injection) {
     let decision = &injection.decision;
     match (&decision.intent, &decision.primary_pack) {
         (Some(intent), Some(pack)) => println!("decision: {intent} → pack {pack}"),
-        _ => println!("decision: no pack ({})", decision.no_pack_reason.as_deref().unwrap_or("no reason given")),
+        _ => println!(
+            "decision: no pack ({})",
+            decision
+                .no_pack_reason
+                .as_deref()
+                .unwrap_or("no reason given")
+        ),
     }
     for step in &decision.trace {
         println!("  trace: {step}");
@@ -383,7 +394,10 @@ fn print_injection(injection: &Injection) {
 fn print_capture(capture: &CaptureOutcome) {
     match capture {
         CaptureOutcome::Spooled(turn) => {
-            println!("agent-end: spooled episode {} for group {}", turn.episode, turn.group_id);
+            println!(
+                "agent-end: spooled episode {} for group {}",
+                turn.episode, turn.group_id
+            );
             println!("user: {}", turn.user);
             println!("assistant: {}", turn.assistant);
         }

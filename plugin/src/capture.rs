@@ -86,7 +86,11 @@ pub fn message_text(message: &Value) -> Option<String> {
         Value::Array(parts) => {
             let texts: Vec<&str> = parts
                 .iter()
-                .filter(|p| p.get("type").and_then(Value::as_str).is_none_or(|t| t == "text"))
+                .filter(|p| {
+                    p.get("type")
+                        .and_then(Value::as_str)
+                        .is_none_or(|t| t == "text")
+                })
                 .filter_map(|p| p.get("text").and_then(Value::as_str))
                 .collect();
             (!texts.is_empty()).then(|| texts.join("\n"))
@@ -100,16 +104,24 @@ pub fn last_exchange(messages_json: &str) -> Result<(String, String), String> {
     let messages: Value = if messages_json.trim().is_empty() {
         Value::Array(vec![])
     } else {
-        serde_json::from_str(messages_json).map_err(|e| format!("the message list is not JSON: {e}"))?
+        serde_json::from_str(messages_json)
+            .map_err(|e| format!("the message list is not JSON: {e}"))?
     };
     let Some(messages) = messages.as_array() else {
         return Err("the message list must be a JSON array".into());
     };
-    let role = |m: &Value| m.get("role").and_then(Value::as_str).unwrap_or("").to_string();
+    let role = |m: &Value| {
+        m.get("role")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
     let Some(user_at) = messages.iter().rposition(|m| role(m) == "user") else {
         return Err("no user message in this turn".into());
     };
-    let user = message_text(&messages[user_at]).map(|t| strip_our_blocks(&t)).unwrap_or_default();
+    let user = message_text(&messages[user_at])
+        .map(|t| strip_our_blocks(&t))
+        .unwrap_or_default();
     let assistant = messages[user_at + 1..]
         .iter()
         .rev()
@@ -134,12 +146,18 @@ mod tests {
     #[test]
     fn strips_exactly_our_blocks() {
         let text = "<graphiti-context>\nfact\n</graphiti-context>\n\n<pack-context intent=\"a\">\nx\n</pack-context>\n\nHello <b>there</b> <pack-contextual>";
-        assert_eq!(strip_our_blocks(text), "Hello <b>there</b> <pack-contextual>");
+        assert_eq!(
+            strip_our_blocks(text),
+            "Hello <b>there</b> <pack-contextual>"
+        );
     }
 
     #[test]
     fn unterminated_and_stray_tags() {
-        assert_eq!(strip_our_blocks("Hi\n<pack-context intent=\"a\">\ncut off"), "Hi");
+        assert_eq!(
+            strip_our_blocks("Hi\n<pack-context intent=\"a\">\ncut off"),
+            "Hi"
+        );
         assert_eq!(strip_our_blocks("a </graphiti-fallback> b"), "a  b");
     }
 
@@ -148,8 +166,15 @@ mod tests {
         let messages = r#"[{"role":"user","content":"old"},{"role":"assistant","content":"old answer"},
             {"role":"user","content":[{"type":"text","text":"<graphiti-context>f</graphiti-context>\n\nnew question"}]},
             {"role":"toolResult","content":"tool"},{"role":"assistant","content":[{"type":"text","text":"new answer"}]}]"#;
-        assert_eq!(last_exchange(messages).unwrap(), ("new question".into(), "new answer".into()));
+        assert_eq!(
+            last_exchange(messages).unwrap(),
+            ("new question".into(), "new answer".into())
+        );
         assert!(last_exchange("{}").unwrap_err().contains("array"));
-        assert!(last_exchange(r#"[{"role":"user","content":"q"}]"#).unwrap_err().contains("no assistant"));
+        assert!(
+            last_exchange(r#"[{"role":"user","content":"q"}]"#)
+                .unwrap_err()
+                .contains("no assistant")
+        );
     }
 }

@@ -14,14 +14,26 @@ const MAX_KEYWORD_OVERLAP: f64 = 0.5;
 const NONE: &str = "none";
 
 pub fn failure(exit_code: u8, message: impl Into<String>) -> CommandOutput {
-    CommandOutput { exit_code, stdout: String::new(), stderr: message.into() + "\n" }
+    CommandOutput {
+        exit_code,
+        stdout: String::new(),
+        stderr: message.into() + "\n",
+    }
 }
 
 fn success(stdout: String) -> CommandOutput {
-    CommandOutput { exit_code: 0, stdout, stderr: String::new() }
+    CommandOutput {
+        exit_code: 0,
+        stdout,
+        stderr: String::new(),
+    }
 }
 
-pub fn render_intent_test(request: &IntentTestRequest, injection: &Injection, format: OutputFormat) -> CommandOutput {
+pub fn render_intent_test(
+    request: &IntentTestRequest,
+    injection: &Injection,
+    format: OutputFormat,
+) -> CommandOutput {
     if format == OutputFormat::Json {
         let value = json!({
             "prompt": request.prompt,
@@ -35,12 +47,20 @@ pub fn render_intent_test(request: &IntentTestRequest, injection: &Injection, fo
     }
     let d = &injection.decision;
     let mut out = String::new();
-    let recall = request.recall_json.as_deref().and_then(|j| Recall::from_json(j).ok()).unwrap_or_default();
+    let recall = request
+        .recall_json
+        .as_deref()
+        .and_then(|j| Recall::from_json(j).ok())
+        .unwrap_or_default();
     let _ = writeln!(out, "intent-test: {:?}", request.prompt);
     let _ = writeln!(
         out,
         "chat: {}   previous pack: {}   recall: {} nodes, {} facts\n",
-        if request.group_chat { "group" } else { "direct" },
+        if request.group_chat {
+            "group"
+        } else {
+            "direct"
+        },
         request.previous_pack.as_deref().unwrap_or(NONE),
         recall.nodes.len(),
         recall.facts.len()
@@ -64,7 +84,19 @@ pub fn render_intent_test(request: &IntentTestRequest, injection: &Injection, fo
                 ]
             })
             .collect();
-        out.push_str(&table(&["RULE", "PACK TYPE", "KEYWORDS", "KW", "BOOST", "SCORE", "MIN", "STATUS"], &rows));
+        out.push_str(&table(
+            &[
+                "RULE",
+                "PACK TYPE",
+                "KEYWORDS",
+                "KW",
+                "BOOST",
+                "SCORE",
+                "MIN",
+                "STATUS",
+            ],
+            &rows,
+        ));
     }
     out.push_str("\nTrace:\n");
     for (i, step) in d.trace.iter().enumerate() {
@@ -83,7 +115,11 @@ pub fn render_intent_test(request: &IntentTestRequest, injection: &Injection, fo
             out.push('\n');
         }
         _ => {
-            let _ = writeln!(out, "no pack ({})", d.no_pack_reason.as_deref().unwrap_or("no reason given"));
+            let _ = writeln!(
+                out,
+                "no pack ({})",
+                d.no_pack_reason.as_deref().unwrap_or("no reason given")
+            );
         }
     }
     for skipped in &d.skipped_packs {
@@ -123,7 +159,11 @@ fn table<const N: usize>(header: &[&str; N], rows: &[[String; N]]) -> String {
     }
     let mut out = String::new();
     let mut line = |cells: Vec<&str>| {
-        let padded: Vec<String> = cells.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
         out.push_str(padded.join("  ").trim_end());
         out.push('\n');
     };
@@ -150,11 +190,18 @@ pub fn check_config(result: ConfigResult) -> CommandOutput {
             success(out)
         }
         Err(errors) => {
-            let mut err = format!("configuration has {} error(s); the last good configuration stays in force:\n", errors.len());
+            let mut err = format!(
+                "configuration has {} error(s); the last good configuration stays in force:\n",
+                errors.len()
+            );
             for e in &errors {
                 let _ = writeln!(err, "  {e}");
             }
-            CommandOutput { exit_code: 1, stdout: String::new(), stderr: err }
+            CommandOutput {
+                exit_code: 1,
+                stdout: String::new(),
+                stderr: err,
+            }
         }
     }
 }
@@ -165,7 +212,11 @@ pub fn lint_rules(router: &Router) -> CommandOutput {
     let mut notices = Vec::new();
     for (i, a) in router.rules.iter().enumerate() {
         for b in &router.rules[i + 1..] {
-            let shared: Vec<&String> = a.keywords.iter().filter(|k| b.keywords.contains(k)).collect();
+            let shared: Vec<&String> = a
+                .keywords
+                .iter()
+                .filter(|k| b.keywords.contains(k))
+                .collect();
             let smaller = a.keywords.len().min(b.keywords.len()).max(1);
             let overlap = shared.len() as f64 / smaller as f64;
             if overlap > MAX_KEYWORD_OVERLAP {
@@ -176,14 +227,21 @@ pub fn lint_rules(router: &Router) -> CommandOutput {
                     shared.len(),
                     smaller,
                     overlap * 100.0,
-                    shared.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+                    shared
+                        .iter()
+                        .map(|k| k.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ));
             }
             // Rasa's check: a keyword inside another rule's keyword makes both match.
             for ka in &a.keywords {
                 for kb in &b.keywords {
                     if ka != kb && (kb.contains(ka.as_str()) || ka.contains(kb.as_str())) {
-                        notices.push(format!("{}'s {ka:?} and {}'s {kb:?} overlap as text", a.id, b.id));
+                        notices.push(format!(
+                            "{}'s {ka:?} and {}'s {kb:?} overlap as text",
+                            a.id, b.id
+                        ));
                     }
                 }
             }
@@ -194,15 +252,27 @@ pub fn lint_rules(router: &Router) -> CommandOutput {
         let _ = writeln!(out, "notice: {n}");
     }
     if problems.is_empty() {
-        let _ = writeln!(out, "lint-rules: {} rules, no pair shares more than 50% of its keywords", router.rules.len());
+        let _ = writeln!(
+            out,
+            "lint-rules: {} rules, no pair shares more than 50% of its keywords",
+            router.rules.len()
+        );
         success(out)
     } else {
         let mut err = String::new();
         for p in &problems {
             let _ = writeln!(err, "overlap: {p}");
         }
-        let _ = writeln!(err, "lint-rules: {} rule pair(s) share more than 50% of their keywords", problems.len());
-        CommandOutput { exit_code: 1, stdout: out, stderr: err }
+        let _ = writeln!(
+            err,
+            "lint-rules: {} rule pair(s) share more than 50% of their keywords",
+            problems.len()
+        );
+        CommandOutput {
+            exit_code: 1,
+            stdout: out,
+            stderr: err,
+        }
     }
 }
 
@@ -216,10 +286,14 @@ struct EvalCase {
 }
 
 fn parse_cases(text: &str) -> Result<Vec<EvalCase>, String> {
-    let value: Value = serde_json::from_str(text).map_err(|e| format!("cases file is not JSON: {e}"))?;
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| format!("cases file is not JSON: {e}"))?;
     let list = match &value {
         Value::Array(list) => list,
-        Value::Object(o) => o.get("cases").and_then(Value::as_array).ok_or("cases file: expected a list or {\"cases\": [...]}")?,
+        Value::Object(o) => o
+            .get("cases")
+            .and_then(Value::as_array)
+            .ok_or("cases file: expected a list or {\"cases\": [...]}")?,
         _ => return Err("cases file: expected a list or {\"cases\": [...]}".into()),
     };
     list.iter()
@@ -229,23 +303,38 @@ fn parse_cases(text: &str) -> Result<Vec<EvalCase>, String> {
             let prompt = field("prompt")
                 .or(field("query"))
                 .and_then(Value::as_str)
-                .ok_or(format!("cases[{i}]: needs a \"prompt\" (or \"query\") string"))?;
+                .ok_or(format!(
+                    "cases[{i}]: needs a \"prompt\" (or \"query\") string"
+                ))?;
             let expected = match field("expected_pack_type").or(field("expected")) {
                 Some(Value::String(s)) => s.clone(),
                 Some(Value::Null) => NONE.into(),
-                _ => return Err(format!("cases[{i}]: needs \"expected_pack_type\": a pack type or null")),
+                _ => {
+                    return Err(format!(
+                        "cases[{i}]: needs \"expected_pack_type\": a pack type or null"
+                    ));
+                }
             };
             let recall = match field("recall") {
-                Some(r) => Recall::from_json(&r.to_string()).map_err(|e| format!("cases[{i}]: {e}"))?,
+                Some(r) => {
+                    Recall::from_json(&r.to_string()).map_err(|e| format!("cases[{i}]: {e}"))?
+                }
                 None => Recall::default(),
             };
             Ok(EvalCase {
-                id: field("id").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| format!("#{}", i + 1)),
+                id: field("id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| format!("#{}", i + 1)),
                 prompt: prompt.into(),
                 expected,
                 recall,
-                group_chat: field("group_chat").and_then(Value::as_bool).unwrap_or(false),
-                previous: field("previous_pack").and_then(Value::as_str).map(str::to_string),
+                group_chat: field("group_chat")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                previous: field("previous_pack")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
             })
         })
         .collect()
@@ -254,7 +343,10 @@ fn parse_cases(text: &str) -> Result<Vec<EvalCase>, String> {
 /// Shadow-compare: each case's expected pack type (or none) against what routing picks.
 pub fn eval(router: &Router, cases_json: &str, threshold: f64) -> CommandOutput {
     if !(0.0..=1.0).contains(&threshold) {
-        return failure(2, format!("threshold must be between 0 and 1, not {threshold}"));
+        return failure(
+            2,
+            format!("threshold must be between 0 and 1, not {threshold}"),
+        );
     }
     let cases = match parse_cases(cases_json) {
         Ok(cases) if cases.is_empty() => return failure(2, "cases file has no cases"),
@@ -271,7 +363,10 @@ pub fn eval(router: &Router, cases_json: &str, threshold: f64) -> CommandOutput 
             previous: case.previous.as_deref(),
         });
         let predicted = match (&routed.pack_context, &routed.decision.intent) {
-            (Some(_), Some(intent)) => router.rule(intent).map(|r| r.pack_type.clone()).unwrap_or_else(|| NONE.into()),
+            (Some(_), Some(intent)) => router
+                .rule(intent)
+                .map(|r| r.pack_type.clone())
+                .unwrap_or_else(|| NONE.into()),
             _ => NONE.into(),
         };
         if predicted != case.expected {
@@ -280,21 +375,40 @@ pub fn eval(router: &Router, cases_json: &str, threshold: f64) -> CommandOutput 
                 case.id,
                 case.expected,
                 predicted,
-                routed.decision.no_pack_reason.as_deref().unwrap_or("routed"),
+                routed
+                    .decision
+                    .no_pack_reason
+                    .as_deref()
+                    .unwrap_or("routed"),
                 case.prompt
             ));
         }
-        *confusion.entry((case.expected.clone(), predicted)).or_default() += 1;
+        *confusion
+            .entry((case.expected.clone(), predicted))
+            .or_default() += 1;
     }
     let correct = cases.len() - misses.len();
     let accuracy = correct as f64 / cases.len() as f64;
 
-    let mut labels: Vec<String> = confusion.keys().flat_map(|(e, p)| [e.clone(), p.clone()]).collect();
+    let mut labels: Vec<String> = confusion
+        .keys()
+        .flat_map(|(e, p)| [e.clone(), p.clone()])
+        .collect();
     labels.sort();
     labels.dedup();
-    let mut out = format!("eval: {correct}/{} correct, accuracy {:.1}% (threshold {:.1}%)\n\n", cases.len(), accuracy * 100.0, threshold * 100.0);
+    let mut out = format!(
+        "eval: {correct}/{} correct, accuracy {:.1}% (threshold {:.1}%)\n\n",
+        cases.len(),
+        accuracy * 100.0,
+        threshold * 100.0
+    );
     out.push_str("confusion (rows: expected, columns: predicted)\n");
-    let width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(4).max(8);
+    let width = labels
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(8);
     let _ = write!(out, "{:<width$}", "");
     for l in &labels {
         let _ = write!(out, "  {l:>width$}");
@@ -303,7 +417,10 @@ pub fn eval(router: &Router, cases_json: &str, threshold: f64) -> CommandOutput 
     for expected in &labels {
         let _ = write!(out, "{expected:<width$}");
         for predicted in &labels {
-            let n = confusion.get(&(expected.clone(), predicted.clone())).copied().unwrap_or(0);
+            let n = confusion
+                .get(&(expected.clone(), predicted.clone()))
+                .copied()
+                .unwrap_or(0);
             let _ = write!(out, "  {n:>width$}");
         }
         out.push('\n');
@@ -315,8 +432,16 @@ pub fn eval(router: &Router, cases_json: &str, threshold: f64) -> CommandOutput 
         }
     }
     if accuracy + 1e-12 < threshold {
-        let stderr = format!("eval: accuracy {:.1}% is below the threshold {:.1}%\n", accuracy * 100.0, threshold * 100.0);
-        CommandOutput { exit_code: 1, stdout: out, stderr }
+        let stderr = format!(
+            "eval: accuracy {:.1}% is below the threshold {:.1}%\n",
+            accuracy * 100.0,
+            threshold * 100.0
+        );
+        CommandOutput {
+            exit_code: 1,
+            stdout: out,
+            stderr,
+        }
     } else {
         success(out)
     }
@@ -339,7 +464,12 @@ pub fn render_status(
         Ok(status) => format!("reachable ({status})"),
         Err(e) => format!("UNREACHABLE: {e}"),
     };
-    let _ = writeln!(out, "graphiti: {} {} — {reach}", graphiti.transport.name(), graphiti.url);
+    let _ = writeln!(
+        out,
+        "graphiti: {} {} — {reach}",
+        graphiti.transport.name(),
+        graphiti.url
+    );
     let _ = writeln!(
         out,
         "recall:   {} turns, {} recalled, {} fallbacks, {} skipped",
@@ -348,7 +478,11 @@ pub fn render_status(
     let _ = writeln!(
         out,
         "capture:  {} spooled, {} sent, {} skipped, {} dropped, {} send failures",
-        stats.captures_spooled, stats.episodes_sent, stats.captures_skipped, stats.captures_dropped, stats.send_failures
+        stats.captures_spooled,
+        stats.episodes_sent,
+        stats.captures_skipped,
+        stats.captures_dropped,
+        stats.send_failures
     );
     let waiting = match retry_in_ms {
         Some(ms) => format!(", backing off: next attempt in {:.1} s", ms as f64 / 1000.0),
@@ -362,16 +496,31 @@ pub fn render_status(
     let rule = if judged {
         format!("flagged above {:.0}%", BROAD_PACK_RATE * 100.0)
     } else {
-        format!("flagged above {:.0}% from {TURNS_TO_JUDGE_RATES} turns on", BROAD_PACK_RATE * 100.0)
+        format!(
+            "flagged above {:.0}% from {TURNS_TO_JUDGE_RATES} turns on",
+            BROAD_PACK_RATE * 100.0
+        )
     };
     let _ = writeln!(out, "packs (share of {} turns; {rule}):", stats.turns);
     if stats.packs.is_empty() {
         out.push_str("  none injected yet\n");
     }
     for (pack, count) in &stats.packs {
-        let rate = if stats.turns == 0 { 0.0 } else { *count as f64 / stats.turns as f64 };
-        let flag = if judged && rate > BROAD_PACK_RATE { "  ⚠ above 30%: keywords may be too broad" } else { "" };
+        let rate = if stats.turns == 0 {
+            0.0
+        } else {
+            *count as f64 / stats.turns as f64
+        };
+        let flag = if judged && rate > BROAD_PACK_RATE {
+            "  ⚠ above 30%: keywords may be too broad"
+        } else {
+            ""
+        };
         let _ = writeln!(out, "  {pack:<28} {count:>6}  {:>5.1}%{flag}", rate * 100.0);
     }
-    CommandOutput { exit_code: if health.is_ok() { 0 } else { 1 }, stdout: out, stderr: String::new() }
+    CommandOutput {
+        exit_code: if health.is_ok() { 0 } else { 1 },
+        stdout: out,
+        stderr: String::new(),
+    }
 }

@@ -45,10 +45,16 @@ impl net::Http for HostHttp {
             url: request.url,
             headers: request.headers,
             body: request.body,
-            timeout_ms: u32::try_from(request.timeout.as_millis()).unwrap_or(u32::MAX).max(1),
+            timeout_ms: u32::try_from(request.timeout.as_millis())
+                .unwrap_or(u32::MAX)
+                .max(1),
         };
         match host::http_request(&request) {
-            Ok(r) => Ok(net::Response { status: r.status, headers: r.headers, body: r.body }),
+            Ok(r) => Ok(net::Response {
+                status: r.status,
+                headers: r.headers,
+                body: r.body,
+            }),
             Err(host::HttpError::Refused(why)) => Err(net::HttpError::Refused(why)),
             Err(host::HttpError::Timeout) => Err(net::HttpError::Timeout),
             Err(host::HttpError::Transport(why)) => Err(net::HttpError::Transport(why)),
@@ -88,7 +94,10 @@ impl Guest for Component {
     }
 
     fn before_agent_start(event: wit::PromptEvent, ctx: wit::HookContext) -> wit::Injection {
-        let event = api::PromptEvent { prompt: event.prompt, messages_json: event.messages_json };
+        let event = api::PromptEvent {
+            prompt: event.prompt,
+            messages_json: event.messages_json,
+        };
         let injection = with_engine(|e| e.before_agent_start(&event, &hook_context(ctx)));
         for note in &injection.notes {
             host::log(LogLevel::Warn, note);
@@ -105,9 +114,17 @@ impl Guest for Component {
         };
         match with_engine(|e| e.agent_end(&event, &hook_context(ctx))) {
             decision::CaptureOutcome::Skipped(why) => wit::CaptureOutcome::Skipped(why),
-            decision::CaptureOutcome::Spooled { user, assistant, episode, group_id } => {
-                wit::CaptureOutcome::Spooled(wit::SpooledTurn { user, assistant, episode, group_id })
-            }
+            decision::CaptureOutcome::Spooled {
+                user,
+                assistant,
+                episode,
+                group_id,
+            } => wit::CaptureOutcome::Spooled(wit::SpooledTurn {
+                user,
+                assistant,
+                episode,
+                group_id,
+            }),
             decision::CaptureOutcome::Dropped(why) => {
                 host::log(LogLevel::Error, &format!("capture: {why}"));
                 wit::CaptureOutcome::Dropped(why)
@@ -121,7 +138,10 @@ impl Guest for Component {
             host::log(LogLevel::Warn, &format!("capture: {note}"));
         }
         if let Some(e) = &report.error {
-            host::log(LogLevel::Warn, &format!("capture: sending to Graphiti failed, will retry: {e}"));
+            host::log(
+                LogLevel::Warn,
+                &format!("capture: sending to Graphiti failed, will retry: {e}"),
+            );
         }
         wit::TickReport {
             sent: report.sent,
@@ -152,7 +172,11 @@ impl Guest for Component {
             wit::Command::Status => api::Command::Status,
         };
         let out = with_engine(|e| e.run_command(&command));
-        wit::CommandOutput { exit_code: out.exit_code, stdout: out.stdout, stderr: out.stderr }
+        wit::CommandOutput {
+            exit_code: out.exit_code,
+            stdout: out.stdout,
+            stderr: out.stderr,
+        }
     }
 }
 
@@ -184,7 +208,12 @@ fn intent_test_request(r: wit::IntentTestRequest) -> api::IntentTestRequest {
 }
 
 fn config_error(e: NativeConfigError) -> wit::ConfigError {
-    wit::ConfigError { file: e.file, line: e.line, field: e.field, message: e.message }
+    wit::ConfigError {
+        file: e.file,
+        line: e.line,
+        field: e.field,
+        message: e.message,
+    }
 }
 
 fn injection(i: decision::Injection) -> wit::Injection {
@@ -199,7 +228,10 @@ fn injection(i: decision::Injection) -> wit::Injection {
             skipped_packs: d
                 .skipped_packs
                 .into_iter()
-                .map(|s| wit::SkippedPack { pack: s.pack, reason: s.reason })
+                .map(|s| wit::SkippedPack {
+                    pack: s.pack,
+                    reason: s.reason,
+                })
                 .collect(),
             sticky: d.sticky,
             no_pack_reason: d.no_pack_reason,

@@ -252,7 +252,11 @@ pub struct GraphitiSettings {
 
 impl Default for GraphitiSettings {
     fn default() -> Self {
-        Self { url: "http://localhost:8000/mcp".into(), transport: Default::default(), group_id: Default::default() }
+        Self {
+            url: "http://localhost:8000/mcp".into(),
+            transport: Default::default(),
+            group_id: Default::default(),
+        }
     }
 }
 
@@ -268,7 +272,10 @@ pub struct GroupIdSettings {
 
 impl Default for GroupIdSettings {
     fn default() -> Self {
-        Self { direct: "{agent}-dm-{sender}".into(), group: "{agent}-group-{chat}".into() }
+        Self {
+            direct: "{agent}-dm-{sender}".into(),
+            group: "{agent}-group-{chat}".into(),
+        }
     }
 }
 
@@ -356,7 +363,9 @@ impl Default for SkipSettings {
     fn default() -> Self {
         Self {
             min_prompt_chars: 8,
-            triggers: ["heartbeat", "cron", "sub-agent", "subagent", "system"].map(String::from).to_vec(),
+            triggers: ["heartbeat", "cron", "sub-agent", "subagent", "system"]
+                .map(String::from)
+                .to_vec(),
         }
     }
 }
@@ -373,7 +382,11 @@ pub struct RoutingSettings {
 
 impl Default for RoutingSettings {
     fn default() -> Self {
-        Self { sticky: StickySettings::default(), max_pack_context_chars: 16_000, max_prompt_chars: 32_000 }
+        Self {
+            sticky: StickySettings::default(),
+            max_pack_context_chars: 16_000,
+            max_prompt_chars: 32_000,
+        }
     }
 }
 
@@ -392,15 +405,25 @@ impl Default for StickySettings {
         Self {
             enabled: true,
             max_words: 20,
-            continuation_signals: ["also", "and what about", "what about", "continue", "and also", "same for"]
-                .map(String::from)
-                .to_vec(),
+            continuation_signals: [
+                "also",
+                "and what about",
+                "what about",
+                "continue",
+                "and also",
+                "same for",
+            ]
+            .map(String::from)
+            .to_vec(),
         }
     }
 }
 
 /// Checks of the settings that types alone cannot make.
-pub fn validate_plugin_settings(settings: &PluginSettings, source: &SourceFile) -> Vec<ConfigError> {
+pub fn validate_plugin_settings(
+    settings: &PluginSettings,
+    source: &SourceFile,
+) -> Vec<ConfigError> {
     let mut errors = Vec::new();
     let mut error = |section: &str, field: &str, message: String| {
         let line = source
@@ -408,13 +431,25 @@ pub fn validate_plugin_settings(settings: &PluginSettings, source: &SourceFile) 
             .lines()
             .position(|l| l.trim_start().starts_with(&format!("{field}:")))
             .map(|i| i as u32 + 1);
-        errors.push(ConfigError { file: source.display.clone(), line, field: Some(format!("{section}.{field}")), message });
+        errors.push(ConfigError {
+            file: source.display.clone(),
+            line,
+            field: Some(format!("{section}.{field}")),
+            message,
+        });
     };
     let url = &settings.graphiti.url;
     if !(url.starts_with("http://") || url.starts_with("https://")) {
-        error("graphiti", "url", format!("{url:?} must be an http:// or https:// URL"));
+        error(
+            "graphiti",
+            "url",
+            format!("{url:?} must be an http:// or https:// URL"),
+        );
     }
-    for (field, template) in [("direct", &settings.graphiti.group_id.direct), ("group", &settings.graphiti.group_id.group)] {
+    for (field, template) in [
+        ("direct", &settings.graphiti.group_id.direct),
+        ("group", &settings.graphiti.group_id.group),
+    ] {
         if let Err(why) = crate::recall::check_group_template(template) {
             error("graphiti.group_id", field, why);
         }
@@ -428,8 +463,14 @@ pub fn validate_plugin_settings(settings: &PluginSettings, source: &SourceFile) 
     if settings.capture.spool_max_episodes == 0 {
         error("capture", "spool_max_episodes", "must be above 0".into());
     }
-    if settings.capture.backoff_initial_ms == 0 || settings.capture.backoff_max_ms < settings.capture.backoff_initial_ms {
-        error("capture", "backoff_max_ms", "backoff needs 0 < backoff_initial_ms ≤ backoff_max_ms".into());
+    if settings.capture.backoff_initial_ms == 0
+        || settings.capture.backoff_max_ms < settings.capture.backoff_initial_ms
+    {
+        error(
+            "capture",
+            "backoff_max_ms",
+            "backoff needs 0 < backoff_initial_ms ≤ backoff_max_ms".into(),
+        );
     }
     errors
 }
@@ -473,12 +514,20 @@ impl ConfigRoots {
                 message: "paths must be relative and stay inside the config directory".into(),
             });
         }
-        let candidates = self.overlay.iter().map(|dir| (dir, true)).chain([(&self.config, false)]);
+        let candidates = self
+            .overlay
+            .iter()
+            .map(|dir| (dir, true))
+            .chain([(&self.config, false)]);
         for (dir, from_overlay) in candidates {
             let path = dir.join(relative);
             match fs::read_to_string(&path) {
                 Ok(text) => {
-                    return Ok(Some(SourceFile { display: path.display().to_string(), text, from_overlay }));
+                    return Ok(Some(SourceFile {
+                        display: path.display().to_string(),
+                        text,
+                        from_overlay,
+                    }));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => {
@@ -514,7 +563,12 @@ pub fn parse<T: DeserializeOwned>(file: &SourceFile) -> Result<T, ConfigError> {
     if file.display.ends_with(".json") {
         serde_json::from_str(&file.text).map_err(|e| {
             let (field, message) = split_path(&e.to_string());
-            ConfigError { file: file.display.clone(), line: Some(e.line() as u32), field, message }
+            ConfigError {
+                file: file.display.clone(),
+                line: Some(e.line() as u32),
+                field,
+                message,
+            }
         })
     } else {
         serde_norway::from_str(&file.text).map_err(|e| {
@@ -534,7 +588,9 @@ fn split_path(message: &str) -> (Option<String>, String) {
     if let Some((path, rest)) = message.split_once(": ") {
         let looks_like_path = !path.is_empty()
             && !path.contains(' ')
-            && path.chars().all(|c| c.is_alphanumeric() || "_.[]-".contains(c));
+            && path
+                .chars()
+                .all(|c| c.is_alphanumeric() || "_.[]-".contains(c));
         if looks_like_path {
             return (Some(path.to_string()), rest.to_string());
         }
@@ -560,12 +616,23 @@ pub fn locate(text: &str, key: &str, item: &str, field: Option<&str>) -> Option<
     let lines: Vec<&str> = text.lines().collect();
     let is_item_line = |line: &str| {
         let t = line.trim_start().trim_start_matches(['-', ' ', '{']);
-        let rest = t.strip_prefix(&format!("{key}:")).or_else(|| t.strip_prefix(&format!("\"{key}\":")));
+        let rest = t
+            .strip_prefix(&format!("{key}:"))
+            .or_else(|| t.strip_prefix(&format!("\"{key}\":")));
         // The value ends at the end of line, or at a comma in one-line JSON.
-        rest.is_some_and(|rest| rest.split(',').next().unwrap_or("").trim().trim_matches(['"', '\'', '}', ' ']) == item)
+        rest.is_some_and(|rest| {
+            rest.split(',')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .trim_matches(['"', '\'', '}', ' '])
+                == item
+        })
     };
     let start = lines.iter().position(|l| is_item_line(l))?;
-    let Some(field) = field else { return Some(start as u32 + 1) };
+    let Some(field) = field else {
+        return Some(start as u32 + 1);
+    };
     let indent = |l: &str| l.len() - l.trim_start().len();
     // JSON written one item per line: the field sits on the item's own line.
     if lines[start].contains(&format!("\"{field}\"")) {
@@ -589,7 +656,11 @@ mod tests {
     use super::*;
 
     fn yaml(text: &str) -> SourceFile {
-        SourceFile { display: "intent_rules.yaml".into(), text: text.into(), from_overlay: false }
+        SourceFile {
+            display: "intent_rules.yaml".into(),
+            text: text.into(),
+            from_overlay: false,
+        }
     }
 
     #[test]
@@ -610,12 +681,20 @@ mod tests {
         ))
         .unwrap_err();
         assert_eq!(err.line, Some(5), "{err}");
-        assert_eq!(err.field.as_deref(), Some("rules[0].keyword_weight"), "{err}");
+        assert_eq!(
+            err.field.as_deref(),
+            Some("rules[0].keyword_weight"),
+            "{err}"
+        );
     }
 
     #[test]
     fn json_errors_have_lines() {
-        let file = SourceFile { display: "r.json".into(), text: "{\n \"rules\": [\n  {\"id\": 3}\n ]\n}".into(), from_overlay: false };
+        let file = SourceFile {
+            display: "r.json".into(),
+            text: "{\n \"rules\": [\n  {\"id\": 3}\n ]\n}".into(),
+            from_overlay: false,
+        };
         let err = parse::<RulesFile>(&file).unwrap_err();
         assert_eq!(err.line, Some(3), "{err}");
     }

@@ -46,7 +46,11 @@ impl Decision {
     /// No pack, for a reason that is not routing's own (no configuration, a skipped turn...).
     pub fn none(reason: impl Into<String>) -> Decision {
         let reason = reason.into();
-        Decision { trace: vec![format!("no pack: {reason}")], no_pack_reason: Some(reason), ..Decision::default() }
+        Decision {
+            trace: vec![format!("no pack: {reason}")],
+            no_pack_reason: Some(reason),
+            ..Decision::default()
+        }
     }
 }
 
@@ -63,7 +67,12 @@ pub enum CaptureOutcome {
     /// Nothing to capture, and why.
     Skipped(String),
     /// On disk in the spool; `tick` sends it.
-    Spooled { user: String, assistant: String, episode: String, group_id: String },
+    Spooled {
+        user: String,
+        assistant: String,
+        episode: String,
+        group_id: String,
+    },
     /// A turn that should have been captured and was not (spool full or unwritable): said loudly.
     Dropped(String),
 }

@@ -108,14 +108,25 @@ impl Engine {
             Some(router) => Ok(router),
             None => Err(format!(
                 "no configuration loaded: {}",
-                self.load_errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+                self.load_errors
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ")
             )),
         }
     }
 
     fn is_user_turn(&self, ctx: &HookContext) -> bool {
         let trigger = ctx.trigger.as_deref().map(str::trim);
-        trigger.is_none_or(|t| !self.settings.skip.triggers.iter().any(|s| s.eq_ignore_ascii_case(t)))
+        trigger.is_none_or(|t| {
+            !self
+                .settings
+                .skip
+                .triggers
+                .iter()
+                .any(|s| s.eq_ignore_ascii_case(t))
+        })
     }
 
     fn too_short(&self, text: &str) -> bool {
@@ -124,7 +135,10 @@ impl Engine {
 
     /// The client for the configured Graphiti, and the host's HTTP to drive it.
     fn graphiti(&mut self) -> (&mut Client, &mut dyn Http) {
-        let (transport, url) = (self.settings.graphiti.transport, self.settings.graphiti.url.clone());
+        let (transport, url) = (
+            self.settings.graphiti.transport,
+            self.settings.graphiti.url.clone(),
+        );
         if !matches!(&self.client, Some((t, u, _)) if *t == transport && *u == url) {
             self.client = Some((transport, url.clone(), Client::new(transport, &url)));
         }
@@ -134,11 +148,21 @@ impl Engine {
 
     pub fn before_agent_start(&mut self, event: &PromptEvent, ctx: &HookContext) -> Injection {
         if let Err(e) = self.router() {
-            return Injection { decision: Decision::none(e.clone()), notes: vec![e], prepend_context: None };
+            return Injection {
+                decision: Decision::none(e.clone()),
+                notes: vec![e],
+                prepend_context: None,
+            };
         }
         if !self.is_user_turn(ctx) {
-            let reason = format!("trigger {:?} is not a user turn", ctx.trigger.as_deref().unwrap_or_default());
-            return Injection { decision: Decision::none(reason), ..Injection::default() };
+            let reason = format!(
+                "trigger {:?} is not a user turn",
+                ctx.trigger.as_deref().unwrap_or_default()
+            );
+            return Injection {
+                decision: Decision::none(reason),
+                ..Injection::default()
+            };
         }
         let mut notes = Vec::new();
         let session_key = ctx.session_key.as_deref().or(ctx.session_id.as_deref());
@@ -158,12 +182,18 @@ impl Engine {
             previous: previous.as_deref(),
         });
         if let (Some(dir), Some(key)) = (&self.state_dir, session_key) {
-            let injected = routed.pack_context.as_ref().and(routed.decision.intent.as_deref());
+            let injected = routed
+                .pack_context
+                .as_ref()
+                .and(routed.decision.intent.as_deref());
             if let Err(e) = state::remember(dir, key, previous.as_deref(), injected) {
                 notes.push(e);
             }
         }
-        let pack = routed.pack_context.as_ref().and(routed.decision.primary_pack.clone());
+        let pack = routed
+            .pack_context
+            .as_ref()
+            .and(routed.decision.primary_pack.clone());
         self.count(|s| {
             s.turns += 1;
             match outcome {
@@ -176,7 +206,10 @@ impl Engine {
             }
         });
         notes.extend(routed.notes);
-        let blocks: Vec<String> = memory_block.into_iter().chain(routed.pack_context).collect();
+        let blocks: Vec<String> = memory_block
+            .into_iter()
+            .chain(routed.pack_context)
+            .collect();
         Injection {
             prepend_context: (!blocks.is_empty()).then(|| blocks.join("\n\n")),
             decision: routed.decision,
@@ -186,35 +219,64 @@ impl Engine {
 
     /// Recall for one turn, within its budget: the block to show, the data for routing's boosts, and
     /// what happened. Never fails: trouble gives the fallback note.
-    fn recall_for_turn(&mut self, event: &PromptEvent, ctx: &HookContext, notes: &mut Vec<String>) -> (Option<String>, Recall, RecallOutcome) {
+    fn recall_for_turn(
+        &mut self,
+        event: &PromptEvent,
+        ctx: &HookContext,
+        notes: &mut Vec<String>,
+    ) -> (Option<String>, Recall, RecallOutcome) {
         let settings = self.settings.recall.clone();
         if !settings.enabled || self.too_short(&event.prompt) {
             return (None, Recall::default(), RecallOutcome::Skipped);
         }
         let group = recall::group_id(&self.settings.graphiti.group_id, ctx);
         let query = recall::query(&event.prompt, &event.messages_json, &settings);
-        match self.search(&query, &group, Deadline::after(Duration::from_millis(settings.timeout_ms)), notes) {
-            Ok(found) => (found.context_block(&group, &settings), found, RecallOutcome::Recalled),
+        match self.search(
+            &query,
+            &group,
+            Deadline::after(Duration::from_millis(settings.timeout_ms)),
+            notes,
+        ) {
+            Ok(found) => (
+                found.context_block(&group, &settings),
+                found,
+                RecallOutcome::Recalled,
+            ),
             Err(e) => {
                 notes.push(format!("recall failed, fallback note injected: {e}"));
-                (Some(recall::fallback_block(short_reason(&e))), Recall::default(), RecallOutcome::Fallback)
+                (
+                    Some(recall::fallback_block(short_reason(&e))),
+                    Recall::default(),
+                    RecallOutcome::Fallback,
+                )
             }
         }
     }
 
     /// Facts, then nodes, within one deadline. Nodes are optional: facts alone still make a recall.
-    fn search(&mut self, query: &str, group: &str, deadline: Deadline, notes: &mut Vec<String>) -> Result<Recall, GraphitiError> {
-        let (max_facts, max_nodes) = (self.settings.recall.max_facts, self.settings.recall.max_nodes);
+    fn search(
+        &mut self,
+        query: &str,
+        group: &str,
+        deadline: Deadline,
+        notes: &mut Vec<String>,
+    ) -> Result<Recall, GraphitiError> {
+        let (max_facts, max_nodes) = (
+            self.settings.recall.max_facts,
+            self.settings.recall.max_nodes,
+        );
         let (client, http) = self.graphiti();
         // Ask for more facts than shown: invalidated ones and duplicates are filtered out after.
         let facts = client.search_facts(http, query, group, max_facts * 2, deadline)?;
         let nodes = if max_nodes == 0 {
             vec![]
         } else {
-            client.search_nodes(http, query, group, max_nodes, deadline).unwrap_or_else(|e| {
-                notes.push(format!("recall: entity search failed, facts only: {e}"));
-                vec![]
-            })
+            client
+                .search_nodes(http, query, group, max_nodes, deadline)
+                .unwrap_or_else(|e| {
+                    notes.push(format!("recall: entity search failed, facts only: {e}"));
+                    vec![]
+                })
         };
         Ok(Recall::from_lists(nodes, facts))
     }
@@ -241,7 +303,10 @@ impl Engine {
             return CaptureOutcome::Skipped(format!("the turn failed ({why})"));
         }
         if !self.is_user_turn(ctx) {
-            return CaptureOutcome::Skipped(format!("trigger {:?} is not a user turn", ctx.trigger.as_deref().unwrap_or_default()));
+            return CaptureOutcome::Skipped(format!(
+                "trigger {:?} is not a user turn",
+                ctx.trigger.as_deref().unwrap_or_default()
+            ));
         }
         if !self.settings.capture.enabled {
             return CaptureOutcome::Skipped("capture is disabled in settings".into());
@@ -251,10 +316,15 @@ impl Engine {
             Err(why) => return CaptureOutcome::Skipped(why),
         };
         if self.too_short(&user) {
-            return CaptureOutcome::Skipped(format!("prompt shorter than {} characters", self.settings.skip.min_prompt_chars));
+            return CaptureOutcome::Skipped(format!(
+                "prompt shorter than {} characters",
+                self.settings.skip.min_prompt_chars
+            ));
         }
         let Some(state_dir) = &self.state_dir else {
-            return CaptureOutcome::Dropped("no state directory: the host mounted none, so nothing can be spooled".into());
+            return CaptureOutcome::Dropped(
+                "no state directory: the host mounted none, so nothing can be spooled".into(),
+            );
         };
         let group_id = recall::group_id(&self.settings.graphiti.group_id, ctx);
         let episode = Episode {
@@ -267,7 +337,12 @@ impl Engine {
             source_description: self.settings.capture.source_description.clone(),
         };
         match Spool::new(state_dir).append(&episode, self.settings.capture.spool_max_episodes) {
-            Ok(Appended::Spooled) => CaptureOutcome::Spooled { user, assistant, episode: episode.name, group_id },
+            Ok(Appended::Spooled) => CaptureOutcome::Spooled {
+                user,
+                assistant,
+                episode: episode.name,
+                group_id,
+            },
             Ok(Appended::Full(depth)) => CaptureOutcome::Dropped(format!(
                 "capture spool is full ({depth} episodes are waiting for Graphiti): this turn was NOT captured; \
                  check Graphiti (graphiti-openclaw status) or raise capture.spool_max_episodes"
@@ -337,19 +412,29 @@ impl Engine {
             let (client, http) = self.graphiti();
             match client.add_episode(http, &episode, deadline) {
                 Ok(()) => {
-                    if let Err(e) = spool.mark_acked(&episode.name).and_then(|()| spool.remove(path)) {
+                    if let Err(e) = spool
+                        .mark_acked(&episode.name)
+                        .and_then(|()| spool.remove(path))
+                    {
                         report.notes.push(e);
                         break;
                     }
                     sent_names.push(episode.name);
                 }
                 Err(e) if e.permanent => {
-                    report.notes.push(format!("Graphiti rejected episode {} ({e}); moved aside for an operator", episode.name));
+                    report.notes.push(format!(
+                        "Graphiti rejected episode {} ({e}); moved aside for an operator",
+                        episode.name
+                    ));
                     let _ = spool.quarantine(path);
                 }
                 Err(e) => {
                     backoff.failures += 1;
-                    let delay = spool::backoff_delay_ms(backoff.failures, capture.backoff_initial_ms, capture.backoff_max_ms);
+                    let delay = spool::backoff_delay_ms(
+                        backoff.failures,
+                        capture.backoff_initial_ms,
+                        capture.backoff_max_ms,
+                    );
                     backoff.next_attempt_ms = spool::now_ms() + delay;
                     backoff.last_error = Some(e.message.clone());
                     report.error = Some(e.message);
@@ -387,7 +472,9 @@ impl Engine {
         if let Some(previous) = &request.previous_pack
             && router.resolve_previous(previous).is_none()
         {
-            return Err(format!("previous pack {previous:?} is neither an intent id nor a registered pack"));
+            return Err(format!(
+                "previous pack {previous:?} is neither an intent id nor a registered pack"
+            ));
         }
         let routed = router.route(&RouteInput {
             prompt: &request.prompt,
@@ -395,7 +482,11 @@ impl Engine {
             group_chat: request.group_chat,
             previous: request.previous_pack.as_deref(),
         });
-        Ok(Injection { prepend_context: routed.pack_context, decision: routed.decision, notes: routed.notes })
+        Ok(Injection {
+            prepend_context: routed.pack_context,
+            decision: routed.decision,
+            notes: routed.notes,
+        })
     }
 
     pub fn run_command(&mut self, command: &Command) -> CommandOutput {
@@ -428,15 +519,32 @@ impl Engine {
         };
         let settings = self.settings.recall.clone();
         let mut notes = Vec::new();
-        match self.search(query, &group, Deadline::after(Duration::from_millis(settings.timeout_ms)), &mut notes) {
+        match self.search(
+            query,
+            &group,
+            Deadline::after(Duration::from_millis(settings.timeout_ms)),
+            &mut notes,
+        ) {
             Ok(found) => {
-                let mut out = format!("recall {query:?} in group {group}: {} facts, {} entities\n", found.facts.len(), found.nodes.len());
+                let mut out = format!(
+                    "recall {query:?} in group {group}: {} facts, {} entities\n",
+                    found.facts.len(),
+                    found.nodes.len()
+                );
                 for note in notes {
                     out.push_str(&format!("note: {note}\n"));
                 }
-                out.push_str(&found.context_block(&group, &settings).unwrap_or_else(|| "(nothing recalled)".into()));
+                out.push_str(
+                    &found
+                        .context_block(&group, &settings)
+                        .unwrap_or_else(|| "(nothing recalled)".into()),
+                );
                 out.push('\n');
-                CommandOutput { exit_code: 0, stdout: out, stderr: String::new() }
+                CommandOutput {
+                    exit_code: 0,
+                    stdout: out,
+                    stderr: String::new(),
+                }
             }
             Err(e) => commands::failure(1, format!("recall failed: {e}")),
         }
@@ -450,12 +558,22 @@ impl Engine {
         let (client, http) = self.graphiti();
         let health = client.health(http, Deadline::after(STATUS_HEALTH_TIMEOUT));
         self.flush_stats();
-        let stats = self.state_dir.as_deref().map(stats::load).unwrap_or_default();
+        let stats = self
+            .state_dir
+            .as_deref()
+            .map(stats::load)
+            .unwrap_or_default();
         let spool = self.state_dir.as_deref().map(Spool::new);
         let depth = spool.as_ref().map_or(0, Spool::depth);
         let backoff = spool.as_ref().map(Spool::backoff).unwrap_or_default();
         let retry_in = backoff.next_attempt_ms.saturating_sub(spool::now_ms());
-        commands::render_status(&graphiti, health.map_err(|e| e.message), &stats, depth, (backoff.failures > 0).then_some(retry_in))
+        commands::render_status(
+            &graphiti,
+            health.map_err(|e| e.message),
+            &stats,
+            depth,
+            (backoff.failures > 0).then_some(retry_in),
+        )
     }
 }
 
@@ -501,7 +619,12 @@ pub fn iso8601(ms: u64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 #[cfg(test)]
@@ -509,6 +632,9 @@ mod tests {
     #[test]
     fn iso8601_dates() {
         assert_eq!(super::iso8601(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(super::iso8601(1_709_210_096_789), "2024-02-29T12:34:56.789Z");
+        assert_eq!(
+            super::iso8601(1_709_210_096_789),
+            "2024-02-29T12:34:56.789Z"
+        );
     }
 }

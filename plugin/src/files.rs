@@ -14,8 +14,14 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
         fs::create_dir_all(dir)?;
     }
     // Time and a per-instance counter: distinct across instances and across writes of one instance.
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-    let tmp = path.with_extension(format!("{nanos:x}-{}.tmp", WRITES.fetch_add(1, Ordering::Relaxed)));
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let tmp = path.with_extension(format!(
+        "{nanos:x}-{}.tmp",
+        WRITES.fetch_add(1, Ordering::Relaxed)
+    ));
     fs::write(&tmp, bytes)?;
     fs::rename(&tmp, path).inspect_err(|_| {
         let _ = fs::remove_file(&tmp);

@@ -89,20 +89,41 @@ impl PackRegistry {
                 file: source.display.clone(),
                 line: None,
                 field: Some("schema_version".into()),
-                message: format!("unsupported schema_version {} (this plugin reads 1)", spec.schema_version),
+                message: format!(
+                    "unsupported schema_version {} (this plugin reads 1)",
+                    spec.schema_version
+                ),
             });
         }
         for entry in spec.packs {
             if !valid_id(&entry.id) {
-                errors.push(error(&entry.id, "id", "id", format!("pack id {:?} must be letters, digits, '_', '-', '.' or ':'", entry.id)));
+                errors.push(error(
+                    &entry.id,
+                    "id",
+                    "id",
+                    format!(
+                        "pack id {:?} must be letters, digits, '_', '-', '.' or ':'",
+                        entry.id
+                    ),
+                ));
                 continue;
             }
             if registry.by_id.contains_key(&entry.id) {
-                errors.push(error(&entry.id, "id", "id", format!("pack {:?} is registered twice", entry.id)));
+                errors.push(error(
+                    &entry.id,
+                    "id",
+                    "id",
+                    format!("pack {:?} is registered twice", entry.id),
+                ));
                 continue;
             }
             if entry.pack_type.trim().is_empty() {
-                errors.push(error(&entry.id, "id", "pack_type", "pack_type must not be empty".into()));
+                errors.push(error(
+                    &entry.id,
+                    "id",
+                    "pack_type",
+                    "pack_type must not be empty".into(),
+                ));
             }
             let content = match roots.read(&entry.file) {
                 Err(mut e) => {
@@ -149,8 +170,16 @@ impl PackRegistry {
             } else {
                 Scope::Public
             };
-            registry.by_id.insert(entry.id.clone(), registry.packs.len());
-            registry.packs.push(RegisteredPack { id: entry.id, pack_type: entry.pack_type, scope, modes: entry.modes, content });
+            registry
+                .by_id
+                .insert(entry.id.clone(), registry.packs.len());
+            registry.packs.push(RegisteredPack {
+                id: entry.id,
+                pack_type: entry.pack_type,
+                scope,
+                modes: entry.modes,
+                content,
+            });
         }
         for profile in spec.consumer_profiles {
             if !registry.by_id.contains_key(&profile.primary_pack) {
@@ -159,10 +188,22 @@ impl PackRegistry {
                     &profile.id,
                     "id",
                     "primary_pack",
-                    format!("consumer profile {:?} names pack {:?}, which is not in the registry", profile.id, profile.primary_pack),
+                    format!(
+                        "consumer profile {:?} names pack {:?}, which is not in the registry",
+                        profile.id, profile.primary_pack
+                    ),
                 ));
-            } else if registry.profiles.insert(profile.id.clone(), profile.primary_pack).is_some() {
-                errors.push(error(&profile.id, "id", "id", format!("consumer profile {:?} is defined twice", profile.id)));
+            } else if registry
+                .profiles
+                .insert(profile.id.clone(), profile.primary_pack)
+                .is_some()
+            {
+                errors.push(error(
+                    &profile.id,
+                    "id",
+                    "id",
+                    format!("consumer profile {:?} is defined twice", profile.id),
+                ));
             }
         }
         registry
@@ -187,7 +228,11 @@ impl PackRegistry {
 
     /// Registered packs of a type, in registry order.
     pub fn of_type<'a>(&'a self, pack_type: &'a str) -> impl Iterator<Item = usize> + 'a {
-        self.packs.iter().enumerate().filter(move |(_, p)| p.pack_type == pack_type).map(|(i, _)| i)
+        self.packs
+            .iter()
+            .enumerate()
+            .filter(move |(_, p)| p.pack_type == pack_type)
+            .map(|(i, _)| i)
     }
 }
 
@@ -198,7 +243,10 @@ impl PackContent {
         for mode in parts.modes.keys() {
             additional.insert(Some(mode.clone()), parts.render_additional(Some(mode)));
         }
-        PackContent { primary: parts.render_primary(), additional }
+        PackContent {
+            primary: parts.render_primary(),
+            additional,
+        }
     }
 
     /// The pack as the primary workflow.
@@ -208,14 +256,18 @@ impl PackContent {
 
     /// The pack as an addition, in `mode` when it has that mode.
     pub fn additional(&self, mode: Option<&str>) -> &str {
-        let key = mode.filter(|m| self.additional.contains_key(&Some(m.to_string()))).map(str::to_string);
+        let key = mode
+            .filter(|m| self.additional.contains_key(&Some(m.to_string())))
+            .map(str::to_string);
         &self.additional[&key]
     }
 }
 
 impl PackParts {
     fn from_file(file: PackFile) -> PackParts {
-        let texts = |description: Option<String>, domain: Option<String>, compliance: Option<String>| PackTexts {
+        let texts = |description: Option<String>,
+                     domain: Option<String>,
+                     compliance: Option<String>| PackTexts {
             description: description.map(|t| escape_text(t.trim())),
             domain_context: domain.map(|t| escape_text(t.trim())),
             compliance_rules: compliance.map(|t| escape_text(t.trim())),
@@ -223,15 +275,26 @@ impl PackParts {
         let modes = file
             .modes
             .into_iter()
-            .map(|(name, m)| (name, texts(m.description, m.domain_context, m.compliance_rules)))
+            .map(|(name, m)| {
+                (
+                    name,
+                    texts(m.description, m.domain_context, m.compliance_rules),
+                )
+            })
             .collect();
         let steps = file
             .steps
             .into_iter()
             .map(|step| match step {
                 PackStep::Id(id) => escape_text(&id),
-                PackStep::Detailed { id, description: None } => escape_text(&id),
-                PackStep::Detailed { id, description: Some(d) } => escape_text(&format!("{id}: {}", d.trim())),
+                PackStep::Detailed {
+                    id,
+                    description: None,
+                } => escape_text(&id),
+                PackStep::Detailed {
+                    id,
+                    description: Some(d),
+                } => escape_text(&format!("{id}: {}", d.trim())),
             })
             .collect();
         PackParts {
@@ -256,9 +319,18 @@ impl PackParts {
         };
         let texts = match mode.and_then(|m| self.modes.get(m)) {
             Some(m) => PackTexts {
-                description: m.description.clone().or_else(|| self.texts.description.clone()),
-                domain_context: m.domain_context.clone().or_else(|| self.texts.domain_context.clone()),
-                compliance_rules: m.compliance_rules.clone().or_else(|| self.texts.compliance_rules.clone()),
+                description: m
+                    .description
+                    .clone()
+                    .or_else(|| self.texts.description.clone()),
+                domain_context: m
+                    .domain_context
+                    .clone()
+                    .or_else(|| self.texts.domain_context.clone()),
+                compliance_rules: m
+                    .compliance_rules
+                    .clone()
+                    .or_else(|| self.texts.compliance_rules.clone()),
             },
             None => self.texts.clone(),
         };
@@ -267,7 +339,10 @@ impl PackParts {
     }
 
     fn render_body(&self, texts: &PackTexts, with_steps: bool, out: &mut String) {
-        for text in [&texts.description, &texts.domain_context].into_iter().flatten() {
+        for text in [&texts.description, &texts.domain_context]
+            .into_iter()
+            .flatten()
+        {
             out.push('\n');
             out.push_str(text);
             out.push('\n');
@@ -288,12 +363,20 @@ impl PackParts {
 
 /// Identifiers of rules and packs: also used in attributes and file names.
 pub fn valid_id(id: &str) -> bool {
-    !id.is_empty() && id.len() <= 128 && id.chars().all(|c| c.is_ascii_alphanumeric() || "_-.:".contains(c))
+    !id.is_empty()
+        && id.len() <= 128
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.:".contains(c))
 }
 
 pub fn missing_file(roots: &ConfigRoots, base: &str) -> ConfigError {
     ConfigError {
-        file: roots.config_dir().join(format!("{base}.yaml")).display().to_string(),
+        file: roots
+            .config_dir()
+            .join(format!("{base}.yaml"))
+            .display()
+            .to_string(),
         line: None,
         field: None,
         message: format!("missing: the config directory needs {base}.yaml (or .yml / .json)"),
@@ -301,5 +384,9 @@ pub fn missing_file(roots: &ConfigRoots, base: &str) -> ConfigError {
 }
 
 pub fn display_name(source: &config::SourceFile) -> String {
-    if source.from_overlay { format!("{} (overlay)", source.display) } else { source.display.clone() }
+    if source.from_overlay {
+        format!("{} (overlay)", source.display)
+    } else {
+        source.display.clone()
+    }
 }

@@ -187,7 +187,15 @@ impl Router {
                             errors.push(schema_error(&source.display, spec.schema_version));
                         }
                         composition_rules = spec.rules.len();
-                        attach_compositions(spec.rules, &source, &registry, &declared_rules, &mut rules, &mut warnings, &mut errors);
+                        attach_compositions(
+                            spec.rules,
+                            &source,
+                            &registry,
+                            &declared_rules,
+                            &mut rules,
+                            &mut warnings,
+                            &mut errors,
+                        );
                     }
                     Err(e) => errors.push(e),
                 }
@@ -196,12 +204,22 @@ impl Router {
             Err(e) => errors.push(e),
         }
 
-        let continuation_signals =
-            settings.sticky.continuation_signals.iter().map(|s| text::normalize(s)).filter(|s| !s.is_empty()).collect();
+        let continuation_signals = settings
+            .sticky
+            .continuation_signals
+            .iter()
+            .map(|s| text::normalize(s))
+            .filter(|s| !s.is_empty())
+            .collect();
         let (automaton, owners) = match build_automaton(&rules) {
             Ok(built) => built,
             Err(message) => {
-                errors.push(ConfigError { file: "intent_rules".into(), line: None, field: Some("keywords".into()), message });
+                errors.push(ConfigError {
+                    file: "intent_rules".into(),
+                    line: None,
+                    field: Some("keywords".into()),
+                    message,
+                });
                 (None, vec![])
             }
         };
@@ -209,7 +227,15 @@ impl Router {
             return Err(errors);
         }
         Ok(Loaded {
-            router: Router { rules, registry, settings, automaton, owners, continuation_signals, composition_rules },
+            router: Router {
+                rules,
+                registry,
+                settings,
+                automaton,
+                owners,
+                continuation_signals,
+                composition_rules,
+            },
             plugin,
             files,
             warnings,
@@ -225,11 +251,19 @@ impl Router {
         let mut decision = Decision::default();
         // A prompt no longer in bytes than the limit is within it in characters too: skip the walk.
         let cut = (input.prompt.len() > self.settings.max_prompt_chars)
-            .then(|| input.prompt.char_indices().nth(self.settings.max_prompt_chars))
+            .then(|| {
+                input
+                    .prompt
+                    .char_indices()
+                    .nth(self.settings.max_prompt_chars)
+            })
             .flatten();
         let prompt = match cut {
             Some((cut, _)) => {
-                decision.trace.push(format!("prompt cut to its first {} characters for matching", self.settings.max_prompt_chars));
+                decision.trace.push(format!(
+                    "prompt cut to its first {} characters for matching",
+                    self.settings.max_prompt_chars
+                ));
                 &input.prompt[..cut]
             }
             None => input.prompt,
@@ -242,7 +276,12 @@ impl Router {
             for m in automaton.find_overlapping_iter(&normalized) {
                 let owners = &self.owners[m.pattern().as_usize()];
                 let bounded = text::on_word_boundaries(&normalized, m.start(), m.end());
-                hits.extend(owners.iter().filter(|o| o.substring || bounded).map(|o| (o.rule, o.keyword)));
+                hits.extend(
+                    owners
+                        .iter()
+                        .filter(|o| o.substring || bounded)
+                        .map(|o| (o.rule, o.keyword)),
+                );
             }
         }
         hits.sort_unstable();
@@ -252,7 +291,10 @@ impl Router {
         for group in hits.chunk_by(|a, b| a.0 == b.0) {
             let rule_index = group[0].0 as usize;
             let rule = &self.rules[rule_index];
-            let keywords: Vec<String> = group.iter().map(|&(_, k)| rule.keywords[k as usize].clone()).collect();
+            let keywords: Vec<String> = group
+                .iter()
+                .map(|&(_, k)| rule.keywords[k as usize].clone())
+                .collect();
             let keyword_score = rule.keyword_weight * keywords.len() as Milli;
             decision.trace.push(format!(
                 "{}: keywords [{}] → {} × {} = {}",
@@ -277,7 +319,14 @@ impl Router {
                 }
             }
             let score = keyword_score + boosts.iter().map(|b| to_milli(b.weight)).sum::<Milli>();
-            scored.push(Scored { rule: rule_index, keywords, keyword_score, boosts, score, suppressed_by: None });
+            scored.push(Scored {
+                rule: rule_index,
+                keywords,
+                keyword_score,
+                boosts,
+                score,
+                suppressed_by: None,
+            });
         }
 
         // Suppression removes candidates; it never changes a score.
@@ -285,17 +334,28 @@ impl Router {
             .iter()
             .flat_map(|s| {
                 let by = self.rules[s.rule].id.clone();
-                s.boosts.iter().flat_map(|b| b.suppresses.iter()).map(move |target| (target.clone(), by.clone()))
+                s.boosts
+                    .iter()
+                    .flat_map(|b| b.suppresses.iter())
+                    .map(move |target| (target.clone(), by.clone()))
             })
             .collect();
         for s in &mut scored {
             let id = &self.rules[s.rule].id;
-            if let Some((_, by)) = suppressions.iter().find(|(target, by)| by != id && glob_matches(target, id)) {
-                decision.trace.push(format!("{id}: suppressed by an entity boost of {by}"));
+            if let Some((_, by)) = suppressions
+                .iter()
+                .find(|(target, by)| by != id && glob_matches(target, id))
+            {
+                decision
+                    .trace
+                    .push(format!("{id}: suppressed by an entity boost of {by}"));
                 s.suppressed_by = Some(by.clone());
             }
         }
-        decision.candidates = scored.iter().map(|s| s.to_candidate(&self.rules[s.rule])).collect();
+        decision.candidates = scored
+            .iter()
+            .map(|s| s.to_candidate(&self.rules[s.rule]))
+            .collect();
 
         // Layer 3: threshold, unique highest, tie → none.
         let mut eligible: Vec<&Scored> = Vec::new();
@@ -304,20 +364,32 @@ impl Router {
             if s.score >= rule.min_confidence {
                 eligible.push(s);
             } else {
-                decision.trace.push(format!("{}: score {} below min confidence {}", rule.id, show(s.score), show(rule.min_confidence)));
+                decision.trace.push(format!(
+                    "{}: score {} below min confidence {}",
+                    rule.id,
+                    show(s.score),
+                    show(rule.min_confidence)
+                ));
             }
         }
         let winner = if scored.is_empty() {
             match self.sticky_rule(&normalized, input.previous) {
                 Some(rule) => {
                     decision.sticky = true;
-                    decision.trace.push(format!("no keyword matched; follow-up to the previous turn's {}: sticky", self.rules[rule].id));
+                    decision.trace.push(format!(
+                        "no keyword matched; follow-up to the previous turn's {}: sticky",
+                        self.rules[rule].id
+                    ));
                     rule
                 }
                 None => {
                     let reason = match input.previous {
-                        Some(prev) if self.settings.sticky.enabled && self.resolve_previous(prev).is_some() => {
-                            "no rule's keywords matched, and the prompt is not a short follow-up".to_string()
+                        Some(prev)
+                            if self.settings.sticky.enabled
+                                && self.resolve_previous(prev).is_some() =>
+                        {
+                            "no rule's keywords matched, and the prompt is not a short follow-up"
+                                .to_string()
                         }
                         _ => "no rule's keywords matched".to_string(),
                     };
@@ -333,15 +405,36 @@ impl Router {
             return self.no_pack(decision, reason);
         } else {
             let best = eligible.iter().map(|s| s.score).max().unwrap_or_default();
-            let top: Vec<&str> = eligible.iter().filter(|s| s.score == best).map(|s| self.rules[s.rule].id.as_str()).collect();
+            let top: Vec<&str> = eligible
+                .iter()
+                .filter(|s| s.score == best)
+                .map(|s| self.rules[s.rule].id.as_str())
+                .collect();
             if top.len() > 1 {
-                let reason = format!("tie at {} between {}: ambiguous, no pack", show(best), top.join(", "));
+                let reason = format!(
+                    "tie at {} between {}: ambiguous, no pack",
+                    show(best),
+                    top.join(", ")
+                );
                 return self.no_pack(decision, reason);
             }
-            let winner = eligible.iter().find(|s| s.score == best).map(|s| s.rule).unwrap_or_default();
-            let runner_up = eligible.iter().filter(|s| s.rule != winner).map(|s| s.score).max();
+            let winner = eligible
+                .iter()
+                .find(|s| s.score == best)
+                .map(|s| s.rule)
+                .unwrap_or_default();
+            let runner_up = eligible
+                .iter()
+                .filter(|s| s.rule != winner)
+                .map(|s| s.score)
+                .max();
             decision.trace.push(match runner_up {
-                Some(next) => format!("winner: {} ({} over {})", self.rules[winner].id, show(best), show(next)),
+                Some(next) => format!(
+                    "winner: {} ({} over {})",
+                    self.rules[winner].id,
+                    show(best),
+                    show(next)
+                ),
                 None => format!("winner: {} ({})", self.rules[winner].id, show(best)),
             });
             winner
@@ -352,27 +445,37 @@ impl Router {
     /// Layer 4: the previous turn's rule again, for a short follow-up or a continuation signal.
     fn sticky_rule(&self, normalized: &str, previous: Option<&str>) -> Option<usize> {
         let sticky = &self.settings.sticky;
-        let rule = self.resolve_previous(previous?).filter(|_| sticky.enabled)?;
+        let rule = self
+            .resolve_previous(previous?)
+            .filter(|_| sticky.enabled)?;
         let short = text::word_count(normalized) < sticky.max_words;
         let continues = self.continuation_signals.iter().any(|signal| {
-            normalized.starts_with(signal.as_str()) && text::on_word_boundaries(normalized, 0, signal.len())
+            normalized.starts_with(signal.as_str())
+                && text::on_word_boundaries(normalized, 0, signal.len())
         });
         (short || continues).then_some(rule)
     }
 
     /// A previous turn is remembered by intent id; a pack id is accepted too (first rule using it).
     pub fn resolve_previous(&self, previous: &str) -> Option<usize> {
-        self.rules.iter().position(|r| r.id == previous).or_else(|| {
-            let pack = self.registry.index_of(previous)?;
-            self.rules.iter().position(|r| r.primary_pack == pack)
-        })
+        self.rules
+            .iter()
+            .position(|r| r.id == previous)
+            .or_else(|| {
+                let pack = self.registry.index_of(previous)?;
+                self.rules.iter().position(|r| r.primary_pack == pack)
+            })
     }
 
     fn no_pack(&self, mut decision: Decision, reason: String) -> Routed {
         decision.sticky = false; // nothing is carried over when nothing is injected
         decision.trace.push(format!("no pack: {reason}"));
         decision.no_pack_reason = Some(reason);
-        Routed { decision, pack_context: None, notes: vec![] }
+        Routed {
+            decision,
+            pack_context: None,
+            notes: vec![],
+        }
     }
 
     /// Scope (P5), then composition, then the block.
@@ -380,7 +483,11 @@ impl Router {
         let rule = &self.rules[winner];
         let primary = &self.registry.packs[rule.primary_pack];
         decision.intent = Some(rule.id.clone());
-        let scope = if rule.scope == Scope::Private || primary.scope == Scope::Private { Scope::Private } else { Scope::Public };
+        let scope = if rule.scope == Scope::Private || primary.scope == Scope::Private {
+            Scope::Private
+        } else {
+            Scope::Public
+        };
         if group_chat && scope == Scope::Private {
             decision.intent = None;
             let reason = format!("{} is private and this is a group chat", rule.id);
@@ -404,8 +511,13 @@ impl Router {
         let mut notes = Vec::new();
         for extra in &rule.additional {
             let skip = |decision: &mut Decision, reason: String| {
-                decision.trace.push(format!("compose: skipped {}: {reason}", extra.label));
-                decision.skipped_packs.push(SkippedPack { pack: extra.label.clone(), reason });
+                decision
+                    .trace
+                    .push(format!("compose: skipped {}: {reason}", extra.label));
+                decision.skipped_packs.push(SkippedPack {
+                    pack: extra.label.clone(),
+                    reason,
+                });
             };
             let pack_index = match &extra.pack {
                 Ok(index) => *index,
@@ -425,14 +537,18 @@ impl Router {
             }
             let content = match &pack.content {
                 Ok(content) => content,
-                Err(why) if extra.required => return self.required_missing(decision, &pack.id, why),
+                Err(why) if extra.required => {
+                    return self.required_missing(decision, &pack.id, why);
+                }
                 Err(why) => {
                     skip(&mut decision, why.clone());
                     continue;
                 }
             };
             if included.contains(&(pack_index, extra.mode.as_deref())) {
-                decision.trace.push(format!("compose: {} already included", pack.id));
+                decision
+                    .trace
+                    .push(format!("compose: {} already included", pack.id));
                 continue;
             }
             let section = content.additional(extra.mode.as_deref());
@@ -455,25 +571,44 @@ impl Router {
                 Some(mode) => format!("{} ({mode})", pack.id),
                 None => pack.id.clone(),
             };
-            decision.trace.push(format!("compose: + {label}{}", if extra.required { " (required)" } else { "" }));
+            decision.trace.push(format!(
+                "compose: + {label}{}",
+                if extra.required { " (required)" } else { "" }
+            ));
             decision.additional_packs.push(label);
         }
         decision.primary_pack = Some(primary.id.clone());
-        decision.trace.push(format!("inject: {} with pack {}", rule.id, primary.id));
-        let scope_name = if block_scope == Scope::Private { "private" } else { "public" };
-        let sticky = if decision.sticky { " sticky=\"true\"" } else { "" };
+        decision
+            .trace
+            .push(format!("inject: {} with pack {}", rule.id, primary.id));
+        let scope_name = if block_scope == Scope::Private {
+            "private"
+        } else {
+            "public"
+        };
+        let sticky = if decision.sticky {
+            " sticky=\"true\""
+        } else {
+            ""
+        };
         let block = format!(
             "<pack-context intent=\"{}\" primary-pack=\"{}\" scope=\"{scope_name}\"{sticky}>\n{}</pack-context>",
             escape_attr(&rule.id),
             escape_attr(&primary.id),
             body.trim_end().to_string() + "\n",
         );
-        Routed { decision, pack_context: Some(block), notes }
+        Routed {
+            decision,
+            pack_context: Some(block),
+            notes,
+        }
     }
 
     fn required_missing(&self, mut decision: Decision, pack: &str, why: &str) -> Routed {
         let intent = decision.intent.take().unwrap_or_default();
-        let reason = format!("required pack {pack} for {intent} is unavailable ({why}): whole injection skipped");
+        let reason = format!(
+            "required pack {pack} for {intent} is unavailable ({why}): whole injection skipped"
+        );
         let mut routed = self.no_pack(decision, reason.clone());
         routed.notes.push(reason);
         routed
@@ -575,7 +710,13 @@ fn compile_rules(
             })
         };
         if !packs::valid_id(&spec.id) {
-            error("id", format!("rule id {:?} must be letters, digits, '_', '-', '.' or ':'", spec.id));
+            error(
+                "id",
+                format!(
+                    "rule id {:?} must be letters, digits, '_', '-', '.' or ':'",
+                    spec.id
+                ),
+            );
         }
         if !seen.insert(spec.id.clone()) {
             error("id", format!("rule {:?} is defined twice", spec.id));
@@ -590,13 +731,23 @@ fn compile_rules(
             }
         }
         if keywords.is_empty() && spec.keywords.is_empty() {
-            error("keywords", "a rule needs at least one keyword (a rule is a candidate only when one matches)".into());
+            error(
+                "keywords",
+                "a rule needs at least one keyword (a rule is a candidate only when one matches)"
+                    .into(),
+            );
         }
         if !(spec.keyword_weight.is_finite() && spec.keyword_weight > 0.0) {
-            error("keyword_weight", format!("must be a number above 0, not {}", spec.keyword_weight));
+            error(
+                "keyword_weight",
+                format!("must be a number above 0, not {}", spec.keyword_weight),
+            );
         }
         if !(spec.min_confidence.is_finite() && spec.min_confidence >= 0.0) {
-            error("min_confidence", format!("must be a number ≥ 0, not {}", spec.min_confidence));
+            error(
+                "min_confidence",
+                format!("must be a number ≥ 0, not {}", spec.min_confidence),
+            );
         }
         if spec.pack_type.trim().is_empty() {
             error("pack_type", "must not be empty".into());
@@ -610,7 +761,10 @@ fn compile_rules(
             None => {
                 error(
                     "consumer_profile",
-                    format!("consumer profile {:?} is not in the pack registry's consumer_profiles", spec.consumer_profile),
+                    format!(
+                        "consumer profile {:?} is not in the pack registry's consumer_profiles",
+                        spec.consumer_profile
+                    ),
                 );
                 None
             }
@@ -620,7 +774,12 @@ fn compile_rules(
             let mut compile = |field: &str, pattern: &Option<String>| -> Option<Regex> {
                 let pattern = pattern.as_ref()?;
                 if pattern.len() > REGEX_MAX_LEN {
-                    error(field, format!("entity_boosts[{i}]: pattern longer than {REGEX_MAX_LEN} characters"));
+                    error(
+                        field,
+                        format!(
+                            "entity_boosts[{i}]: pattern longer than {REGEX_MAX_LEN} characters"
+                        ),
+                    );
                     return None;
                 }
                 match RegexBuilder::new(pattern)
@@ -631,7 +790,10 @@ fn compile_rules(
                 {
                     Ok(re) => Some(re),
                     Err(e) => {
-                        error(field, format!("entity_boosts[{i}]: invalid pattern {pattern:?}: {e}"));
+                        error(
+                            field,
+                            format!("entity_boosts[{i}]: invalid pattern {pattern:?}: {e}"),
+                        );
                         None
                     }
                 }
@@ -639,17 +801,34 @@ fn compile_rules(
             let summary = compile("summary_pattern", &b.summary_pattern);
             let fact = compile("fact_pattern", &b.fact_pattern);
             if b.summary_pattern.is_none() && b.fact_pattern.is_none() {
-                error("entity_boosts", format!("entity_boosts[{i}] needs a summary_pattern or a fact_pattern"));
+                error(
+                    "entity_boosts",
+                    format!("entity_boosts[{i}] needs a summary_pattern or a fact_pattern"),
+                );
             }
             if !(b.weight.is_finite() && b.weight >= 0.0) {
-                error("weight", format!("entity_boosts[{i}]: weight must be ≥ 0 (boosts only add), not {}", b.weight));
+                error(
+                    "weight",
+                    format!(
+                        "entity_boosts[{i}]: weight must be ≥ 0 (boosts only add), not {}",
+                        b.weight
+                    ),
+                );
             }
             for target in &b.suppresses {
                 if !all_ids.iter().any(|id| glob_matches(target, id)) {
-                    error("suppresses", format!("entity_boosts[{i}]: suppresses {target:?}, which names no rule"));
+                    error(
+                        "suppresses",
+                        format!("entity_boosts[{i}]: suppresses {target:?}, which names no rule"),
+                    );
                 }
             }
-            boosts.push(Boost { summary, fact, weight: to_milli(b.weight), suppresses: b.suppresses.clone() });
+            boosts.push(Boost {
+                summary,
+                fact,
+                weight: to_milli(b.weight),
+                suppresses: b.suppresses.clone(),
+            });
         }
         if failed || errors.len() > start {
             continue;
@@ -684,25 +863,42 @@ fn attach_compositions(
         let mut error = |field: &str, message: String| {
             errors.push(ConfigError {
                 file: source.display.clone(),
-                line: config::locate(&source.text, "primary_intent", &spec.primary_intent, Some(field)),
+                line: config::locate(
+                    &source.text,
+                    "primary_intent",
+                    &spec.primary_intent,
+                    Some(field),
+                ),
                 field: Some(format!("{}.{field}", spec.primary_intent)),
                 message,
             })
         };
         if !seen.insert(spec.primary_intent.clone()) {
-            error("primary_intent", format!("two composition rules for {:?}", spec.primary_intent));
+            error(
+                "primary_intent",
+                format!("two composition rules for {:?}", spec.primary_intent),
+            );
             continue;
         }
         let Some(rule) = rules.iter_mut().find(|r| r.id == spec.primary_intent) else {
             if declared_rules.contains(&spec.primary_intent) {
                 continue; // the rule itself has errors, reported already
             }
-            error("primary_intent", format!("{:?} is not an intent rule id", spec.primary_intent));
+            error(
+                "primary_intent",
+                format!("{:?} is not an intent rule id", spec.primary_intent),
+            );
             continue;
         };
         for (i, extra) in spec.inject_additional.iter().enumerate() {
             if extra.condition != "always" {
-                error("condition", format!("inject_additional[{i}]: condition {:?} is not supported (v1 supports \"always\")", extra.condition));
+                error(
+                    "condition",
+                    format!(
+                        "inject_additional[{i}]: condition {:?} is not supported (v1 supports \"always\")",
+                        extra.condition
+                    ),
+                );
                 continue;
             }
             let (label, pack) = match (&extra.pack, &extra.pack_type) {
@@ -719,37 +915,67 @@ fn attach_compositions(
                 (None, Some(pack_type)) => {
                     let fits: Vec<usize> = registry
                         .of_type(pack_type)
-                        .filter(|&p| extra.mode.as_ref().is_none_or(|m| registry.packs[p].modes.contains(m)))
+                        .filter(|&p| {
+                            extra
+                                .mode
+                                .as_ref()
+                                .is_none_or(|m| registry.packs[p].modes.contains(m))
+                        })
                         .collect();
                     let pack = match fits.as_slice() {
                         [one] => Ok(*one),
                         [] => Err(match &extra.mode {
-                            Some(mode) => format!("no registered pack of type {pack_type} has mode {mode}"),
+                            Some(mode) => {
+                                format!("no registered pack of type {pack_type} has mode {mode}")
+                            }
                             None => format!("no pack of type {pack_type} is registered"),
                         }),
                         many => {
-                            let ids: Vec<&str> = many.iter().map(|&p| registry.packs[p].id.as_str()).collect();
-                            error("pack_type", format!("inject_additional[{i}]: {} packs have type {pack_type} ({}); name one with `pack`", many.len(), ids.join(", ")));
+                            let ids: Vec<&str> = many
+                                .iter()
+                                .map(|&p| registry.packs[p].id.as_str())
+                                .collect();
+                            error(
+                                "pack_type",
+                                format!(
+                                    "inject_additional[{i}]: {} packs have type {pack_type} ({}); name one with `pack`",
+                                    many.len(),
+                                    ids.join(", ")
+                                ),
+                            );
                             continue;
                         }
                     };
                     (pack_type.clone(), pack)
                 }
                 _ => {
-                    error("inject_additional", format!("inject_additional[{i}] needs exactly one of pack_type and pack"));
+                    error(
+                        "inject_additional",
+                        format!("inject_additional[{i}] needs exactly one of pack_type and pack"),
+                    );
                     continue;
                 }
             };
             if let Err(why) = &pack {
-                warnings.push(format!("composition for {}: {label} unavailable ({why})", rule.id));
+                warnings.push(format!(
+                    "composition for {}: {label} unavailable ({why})",
+                    rule.id
+                ));
             }
-            rule.additional.push(Additional { label, mode: extra.mode.clone(), required: extra.required, pack });
+            rule.additional.push(Additional {
+                label,
+                mode: extra.mode.clone(),
+                required: extra.required,
+                pack,
+            });
         }
     }
 }
 
 /// One automaton over the distinct keywords of all rules; each pattern knows the rules that own it.
-fn build_automaton(rules: &[Rule]) -> Result<(Option<AhoCorasick>, Vec<Vec<KeywordOwner>>), String> {
+fn build_automaton(
+    rules: &[Rule],
+) -> Result<(Option<AhoCorasick>, Vec<Vec<KeywordOwner>>), String> {
     let mut patterns: Vec<&str> = Vec::new();
     let mut index: HashMap<&str, usize> = HashMap::new();
     let mut owners: Vec<Vec<KeywordOwner>> = Vec::new();
@@ -760,7 +986,11 @@ fn build_automaton(rules: &[Rule]) -> Result<(Option<AhoCorasick>, Vec<Vec<Keywo
                 owners.push(Vec::new());
                 patterns.len() - 1
             });
-            owners[p].push(KeywordOwner { rule: r as u32, keyword: k as u32, substring: rule.substring });
+            owners[p].push(KeywordOwner {
+                rule: r as u32,
+                keyword: k as u32,
+                substring: rule.substring,
+            });
         }
     }
     if patterns.is_empty() {

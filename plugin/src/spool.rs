@@ -35,7 +35,10 @@ pub enum Appended {
 }
 
 pub fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 fn io(what: &str, path: &Path, e: std::io::Error) -> String {
@@ -48,12 +51,16 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
 
 /// FNV-1a: a stable short hash for file names.
 pub fn stable_hash(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 impl Spool {
     pub fn new(state_dir: &Path) -> Spool {
-        Spool { dir: state_dir.join("spool") }
+        Spool {
+            dir: state_dir.join("spool"),
+        }
     }
 
     /// Entries waiting, oldest first.
@@ -82,16 +89,24 @@ impl Spool {
             return Ok(Appended::Full(depth));
         }
         // Time first, so names sort in capture order; the hash keeps two turns of one instant apart.
-        let micros = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros()).unwrap_or(0);
-        let path = self.dir.join(format!("{micros:020}-{:016x}.episode", stable_hash(&episode.name)));
-        let bytes = serde_json::to_vec(episode).map_err(|e| format!("capture spool: cannot encode the episode: {e}"))?;
+        let micros = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_micros())
+            .unwrap_or(0);
+        let path = self.dir.join(format!(
+            "{micros:020}-{:016x}.episode",
+            stable_hash(&episode.name)
+        ));
+        let bytes = serde_json::to_vec(episode)
+            .map_err(|e| format!("capture spool: cannot encode the episode: {e}"))?;
         write_atomically(&path, &bytes)?;
         Ok(Appended::Spooled)
     }
 
     pub fn read(&self, path: &Path) -> Result<Episode, String> {
         let bytes = fs::read(path).map_err(|e| io("read", path, e))?;
-        serde_json::from_slice(&bytes).map_err(|e| format!("capture spool: {} is not an episode ({e})", path.display()))
+        serde_json::from_slice(&bytes)
+            .map_err(|e| format!("capture spool: {} is not an episode ({e})", path.display()))
     }
 
     /// Moves an unreadable entry aside (kept for an operator, never resent, never lost).
@@ -110,13 +125,19 @@ impl Spool {
 
     /// Names Graphiti has acknowledged recently, read once per flush.
     pub fn acked(&self) -> std::collections::HashSet<String> {
-        fs::read_to_string(self.acked_path()).map(|log| log.lines().map(str::to_string).collect()).unwrap_or_default()
+        fs::read_to_string(self.acked_path())
+            .map(|log| log.lines().map(str::to_string).collect())
+            .unwrap_or_default()
     }
 
     /// Records that Graphiti accepted `name`; the journal keeps the last few thousand names.
     pub fn mark_acked(&self, name: &str) -> Result<(), String> {
         let path = self.acked_path();
-        let mut file = fs::OpenOptions::new().create(true).append(true).open(&path).map_err(|e| io("open", &path, e))?;
+        let mut file = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| io("open", &path, e))?;
         writeln!(file, "{name}").map_err(|e| io("append to", &path, e))?;
         drop(file);
         let log = fs::read_to_string(&path).unwrap_or_default();
@@ -129,11 +150,17 @@ impl Spool {
     }
 
     pub fn backoff(&self) -> Backoff {
-        fs::read(self.dir.join("backoff.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
+        fs::read(self.dir.join("backoff.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
     }
 
     pub fn save_backoff(&self, backoff: &Backoff) -> Result<(), String> {
-        write_atomically(&self.dir.join("backoff.json"), &serde_json::to_vec(backoff).unwrap_or_default())
+        write_atomically(
+            &self.dir.join("backoff.json"),
+            &serde_json::to_vec(backoff).unwrap_or_default(),
+        )
     }
 }
 
@@ -170,10 +197,18 @@ mod tests {
         let dir = temp("order");
         let spool = Spool::new(&dir);
         for i in 0..3 {
-            assert_eq!(spool.append(&episode(&format!("e{i}")), 3).unwrap(), Appended::Spooled);
+            assert_eq!(
+                spool.append(&episode(&format!("e{i}")), 3).unwrap(),
+                Appended::Spooled
+            );
         }
         assert_eq!(spool.append(&episode("e3"), 3).unwrap(), Appended::Full(3));
-        let names: Vec<String> = spool.pending().unwrap().iter().map(|p| spool.read(p).unwrap().name).collect();
+        let names: Vec<String> = spool
+            .pending()
+            .unwrap()
+            .iter()
+            .map(|p| spool.read(p).unwrap().name)
+            .collect();
         assert_eq!(names, ["e0", "e1", "e2"]);
         spool.mark_acked("e0").unwrap();
         let acked = spool.acked();

@@ -18,8 +18,13 @@ fn file_for(dir: &Path, session_key: &str) -> PathBuf {
     for byte in session_key.bytes() {
         hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
     }
-    let readable: String = session_key.chars().filter(|c| c.is_ascii_alphanumeric()).take(32).collect();
-    dir.join("routing").join(format!("{readable}-{hash:016x}.json"))
+    let readable: String = session_key
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .take(32)
+        .collect();
+    dir.join("routing")
+        .join(format!("{readable}-{hash:016x}.json"))
 }
 
 pub fn previous_intent(dir: &Path, session_key: &str) -> Result<Option<String>, String> {
@@ -29,19 +34,27 @@ pub fn previous_intent(dir: &Path, session_key: &str) -> Result<Option<String>, 
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
-    let state: SessionState =
-        serde_json::from_str(&text).map_err(|e| format!("ignoring corrupt session state {}: {e}", path.display()))?;
+    let state: SessionState = serde_json::from_str(&text)
+        .map_err(|e| format!("ignoring corrupt session state {}: {e}", path.display()))?;
     // A hash collision must not carry one conversation's pack into another.
     Ok(state.intent.filter(|_| state.session_key == session_key))
 }
 
 /// Records this turn's intent; written only when it differs from `previous`, what the turn read.
-pub fn remember(dir: &Path, session_key: &str, previous: Option<&str>, intent: Option<&str>) -> Result<(), String> {
+pub fn remember(
+    dir: &Path,
+    session_key: &str,
+    previous: Option<&str>,
+    intent: Option<&str>,
+) -> Result<(), String> {
     if previous == intent {
         return Ok(());
     }
     let path = file_for(dir, session_key);
-    let state = SessionState { session_key: session_key.into(), intent: intent.map(str::to_string) };
+    let state = SessionState {
+        session_key: session_key.into(),
+        intent: intent.map(str::to_string),
+    };
     crate::files::write_atomically(&path, &serde_json::to_vec(&state).unwrap_or_default())
         .map_err(|e| format!("cannot write session state {}: {e}", path.display()))
 }

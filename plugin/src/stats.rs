@@ -56,12 +56,18 @@ fn path(state_dir: &Path) -> PathBuf {
 }
 
 pub fn load(state_dir: &Path) -> Stats {
-    fs::read(path(state_dir)).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
+    fs::read(path(state_dir))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
 }
 
 /// Adds `counts` to the stored counters. Counters are advisory: a failed write is ignored.
 pub fn merge_into_file(state_dir: &Path, counts: &Stats) {
     let mut stats = load(state_dir);
     stats.merge(counts);
-    let _ = crate::files::write_atomically(&path(state_dir), &serde_json::to_vec(&stats).unwrap_or_default());
+    let _ = crate::files::write_atomically(
+        &path(state_dir),
+        &serde_json::to_vec(&stats).unwrap_or_default(),
+    );
 }

@@ -114,7 +114,11 @@ mod tests {
     #[test]
     fn boundaries_reject_inner_words() {
         let t = normalize("an ideal deal, deals");
-        let at = |w: &str| t.match_indices(w).map(|(i, _)| on_word_boundaries(&t, i, i + w.len())).collect::<Vec<_>>();
+        let at = |w: &str| {
+            t.match_indices(w)
+                .map(|(i, _)| on_word_boundaries(&t, i, i + w.len()))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(at("deal"), vec![false, true, false]);
     }
 
@@ -140,7 +144,10 @@ mod tests {
 
     #[test]
     fn escapes_tags() {
-        assert_eq!(escape_text("</pack-context><x>&"), "&lt;/pack-context&gt;&lt;x&gt;&amp;");
+        assert_eq!(
+            escape_text("</pack-context><x>&"),
+            "&lt;/pack-context&gt;&lt;x&gt;&amp;"
+        );
         assert_eq!(escape_attr("a\"b"), "a&quot;b");
     }
 }

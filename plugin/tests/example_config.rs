@@ -8,23 +8,41 @@ use std::path::PathBuf;
 
 fn engine() -> Engine {
     let config = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../config");
-    Engine::new(ConfigRoots { config, overlay: None }, None, Box::new(NoNetwork))
+    Engine::new(
+        ConfigRoots {
+            config,
+            overlay: None,
+        },
+        None,
+        Box::new(NoNetwork),
+    )
 }
 
 #[test]
 fn example_config_loads_without_warnings() {
     let summary = engine().reload().unwrap_or_else(|e| panic!("{e:?}"));
-    assert_eq!((summary.rules, summary.packs, summary.composition_rules), (6, 9, 5));
+    assert_eq!(
+        (summary.rules, summary.packs, summary.composition_rules),
+        (6, 9, 5)
+    );
     assert!(summary.warnings.is_empty(), "{:?}", summary.warnings);
 }
 
 #[test]
 fn demo_prompt_picks_the_deal_pack() {
-    let request = IntentTestRequest { prompt: "I had dinner with the Series A founder".into(), ..Default::default() };
+    let request = IntentTestRequest {
+        prompt: "I had dinner with the Series A founder".into(),
+        ..Default::default()
+    };
     let out = engine().run_command(&Command::IntentTest(request, OutputFormat::Text));
     println!("{}", out.stdout);
     assert_eq!(out.exit_code, 0, "{}", out.stderr);
-    assert!(out.stdout.contains("Decision: inject vc_deal → pack vc_deal_brief"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("Decision: inject vc_deal → pack vc_deal_brief"),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]

@@ -10,7 +10,9 @@
 
 use graphiti_openclaw_tests::{copy_dir, example_config, plugin_wasm, temp_dir};
 use graphiti_standin::{Options, StandIn};
-use host_shim::{AgentEndEvent, CaptureOutcome, ChatType, HookContext, Limits, PromptEvent, Shim, ShimOptions};
+use host_shim::{
+    AgentEndEvent, CaptureOutcome, ChatType, HookContext, Limits, PromptEvent, Shim, ShimOptions,
+};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -20,7 +22,9 @@ const PROMPT: &str = "Book lunch with the Acme Robotics founder";
 /// One HTTP/1.1 POST to the stand-in (it closes each connection); returns the session header if any.
 fn post(port: u16, session: Option<&str>, body: &str) -> Option<String> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    let session_header = session.map(|s| format!("Mcp-Session-Id: {s}\r\n")).unwrap_or_default();
+    let session_header = session
+        .map(|s| format!("Mcp-Session-Id: {s}\r\n"))
+        .unwrap_or_default();
     let request = format!(
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\n{session_header}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -30,7 +34,11 @@ fn post(port: u16, session: Option<&str>, body: &str) -> Option<String> {
     let mut answer = String::new();
     stream.read_to_string(&mut answer).expect("read");
     assert!(answer.starts_with("HTTP/1.1 20"), "{answer}");
-    answer.lines().find_map(|l| l.to_ascii_lowercase().strip_prefix("mcp-session-id: ").map(str::to_string))
+    answer.lines().find_map(|l| {
+        l.to_ascii_lowercase()
+            .strip_prefix("mcp-session-id: ")
+            .map(str::to_string)
+    })
 }
 
 fn percentile(samples: &mut [Duration], p: usize) -> Duration {
@@ -45,17 +53,30 @@ fn ms(d: Duration) -> f64 {
 fn main() {
     let quick = std::env::var_os("HOOKS_BENCH_QUICK").is_some();
     let turns = if quick { 100 } else { 1000 };
-    let standin = StandIn::start(Options { port: 0, ingest_delay: Duration::ZERO, legacy_node_search: false }).unwrap();
-    standin.seed_json(include_str!("../graphiti-standin/seed/demo.json")).unwrap();
+    let standin = StandIn::start(Options {
+        port: 0,
+        ingest_delay: Duration::ZERO,
+        legacy_node_search: false,
+    })
+    .unwrap();
+    standin
+        .seed_json(include_str!("../graphiti-standin/seed/demo.json"))
+        .unwrap();
 
     let config = temp_dir("hooks-bench-config");
     copy_dir(&example_config(), &config);
     std::fs::write(
         config.join("settings.yaml"),
-        format!("graphiti:\n  url: {}/mcp\n  group_id: {{ direct: demo, group: \"demo-{{chat}}\" }}\n", standin.url()),
+        format!(
+            "graphiti:\n  url: {}/mcp\n  group_id: {{ direct: demo, group: \"demo-{{chat}}\" }}\n",
+            standin.url()
+        ),
     )
     .unwrap();
-    let limits = Limits { call_timeout: Duration::from_secs(30), memory_bytes: 256 << 20 };
+    let limits = Limits {
+        call_timeout: Duration::from_secs(30),
+        memory_bytes: 256 << 20,
+    };
     let mut options = ShimOptions::new(plugin_wasm(), &config, limits);
     options.state_dir = Some(temp_dir("hooks-bench-state"));
     options.cache_dir = Some(temp_dir("hooks-bench-cache"));
@@ -73,15 +94,26 @@ fn main() {
         trigger: Some("user".into()),
         run_id: None,
     };
-    let event = PromptEvent { prompt: PROMPT.into(), messages_json: "[]".into() };
+    let event = PromptEvent {
+        prompt: PROMPT.into(),
+        messages_json: "[]".into(),
+    };
 
     // The bare client's session and the two calls recall makes.
     let port = standin.port();
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
     let session = post(port, None, init).expect("session id");
-    post(port, Some(&session), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    let facts = format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"search_memory_facts","arguments":{{"query":"{PROMPT}","group_ids":["demo"],"max_facts":20}}}}}}"#);
-    let nodes = format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"search_nodes","arguments":{{"query":"{PROMPT}","group_ids":["demo"],"max_nodes":5}}}}}}"#);
+    post(
+        port,
+        Some(&session),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    let facts = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"search_memory_facts","arguments":{{"query":"{PROMPT}","group_ids":["demo"],"max_facts":20}}}}}}"#
+    );
+    let nodes = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"search_nodes","arguments":{{"query":"{PROMPT}","group_ids":["demo"],"max_nodes":5}}}}}}"#
+    );
 
     let mut hook = Vec::with_capacity(turns);
     let mut baseline = Vec::with_capacity(turns);
@@ -96,8 +128,15 @@ fn main() {
         let injection = shim.before_agent_start(&event, &ctx);
         let took = started.elapsed();
         let context = injection.prepend_context.unwrap_or_default();
-        assert!(context.starts_with("<graphiti-context") && context.contains("Dana Lee is CTO"), "turn {turn}: {context}");
-        assert_eq!(injection.decision.intent.as_deref(), Some("vc_deal"), "turn {turn}");
+        assert!(
+            context.starts_with("<graphiti-context") && context.contains("Dana Lee is CTO"),
+            "turn {turn}: {context}"
+        );
+        assert_eq!(
+            injection.decision.intent.as_deref(),
+            Some("vc_deal"),
+            "turn {turn}"
+        );
         if turn >= turns / 10 {
             // the first tenth warms up
             hook.push(took);
@@ -112,16 +151,30 @@ fn main() {
             {"role": "user", "content": format!("<graphiti-context group=\"demo\">\nx\n</graphiti-context>\n\n{PROMPT} #{turn}")},
             {"role": "assistant", "content": "Booked: Thursday 12:30."},
         ]);
-        let event = AgentEndEvent { success: true, error: None, messages_json: messages.to_string(), duration_ms: None };
+        let event = AgentEndEvent {
+            success: true,
+            error: None,
+            messages_json: messages.to_string(),
+            duration_ms: None,
+        };
         let started = Instant::now();
         let outcome = shim.agent_end(&event, &ctx);
         end.push(started.elapsed());
-        assert!(matches!(outcome, CaptureOutcome::Spooled(_)), "turn {turn}: {outcome:?}");
+        assert!(
+            matches!(outcome, CaptureOutcome::Spooled(_)),
+            "turn {turn}: {outcome:?}"
+        );
         shim.tick(); // keeps the spool near empty, as the host's timer would (not timed)
     }
-    assert_eq!(standin.episodes().len(), turns, "every captured turn reached the stand-in");
+    assert_eq!(
+        standin.episodes().len(),
+        turns,
+        "every captured turn reached the stand-in"
+    );
 
-    println!("hooks through the component in the shim, {turns} turns each, Graphiti stand-in on loopback (ms)");
+    println!(
+        "hooks through the component in the shim, {turns} turns each, Graphiti stand-in on loopback (ms)"
+    );
     println!("{:<44} {:>8} {:>8}", "", "p50", "p99");
     let row = |name: &str, samples: &mut Vec<Duration>| {
         let (p50, p99) = (percentile(samples, 50), percentile(samples, 99));
@@ -131,7 +184,12 @@ fn main() {
     let (hook50, hook99) = row("before-agent-start (recall + route + format)", &mut hook);
     let (base50, base99) = row("stand-in alone (the same 2 MCP requests)", &mut baseline);
     row("added by the plugin (paired per turn)", &mut added);
-    println!("{:<44} {:>8.3} {:>8.3}", "added by the plugin (p50 − p50, p99 − p99)", ms(hook50.saturating_sub(base50)), ms(hook99.saturating_sub(base99)));
+    println!(
+        "{:<44} {:>8.3} {:>8.3}",
+        "added by the plugin (p50 − p50, p99 − p99)",
+        ms(hook50.saturating_sub(base50)),
+        ms(hook99.saturating_sub(base99))
+    );
     row("agent-end (strip + spool to disk)", &mut end);
     println!("targets: ≤ 1 ms p99 added to before-agent-start; agent-end ≤ 1 ms p99");
 }

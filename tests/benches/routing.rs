@@ -20,7 +20,10 @@ const PROMPT_BYTES: usize = 2048;
 
 /// A pronounceable, unique keyword for (rule, k): distinct words, none a substring of filler text.
 fn keyword(rule: usize, k: usize) -> String {
-    const SYLLABLES: [&str; 16] = ["ka", "lo", "mi", "nu", "pe", "ri", "so", "ta", "vu", "we", "xi", "yo", "za", "be", "cu", "da"];
+    const SYLLABLES: [&str; 16] = [
+        "ka", "lo", "mi", "nu", "pe", "ri", "so", "ta", "vu", "we", "xi", "yo", "za", "be", "cu",
+        "da",
+    ];
     let mut n = rule * KEYWORDS_PER_RULE + k;
     let mut word = String::from("q");
     for _ in 0..5 {
@@ -47,7 +50,11 @@ fn write_config(dir: &Path, rules: usize) {
         "packs:\n  - { id: bench_pack, file: packs/bench.pack.yaml, pack_type: bench, scope: public }\nconsumer_profiles:\n  - { id: bench, primary_pack: bench_pack }\n",
     )
     .unwrap();
-    std::fs::write(dir.join("packs/bench.pack.yaml"), "name: Bench\ndomain_context: Benchmark pack.\n").unwrap();
+    std::fs::write(
+        dir.join("packs/bench.pack.yaml"),
+        "name: Bench\ndomain_context: Benchmark pack.\n",
+    )
+    .unwrap();
 }
 
 /// ~2 KB of ordinary words with two keywords of the target rule and one of another rule planted.
@@ -77,7 +84,10 @@ fn naive_route(rules: &[(String, Vec<String>)], prompt: &str) -> Option<String> 
     let mut best: Option<(usize, &str)> = None;
     let mut tie = false;
     for (id, keywords) in rules {
-        let hits = keywords.iter().filter(|k| lower.contains(k.as_str())).count();
+        let hits = keywords
+            .iter()
+            .filter(|k| lower.contains(k.as_str()))
+            .count();
         if hits == 0 {
             continue;
         }
@@ -110,7 +120,10 @@ fn time(iterations: usize, mut f: impl FnMut()) -> Timing {
         })
         .collect();
     samples.sort();
-    Timing { median: samples[samples.len() / 2], p99: samples[samples.len() * 99 / 100] }
+    Timing {
+        median: samples[samples.len() / 2],
+        p99: samples[samples.len() * 99 / 100],
+    }
 }
 
 fn us(d: Duration) -> f64 {
@@ -120,11 +133,22 @@ fn us(d: Duration) -> f64 {
 fn main() {
     let quick = std::env::var_os("ROUTING_BENCH_QUICK").is_some();
     let iterations = if quick { 200 } else { 2000 };
-    let limits = Limits { call_timeout: Duration::from_secs(60), memory_bytes: 1 << 30 };
-    println!("routing per turn, {KEYWORDS_PER_RULE} keywords per rule, {PROMPT_BYTES}-byte prompt, {iterations} turns each (median / p99, µs)");
+    let limits = Limits {
+        call_timeout: Duration::from_secs(60),
+        memory_bytes: 1 << 30,
+    };
+    println!(
+        "routing per turn, {KEYWORDS_PER_RULE} keywords per rule, {PROMPT_BYTES}-byte prompt, {iterations} turns each (median / p99, µs)"
+    );
     println!(
         "{:>6}  {:>16}  {:>18}  {:>16}  {:>12}  {:>14}  {:>11}",
-        "rules", "native", "component", "naive scan", "naive/native", "component load", "wasm/native"
+        "rules",
+        "native",
+        "component",
+        "naive scan",
+        "naive/native",
+        "component load",
+        "wasm/native"
     );
     let mut component_medians = Vec::new();
     for rules in [10usize, 100, 1_000, 10_000] {
@@ -134,17 +158,41 @@ fn main() {
         let text = prompt(target, other);
         let expected = format!("rule_{target}");
 
-        let router = Router::load(&ConfigRoots { config: dir.clone(), overlay: None }).unwrap_or_else(|e| panic!("{e:?}")).router;
+        let router = Router::load(&ConfigRoots {
+            config: dir.clone(),
+            overlay: None,
+        })
+        .unwrap_or_else(|e| panic!("{e:?}"))
+        .router;
         let recall = Recall::default();
-        let input = RouteInput { prompt: &text, recall: &recall, group_chat: false, previous: None };
-        assert_eq!(router.route(&input).decision.intent.as_deref(), Some(expected.as_str()), "native answer");
+        let input = RouteInput {
+            prompt: &text,
+            recall: &recall,
+            group_chat: false,
+            previous: None,
+        };
+        assert_eq!(
+            router.route(&input).decision.intent.as_deref(),
+            Some(expected.as_str()),
+            "native answer"
+        );
         let native = time(iterations, || {
             std::hint::black_box(router.route(std::hint::black_box(&input)));
         });
 
-        let naive_rules: Vec<(String, Vec<String>)> =
-            (0..rules).map(|r| (format!("rule_{r}"), (0..KEYWORDS_PER_RULE).map(|k| keyword(r, k)).collect())).collect();
-        assert_eq!(naive_route(&naive_rules, &text).as_deref(), Some(expected.as_str()), "naive answer");
+        let naive_rules: Vec<(String, Vec<String>)> = (0..rules)
+            .map(|r| {
+                (
+                    format!("rule_{r}"),
+                    (0..KEYWORDS_PER_RULE).map(|k| keyword(r, k)).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            naive_route(&naive_rules, &text).as_deref(),
+            Some(expected.as_str()),
+            "naive answer"
+        );
         let naive = time(iterations, || {
             std::hint::black_box(naive_route(&naive_rules, std::hint::black_box(&text)));
         });
@@ -155,9 +203,18 @@ fn main() {
         let load_start = Instant::now();
         let mut shim = Shim::new(options).expect("shim");
         let load = load_start.elapsed();
-        let request = IntentTestRequest { prompt: text.clone(), recall_json: None, group_chat: false, previous_pack: None };
+        let request = IntentTestRequest {
+            prompt: text.clone(),
+            recall_json: None,
+            group_chat: false,
+            previous_pack: None,
+        };
         let answer = shim.dry_run(&request).expect("component dry run");
-        assert_eq!(answer.decision.intent.as_deref(), Some(expected.as_str()), "component answer");
+        assert_eq!(
+            answer.decision.intent.as_deref(),
+            Some(expected.as_str()),
+            "component answer"
+        );
         let component = time(iterations, || {
             std::hint::black_box(shim.dry_run(std::hint::black_box(&request)).ok());
         });
@@ -179,5 +236,8 @@ fn main() {
     }
     let flatness = component_medians[3] / component_medians[0];
     println!("component median at 10,000 rules / at 10 rules: {flatness:.2}× (flat = close to 1)");
-    println!("target: < 50 µs per turn in the component at 1,000 rules: {:.1} µs", component_medians[2]);
+    println!(
+        "target: < 50 µs per turn in the component at 1,000 rules: {:.1} µs",
+        component_medians[2]
+    );
 }

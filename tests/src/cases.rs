@@ -77,7 +77,10 @@ pub fn load_all() -> Vec<(String, CaseFile)> {
             let text = std::fs::read_to_string(&path).expect("read case file");
             let file: CaseFile =
                 serde_norway::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            (path.file_name().unwrap().to_string_lossy().into_owned(), file)
+            (
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                file,
+            )
         })
         .collect()
 }
@@ -108,7 +111,11 @@ impl Case {
 
     /// Whether what routing did matches the row; the error says what differed.
     pub fn check(&self, seen: &Observed) -> Result<(), String> {
-        let got = seen.intent.as_deref().filter(|_| seen.prepend_context.is_some()).unwrap_or("none");
+        let got = seen
+            .intent
+            .as_deref()
+            .filter(|_| seen.prepend_context.is_some())
+            .unwrap_or("none");
         let mut problems = Vec::new();
         if got != self.expect {
             problems.push(format!("expected {}, got {got}", self.expect));
@@ -116,18 +123,33 @@ impl Case {
         if self.expect == "none" && seen.prepend_context.is_some() {
             problems.push("a pack context was injected".into());
         }
-        if self.expect != "none" && seen.prepend_context.as_deref().is_none_or(|b| !b.starts_with("<pack-context ")) {
+        if self.expect != "none"
+            && seen
+                .prepend_context
+                .as_deref()
+                .is_none_or(|b| !b.starts_with("<pack-context "))
+        {
             problems.push("no <pack-context> block".into());
         }
         if let Some(reason) = &self.reason
-            && !seen.no_pack_reason.as_deref().unwrap_or("").contains(reason.as_str())
+            && !seen
+                .no_pack_reason
+                .as_deref()
+                .unwrap_or("")
+                .contains(reason.as_str())
         {
-            problems.push(format!("reason {:?} does not contain {reason:?}", seen.no_pack_reason));
+            problems.push(format!(
+                "reason {:?} does not contain {reason:?}",
+                seen.no_pack_reason
+            ));
         }
         if let Some(additional) = &self.additional
             && &seen.additional != additional
         {
-            problems.push(format!("additional packs {:?}, expected {additional:?}", seen.additional));
+            problems.push(format!(
+                "additional packs {:?}, expected {additional:?}",
+                seen.additional
+            ));
         }
         if let Some(sticky) = self.sticky
             && seen.sticky != sticky
@@ -137,7 +159,13 @@ impl Case {
         if problems.is_empty() {
             Ok(())
         } else {
-            Err(format!("case {} ({:?}): {}\n  trace: {:#?}", self.name, self.prompt, problems.join("; "), seen.trace))
+            Err(format!(
+                "case {} ({:?}): {}\n  trace: {:#?}",
+                self.name,
+                self.prompt,
+                problems.join("; "),
+                seen.trace
+            ))
         }
     }
 }

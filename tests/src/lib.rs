@@ -8,7 +8,10 @@ use host_shim::{ChatType, HookContext, PromptEvent};
 use std::path::{Path, PathBuf};
 
 pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
 }
 
 pub fn example_config() -> PathBuf {
@@ -21,7 +24,9 @@ pub fn plugin_wasm() -> PathBuf {
 }
 
 fn built_wasm(name: &str) -> PathBuf {
-    let path = workspace().join("target/wasm32-wasip2/component").join(name);
+    let path = workspace()
+        .join("target/wasm32-wasip2/component")
+        .join(name);
     assert!(
         path.exists(),
         "{} is missing: build it with scripts/build.sh (cargo build --target wasm32-wasip2 --profile component)",
@@ -75,5 +80,8 @@ pub fn hook_context(session: &str, chat_type: ChatType) -> HookContext {
 }
 
 pub fn prompt(text: &str) -> PromptEvent {
-    PromptEvent { prompt: text.into(), messages_json: "[]".into() }
+    PromptEvent {
+        prompt: text.into(),
+        messages_json: "[]".into(),
+    }
 }

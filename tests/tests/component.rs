@@ -1,16 +1,21 @@
 //! The real `plugin.wasm` in the host shim: its exports, determinism, configuration errors and reloads,
 //! the overlay, conversation stickiness through state, capture, and faults (P6).
 
-use graphiti_openclaw_tests::{copy_dir, example_config, hook_context, plugin_wasm, prompt, temp_dir, workspace};
+use graphiti_openclaw_tests::{
+    copy_dir, example_config, hook_context, plugin_wasm, prompt, temp_dir, workspace,
+};
 use host_shim::{
-    AgentEndEvent, CaptureOutcome, ChatType, Command, HookContext, IntentTestRequest, Limits, OutputFormat,
-    ReloadError, Shim, ShimOptions,
+    AgentEndEvent, CaptureOutcome, ChatType, Command, HookContext, IntentTestRequest, Limits,
+    OutputFormat, ReloadError, Shim, ShimOptions,
 };
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 fn limits() -> Limits {
-    Limits { call_timeout: Duration::from_secs(10), memory_bytes: 128 << 20 }
+    Limits {
+        call_timeout: Duration::from_secs(10),
+        memory_bytes: 128 << 20,
+    }
 }
 
 fn options(config: &Path) -> ShimOptions {
@@ -35,37 +40,79 @@ fn ctx(session: &str, chat_type: ChatType) -> HookContext {
 }
 
 fn dry(prompt: &str) -> IntentTestRequest {
-    IntentTestRequest { prompt: prompt.into(), recall_json: None, group_chat: false, previous_pack: None }
+    IntentTestRequest {
+        prompt: prompt.into(),
+        recall_json: None,
+        group_chat: false,
+        previous_pack: None,
+    }
 }
 
 #[test]
 fn the_component_exports_the_hooks_and_imports_only_host_and_wasi() {
     let engine = wasmtime::Engine::default();
-    let component = wasmtime::component::Component::from_file(&engine, plugin_wasm()).expect("a component");
+    let component =
+        wasmtime::component::Component::from_file(&engine, plugin_wasm()).expect("a component");
     let ty = component.component_type();
-    let exports: Vec<String> = ty.exports(&engine).map(|(name, _)| name.to_string()).collect();
+    let exports: Vec<String> = ty
+        .exports(&engine)
+        .map(|(name, _)| name.to_string())
+        .collect();
     assert_eq!(exports, vec!["graphiti:openclaw/plugin@0.2.0"]);
     let (_, plugin) = ty.exports(&engine).next().unwrap();
     let wasmtime::component::types::ComponentItem::ComponentInstance(instance) = plugin.ty else {
         panic!("the plugin export is an instance");
     };
-    let functions: Vec<String> = instance.exports(&engine).map(|(name, _)| name.to_string()).collect();
-    for f in ["before-agent-start", "agent-end", "reload-config", "dry-run", "run-command"] {
-        assert!(functions.contains(&f.to_string()), "missing export {f}: {functions:?}");
+    let functions: Vec<String> = instance
+        .exports(&engine)
+        .map(|(name, _)| name.to_string())
+        .collect();
+    for f in [
+        "before-agent-start",
+        "agent-end",
+        "reload-config",
+        "dry-run",
+        "run-command",
+    ] {
+        assert!(
+            functions.contains(&f.to_string()),
+            "missing export {f}: {functions:?}"
+        );
     }
-    let imports: Vec<String> = ty.imports(&engine).map(|(name, _)| name.to_string()).collect();
-    assert!(imports.contains(&"graphiti:openclaw/host@0.2.0".to_string()), "{imports:?}");
-    assert!(imports.iter().any(|i| i.starts_with("wasi:filesystem/preopens@0.2")), "{imports:?}");
+    let imports: Vec<String> = ty
+        .imports(&engine)
+        .map(|(name, _)| name.to_string())
+        .collect();
+    assert!(
+        imports.contains(&"graphiti:openclaw/host@0.2.0".to_string()),
+        "{imports:?}"
+    );
+    assert!(
+        imports
+            .iter()
+            .any(|i| i.starts_with("wasi:filesystem/preopens@0.2")),
+        "{imports:?}"
+    );
     for import in &imports {
-        assert!(import.starts_with("wasi:") || import.starts_with("graphiti:openclaw/"), "unexpected import {import}");
+        assert!(
+            import.starts_with("wasi:") || import.starts_with("graphiti:openclaw/"),
+            "unexpected import {import}"
+        );
     }
 }
 
 #[test]
 fn same_input_twice_gives_identical_bytes() {
-    let recall = std::fs::read_to_string(example_config().join("examples/recall_restaurant.json")).unwrap();
-    let request = IntentTestRequest { recall_json: Some(recall), ..dry("Plan a dinner with a founder at Nopa") };
-    let json = |shim: &mut Shim| shim.run_command(&Command::IntentTest((request.clone(), OutputFormat::Json))).stdout;
+    let recall =
+        std::fs::read_to_string(example_config().join("examples/recall_restaurant.json")).unwrap();
+    let request = IntentTestRequest {
+        recall_json: Some(recall),
+        ..dry("Plan a dinner with a founder at Nopa")
+    };
+    let json = |shim: &mut Shim| {
+        shim.run_command(&Command::IntentTest((request.clone(), OutputFormat::Json)))
+            .stdout
+    };
     let mut first = shim(&example_config());
     let mut second = shim(&example_config());
     let a = json(&mut first);
@@ -76,7 +123,13 @@ fn same_input_twice_gives_identical_bytes() {
     // The hook itself, from fresh state each time.
     let hook = |state: PathBuf| {
         let mut shim = shim_with_state(&example_config(), &state);
-        format!("{:?}", shim.before_agent_start(&prompt("Outline a blog post about onboarding"), &ctx("s", ChatType::Direct)))
+        format!(
+            "{:?}",
+            shim.before_agent_start(
+                &prompt("Outline a blog post about onboarding"),
+                &ctx("s", ChatType::Direct)
+            )
+        )
     };
     assert_eq!(hook(temp_dir("det-a")), hook(temp_dir("det-b")));
 }
@@ -86,15 +139,19 @@ fn config_errors_name_file_line_and_field_and_the_last_good_config_stays() {
     let config = temp_dir("config-errors");
     copy_dir(&example_config(), &config);
     let mut shim = shim(&config);
-    let before = shim.dry_run(&dry("Draft a tweet about our launch")).unwrap();
+    let before = shim
+        .dry_run(&dry("Draft a tweet about our launch"))
+        .unwrap();
     assert_eq!(before.decision.intent.as_deref(), Some("content_tweet"));
 
     let rules = config.join("intent_rules.yaml");
     let good = std::fs::read_to_string(&rules).unwrap();
-    let broken = good.replace("    keyword_weight: 1.0\n", "    keyword_weight: -2\n").replace(
-        "  - id: content_tweet\n",
-        "  - id: content_tweet\n    keyword_wieght: 2\n",
-    );
+    let broken = good
+        .replace("    keyword_weight: 1.0\n", "    keyword_weight: -2\n")
+        .replace(
+            "  - id: content_tweet\n",
+            "  - id: content_tweet\n    keyword_wieght: 2\n",
+        );
     assert_ne!(good, broken);
     std::fs::write(&rules, &broken).unwrap();
 
@@ -106,18 +163,47 @@ fn config_errors_name_file_line_and_field_and_the_last_good_config_stays() {
     let first = &errors[0];
     assert!(first.file.ends_with("intent_rules.yaml"), "{text:?}");
     let line = first.line.expect("a line number") as usize;
-    assert!(broken.lines().nth(line - 1).unwrap().contains("keyword_wieght"), "{text:?}");
-    assert!(first.field.as_deref().unwrap_or("").contains("keyword_wieght") || first.message.contains("keyword_wieght"), "{text:?}");
+    assert!(
+        broken
+            .lines()
+            .nth(line - 1)
+            .unwrap()
+            .contains("keyword_wieght"),
+        "{text:?}"
+    );
+    assert!(
+        first
+            .field
+            .as_deref()
+            .unwrap_or("")
+            .contains("keyword_wieght")
+            || first.message.contains("keyword_wieght"),
+        "{text:?}"
+    );
 
     // The last good configuration still routes.
-    let after = shim.dry_run(&dry("Draft a tweet about our launch")).unwrap();
-    assert_eq!(format!("{:?}", after.decision), format!("{:?}", before.decision));
+    let after = shim
+        .dry_run(&dry("Draft a tweet about our launch"))
+        .unwrap();
+    assert_eq!(
+        format!("{:?}", after.decision),
+        format!("{:?}", before.decision)
+    );
 
     // With only the weight wrong, the error names that field and its line.
-    std::fs::write(&rules, good.replace("    keyword_weight: 1.0\n", "    keyword_weight: -2\n")).unwrap();
+    std::fs::write(
+        &rules,
+        good.replace("    keyword_weight: 1.0\n", "    keyword_weight: -2\n"),
+    )
+    .unwrap();
     let out = shim.run_command(&Command::CheckConfig);
     assert_eq!(out.exit_code, 1);
-    assert!(out.stderr.contains("intent_rules.yaml:9: dining.keyword_weight: must be a number above 0"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("intent_rules.yaml:9: dining.keyword_weight: must be a number above 0"),
+        "{}",
+        out.stderr
+    );
 
     // A fixed file loads again.
     std::fs::write(&rules, &good).unwrap();
@@ -129,14 +215,24 @@ fn a_bad_regex_and_an_unknown_pack_are_reported_together() {
     let config = temp_dir("config-regex");
     copy_dir(&example_config(), &config);
     let rules = config.join("intent_rules.yaml");
-    let text = std::fs::read_to_string(&rules).unwrap().replace("weight: 0.25", "weight: 0.25\n        fact_pattern: '(unclosed'");
+    let text = std::fs::read_to_string(&rules).unwrap().replace(
+        "weight: 0.25",
+        "weight: 0.25\n        fact_pattern: '(unclosed'",
+    );
     std::fs::write(&rules, text).unwrap();
     let registry = config.join("pack_registry.yaml");
-    let text = std::fs::read_to_string(&registry).unwrap().replace("primary_pack: dining_recs", "primary_pack: dining_recs_v2");
+    let text = std::fs::read_to_string(&registry)
+        .unwrap()
+        .replace("primary_pack: dining_recs", "primary_pack: dining_recs_v2");
     std::fs::write(&registry, text).unwrap();
     let out = shim(&config).run_command(&Command::CheckConfig);
     assert_eq!(out.exit_code, 1);
-    assert!(out.stderr.contains("vc_memo.fact_pattern: entity_boosts[0]: invalid pattern"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("vc_memo.fact_pattern: entity_boosts[0]: invalid pattern"),
+        "{}",
+        out.stderr
+    );
     assert!(out.stderr.contains("pack_registry.yaml:14: primary_pack: consumer profile \"dining_concierge\" names pack \"dining_recs_v2\""), "{}", out.stderr);
 }
 
@@ -145,50 +241,101 @@ fn the_overlay_replaces_files_of_the_same_name() {
     let mut options = options(&example_config());
     options.overlay_dir = Some(example_config().join("private.example"));
     let mut shim = Shim::new(options).unwrap();
-    let injection = shim.dry_run(&dry("Book a table for dinner at a bistro")).unwrap();
+    let injection = shim
+        .dry_run(&dry("Book a table for dinner at a bistro"))
+        .unwrap();
     let block = injection.prepend_context.expect("dining pack");
-    assert!(block.contains("Overlay text: only places within a 20-minute walk"), "{block}");
+    assert!(
+        block.contains("Overlay text: only places within a 20-minute walk"),
+        "{block}"
+    );
     let summary = shim.reload_config().unwrap();
-    assert!(summary.files.iter().any(|f| f.contains("dining_recs.pack.yaml (overlay)")), "{:?}", summary.files);
+    assert!(
+        summary
+            .files
+            .iter()
+            .any(|f| f.contains("dining_recs.pack.yaml (overlay)")),
+        "{:?}",
+        summary.files
+    );
 }
 
 #[test]
 fn follow_ups_keep_the_pack_per_conversation() {
     let state = temp_dir("sticky-state");
     let mut shim = shim_with_state(&example_config(), &state);
-    let first = shim.before_agent_start(&prompt("Book a bistro for dinner on Friday"), &ctx("chat-a", ChatType::Direct));
+    let first = shim.before_agent_start(
+        &prompt("Book a bistro for dinner on Friday"),
+        &ctx("chat-a", ChatType::Direct),
+    );
     assert_eq!(first.decision.intent.as_deref(), Some("dining"));
-    let follow = shim.before_agent_start(&prompt("and Saturday?"), &ctx("chat-a", ChatType::Direct));
+    let follow =
+        shim.before_agent_start(&prompt("and Saturday?"), &ctx("chat-a", ChatType::Direct));
     assert!(follow.decision.sticky, "{:?}", follow.decision.trace);
-    assert!(follow.decision.trace.iter().any(|t| t.contains("previous turn's dining: sticky")), "{:?}", follow.decision.trace);
+    assert!(
+        follow
+            .decision
+            .trace
+            .iter()
+            .any(|t| t.contains("previous turn's dining: sticky")),
+        "{:?}",
+        follow.decision.trace
+    );
     assert!(follow.prepend_context.unwrap().contains("sticky=\"true\""));
     // Another conversation has no previous pack.
     let other = shim.before_agent_start(&prompt("and Saturday?"), &ctx("chat-b", ChatType::Direct));
-    assert!(other.decision.primary_pack.is_none(), "{:?}", other.decision);
+    assert!(
+        other.decision.primary_pack.is_none(),
+        "{:?}",
+        other.decision
+    );
     // Graphiti is not reachable in this test: the turn says so and suggests the QMD tools.
-    assert!(other.prepend_context.unwrap().starts_with("<graphiti-fallback>"));
+    assert!(
+        other
+            .prepend_context
+            .unwrap()
+            .starts_with("<graphiti-fallback>")
+    );
     // A fresh shim (a restart) still remembers: state lives in the state directory.
     let mut restarted = shim_with_state(&example_config(), &state);
-    let again = restarted.before_agent_start(&prompt("what about Sunday?"), &ctx("chat-a", ChatType::Direct));
+    let again = restarted.before_agent_start(
+        &prompt("what about Sunday?"),
+        &ctx("chat-a", ChatType::Direct),
+    );
     assert!(again.decision.sticky);
     // Non-user turns are neither routed nor remembered.
     let mut cron = ctx("chat-a", ChatType::Direct);
     cron.trigger = Some("cron".into());
     let skipped = restarted.before_agent_start(&prompt("Book a bistro for dinner"), &cron);
     assert!(skipped.prepend_context.is_none(), "{skipped:?}");
-    assert!(skipped.decision.no_pack_reason.unwrap().contains("not a user turn"));
+    assert!(
+        skipped
+            .decision
+            .no_pack_reason
+            .unwrap()
+            .contains("not a user turn")
+    );
 }
 
 #[test]
 fn capture_takes_the_last_exchange_without_our_blocks_and_spools_it() {
     let state = temp_dir("capture-state");
     let mut with_state = shim_with_state(&example_config(), &state);
-    let injected = with_state.dry_run(&dry("Draft a tweet about our launch")).unwrap().prepend_context.unwrap();
+    let injected = with_state
+        .dry_run(&dry("Draft a tweet about our launch"))
+        .unwrap()
+        .prepend_context
+        .unwrap();
     let messages = serde_json::json!([
         {"role": "user", "content": format!("{injected}\n\nDraft a tweet about our launch")},
         {"role": "assistant", "content": [{"type": "text", "text": "Launch day! Here is what we built."}]},
     ]);
-    let event = AgentEndEvent { success: true, error: None, messages_json: messages.to_string(), duration_ms: Some(900) };
+    let event = AgentEndEvent {
+        success: true,
+        error: None,
+        messages_json: messages.to_string(),
+        duration_ms: Some(900),
+    };
     match with_state.agent_end(&event, &ctx("s", ChatType::Direct)) {
         CaptureOutcome::Spooled(turn) => {
             assert_eq!(turn.user, "Draft a tweet about our launch");
@@ -197,16 +344,27 @@ fn capture_takes_the_last_exchange_without_our_blocks_and_spools_it() {
         }
         other => panic!("expected a capture, got {other:?}"),
     }
-    let spooled: Vec<_> = std::fs::read_dir(state.join("spool")).unwrap().map(|e| e.unwrap().path()).collect();
+    let spooled: Vec<_> = std::fs::read_dir(state.join("spool"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     assert_eq!(spooled.len(), 1, "{spooled:?}");
     let episode = std::fs::read_to_string(&spooled[0]).unwrap();
     assert!(!episode.contains("pack-context"), "{episode}");
 
     // Without a state directory nothing can be spooled: said loudly, not silently skipped.
     let mut stateless = shim(&example_config());
-    assert!(matches!(stateless.agent_end(&event, &ctx("s", ChatType::Direct)), CaptureOutcome::Dropped(why) if why.contains("no state directory")));
-    let failed = AgentEndEvent { success: false, error: Some("model timeout".into()), ..event };
-    assert!(matches!(with_state.agent_end(&failed, &ctx("s", ChatType::Direct)), CaptureOutcome::Skipped(why) if why.contains("model timeout")));
+    assert!(
+        matches!(stateless.agent_end(&event, &ctx("s", ChatType::Direct)), CaptureOutcome::Dropped(why) if why.contains("no state directory"))
+    );
+    let failed = AgentEndEvent {
+        success: false,
+        error: Some("model timeout".into()),
+        ..event
+    };
+    assert!(
+        matches!(with_state.agent_end(&failed, &ctx("s", ChatType::Direct)), CaptureOutcome::Skipped(why) if why.contains("model timeout"))
+    );
 }
 
 /// P6: whatever goes wrong, the turn gets no injection and a reason, and the next turn works.
@@ -215,35 +373,84 @@ fn faults_mean_no_injection_and_the_plugin_keeps_working() {
     // 1. No configuration at all.
     let empty = temp_dir("no-config");
     let mut shim = shim(&empty);
-    let injection = shim.before_agent_start(&prompt("Book a bistro for dinner"), &ctx("s", ChatType::Direct));
+    let injection = shim.before_agent_start(
+        &prompt("Book a bistro for dinner"),
+        &ctx("s", ChatType::Direct),
+    );
     assert!(injection.prepend_context.is_none(), "{injection:?}");
-    assert!(injection.decision.no_pack_reason.unwrap().contains("no configuration loaded"));
+    assert!(
+        injection
+            .decision
+            .no_pack_reason
+            .unwrap()
+            .contains("no configuration loaded")
+    );
 
     // 2. Corrupt session state: routing proceeds, the problem is noted.
     let state = temp_dir("corrupt-state");
     let mut shim = shim_with_state(&example_config(), &state);
-    shim.before_agent_start(&prompt("Book a bistro for dinner"), &ctx("s1", ChatType::Direct));
+    shim.before_agent_start(
+        &prompt("Book a bistro for dinner"),
+        &ctx("s1", ChatType::Direct),
+    );
     for entry in std::fs::read_dir(state.join("routing")).unwrap() {
         std::fs::write(entry.unwrap().path(), b"{not json").unwrap();
     }
-    let injection = shim.before_agent_start(&prompt("Draft a tweet about our launch"), &ctx("s1", ChatType::Direct));
+    let injection = shim.before_agent_start(
+        &prompt("Draft a tweet about our launch"),
+        &ctx("s1", ChatType::Direct),
+    );
     assert_eq!(injection.decision.intent.as_deref(), Some("content_tweet"));
-    assert!(injection.notes.iter().any(|n| n.contains("corrupt session state")), "{:?}", injection.notes);
+    assert!(
+        injection
+            .notes
+            .iter()
+            .any(|n| n.contains("corrupt session state")),
+        "{:?}",
+        injection.notes
+    );
 
     // 3. A prompt beyond the memory limit traps the guest: no injection, then normal service.
     let mut small = options(&example_config());
-    small.limits = Limits { call_timeout: Duration::from_secs(10), memory_bytes: 48 << 20 };
+    small.limits = Limits {
+        call_timeout: Duration::from_secs(10),
+        memory_bytes: 48 << 20,
+    };
     let mut shim = Shim::new(small).unwrap();
     let huge = "dinner ".repeat(10 << 20); // 70 MiB: more than the guest may hold
     let injection = shim.before_agent_start(&prompt(&huge), &ctx("s", ChatType::Direct));
     assert!(injection.prepend_context.is_none());
-    assert!(injection.decision.no_pack_reason.as_deref().unwrap_or("").contains("memory"), "{:?}", injection.decision);
-    let next = shim.before_agent_start(&prompt("Book a bistro for dinner"), &ctx("s", ChatType::Direct));
-    assert_eq!(next.decision.intent.as_deref(), Some("dining"), "{:?}", next.decision);
+    assert!(
+        injection
+            .decision
+            .no_pack_reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("memory"),
+        "{:?}",
+        injection.decision
+    );
+    let next = shim.before_agent_start(
+        &prompt("Book a bistro for dinner"),
+        &ctx("s", ChatType::Direct),
+    );
+    assert_eq!(
+        next.decision.intent.as_deref(),
+        Some("dining"),
+        "{:?}",
+        next.decision
+    );
 
     // 4. Malformed recall data is an error that names the problem, not a crash.
-    let bad = IntentTestRequest { recall_json: Some("{\"nodes\": 5}".into()), ..dry("dinner") };
-    assert!(shim.dry_run(&bad).unwrap_err().contains("\"nodes\" must be a list"));
+    let bad = IntentTestRequest {
+        recall_json: Some("{\"nodes\": 5}".into()),
+        ..dry("dinner")
+    };
+    assert!(
+        shim.dry_run(&bad)
+            .unwrap_err()
+            .contains("\"nodes\" must be a list")
+    );
 }
 
 #[test]
@@ -251,9 +458,19 @@ fn lint_rules_names_overlapping_rules() {
     let fixture = workspace().join("tests/fixtures/overlapping-rules");
     let out = shim(&fixture).run_command(&Command::LintRules);
     assert_eq!(out.exit_code, 1, "{}", out.stdout);
-    assert!(out.stderr.contains("trip_planning and business_travel share 3 of 4 keywords (75%)"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("trip_planning and business_travel share 3 of 4 keywords (75%)"),
+        "{}",
+        out.stderr
+    );
     assert!(!out.stderr.contains("dining"), "{}", out.stderr);
-    assert_eq!(shim(&example_config()).run_command(&Command::LintRules).exit_code, 0);
+    assert_eq!(
+        shim(&example_config())
+            .run_command(&Command::LintRules)
+            .exit_code,
+        0
+    );
 }
 
 #[test]
@@ -262,15 +479,38 @@ fn eval_reports_accuracy_and_fails_below_the_threshold() {
     let mut shim = shim(&example_config());
     let out = shim.run_command(&Command::Eval((cases.clone(), 0.9)));
     assert_eq!(out.exit_code, 0, "{}{}", out.stdout, out.stderr);
-    assert!(out.stdout.contains("eval: 20/20 correct, accuracy 100.0%"), "{}", out.stdout);
-    assert!(out.stdout.contains("confusion (rows: expected, columns: predicted)"));
+    assert!(
+        out.stdout.contains("eval: 20/20 correct, accuracy 100.0%"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("confusion (rows: expected, columns: predicted)")
+    );
     // One wrong expectation drops accuracy below a 100% threshold.
-    let wrong = cases.replacen("\"expected_pack_type\": \"dining\"", "\"expected_pack_type\": \"vc_deal\"", 1);
+    let wrong = cases.replacen(
+        "\"expected_pack_type\": \"dining\"",
+        "\"expected_pack_type\": \"vc_deal\"",
+        1,
+    );
     let out = shim.run_command(&Command::Eval((wrong, 1.0)));
     assert_eq!(out.exit_code, 1);
-    assert!(out.stdout.contains("dining-1: expected vc_deal, got dining"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("dining-1: expected vc_deal, got dining"),
+        "{}",
+        out.stdout
+    );
     assert!(out.stderr.contains("below the threshold"));
-    let out = shim.run_command(&Command::Eval(("{\"cases\": [{\"prompt\": 3}]}".into(), 0.5)));
+    let out = shim.run_command(&Command::Eval((
+        "{\"cases\": [{\"prompt\": 3}]}".into(),
+        0.5,
+    )));
     assert_eq!(out.exit_code, 2);
-    assert!(out.stderr.contains("cases[0]: needs a \"prompt\""), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("cases[0]: needs a \"prompt\""),
+        "{}",
+        out.stderr
+    );
 }

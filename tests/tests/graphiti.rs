@@ -2,7 +2,9 @@
 //! both APIs: current facts only, entity boosts from recall, failures that degrade to a fallback note
 //! within the budget, skips, scoping, and a capture spool that loses nothing.
 
-use graphiti_openclaw_tests::{copy_dir, example_config, hook_context, plugin_wasm, prompt, temp_dir, workspace};
+use graphiti_openclaw_tests::{
+    copy_dir, example_config, hook_context, plugin_wasm, prompt, temp_dir, workspace,
+};
 use graphiti_standin::{Fault, Options, StandIn};
 use host_shim::{AgentEndEvent, CaptureOutcome, ChatType, HookContext, Limits, Shim, ShimOptions};
 use std::path::{Path, PathBuf};
@@ -13,7 +15,12 @@ const RECALL_TIMEOUT_MS: u64 = 400;
 const MARGIN: Duration = Duration::from_millis(600);
 
 fn standin() -> StandIn {
-    StandIn::start(Options { port: 0, ingest_delay: Duration::ZERO, legacy_node_search: false }).expect("stand-in starts")
+    StandIn::start(Options {
+        port: 0,
+        ingest_delay: Duration::ZERO,
+        legacy_node_search: false,
+    })
+    .expect("stand-in starts")
 }
 
 /// The example configuration pointed at `url` with `transport`, small budgets and fast backoff; the
@@ -36,7 +43,10 @@ fn config_for(url: &str, transport: &str) -> PathBuf {
 }
 
 fn shim(config: &Path, state: &Path, origin: &str) -> Shim {
-    let limits = Limits { call_timeout: Duration::from_secs(30), memory_bytes: 256 << 20 };
+    let limits = Limits {
+        call_timeout: Duration::from_secs(30),
+        memory_bytes: 256 << 20,
+    };
     let mut options = ShimOptions::new(plugin_wasm(), config, limits);
     options.cache_dir = Some(workspace().join("target/test-component-cache"));
     options.state_dir = Some(state.to_path_buf());
@@ -51,7 +61,12 @@ fn ctx(chat_type: ChatType) -> HookContext {
 
 fn end(user: &str, assistant: &str) -> AgentEndEvent {
     let messages = serde_json::json!([{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]);
-    AgentEndEvent { success: true, error: None, messages_json: messages.to_string(), duration_ms: Some(1200) }
+    AgentEndEvent {
+        success: true,
+        error: None,
+        messages_json: messages.to_string(),
+        duration_ms: Some(1200),
+    }
 }
 
 /// Synthetic memories of the direct chat's group (`main-dm-user-1`): a restaurant, a startup and a
@@ -81,22 +96,50 @@ fn a_turn_recalls_current_facts_and_recalled_entities_steer_routing() {
     for transport in ["mcp", "rest"] {
         let standin = standin();
         seed(&standin);
-        let url = if transport == "mcp" { format!("{}/mcp", standin.url()) } else { standin.url() };
+        let url = if transport == "mcp" {
+            format!("{}/mcp", standin.url())
+        } else {
+            standin.url()
+        };
         let config = config_for(&url, transport);
         let mut shim = shim(&config, &temp_dir("recall-state"), &standin.url());
 
-        let injection = shim.before_agent_start(&prompt("Plan a dinner at Nopa with Alice and a founder"), &ctx(ChatType::Direct));
+        let injection = shim.before_agent_start(
+            &prompt("Plan a dinner at Nopa with Alice and a founder"),
+            &ctx(ChatType::Direct),
+        );
         let context = injection.prepend_context.clone().unwrap_or_default();
-        assert!(context.starts_with("<graphiti-context group=\"main-dm-user-1\">"), "{transport}: {context}");
-        assert!(context.contains("- Alice now works at Globex instead of Acme Corp (since 2025-01-03)"), "{transport}: {context}");
+        assert!(
+            context.starts_with("<graphiti-context group=\"main-dm-user-1\">"),
+            "{transport}: {context}"
+        );
+        assert!(
+            context.contains("- Alice now works at Globex instead of Acme Corp (since 2025-01-03)"),
+            "{transport}: {context}"
+        );
         // The superseded fact is never presented as current.
         let current = &context[..context.find("No longer true:").unwrap_or(context.len())];
-        assert!(!current.contains("- Alice works at Acme Corp"), "{transport}: {context}");
-        assert!(context.contains("- Alice works at Acme Corp (true 2024-01-01 – 2025-01-03, no longer)"), "{transport}: {context}");
+        assert!(
+            !current.contains("- Alice works at Acme Corp"),
+            "{transport}: {context}"
+        );
+        assert!(
+            context
+                .contains("- Alice works at Acme Corp (true 2024-01-01 – 2025-01-03, no longer)"),
+            "{transport}: {context}"
+        );
         // "dinner" and "founder" tie on keywords; the recalled restaurant node (MCP only) and the
         // fact "Marco is chef at Nopa" (both APIs) break the tie for dining.
-        assert_eq!(injection.decision.intent.as_deref(), Some("dining"), "{transport}: {:?}", injection.decision.trace);
-        assert!(context.contains("<pack-context intent=\"dining\""), "{transport}");
+        assert_eq!(
+            injection.decision.intent.as_deref(),
+            Some("dining"),
+            "{transport}: {:?}",
+            injection.decision.trace
+        );
+        assert!(
+            context.contains("<pack-context intent=\"dining\""),
+            "{transport}"
+        );
     }
 }
 
@@ -104,9 +147,20 @@ fn a_turn_recalls_current_facts_and_recalled_entities_steer_routing() {
 fn invalid_facts_can_be_dropped_instead() {
     let standin = standin();
     seed(&standin);
-    let config = config_with(&format!("{}/mcp", standin.url()), "mcp", "  invalid_facts: drop\n", "");
+    let config = config_with(
+        &format!("{}/mcp", standin.url()),
+        "mcp",
+        "  invalid_facts: drop\n",
+        "",
+    );
     let mut shim = shim(&config, &temp_dir("drop-state"), &standin.url());
-    let context = shim.before_agent_start(&prompt("Where does Alice work now?"), &ctx(ChatType::Direct)).prepend_context.unwrap();
+    let context = shim
+        .before_agent_start(
+            &prompt("Where does Alice work now?"),
+            &ctx(ChatType::Direct),
+        )
+        .prepend_context
+        .unwrap();
     assert!(context.contains("Alice now works at Globex"), "{context}");
     assert!(!context.contains("Alice works at Acme Corp"), "{context}");
     assert!(!context.contains("No longer true"), "{context}");
@@ -116,7 +170,10 @@ fn invalid_facts_can_be_dropped_instead() {
 fn failures_give_a_fallback_note_within_the_budget_and_routing_still_runs() {
     let faults = [
         ("down", Fault::Down),
-        ("slow", Fault::Slow(Duration::from_millis(3 * RECALL_TIMEOUT_MS))),
+        (
+            "slow",
+            Fault::Slow(Duration::from_millis(3 * RECALL_TIMEOUT_MS)),
+        ),
         ("500", Fault::ServerError),
         ("garbage", Fault::Garbage),
     ];
@@ -127,28 +184,58 @@ fn failures_give_a_fallback_note_within_the_budget_and_routing_still_runs() {
         let mut shim = shim(&config, &temp_dir("fault-state"), &standin.url());
         standin.set_fault(fault);
         let started = Instant::now();
-        let injection = shim.before_agent_start(&prompt("Draft a tweet about our launch"), &ctx(ChatType::Direct));
+        let injection = shim.before_agent_start(
+            &prompt("Draft a tweet about our launch"),
+            &ctx(ChatType::Direct),
+        );
         let took = started.elapsed();
         let context = injection.prepend_context.unwrap_or_default();
-        assert!(context.starts_with("<graphiti-fallback>"), "{name}: {context}");
-        assert!(context.contains("memory_search") && context.contains("memory_get"), "{name}: {context}");
-        assert!(context.contains("<pack-context intent=\"content_tweet\""), "{name}: routing must still run: {context}");
-        assert!(took < Duration::from_millis(RECALL_TIMEOUT_MS) + MARGIN, "{name}: the hook took {took:?}");
-        assert!(injection.notes.iter().any(|n| n.contains("recall failed")), "{name}: {:?}", injection.notes);
+        assert!(
+            context.starts_with("<graphiti-fallback>"),
+            "{name}: {context}"
+        );
+        assert!(
+            context.contains("memory_search") && context.contains("memory_get"),
+            "{name}: {context}"
+        );
+        assert!(
+            context.contains("<pack-context intent=\"content_tweet\""),
+            "{name}: routing must still run: {context}"
+        );
+        assert!(
+            took < Duration::from_millis(RECALL_TIMEOUT_MS) + MARGIN,
+            "{name}: the hook took {took:?}"
+        );
+        assert!(
+            injection.notes.iter().any(|n| n.contains("recall failed")),
+            "{name}: {:?}",
+            injection.notes
+        );
         standin.set_fault(Fault::None);
     }
 }
 
 #[test]
 fn an_expired_mcp_session_is_renewed_and_old_servers_use_the_old_node_search() {
-    let standin = StandIn::start(Options { port: 0, ingest_delay: Duration::ZERO, legacy_node_search: true }).unwrap();
+    let standin = StandIn::start(Options {
+        port: 0,
+        ingest_delay: Duration::ZERO,
+        legacy_node_search: true,
+    })
+    .unwrap();
     seed(&standin);
     let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
     let mut shim = shim(&config, &temp_dir("session-state"), &standin.url());
     let first = shim.before_agent_start(&prompt("Plan a dinner at Nopa"), &ctx(ChatType::Direct));
-    assert!(first.prepend_context.unwrap().contains("Nopa"), "legacy node search found the restaurant");
+    assert!(
+        first.prepend_context.unwrap().contains("Nopa"),
+        "legacy node search found the restaurant"
+    );
     standin.set_fault(Fault::ExpireSessions);
-    let second = shim.before_agent_start(&prompt("Where does Alice work now?"), &ctx(ChatType::Direct));
+    let second = shim.before_agent_start(
+        &prompt("Where does Alice work now?"),
+        &ctx(ChatType::Direct),
+    );
     let context = second.prepend_context.unwrap();
     assert!(context.contains("Alice now works at Globex"), "{context}");
     assert!(second.notes.is_empty(), "{:?}", second.notes);
@@ -164,10 +251,24 @@ fn short_prompts_and_non_user_turns_are_neither_recalled_nor_captured() {
     assert!(short.prepend_context.is_none(), "{short:?}");
     let mut cron = ctx(ChatType::Direct);
     cron.trigger = Some("heartbeat".into());
-    assert!(shim.before_agent_start(&prompt("Where does Alice work now?"), &cron).prepend_context.is_none());
-    assert!(standin.requests().is_empty(), "no request may reach Graphiti: {:?}", standin.requests());
-    assert!(matches!(shim.agent_end(&end("thanks", "You're welcome"), &ctx(ChatType::Direct)), CaptureOutcome::Skipped(_)));
-    assert!(matches!(shim.agent_end(&end("Where does Alice work now?", "At Globex."), &cron), CaptureOutcome::Skipped(_)));
+    assert!(
+        shim.before_agent_start(&prompt("Where does Alice work now?"), &cron)
+            .prepend_context
+            .is_none()
+    );
+    assert!(
+        standin.requests().is_empty(),
+        "no request may reach Graphiti: {:?}",
+        standin.requests()
+    );
+    assert!(matches!(
+        shim.agent_end(&end("thanks", "You're welcome"), &ctx(ChatType::Direct)),
+        CaptureOutcome::Skipped(_)
+    ));
+    assert!(matches!(
+        shim.agent_end(&end("Where does Alice work now?", "At Globex."), &cron),
+        CaptureOutcome::Skipped(_)
+    ));
 }
 
 #[test]
@@ -176,8 +277,14 @@ fn a_group_chat_never_recalls_the_direct_chats_memories() {
     seed(&standin);
     let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
     let mut shim = shim(&config, &temp_dir("scope-state"), &standin.url());
-    let injection = shim.before_agent_start(&prompt("Where does Alice work now?"), &ctx(ChatType::Group));
-    assert!(!injection.prepend_context.unwrap_or_default().contains("Globex"));
+    let injection =
+        shim.before_agent_start(&prompt("Where does Alice work now?"), &ctx(ChatType::Group));
+    assert!(
+        !injection
+            .prepend_context
+            .unwrap_or_default()
+            .contains("Globex")
+    );
     let groups: Vec<String> = standin
         .requests()
         .iter()
@@ -186,28 +293,73 @@ fn a_group_chat_never_recalls_the_direct_chats_memories() {
         .flat_map(|ids| ids.as_array().cloned().unwrap_or_default())
         .filter_map(|id| id.as_str().map(str::to_string))
         .collect();
-    assert!(!groups.is_empty() && groups.iter().all(|g| g == "main-group-chat-1"), "{groups:?}");
+    assert!(
+        !groups.is_empty() && groups.iter().all(|g| g == "main-group-chat-1"),
+        "{groups:?}"
+    );
 }
 
 #[test]
 fn captured_turns_reach_graphiti_through_tick_without_our_blocks() {
     for transport in ["mcp", "rest"] {
         let standin = standin();
-        let url = if transport == "mcp" { format!("{}/mcp", standin.url()) } else { standin.url() };
+        let url = if transport == "mcp" {
+            format!("{}/mcp", standin.url())
+        } else {
+            standin.url()
+        };
         let config = config_for(&url, transport);
         let mut shim = shim(&config, &temp_dir("capture-state"), &standin.url());
-        let injected = shim.before_agent_start(&prompt("Draft a tweet about our launch"), &ctx(ChatType::Direct)).prepend_context.unwrap();
-        let outcome = shim.agent_end(&end(&format!("{injected}\n\nDraft a tweet about our launch"), "Launch day!"), &ctx(ChatType::Direct));
-        assert!(matches!(outcome, CaptureOutcome::Spooled(_)), "{transport}: {outcome:?}");
-        assert!(standin.episodes().is_empty(), "{transport}: agent-end must not send anything");
+        let injected = shim
+            .before_agent_start(
+                &prompt("Draft a tweet about our launch"),
+                &ctx(ChatType::Direct),
+            )
+            .prepend_context
+            .unwrap();
+        let outcome = shim.agent_end(
+            &end(
+                &format!("{injected}\n\nDraft a tweet about our launch"),
+                "Launch day!",
+            ),
+            &ctx(ChatType::Direct),
+        );
+        assert!(
+            matches!(outcome, CaptureOutcome::Spooled(_)),
+            "{transport}: {outcome:?}"
+        );
+        assert!(
+            standin.episodes().is_empty(),
+            "{transport}: agent-end must not send anything"
+        );
         let report = shim.tick();
-        assert_eq!((report.sent, report.pending, report.error.clone()), (1, 0, None), "{transport}: {report:?}");
+        assert_eq!(
+            (report.sent, report.pending, report.error.clone()),
+            (1, 0, None),
+            "{transport}: {report:?}"
+        );
         let episodes = standin.episodes();
         let bodies: Vec<&str> = episodes.iter().map(|e| e.content.as_str()).collect();
-        assert!(bodies.iter().any(|b| b.contains("Draft a tweet about our launch")), "{transport}: {bodies:?}");
-        assert!(bodies.iter().all(|b| !b.contains("pack-context") && !b.contains("graphiti-")), "{transport}: {bodies:?}");
-        assert!(episodes.iter().all(|e| e.group_id == "main-dm-user-1"), "{transport}");
-        assert!(!standin.worker_dead(), "{transport}: a REST Message uuid was set");
+        assert!(
+            bodies
+                .iter()
+                .any(|b| b.contains("Draft a tweet about our launch")),
+            "{transport}: {bodies:?}"
+        );
+        assert!(
+            bodies
+                .iter()
+                .all(|b| !b.contains("pack-context") && !b.contains("graphiti-")),
+            "{transport}: {bodies:?}"
+        );
+        assert!(
+            episodes.iter().all(|e| e.group_id == "main-dm-user-1"),
+            "{transport}"
+        );
+        assert!(
+            !standin.worker_dead(),
+            "{transport}: a REST Message uuid was set"
+        );
     }
 }
 
@@ -227,9 +379,19 @@ fn an_outage_loses_no_turn_and_duplicates_none() {
         }
         let question = format!("Turn {turn}: what did we decide about the launch plan?");
         let injection = shim.before_agent_start(&prompt(&question), &ctx(ChatType::Direct));
-        fallbacks += usize::from(injection.prepend_context.is_some_and(|c| c.starts_with("<graphiti-fallback>")));
-        let outcome = shim.agent_end(&end(&question, &format!("Answer {turn}")), &ctx(ChatType::Direct));
-        assert!(matches!(outcome, CaptureOutcome::Spooled(_)), "turn {turn}: {outcome:?}");
+        fallbacks += usize::from(
+            injection
+                .prepend_context
+                .is_some_and(|c| c.starts_with("<graphiti-fallback>")),
+        );
+        let outcome = shim.agent_end(
+            &end(&question, &format!("Answer {turn}")),
+            &ctx(ChatType::Direct),
+        );
+        assert!(
+            matches!(outcome, CaptureOutcome::Spooled(_)),
+            "turn {turn}: {outcome:?}"
+        );
         let _ = shim.tick(); // fails and backs off: Graphiti is down
     }
     assert_eq!(fallbacks, 100);
@@ -243,7 +405,10 @@ fn an_outage_loses_no_turn_and_duplicates_none() {
         if report.pending == 0 {
             break;
         }
-        assert!(started.elapsed() < Duration::from_secs(60), "spool did not drain: {report:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "spool did not drain: {report:?}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let episodes = standin.episodes();
@@ -253,7 +418,12 @@ fn an_outage_loses_no_turn_and_duplicates_none() {
     names.dedup();
     assert_eq!(names.len(), 100, "an episode arrived twice");
     for turn in 0..100 {
-        assert!(episodes.iter().any(|e| e.content.contains(&format!("Turn {turn}:"))), "turn {turn} lost");
+        assert!(
+            episodes
+                .iter()
+                .any(|e| e.content.contains(&format!("Turn {turn}:"))),
+            "turn {turn} lost"
+        );
     }
 }
 
@@ -263,8 +433,15 @@ fn a_replayed_entry_is_not_sent_twice() {
     let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
     let state = temp_dir("replay-state");
     let mut shim = shim(&config, &state, &standin.url());
-    shim.agent_end(&end("Remember that the launch is on Friday", "Noted."), &ctx(ChatType::Direct));
-    let spooled: Vec<PathBuf> = std::fs::read_dir(state.join("spool")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "episode")).collect();
+    shim.agent_end(
+        &end("Remember that the launch is on Friday", "Noted."),
+        &ctx(ChatType::Direct),
+    );
+    let spooled: Vec<PathBuf> = std::fs::read_dir(state.join("spool"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "episode"))
+        .collect();
     let copy = std::fs::read(&spooled[0]).unwrap();
     assert_eq!(shim.tick().sent, 1);
     // A crash between Graphiti's acknowledgement and the removal leaves the entry behind.
@@ -277,18 +454,37 @@ fn a_replayed_entry_is_not_sent_twice() {
 #[test]
 fn a_full_spool_says_so_loudly() {
     let standin = standin();
-    let config = config_with(&format!("{}/mcp", standin.url()), "mcp", "", "  spool_max_episodes: 2\n");
+    let config = config_with(
+        &format!("{}/mcp", standin.url()),
+        "mcp",
+        "",
+        "  spool_max_episodes: 2\n",
+    );
     standin.set_fault(Fault::Down);
     let mut shim = shim(&config, &temp_dir("full-state"), &standin.url());
     for i in 0..2 {
-        assert!(matches!(shim.agent_end(&end(&format!("Question number {i}"), "A"), &ctx(ChatType::Direct)), CaptureOutcome::Spooled(_)));
+        assert!(matches!(
+            shim.agent_end(
+                &end(&format!("Question number {i}"), "A"),
+                &ctx(ChatType::Direct)
+            ),
+            CaptureOutcome::Spooled(_)
+        ));
     }
     match shim.agent_end(&end("Question number 2", "A"), &ctx(ChatType::Direct)) {
-        CaptureOutcome::Dropped(why) => assert!(why.contains("spool is full (2 episodes") && why.contains("NOT captured"), "{why}"),
+        CaptureOutcome::Dropped(why) => assert!(
+            why.contains("spool is full (2 episodes") && why.contains("NOT captured"),
+            "{why}"
+        ),
         other => panic!("expected dropped, got {other:?}"),
     }
     let status = shim.run_command(&host_shim::Command::Status);
-    assert!(status.stdout.contains("1 dropped") && status.stdout.contains("spool:    2 episodes waiting"), "{}", status.stdout);
+    assert!(
+        status.stdout.contains("1 dropped")
+            && status.stdout.contains("spool:    2 episodes waiting"),
+        "{}",
+        status.stdout
+    );
     assert_eq!(status.exit_code, 1, "Graphiti is down: status says so");
 }
 
@@ -308,35 +504,84 @@ fn status_reports_reachability_counters_and_pack_rates() {
     turn(&mut shim, "c", "What's the capital of Portugal?");
     let out = shim.run_command(&host_shim::Command::Status);
     assert_eq!(out.exit_code, 0, "{}{}", out.stdout, out.stderr);
-    assert!(out.stdout.contains("— reachable (healthy)"), "{}", out.stdout);
-    assert!(out.stdout.contains("recall:   3 turns, 3 recalled"), "{}", out.stdout);
-    assert!(out.stdout.contains("content_tweet") && out.stdout.contains("66.7%") && !out.stdout.contains("⚠"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("— reachable (healthy)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("recall:   3 turns, 3 recalled"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("content_tweet")
+            && out.stdout.contains("66.7%")
+            && !out.stdout.contains("⚠"),
+        "{}",
+        out.stdout
+    );
     // With enough turns, a pack on more than 30% of them is flagged; one below is not.
     for i in 0..17 {
-        turn(&mut shim, &format!("t{i}"), if i < 4 { "Write a thread for twitter" } else { "Book a bistro for dinner on Friday" });
+        turn(
+            &mut shim,
+            &format!("t{i}"),
+            if i < 4 {
+                "Write a thread for twitter"
+            } else {
+                "Book a bistro for dinner on Friday"
+            },
+        );
     }
     let out = shim.run_command(&host_shim::Command::Status);
-    let line = |pack: &str| out.stdout.lines().find(|l| l.contains(pack)).unwrap_or_default().to_string();
-    assert!(line("content_tweet").contains("30.0%") && !line("content_tweet").contains("⚠"), "{}", out.stdout);
-    assert!(line("dining_recs").contains("65.0%") && line("dining_recs").contains("⚠ above 30%"), "{}", out.stdout);
+    let line = |pack: &str| {
+        out.stdout
+            .lines()
+            .find(|l| l.contains(pack))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        line("content_tweet").contains("30.0%") && !line("content_tweet").contains("⚠"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        line("dining_recs").contains("65.0%") && line("dining_recs").contains("⚠ above 30%"),
+        "{}",
+        out.stdout
+    );
 }
 
 /// Against a real Graphiti server when GRAPHITI_URL is set (e.g. http://localhost:8000/mcp).
 #[test]
 fn against_a_real_graphiti_when_graphiti_url_is_set() {
     let Ok(url) = std::env::var("GRAPHITI_URL") else {
-        eprintln!("SKIPPED against_a_real_graphiti_when_graphiti_url_is_set: set GRAPHITI_URL to run it");
+        eprintln!(
+            "SKIPPED against_a_real_graphiti_when_graphiti_url_is_set: set GRAPHITI_URL to run it"
+        );
         return;
     };
-    let transport = if url.trim_end_matches('/').ends_with("/mcp") { "mcp" } else { "rest" };
+    let transport = if url.trim_end_matches('/').ends_with("/mcp") {
+        "mcp"
+    } else {
+        "rest"
+    };
     let origin = url.split('/').take(3).collect::<Vec<_>>().join("/");
     let config = config_for(&url, transport);
     let mut shim = shim(&config, &temp_dir("real-state"), &origin);
     let status = shim.run_command(&host_shim::Command::Status);
     assert_eq!(status.exit_code, 0, "{}", status.stdout);
-    shim.agent_end(&end("graphiti-openclaw test: the launch is on Friday", "Noted."), &ctx(ChatType::Direct));
+    shim.agent_end(
+        &end("graphiti-openclaw test: the launch is on Friday", "Noted."),
+        &ctx(ChatType::Direct),
+    );
     let report = shim.tick();
     assert_eq!((report.sent, report.error.clone()), (1, None), "{report:?}");
     let injection = shim.before_agent_start(&prompt("When is the launch?"), &ctx(ChatType::Direct));
-    assert!(injection.prepend_context.is_some_and(|c| !c.starts_with("<graphiti-fallback>")));
+    assert!(
+        injection
+            .prepend_context
+            .is_some_and(|c| !c.starts_with("<graphiti-fallback>"))
+    );
 }

@@ -10,9 +10,13 @@ use host_shim::{Limits, Shim, ShimOptions};
 use std::time::Duration;
 
 fn shim_for(config: &std::path::Path) -> Shim {
-    let limits = Limits { call_timeout: Duration::from_secs(10), memory_bytes: 256 << 20 };
+    let limits = Limits {
+        call_timeout: Duration::from_secs(10),
+        memory_bytes: 256 << 20,
+    };
     let mut options = ShimOptions::new(plugin_wasm(), config, limits);
-    options.cache_dir = Some(graphiti_openclaw_tests::workspace().join("target/test-component-cache"));
+    options.cache_dir =
+        Some(graphiti_openclaw_tests::workspace().join("target/test-component-cache"));
     options.echo_logs = false;
     Shim::new(options).expect("shim starts")
 }
@@ -35,7 +39,14 @@ fn every_case_holds_in_the_component_and_matches_native() {
     for (file, case_file) in cases::load_all() {
         let config = case_file.config_dir();
         let mut shim = shim_for(&config);
-        let mut engine = Engine::new(ConfigRoots { config: config.clone(), overlay: None }, None, Box::new(NoNetwork));
+        let mut engine = Engine::new(
+            ConfigRoots {
+                config: config.clone(),
+                overlay: None,
+            },
+            None,
+            Box::new(NoNetwork),
+        );
         for case in &case_file.cases {
             let request = case.request(&config);
             let wit_request = host_shim::IntentTestRequest {
@@ -47,7 +58,10 @@ fn every_case_holds_in_the_component_and_matches_native() {
             let component = match shim.dry_run(&wit_request) {
                 Ok(injection) => observed(injection),
                 Err(e) => {
-                    failures.push(format!("{file}: case {}: component dry run failed: {e}", case.name));
+                    failures.push(format!(
+                        "{file}: case {}: component dry run failed: {e}",
+                        case.name
+                    ));
                     continue;
                 }
             };
@@ -57,10 +71,18 @@ fn every_case_holds_in_the_component_and_matches_native() {
             }
             let native: Observed = engine.dry_run(&request).expect("native dry run").into();
             if native != component {
-                failures.push(format!("{file}: case {}: native and component differ:\n{native:#?}\n{component:#?}", case.name));
+                failures.push(format!(
+                    "{file}: case {}: native and component differ:\n{native:#?}\n{component:#?}",
+                    case.name
+                ));
             }
         }
     }
     assert!(ran > 0, "no routing cases ran");
-    assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} case(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

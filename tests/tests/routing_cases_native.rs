@@ -12,8 +12,17 @@ fn every_case_holds_natively() {
     let mut failures = Vec::new();
     for (file, case_file) in cases::load_all() {
         let config = case_file.config_dir();
-        let mut engine = Engine::new(ConfigRoots { config: config.clone(), overlay: None }, None, Box::new(NoNetwork));
-        engine.reload().unwrap_or_else(|e| panic!("{file}: config {}: {e:?}", config.display()));
+        let mut engine = Engine::new(
+            ConfigRoots {
+                config: config.clone(),
+                overlay: None,
+            },
+            None,
+            Box::new(NoNetwork),
+        );
+        engine
+            .reload()
+            .unwrap_or_else(|e| panic!("{file}: config {}: {e:?}", config.display()));
         for case in &case_file.cases {
             let seen: Observed = match engine.dry_run(&case.request(&config)) {
                 Ok(injection) => injection.into(),
@@ -27,7 +36,12 @@ fn every_case_holds_natively() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} case(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// The PRD's correctness test matrix sets how many cases each property needs.
@@ -43,13 +57,33 @@ fn the_matrix_has_the_prd_minimum_counts() {
             }
         }
     }
-    let minimums = [("P1", 10), ("P3", 10), ("P3-tie", 5), ("P4", 5), ("P5", 5), ("sticky", 5)];
+    let minimums = [
+        ("P1", 10),
+        ("P3", 10),
+        ("P3-tie", 5),
+        ("P4", 5),
+        ("P5", 5),
+        ("sticky", 5),
+    ];
     for (property, minimum) in minimums {
         let n = counts.get(property).copied().unwrap_or(0);
-        assert!(n >= minimum, "{property}: {n} cases, the PRD asks for at least {minimum}");
+        assert!(
+            n >= minimum,
+            "{property}: {n} cases, the PRD asks for at least {minimum}"
+        );
     }
-    for intent in ["dining", "vc_deal", "vc_memo", "vc_diligence", "content_tweet", "content_article"] {
+    for intent in [
+        "dining",
+        "vc_deal",
+        "vc_memo",
+        "vc_diligence",
+        "content_tweet",
+        "content_article",
+    ] {
         let n = per_intent.get(intent).copied().unwrap_or(0);
-        assert!(n >= 15, "P2: {n} clear-match cases for {intent}, the PRD asks for at least 15");
+        assert!(
+            n >= 15,
+            "P2: {n} clear-match cases for {intent}, the PRD asks for at least 15"
+        );
     }
 }

@@ -22,7 +22,10 @@ pub struct Response {
 
 impl Response {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 
     pub fn text(&self) -> String {
@@ -62,7 +65,9 @@ pub struct Deadline {
 
 impl Deadline {
     pub fn after(budget: Duration) -> Deadline {
-        Deadline { end: Instant::now() + budget }
+        Deadline {
+            end: Instant::now() + budget,
+        }
     }
 
     /// Time left, or None when it has passed (or is too short to be worth a request).
@@ -77,6 +82,9 @@ pub struct NoNetwork;
 
 impl Http for NoNetwork {
     fn send(&mut self, request: Request) -> Result<Response, HttpError> {
-        Err(HttpError::Refused(format!("no network here ({})", request.url)))
+        Err(HttpError::Refused(format!(
+            "no network here ({})",
+            request.url
+        )))
     }
 }

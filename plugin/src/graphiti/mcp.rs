@@ -20,16 +20,35 @@ impl McpClient {
     pub fn new(url: &str) -> McpClient {
         // The server answers `/mcp/` with a redirect to `/mcp`: ask for the canonical form directly.
         let endpoint = url.trim_end_matches('/').to_string();
-        McpClient { endpoint, session: None, next_id: 1, legacy_node_search: false }
+        McpClient {
+            endpoint,
+            session: None,
+            next_id: 1,
+            legacy_node_search: false,
+        }
     }
 
-    pub fn search_facts(&mut self, http: &mut dyn Http, query: &str, group: &str, max: usize, deadline: Deadline) -> Result<Vec<Value>> {
+    pub fn search_facts(
+        &mut self,
+        http: &mut dyn Http,
+        query: &str,
+        group: &str,
+        max: usize,
+        deadline: Deadline,
+    ) -> Result<Vec<Value>> {
         let args = json!({"query": query, "group_ids": [group], "max_facts": max});
         let payload = self.call_tool(http, "search_memory_facts", args, deadline)?;
         list_of("search_memory_facts", &payload, "facts")
     }
 
-    pub fn search_nodes(&mut self, http: &mut dyn Http, query: &str, group: &str, max: usize, deadline: Deadline) -> Result<Vec<Value>> {
+    pub fn search_nodes(
+        &mut self,
+        http: &mut dyn Http,
+        query: &str,
+        group: &str,
+        max: usize,
+        deadline: Deadline,
+    ) -> Result<Vec<Value>> {
         let args = json!({"query": query, "group_ids": [group], "max_nodes": max});
         if !self.legacy_node_search {
             match self.call_tool(http, "search_nodes", args.clone(), deadline) {
@@ -42,7 +61,12 @@ impl McpClient {
         list_of("search_memory_nodes", &payload, "nodes")
     }
 
-    pub fn add_episode(&mut self, http: &mut dyn Http, episode: &Episode, deadline: Deadline) -> Result<()> {
+    pub fn add_episode(
+        &mut self,
+        http: &mut dyn Http,
+        episode: &Episode,
+        deadline: Deadline,
+    ) -> Result<()> {
         let args = json!({
             "name": episode.name,
             "episode_body": episode.body(),
@@ -51,23 +75,45 @@ impl McpClient {
             "source_description": episode.source_description,
             "reference_time": episode.reference_time,
         });
-        self.call_tool(http, "add_memory", args, deadline).map(|_| ())
+        self.call_tool(http, "add_memory", args, deadline)
+            .map(|_| ())
     }
 
     pub fn health(&mut self, http: &mut dyn Http, deadline: Deadline) -> Result<String> {
         let origin = origin_of(&self.endpoint);
         let timeout = timeout_of("health", deadline)?;
-        let request = Request { method: "GET", url: format!("{origin}/health"), headers: vec![], body: vec![], timeout };
-        let response = http.send(request).map_err(|e| error(format!("GET {origin}/health: {e}")))?;
+        let request = Request {
+            method: "GET",
+            url: format!("{origin}/health"),
+            headers: vec![],
+            body: vec![],
+            timeout,
+        };
+        let response = http
+            .send(request)
+            .map_err(|e| error(format!("GET {origin}/health: {e}")))?;
         if response.status != 200 {
-            return Err(error(format!("GET {origin}/health: HTTP {}", response.status)));
+            return Err(error(format!(
+                "GET {origin}/health: HTTP {}",
+                response.status
+            )));
         }
         let status = json_body("health", &response.body)?;
-        Ok(status.get("status").and_then(Value::as_str).unwrap_or("unknown").to_string())
+        Ok(status
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown")
+            .to_string())
     }
 
     /// One tool call; the session is set up on first use and once more if the server lost it.
-    fn call_tool(&mut self, http: &mut dyn Http, tool: &str, arguments: Value, deadline: Deadline) -> Result<Value> {
+    fn call_tool(
+        &mut self,
+        http: &mut dyn Http,
+        tool: &str,
+        arguments: Value,
+        deadline: Deadline,
+    ) -> Result<Value> {
         for attempt in 0..2 {
             if self.session.is_none() {
                 self.initialize(http, deadline)?;
@@ -83,7 +129,9 @@ impl McpClient {
             let rpc = rpc_answer(tool, &response, id)?;
             return tool_payload(tool, &rpc);
         }
-        Err(error(format!("{tool}: the server lost the session again after re-initializing")))
+        Err(error(format!(
+            "{tool}: the server lost the session again after re-initializing"
+        )))
     }
 
     fn initialize(&mut self, http: &mut dyn Http, deadline: Deadline) -> Result<()> {
@@ -109,11 +157,23 @@ impl McpClient {
         expect_status("notifications/initialized", &response, &[200, 202])
     }
 
-    fn post(&self, http: &mut dyn Http, message: &Value, deadline: Deadline, what: &str) -> Result<Response> {
+    fn post(
+        &self,
+        http: &mut dyn Http,
+        message: &Value,
+        deadline: Deadline,
+        what: &str,
+    ) -> Result<Response> {
         let mut headers = vec![
             ("content-type".to_string(), "application/json".to_string()),
-            ("accept".to_string(), "application/json, text/event-stream".to_string()),
-            ("mcp-protocol-version".to_string(), PROTOCOL_VERSION.to_string()),
+            (
+                "accept".to_string(),
+                "application/json, text/event-stream".to_string(),
+            ),
+            (
+                "mcp-protocol-version".to_string(),
+                PROTOCOL_VERSION.to_string(),
+            ),
         ];
         if let Some(session) = self.session.as_ref().filter(|s| !s.is_empty()) {
             headers.push(("mcp-session-id".to_string(), session.clone()));
@@ -125,7 +185,8 @@ impl McpClient {
             body: serde_json::to_vec(message).unwrap_or_default(),
             timeout: timeout_of(what, deadline)?,
         };
-        http.send(request).map_err(|e| error(format!("{what}: POST {}: {e}", self.endpoint)))
+        http.send(request)
+            .map_err(|e| error(format!("{what}: POST {}: {e}", self.endpoint)))
     }
 
     fn take_id(&mut self) -> u64 {
@@ -152,7 +213,9 @@ fn expect_status(what: &str, response: &Response, ok: &[u16]) -> Result<()> {
 
 /// The JSON-RPC answer with our id, from an SSE stream (`event: message` / `data: …`) or plain JSON.
 fn rpc_answer(what: &str, response: &Response, id: u64) -> Result<Value> {
-    let is_sse = response.header("content-type").is_some_and(|t| t.starts_with("text/event-stream"));
+    let is_sse = response
+        .header("content-type")
+        .is_some_and(|t| t.starts_with("text/event-stream"));
     if !is_sse {
         return json_body(what, &response.body);
     }
@@ -181,7 +244,9 @@ fn rpc_answer(what: &str, response: &Response, id: u64) -> Result<Value> {
         .find(|m| m.get("id").and_then(Value::as_u64) == Some(id))
         .ok_or_else(|| {
             let start: String = text.chars().take(80).collect();
-            error(format!("{what}: no JSON-RPC answer in the SSE stream: {start:?}"))
+            error(format!(
+                "{what}: no JSON-RPC answer in the SSE stream: {start:?}"
+            ))
         })
 }
 
@@ -189,23 +254,40 @@ fn rpc_answer(what: &str, response: &Response, id: u64) -> Result<Value> {
 /// (`isError`, or a payload `{"error": …}`) are errors.
 fn tool_payload(tool: &str, rpc: &Value) -> Result<Value> {
     if let Some(e) = rpc.get("error") {
-        let message = e.get("message").and_then(Value::as_str).map_or_else(|| e.to_string(), str::to_string);
+        let message = e
+            .get("message")
+            .and_then(Value::as_str)
+            .map_or_else(|| e.to_string(), str::to_string);
         return Err(error(format!("{tool}: JSON-RPC error: {message}")));
     }
-    let result = rpc.get("result").ok_or_else(|| error(format!("{tool}: the answer has no result")))?;
+    let result = rpc
+        .get("result")
+        .ok_or_else(|| error(format!("{tool}: the answer has no result")))?;
     let text = result.pointer("/content/0/text").and_then(Value::as_str);
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
-        return Err(rejected(format!("{tool}: isError: {}", text.unwrap_or("no message"))));
+        return Err(rejected(format!(
+            "{tool}: isError: {}",
+            text.unwrap_or("no message")
+        )));
     }
     let payload = match result.pointer("/structuredContent/result") {
         Some(payload) => payload.clone(),
         None => match text {
             Some(text) => json_body(tool, text.as_bytes())?,
-            None => return Err(error(format!("{tool}: the result has neither structuredContent nor text content"))),
+            None => {
+                return Err(error(format!(
+                    "{tool}: the result has neither structuredContent nor text content"
+                )));
+            }
         },
     };
     if let Some(message) = payload.get("error") {
-        return Err(rejected(format!("{tool}: {}", message.as_str().map_or_else(|| message.to_string(), str::to_string))));
+        return Err(rejected(format!(
+            "{tool}: {}",
+            message
+                .as_str()
+                .map_or_else(|| message.to_string(), str::to_string)
+        )));
     }
     Ok(payload)
 }
@@ -229,16 +311,28 @@ mod tests {
         }
     }
 
-    fn sse(status: u16, session: Option<&str>, body: &str) -> std::result::Result<Response, HttpError> {
+    fn sse(
+        status: u16,
+        session: Option<&str>,
+        body: &str,
+    ) -> std::result::Result<Response, HttpError> {
         let mut headers = vec![("content-type".to_string(), "text/event-stream".to_string())];
         if let Some(s) = session {
             headers.push(("mcp-session-id".to_string(), s.to_string()));
         }
-        Ok(Response { status, headers, body: format!("event: message\ndata: {body}\n\n").into_bytes() })
+        Ok(Response {
+            status,
+            headers,
+            body: format!("event: message\ndata: {body}\n\n").into_bytes(),
+        })
     }
 
     fn plain(status: u16) -> std::result::Result<Response, HttpError> {
-        Ok(Response { status, headers: vec![], body: vec![] })
+        Ok(Response {
+            status,
+            headers: vec![],
+            body: vec![],
+        })
     }
 
     fn deadline() -> Deadline {
@@ -251,17 +345,28 @@ mod tests {
     fn handshake_then_call_with_the_session_header() {
         let mut http = Scripted {
             answers: vec![
-                sse(200, Some("abc"), r#"{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2025-06-18"}}"#),
+                sse(
+                    200,
+                    Some("abc"),
+                    r#"{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2025-06-18"}}"#,
+                ),
                 plain(202),
                 sse(200, None, &FACTS.replace("ID", "3")),
             ],
             sent: vec![],
         };
         let mut client = McpClient::new("http://localhost:8000/mcp/");
-        let facts = client.search_facts(&mut http, "alice", "g1", 5, deadline()).unwrap();
+        let facts = client
+            .search_facts(&mut http, "alice", "g1", 5, deadline())
+            .unwrap();
         assert_eq!(facts[0]["fact"], "Alice works at Acme");
         assert_eq!(http.sent[0].url, "http://localhost:8000/mcp");
-        let session = |r: &Request| r.headers.iter().find(|(n, _)| n == "mcp-session-id").map(|(_, v)| v.clone());
+        let session = |r: &Request| {
+            r.headers
+                .iter()
+                .find(|(n, _)| n == "mcp-session-id")
+                .map(|(_, v)| v.clone())
+        };
         assert_eq!(session(&http.sent[0]), None);
         assert_eq!(session(&http.sent[1]), Some("abc".into()));
         assert_eq!(session(&http.sent[2]), Some("abc".into()));
@@ -269,29 +374,74 @@ mod tests {
 
     #[test]
     fn a_lost_session_is_reinitialized_once() {
-        let init = |id: u64, s: &str| sse(200, Some(s), &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#));
+        let init = |id: u64, s: &str| {
+            sse(
+                200,
+                Some(s),
+                &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#),
+            )
+        };
         let mut http = Scripted {
-            answers: vec![init(2, "a"), plain(202), plain(404), init(4, "b"), plain(202), sse(200, None, &FACTS.replace("ID", "5"))],
+            answers: vec![
+                init(2, "a"),
+                plain(202),
+                plain(404),
+                init(4, "b"),
+                plain(202),
+                sse(200, None, &FACTS.replace("ID", "5")),
+            ],
             sent: vec![],
         };
         let mut client = McpClient::new("http://localhost:8000/mcp");
-        assert_eq!(client.search_facts(&mut http, "q", "g", 5, deadline()).unwrap().len(), 1);
+        assert_eq!(
+            client
+                .search_facts(&mut http, "q", "g", 5, deadline())
+                .unwrap()
+                .len(),
+            1
+        );
         assert_eq!(http.sent.len(), 6);
     }
 
     #[test]
     fn tool_errors_are_errors() {
         let rpc = json!({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"error\": \"bad group\"}"}],"isError":false}});
-        assert_eq!(tool_payload("t", &rpc).unwrap_err(), rejected("t: bad group"));
+        assert_eq!(
+            tool_payload("t", &rpc).unwrap_err(),
+            rejected("t: bad group")
+        );
         let rpc = json!({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Unknown tool: search_nodes"}],"isError":true}});
-        assert!(tool_payload("t", &rpc).unwrap_err().message.contains("isError: Unknown tool"));
+        assert!(
+            tool_payload("t", &rpc)
+                .unwrap_err()
+                .message
+                .contains("isError: Unknown tool")
+        );
     }
 
     #[test]
     fn garbage_is_an_error_with_context() {
-        let response = Response { status: 200, headers: vec![("content-type".into(), "text/event-stream".into())], body: b"<html>oops".to_vec() };
-        assert!(rpc_answer("search", &response, 1).unwrap_err().message.contains("no JSON-RPC answer"));
-        let response = Response { status: 200, headers: vec![], body: b"<html>oops".to_vec() };
-        assert!(rpc_answer("search", &response, 1).unwrap_err().message.contains("not JSON"));
+        let response = Response {
+            status: 200,
+            headers: vec![("content-type".into(), "text/event-stream".into())],
+            body: b"<html>oops".to_vec(),
+        };
+        assert!(
+            rpc_answer("search", &response, 1)
+                .unwrap_err()
+                .message
+                .contains("no JSON-RPC answer")
+        );
+        let response = Response {
+            status: 200,
+            headers: vec![],
+            body: b"<html>oops".to_vec(),
+        };
+        assert!(
+            rpc_answer("search", &response, 1)
+                .unwrap_err()
+                .message
+                .contains("not JSON")
+        );
     }
 }

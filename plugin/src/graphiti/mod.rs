@@ -48,12 +48,18 @@ pub type Result<T> = std::result::Result<T, GraphitiError>;
 
 /// A failure that may pass (network, server trouble, timeouts).
 pub fn error(message: impl Into<String>) -> GraphitiError {
-    GraphitiError { message: message.into(), permanent: false }
+    GraphitiError {
+        message: message.into(),
+        permanent: false,
+    }
 }
 
 /// Graphiti rejected the request as such.
 pub fn rejected(message: impl Into<String>) -> GraphitiError {
-    GraphitiError { message: message.into(), permanent: true }
+    GraphitiError {
+        message: message.into(),
+        permanent: true,
+    }
 }
 
 /// A turn to store, as both APIs need it.
@@ -98,7 +104,14 @@ impl Client {
         }
     }
 
-    pub fn search_facts(&mut self, http: &mut dyn Http, query: &str, group: &str, max: usize, deadline: Deadline) -> Result<Vec<Value>> {
+    pub fn search_facts(
+        &mut self,
+        http: &mut dyn Http,
+        query: &str,
+        group: &str,
+        max: usize,
+        deadline: Deadline,
+    ) -> Result<Vec<Value>> {
         match self {
             Client::Mcp(c) => c.search_facts(http, query, group, max, deadline),
             Client::Rest(c) => c.search_facts(http, query, group, max, deadline),
@@ -106,14 +119,26 @@ impl Client {
     }
 
     /// Entity nodes; the REST server has no node search, so it finds none.
-    pub fn search_nodes(&mut self, http: &mut dyn Http, query: &str, group: &str, max: usize, deadline: Deadline) -> Result<Vec<Value>> {
+    pub fn search_nodes(
+        &mut self,
+        http: &mut dyn Http,
+        query: &str,
+        group: &str,
+        max: usize,
+        deadline: Deadline,
+    ) -> Result<Vec<Value>> {
         match self {
             Client::Mcp(c) => c.search_nodes(http, query, group, max, deadline),
             Client::Rest(_) => Ok(vec![]),
         }
     }
 
-    pub fn add_episode(&mut self, http: &mut dyn Http, episode: &Episode, deadline: Deadline) -> Result<()> {
+    pub fn add_episode(
+        &mut self,
+        http: &mut dyn Http,
+        episode: &Episode,
+        deadline: Deadline,
+    ) -> Result<()> {
         match self {
             Client::Mcp(c) => c.add_episode(http, episode, deadline),
             Client::Rest(c) => c.add_episode(http, episode, deadline),
@@ -141,10 +166,14 @@ fn list_of(what: &str, value: &Value, key: &str) -> Result<Vec<Value>> {
     match value.get(key) {
         Some(Value::Array(items)) => Ok(items.iter().filter(|i| i.is_object()).cloned().collect()),
         Some(Value::Null) | None => Err(error(format!("{what}: the answer has no \"{key}\" list"))),
-        Some(other) => Err(error(format!("{what}: \"{key}\" is not a list but {other}"))),
+        Some(other) => Err(error(format!(
+            "{what}: \"{key}\" is not a list but {other}"
+        ))),
     }
 }
 
 fn timeout_of(what: &str, deadline: Deadline) -> Result<std::time::Duration> {
-    deadline.remaining().ok_or_else(|| error(format!("{what}: no time left in the budget")))
+    deadline
+        .remaining()
+        .ok_or_else(|| error(format!("{what}: no time left in the budget")))
 }

@@ -10,19 +10,37 @@ pub struct RestClient {
 
 impl RestClient {
     pub fn new(url: &str) -> RestClient {
-        RestClient { base: url.trim_end_matches('/').to_string() }
+        RestClient {
+            base: url.trim_end_matches('/').to_string(),
+        }
     }
 
-    pub fn search_facts(&mut self, http: &mut dyn Http, query: &str, group: &str, max: usize, deadline: Deadline) -> Result<Vec<Value>> {
+    pub fn search_facts(
+        &mut self,
+        http: &mut dyn Http,
+        query: &str,
+        group: &str,
+        max: usize,
+        deadline: Deadline,
+    ) -> Result<Vec<Value>> {
         let body = json!({"group_ids": [group], "query": query, "max_facts": max});
         let response = self.send(http, "POST", "/search", Some(body), deadline)?;
         expect(&response, "POST /search", &[200])?;
-        list_of("POST /search", &json_body("POST /search", &response.body)?, "facts")
+        list_of(
+            "POST /search",
+            &json_body("POST /search", &response.body)?,
+            "facts",
+        )
     }
 
     /// The user and assistant messages of a turn. `uuid` is never set: the server would look it up as
     /// an existing episode, fail, and stop ingesting altogether.
-    pub fn add_episode(&mut self, http: &mut dyn Http, episode: &Episode, deadline: Deadline) -> Result<()> {
+    pub fn add_episode(
+        &mut self,
+        http: &mut dyn Http,
+        episode: &Episode,
+        deadline: Deadline,
+    ) -> Result<()> {
         let message = |role_type: &str, role: &str, content: &str| {
             json!({
                 "content": content,
@@ -46,10 +64,21 @@ impl RestClient {
         let response = self.send(http, "GET", "/healthcheck", None, deadline)?;
         expect(&response, "GET /healthcheck", &[200])?;
         let status = json_body("GET /healthcheck", &response.body)?;
-        Ok(status.get("status").and_then(Value::as_str).unwrap_or("unknown").to_string())
+        Ok(status
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown")
+            .to_string())
     }
 
-    fn send(&self, http: &mut dyn Http, method: &'static str, path: &str, body: Option<Value>, deadline: Deadline) -> Result<Response> {
+    fn send(
+        &self,
+        http: &mut dyn Http,
+        method: &'static str,
+        path: &str,
+        body: Option<Value>,
+        deadline: Deadline,
+    ) -> Result<Response> {
         let what = format!("{method} {path}");
         let mut headers = vec![("accept".to_string(), "application/json".to_string())];
         if body.is_some() {
@@ -59,10 +88,13 @@ impl RestClient {
             method,
             url: format!("{}{path}", self.base),
             headers,
-            body: body.map(|b| serde_json::to_vec(&b).unwrap_or_default()).unwrap_or_default(),
+            body: body
+                .map(|b| serde_json::to_vec(&b).unwrap_or_default())
+                .unwrap_or_default(),
             timeout: timeout_of(&what, deadline)?,
         };
-        http.send(request).map_err(|e| error(format!("{what} ({}): {e}", self.base)))
+        http.send(request)
+            .map_err(|e| error(format!("{what} ({}): {e}", self.base)))
     }
 }
 
@@ -73,5 +105,9 @@ fn expect(response: &Response, what: &str, ok: &[u16]) -> Result<()> {
     let start: String = response.text().chars().take(160).collect();
     let message = format!("{what}: HTTP {}: {start}", response.status);
     // 400/422: the request itself is wrong; 404, 408, 429 and 5xx may pass.
-    if matches!(response.status, 400 | 413 | 422) { Err(rejected(message)) } else { Err(error(message)) }
+    if matches!(response.status, 400 | 413 | 422) {
+        Err(rejected(message))
+    } else {
+        Err(error(message))
+    }
 }

@@ -8,8 +8,8 @@ wit_bindgen::generate!({ world: "graphiti-plugin", path: "../../wit" });
 use exports::graphiti::openclaw::plugin::Guest;
 use graphiti::openclaw::host;
 use graphiti::openclaw::types::{
-    AgentEndEvent, CaptureOutcome, Command, TickReport, CommandOutput, ConfigError, ConfigSummary, Decision,
-    HookContext, Injection, IntentTestRequest, PromptEvent,
+    AgentEndEvent, CaptureOutcome, Command, CommandOutput, ConfigError, ConfigSummary, Decision,
+    HookContext, Injection, IntentTestRequest, PromptEvent, TickReport,
 };
 
 struct Probe;
@@ -43,7 +43,13 @@ impl Guest for Probe {
     }
 
     fn tick() -> TickReport {
-        TickReport { sent: 0, pending: 0, error: None, retry_in_ms: None, notes: vec![] }
+        TickReport {
+            sent: 0,
+            pending: 0,
+            error: None,
+            retry_in_ms: None,
+            notes: vec![],
+        }
     }
 
     fn dry_run(request: IntentTestRequest) -> Result<Injection, String> {
