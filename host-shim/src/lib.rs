@@ -79,8 +79,8 @@ use bindings::{GraphitiPlugin, GraphitiPluginPre};
 pub use bindings::graphiti::openclaw::host::LogLevel;
 pub use bindings::graphiti::openclaw::types::{
     AgentEndEvent, BoostHit, Candidate, CaptureOutcome, ChatType, Command, CommandOutput,
-    ConfigError, ConfigSummary, Decision, HookContext, Injection, IntentTestRequest, OutputFormat,
-    PromptEvent, SkippedPack, SpooledTurn, TickReport,
+    ConfigError, ConfigSummary, Decision, HookContext, IngestRequest, Injection, IntentTestRequest,
+    OutputFormat, PromptEvent, SearchRequest, SkippedPack, SpooledTurn, TickReport,
 };
 
 /// Exit code of [`Shim::run_command`] when the guest failed (EX_SOFTWARE).
@@ -107,6 +107,8 @@ pub struct ShimOptions {
     pub limits: Limits,
     /// Also write guest logs (and guest stdout/stderr) to the host's stderr.
     pub echo_logs: bool,
+    /// A JSON object laid over the settings file, as OpenClaw's plugin config is.
+    pub host_settings: Option<String>,
 }
 
 impl ShimOptions {
@@ -122,6 +124,7 @@ impl ShimOptions {
             allowed_origins: Vec::new(),
             limits,
             echo_logs: true,
+            host_settings: None,
         }
     }
 }
@@ -399,8 +402,9 @@ impl Shim {
 
     /// Reloads the configuration; on error the guest keeps the last good one. Errors are also logged.
     pub fn reload_config(&mut self) -> Result<ConfigSummary, ReloadError> {
+        let host_settings = self.options.host_settings.clone();
         match self.call(RELOAD_CONFIG, |plugin, store| {
-            plugin.call_reload_config(store)
+            plugin.call_reload_config(store, host_settings.as_deref())
         }) {
             Ok(Ok(summary)) => Ok(summary),
             Ok(Err(errors)) => {

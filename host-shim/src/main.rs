@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use host_shim::{
-    AgentEndEvent, CaptureOutcome, ChatType, Command, CommandOutput, HookContext, Injection,
-    IntentTestRequest, Limits, OutputFormat, PromptEvent, Shim, ShimError, ShimOptions, TickReport,
+    AgentEndEvent, CaptureOutcome, ChatType, Command, CommandOutput, HookContext, IngestRequest,
+    Injection, IntentTestRequest, Limits, OutputFormat, PromptEvent, Shim, ShimError, ShimOptions,
+    TickReport,
 };
 
 #[derive(Parser)]
@@ -52,6 +53,9 @@ struct GlobalOptions {
     /// Memory limit of the component
     #[arg(long, global = true, value_name = "N", default_value_t = 256)]
     memory_limit_mb: usize,
+    /// Settings as a JSON file, laid over the settings file key by key (as OpenClaw's plugin config)
+    #[arg(long, global = true, value_name = "FILE")]
+    settings: Option<PathBuf>,
     /// Do not echo the component's log lines to stderr
     #[arg(long, global = true)]
     quiet: bool,
@@ -99,6 +103,20 @@ enum CliCommand {
     },
     /// Graphiti reachability, recall and capture counters, spool depth, pack injection rates
     Status,
+    /// Remember a text: spooled for the direct-chat group of --sender, sent to Graphiti at once
+    Ingest {
+        /// The text to remember
+        text: String,
+        /// The sender's id (part of the default Graphiti group id)
+        #[arg(long, value_name = "ID", default_value = "demo-user")]
+        sender: String,
+    },
+    /// The last turn of a session: recall outcome, decision trace, what was injected
+    Debug {
+        /// Session key [default: the most recent turn of any session]
+        #[arg(long, value_name = "KEY")]
+        session: Option<String>,
+    },
     /// Simulate one turn: before-agent-start, then agent-end with the given reply
     Turn {
         /// The user's prompt
@@ -138,7 +156,11 @@ fn run(cli: Cli) -> Result<u8, String> {
     // (intent-test, lint-rules, eval, check-config) write and send nothing.
     let dry_run = !matches!(
         cli.command,
-        CliCommand::Turn { .. } | CliCommand::Recall { .. } | CliCommand::Status
+        CliCommand::Turn { .. }
+            | CliCommand::Recall { .. }
+            | CliCommand::Status
+            | CliCommand::Ingest { .. }
+            | CliCommand::Debug { .. }
     );
     let mut shim = open_shim(cli.options, dry_run)?;
     let command = match cli.command {
@@ -174,6 +196,30 @@ fn run(cli: Cli) -> Result<u8, String> {
         CliCommand::CheckConfig => Command::CheckConfig,
         CliCommand::Recall { query, group_id } => Command::Recall((query, group_id)),
         CliCommand::Status => Command::Status,
+        CliCommand::Debug { session } => Command::Debug(session),
+        CliCommand::Ingest { text, sender } => {
+            let ctx = HookContext {
+                session_key: None,
+                session_id: None,
+                agent_id: Some("main".into()),
+                sender_id: Some(sender),
+                chat_id: None,
+                channel: Some("cli".into()),
+                chat_type: ChatType::Direct,
+                trigger: None,
+                run_id: None,
+            };
+            let out = shim.run_command(&Command::Ingest(IngestRequest {
+                text,
+                source: Some("graphiti-openclaw ingest".into()),
+                ctx,
+            }));
+            let code = print_output(&out);
+            if code == 0 {
+                print_tick(&shim.tick());
+            }
+            return Ok(code);
+        }
         CliCommand::Turn {
             prompt,
             reply,
@@ -219,6 +265,10 @@ fn open_shim(options: GlobalOptions, dry_run: bool) -> Result<Shim, String> {
             options.allowed_origins
         },
         echo_logs: !options.quiet,
+        host_settings: options
+            .settings
+            .map(|path| read_text("settings file", &path))
+            .transpose()?,
         ..ShimOptions::new(wasm, options.config_dir, limits)
     })
     .map_err(|err| match err {

@@ -63,6 +63,12 @@ pub enum Command {
     /// Search Graphiti as recall would: a query and an optional group id.
     Recall(String, Option<String>),
     Status,
+    /// Search the group of the conversation in the context (the `graphiti_search` tool).
+    Search(String, HookContext),
+    /// Spool text for the conversation's group (the `graphiti_ingest` tool): text, source, context.
+    Ingest(String, Option<String>, HookContext),
+    /// The last turn of a session (by key), or the most recent turn.
+    Debug(Option<String>),
 }
 
 /// What one `tick` did with the capture spool.

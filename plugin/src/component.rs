@@ -70,8 +70,14 @@ fn with_engine<T>(f: impl FnOnce(&mut Engine) -> T) -> T {
 struct Component;
 
 impl Guest for Component {
-    fn reload_config() -> Result<wit::ConfigSummary, Vec<wit::ConfigError>> {
-        match with_engine(Engine::reload) {
+    fn reload_config(
+        host_settings: Option<String>,
+    ) -> Result<wit::ConfigSummary, Vec<wit::ConfigError>> {
+        let loaded = with_engine(|engine| {
+            engine.set_host_settings(host_settings);
+            engine.reload()
+        });
+        match loaded {
             Ok(summary) => {
                 for warning in &summary.warnings {
                     host::log(LogLevel::Warn, &format!("config: {warning}"));
@@ -170,6 +176,9 @@ impl Guest for Component {
             wit::Command::CheckConfig => api::Command::CheckConfig,
             wit::Command::Recall((query, group)) => api::Command::Recall(query, group),
             wit::Command::Status => api::Command::Status,
+            wit::Command::Search(r) => api::Command::Search(r.query, hook_context(r.ctx)),
+            wit::Command::Ingest(r) => api::Command::Ingest(r.text, r.source, hook_context(r.ctx)),
+            wit::Command::Debug(session_key) => api::Command::Debug(session_key),
         };
         let out = with_engine(|e| e.run_command(&command));
         wit::CommandOutput {

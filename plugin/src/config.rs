@@ -475,6 +475,62 @@ pub fn validate_plugin_settings(
     errors
 }
 
+/// How errors name the settings a host passes with `reload-config` (OpenClaw's plugin config).
+pub const HOST_SETTINGS: &str =
+    "host settings (OpenClaw: plugins.entries.graphiti-openclaw.config)";
+
+/// The settings file (if any) with the host's settings (a JSON object with the same keys) laid over
+/// it key by key: objects merge, anything else replaces, `null` restores the default. Errors in the
+/// host's part name it and the field's full path.
+pub fn layered_settings(
+    file: Option<&SourceFile>,
+    host_json: &str,
+) -> Result<SettingsFile, ConfigError> {
+    let host_error = |field: Option<String>, message: String| ConfigError {
+        file: HOST_SETTINGS.into(),
+        line: None,
+        field,
+        message,
+    };
+    let host: serde_json::Value = serde_json::from_str(host_json)
+        .map_err(|e| host_error(None, format!("not valid JSON: {e}")))?;
+    if !host.is_object() {
+        return Err(host_error(None, "must be a JSON object".into()));
+    }
+    let mut merged = match file {
+        Some(file) if file.display.ends_with(".json") => {
+            serde_json::from_str(&file.text).map_err(|e| host_error(None, e.to_string()))?
+        }
+        Some(file) => serde_norway::from_str::<serde_json::Value>(&file.text)
+            .map_err(|e| host_error(None, e.to_string()))?,
+        None => serde_json::Value::Object(Default::default()),
+    };
+    if merged.is_null() {
+        merged = serde_json::Value::Object(Default::default());
+    }
+    merge_json(&mut merged, host);
+    serde_path_to_error::deserialize::<_, SettingsFile>(merged).map_err(|e| {
+        let path = e.path().to_string();
+        let field = (path != ".").then_some(path);
+        host_error(field, e.into_inner().to_string())
+    })
+}
+
+fn merge_json(base: &mut serde_json::Value, over: serde_json::Value) {
+    match (base, over) {
+        (serde_json::Value::Object(base), serde_json::Value::Object(over)) => {
+            for (key, value) in over {
+                if value.is_null() {
+                    base.remove(&key);
+                } else {
+                    merge_json(base.entry(key).or_insert(serde_json::Value::Null), value);
+                }
+            }
+        }
+        (base, over) => *base = over,
+    }
+}
+
 fn schema_v1() -> u32 {
     1
 }
@@ -697,6 +753,40 @@ mod tests {
         };
         let err = parse::<RulesFile>(&file).unwrap_err();
         assert_eq!(err.line, Some(3), "{err}");
+    }
+
+    #[test]
+    fn host_settings_lay_over_the_file_key_by_key() {
+        let file = SourceFile {
+            display: "settings.yaml".into(),
+            text:
+                "recall:\n  max_facts: 3\n  timeout_ms: 900\ngraphiti:\n  url: http://file:1/mcp\n"
+                    .into(),
+            from_overlay: false,
+        };
+        let s = layered_settings(
+            Some(&file),
+            r#"{"recall": {"timeout_ms": 250}, "graphiti": {"url": null}}"#,
+        )
+        .unwrap();
+        assert_eq!((s.recall.max_facts, s.recall.timeout_ms), (3, 250));
+        assert_eq!(
+            s.graphiti.url,
+            GraphitiSettings::default().url,
+            "null restores the default"
+        );
+        let err = layered_settings(Some(&file), r#"{"recall": {"timeout": 250}}"#).unwrap_err();
+        assert_eq!(err.file, HOST_SETTINGS);
+        assert_eq!(err.field.as_deref(), Some("recall.timeout"), "{err}");
+        assert!(err.message.contains("unknown field"), "{err}");
+        let err = layered_settings(None, r#"{"capture": {"flush_batch": "many"}}"#).unwrap_err();
+        assert_eq!(err.field.as_deref(), Some("capture.flush_batch"), "{err}");
+        assert!(
+            layered_settings(None, "[1]")
+                .unwrap_err()
+                .message
+                .contains("JSON object")
+        );
     }
 
     #[test]

@@ -7,12 +7,13 @@ use crate::commands;
 use crate::config::{ConfigError, ConfigRoots, PluginSettings};
 use crate::decision::{CaptureOutcome, Decision, Injection};
 use crate::graphiti::http::{Deadline, Http};
-use crate::graphiti::{Client, Episode, GraphitiError, Transport};
+use crate::graphiti::{Client, Episode, EpisodeKind, GraphitiError, Transport};
 use crate::recall::{self, Recall};
 use crate::routing::{RouteInput, Router};
 use crate::spool::{self, Appended, Spool};
 use crate::state;
 use crate::stats;
+use crate::turns::{self, TurnRecord};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -26,6 +27,8 @@ pub struct Engine {
     /// The last configuration that loaded without errors.
     router: Option<Router>,
     settings: PluginSettings,
+    /// Settings the host lays over the settings file (OpenClaw's plugin config), as JSON.
+    host_settings: Option<String>,
     /// Errors of the last failed load, while no configuration is in force.
     load_errors: Vec<ConfigError>,
     loaded_once: bool,
@@ -47,6 +50,7 @@ impl Engine {
             http,
             router: None,
             settings: PluginSettings::default(),
+            host_settings: None,
             load_errors: vec![],
             loaded_once: false,
             client: None,
@@ -68,15 +72,21 @@ impl Engine {
             && !self.unsaved.is_empty()
         {
             stats::merge_into_file(dir, &self.unsaved);
+            turns::prune(dir);
         }
         self.unsaved = stats::Stats::default();
         self.unsaved_updates = 0;
     }
 
+    /// Replaces the host's settings (a JSON object laid over the settings file) for the next reload.
+    pub fn set_host_settings(&mut self, json: Option<String>) {
+        self.host_settings = json;
+    }
+
     /// Loads the configuration; on failure the previous one stays in force.
     pub fn reload(&mut self) -> ConfigResult {
         self.loaded_once = true;
-        match Router::load(&self.roots) {
+        match Router::load_with(&self.roots, self.host_settings.as_deref()) {
             Ok(loaded) => {
                 let summary = ConfigSummary {
                     rules: loaded.router.rules.len() as u32,
@@ -174,6 +184,24 @@ impl Engine {
             _ => None,
         };
         let (memory_block, recall, outcome) = self.recall_for_turn(event, ctx, &mut notes);
+        let recall_summary = match outcome {
+            RecallOutcome::Recalled => (
+                Some(recall::group_id(&self.settings.graphiti.group_id, ctx)),
+                format!(
+                    "recalled {} facts, {} entities",
+                    recall.facts.len(),
+                    recall.nodes.len()
+                ),
+            ),
+            RecallOutcome::Fallback => (
+                Some(recall::group_id(&self.settings.graphiti.group_id, ctx)),
+                format!(
+                    "failed, fallback note injected ({})",
+                    notes.last().map_or("", String::as_str)
+                ),
+            ),
+            RecallOutcome::Skipped => (None, "skipped (disabled or prompt too short)".into()),
+        };
         let router = self.router.as_ref().expect("loaded above");
         let routed = router.route(&RouteInput {
             prompt: &event.prompt,
@@ -210,11 +238,27 @@ impl Engine {
             .into_iter()
             .chain(routed.pack_context)
             .collect();
-        Injection {
+        let injection = Injection {
             prepend_context: (!blocks.is_empty()).then(|| blocks.join("\n\n")),
             decision: routed.decision,
             notes,
+        };
+        if let (Some(dir), Some(key)) = (&self.state_dir, session_key) {
+            let record = TurnRecord::new(
+                spool::now_ms(),
+                key,
+                &event.prompt,
+                recall_summary.0,
+                recall_summary.1,
+                &injection,
+            );
+            if let Err(e) = turns::save(dir, &record) {
+                let mut injection = injection;
+                injection.notes.push(e);
+                return injection;
+            }
         }
+        injection
     }
 
     /// Recall for one turn, within its budget: the block to show, the data for routing's boosts, and
@@ -335,6 +379,7 @@ impl Engine {
             user_name: ctx.sender_id.clone(),
             reference_time: iso8601(spool::now_ms()),
             source_description: self.settings.capture.source_description.clone(),
+            kind: EpisodeKind::Turn,
         };
         match Spool::new(state_dir).append(&episode, self.settings.capture.spool_max_episodes) {
             Ok(Appended::Spooled) => CaptureOutcome::Spooled {
@@ -504,19 +549,104 @@ impl Engine {
                 Ok(router) => commands::eval(router, cases, *threshold),
                 Err(e) => commands::failure(2, e),
             },
-            Command::Recall(query, group) => self.recall_command(query, group.as_deref()),
+            Command::Recall(query, group) => match group {
+                Some(group) => self.recall_command(query, |_| recall::sanitize_group_id(group)),
+                None => self.recall_command(query, |s| {
+                    recall::group_id(&s.graphiti.group_id, &HookContext::default())
+                }),
+            },
             Command::Status => self.status(),
+            Command::Search(query, ctx) => {
+                self.recall_command(query, |s| recall::group_id(&s.graphiti.group_id, ctx))
+            }
+            Command::Ingest(text, source, ctx) => self.ingest(text, source.as_deref(), ctx),
+            Command::Debug(session_key) => self.debug(session_key.as_deref()),
         }
     }
 
-    fn recall_command(&mut self, query: &str, group: Option<&str>) -> CommandOutput {
+    /// Text to remember, spooled for the conversation's group; `tick` sends it.
+    fn ingest(&mut self, text: &str, source: Option<&str>, ctx: &HookContext) -> CommandOutput {
         if let Err(e) = self.router() {
             return commands::failure(2, e);
         }
-        let group = match group {
-            Some(g) => recall::sanitize_group_id(g),
-            None => recall::group_id(&self.settings.graphiti.group_id, &HookContext::default()),
+        let text = text.trim();
+        if text.is_empty() {
+            return commands::failure(2, "nothing to ingest: the text is empty");
+        }
+        let Some(state_dir) = &self.state_dir else {
+            return commands::failure(
+                1,
+                "no state directory: the host mounted none, so nothing can be spooled",
+            );
         };
+        let group_id = recall::group_id(&self.settings.graphiti.group_id, ctx);
+        let now = spool::now_ms();
+        let digest = spool::stable_hash(&format!("{group_id}\n{text}"));
+        let episode = Episode {
+            name: format!("openclaw-note-{group_id}-{now:x}-{:08x}", digest as u32),
+            group_id: group_id.clone(),
+            user: text.to_string(),
+            assistant: String::new(),
+            user_name: ctx.sender_id.clone(),
+            reference_time: iso8601(now),
+            source_description: source.map_or_else(
+                || self.settings.capture.source_description.clone(),
+                str::to_string,
+            ),
+            kind: EpisodeKind::Note,
+        };
+        match Spool::new(state_dir).append(&episode, self.settings.capture.spool_max_episodes) {
+            Ok(Appended::Spooled) => CommandOutput {
+                exit_code: 0,
+                stdout: format!(
+                    "queued episode {} for group {group_id}; the next tick sends it to Graphiti\n",
+                    episode.name
+                ),
+                stderr: String::new(),
+            },
+            Ok(Appended::Full(depth)) => commands::failure(
+                1,
+                format!("capture spool is full ({depth} episodes waiting): not stored"),
+            ),
+            Err(e) => commands::failure(1, format!("{e}: not stored")),
+        }
+    }
+
+    fn debug(&mut self, session_key: Option<&str>) -> CommandOutput {
+        let Some(state_dir) = &self.state_dir else {
+            return commands::failure(1, "no state directory: turns are not recorded");
+        };
+        match turns::load(state_dir, session_key) {
+            Ok(Some(record)) => CommandOutput {
+                exit_code: 0,
+                stdout: record.render(),
+                stderr: String::new(),
+            },
+            Ok(None) => CommandOutput {
+                exit_code: 0,
+                stdout: match session_key {
+                    Some(key) => format!("no turn recorded for session {key} yet\n"),
+                    None => "no turn recorded yet\n".into(),
+                },
+                stderr: String::new(),
+            },
+            Err(e) => commands::failure(1, e),
+        }
+    }
+
+    /// A search as recall does it, in the group `group` picks once the settings are loaded.
+    fn recall_command(
+        &mut self,
+        query: &str,
+        group: impl FnOnce(&PluginSettings) -> String,
+    ) -> CommandOutput {
+        if let Err(e) = self.router() {
+            return commands::failure(2, e);
+        }
+        if query.trim().is_empty() {
+            return commands::failure(2, "nothing to search for: the query is empty");
+        }
+        let group = group(&self.settings);
         let settings = self.settings.recall.clone();
         let mut notes = Vec::new();
         match self.search(

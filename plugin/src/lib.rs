@@ -18,6 +18,7 @@ pub mod spool;
 pub mod state;
 pub mod stats;
 pub mod text;
+pub mod turns;
 
 pub use engine::Engine;
 

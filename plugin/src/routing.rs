@@ -120,34 +120,71 @@ pub struct Loaded {
 impl Router {
     /// Reads and compiles the whole configuration; every problem found is returned, not just the first.
     pub fn load(roots: &ConfigRoots) -> Result<Loaded, Vec<ConfigError>> {
+        Router::load_with(roots, None)
+    }
+
+    /// As [`Router::load`], with the host's settings (a JSON object) laid over the settings file.
+    pub fn load_with(
+        roots: &ConfigRoots,
+        host_settings: Option<&str>,
+    ) -> Result<Loaded, Vec<ConfigError>> {
         let mut files = Vec::new();
         let mut warnings = Vec::new();
         let mut errors = Vec::new();
 
-        let (settings, plugin) = match roots.read_named(config::SETTINGS_FILE) {
-            Ok(Some(source)) => {
-                files.push(packs::display_name(&source));
-                match config::parse::<config::SettingsFile>(&source) {
-                    Ok(s) => {
-                        if s.schema_version != 1 {
-                            errors.push(schema_error(&source.display, s.schema_version));
+        let file = match roots.read_named(config::SETTINGS_FILE) {
+            Ok(file) => file,
+            Err(e) => {
+                errors.push(e);
+                None
+            }
+        };
+        let mut from_file = None;
+        if let Some(source) = &file {
+            files.push(packs::display_name(source));
+            match config::parse::<config::SettingsFile>(source) {
+                Ok(s) => {
+                    if s.schema_version != 1 {
+                        errors.push(schema_error(&source.display, s.schema_version));
+                    }
+                    errors.extend(config::validate_plugin_settings(&s.plugin(), source));
+                    from_file = Some(s);
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+        let settings_file = match host_settings {
+            // A broken settings file is reported as such, not again as the host's fault.
+            Some(host) if file.is_none() || from_file.is_some() => {
+                files.push(config::HOST_SETTINGS.into());
+                match config::layered_settings(file.as_ref(), host) {
+                    Ok(layered) => {
+                        let host_source = config::SourceFile {
+                            display: config::HOST_SETTINGS.into(),
+                            text: host.into(),
+                            from_overlay: false,
+                        };
+                        let known: Vec<ConfigError> = errors.clone();
+                        let fields_in_error: Vec<&Option<String>> =
+                            known.iter().map(|e| &e.field).collect();
+                        for e in config::validate_plugin_settings(&layered.plugin(), &host_source) {
+                            if !fields_in_error.contains(&&e.field) {
+                                errors.push(e);
+                            }
                         }
-                        let plugin = s.plugin();
-                        errors.extend(config::validate_plugin_settings(&plugin, &source));
-                        (s.routing, plugin)
+                        Some(layered)
                     }
                     Err(e) => {
                         errors.push(e);
-                        Default::default()
+                        None
                     }
                 }
             }
-            Ok(None) => Default::default(),
-            Err(e) => {
-                errors.push(e);
-                Default::default()
-            }
+            _ => from_file,
         };
+        let (settings, plugin) = settings_file
+            .map(|s| (s.routing.clone(), s.plugin()))
+            .unwrap_or_default();
         let registry = PackRegistry::load(roots, &mut files, &mut warnings, &mut errors);
 
         let rules_source = match roots.read_named(config::RULES_FILE) {

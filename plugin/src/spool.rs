@@ -183,6 +183,7 @@ mod tests {
             user_name: None,
             reference_time: "2026-01-01T00:00:00Z".into(),
             source_description: "test".into(),
+            kind: Default::default(),
         }
     }
 

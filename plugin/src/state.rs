@@ -13,7 +13,7 @@ pub struct SessionState {
 }
 
 /// A file name for a session key: a stable hash (keys are arbitrary text) plus a readable prefix.
-fn file_for(dir: &Path, session_key: &str) -> PathBuf {
+pub fn file_for(dir: &Path, session_key: &str) -> PathBuf {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325; // FNV-1a: stable across builds and hosts
     for byte in session_key.bytes() {
         hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
@@ -23,12 +23,11 @@ fn file_for(dir: &Path, session_key: &str) -> PathBuf {
         .filter(|c| c.is_ascii_alphanumeric())
         .take(32)
         .collect();
-    dir.join("routing")
-        .join(format!("{readable}-{hash:016x}.json"))
+    dir.join(format!("{readable}-{hash:016x}.json"))
 }
 
 pub fn previous_intent(dir: &Path, session_key: &str) -> Result<Option<String>, String> {
-    let path = file_for(dir, session_key);
+    let path = file_for(&dir.join("routing"), session_key);
     let text = match fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -50,7 +49,7 @@ pub fn remember(
     if previous == intent {
         return Ok(());
     }
-    let path = file_for(dir, session_key);
+    let path = file_for(&dir.join("routing"), session_key);
     let state = SessionState {
         session_key: session_key.into(),
         intent: intent.map(str::to_string),

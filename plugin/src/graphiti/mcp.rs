@@ -71,7 +71,7 @@ impl McpClient {
             "name": episode.name,
             "episode_body": episode.body(),
             "group_id": episode.group_id,
-            "source": "message",
+            "source": if episode.kind == super::EpisodeKind::Note { "text" } else { "message" },
             "source_description": episode.source_description,
             "reference_time": episode.reference_time,
         });

@@ -75,12 +75,26 @@ pub struct Episode {
     /// ISO-8601, when the turn ended.
     pub reference_time: String,
     pub source_description: String,
+    #[serde(default)]
+    pub kind: EpisodeKind,
+}
+
+/// A conversation turn (user and assistant), or a note: text given to remember (`user` holds it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EpisodeKind {
+    #[default]
+    Turn,
+    Note,
 }
 
 impl Episode {
     /// The episode body for MCP's `add_memory` (REST stores each message itself).
     pub fn body(&self) -> String {
-        format!("user: {}\nassistant: {}", self.user, self.assistant)
+        match self.kind {
+            EpisodeKind::Turn => format!("user: {}\nassistant: {}", self.user, self.assistant),
+            EpisodeKind::Note => self.user.clone(),
+        }
     }
 }
 

@@ -54,7 +54,10 @@ impl RestClient {
         let user = episode.user_name.as_deref().unwrap_or("user");
         let body = json!({
             "group_id": episode.group_id,
-            "messages": [message("user", user, &episode.user), message("assistant", "assistant", &episode.assistant)],
+            "messages": match episode.kind {
+                super::EpisodeKind::Turn => vec![message("user", user, &episode.user), message("assistant", "assistant", &episode.assistant)],
+                super::EpisodeKind::Note => vec![message("user", user, &episode.user)],
+            },
         });
         let response = self.send(http, "POST", "/messages", Some(body), deadline)?;
         expect(&response, "POST /messages", &[200, 202])

@@ -16,7 +16,7 @@ struct Probe;
 
 impl Guest for Probe {
     /// Fails with one error while `/config/bad` exists.
-    fn reload_config() -> Result<ConfigSummary, Vec<ConfigError>> {
+    fn reload_config(_host_settings: Option<String>) -> Result<ConfigSummary, Vec<ConfigError>> {
         if std::fs::metadata("/config/bad").is_ok() {
             return Err(vec![ConfigError {
                 file: "bad".into(),
