@@ -98,6 +98,7 @@ pub struct ConfigSummary {
     pub composition_rules: u32,
     pub files: Vec<String>,
     pub warnings: Vec<String>,
+    pub graphiti_url: String,
 }
 
 pub type ConfigResult = Result<ConfigSummary, Vec<ConfigError>>;

@@ -88,6 +88,7 @@ impl Guest for Component {
                     composition_rules: summary.composition_rules,
                     files: summary.files,
                     warnings: summary.warnings,
+                    graphiti_url: summary.graphiti_url,
                 })
             }
             Err(errors) => {

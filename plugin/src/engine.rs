@@ -94,6 +94,7 @@ impl Engine {
                     composition_rules: loaded.router.composition_rules as u32,
                     files: loaded.files,
                     warnings: loaded.warnings,
+                    graphiti_url: loaded.plugin.graphiti.url.clone(),
                 };
                 self.router = Some(loaded.router);
                 self.settings = loaded.plugin;

@@ -31,6 +31,7 @@ impl Guest for Probe {
             composition_rules: 0,
             files: Vec::new(),
             warnings: Vec::new(),
+            graphiti_url: String::new(),
         })
     }
 

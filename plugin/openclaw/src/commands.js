@@ -1,0 +1,62 @@
+// Slash commands, tools and `openclaw graphiti …` as the component's `run-command` variants. Parsing
+// the words a user typed is the adapter's job; everything they ask for is rendered by the component.
+
+import { chatTypeOf, hookContext } from './context.js';
+
+export const SLASH_HELP = [
+  'Usage:',
+  '  /graphiti status              Graphiti reachability, recall and capture counters, spool, pack rates',
+  '  /graphiti debug               what the plugin did on this conversation\'s last turn',
+  '  /graphiti intent-test <text>  which workflow pack <text> would get, and why (changes nothing)',
+  '  /recall <query>               search this conversation\'s memories in Graphiti',
+].join('\n');
+
+/**
+ * The `run-command` variant for `/graphiti <args>`, or a usage error.
+ * @param {string | undefined} args  what follows `/graphiti`
+ * @param {Record<string, any>} ctx  OpenClaw's command context
+ * @returns {{ command: object } | { usage: string }}
+ */
+export function graphitiSlashCommand(args, ctx) {
+  const [word = ''] = (args ?? '').trim().split(/\s+/);
+  const remainder = (args ?? '').trim().slice(word.length).trim();
+  switch (word.toLowerCase()) {
+    case 'status':
+      return { command: { tag: 'status' } };
+    case 'debug':
+      return { command: { tag: 'debug', val: hookContext(ctx).sessionKey } };
+    case 'intent-test':
+      if (!remainder) return { usage: 'Usage: /graphiti intent-test <text>' };
+      return { command: intentTest(remainder, { groupChat: chatTypeOf(ctx) === 'group' }) };
+    case '':
+    case 'help':
+      return { usage: SLASH_HELP };
+    default:
+      return { usage: `Unknown subcommand "${word}".\n${SLASH_HELP}` };
+  }
+}
+
+/**
+ * @param {string} prompt
+ * @param {{ groupChat?: boolean, recallJson?: string, previousPack?: string, json?: boolean }} options
+ */
+export function intentTest(prompt, { groupChat = false, recallJson, previousPack, json = false } = {}) {
+  return {
+    tag: 'intent-test',
+    val: [{ prompt, recallJson, groupChat, previousPack }, json ? 'json' : 'text'],
+  };
+}
+
+/** `/recall <query>`: the conversation's own memories. */
+export function recallSlashCommand(args, ctx) {
+  const query = (args ?? '').trim();
+  if (!query) return { usage: 'Usage: /recall <query>' };
+  return { command: { tag: 'search', val: { query, ctx: hookContext(ctx) } } };
+}
+
+/** A command's output as one message: stdout, then stderr, and the exit code when it failed. */
+export function outputText(output) {
+  const parts = [output.stdout.trimEnd(), output.stderr.trimEnd()].filter(Boolean);
+  if (output.exitCode !== 0) parts.push(`(exit code ${output.exitCode})`);
+  return parts.join('\n') || '(no output)';
+}

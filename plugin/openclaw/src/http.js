@@ -1,0 +1,60 @@
+// `host.http-request` for the component: fetch with a deadline, only to allowed origins, never
+// following redirects (one could lead to an origin that is not allowed). Every status is a response;
+// errors are the WIT `http-error` cases. Same rules as the wasmtime host shim.
+
+/**
+ * The origin of an http(s) URL, normalised as the shim does (`http://host:port`, default port
+ * dropped, lower case).
+ * @param {string} url
+ * @returns {string}
+ */
+export function originOf(url) {
+  const parsed = new URL(url);
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new Error(`${url}: only http and https URLs are allowed`);
+  }
+  return parsed.origin.toLowerCase();
+}
+
+/**
+ * @param {{ allowedOrigins: () => Iterable<string>, fetchImpl?: typeof fetch }} options
+ *   `allowedOrigins` is read on every request, so the allowlist can follow a configuration reload.
+ * @returns {(request: { method: string, url: string, headers: Array<[string, string]>,
+ *   body: Uint8Array, timeoutMs: number }) => Promise<{ status: number,
+ *   headers: Array<[string, string]>, body: Uint8Array }>}
+ */
+export function createHttpRequest({ allowedOrigins, fetchImpl = fetch }) {
+  return async function httpRequest(request) {
+    let origin;
+    try {
+      origin = originOf(request.url);
+    } catch (error) {
+      throw { tag: 'invalid-request', val: String(error.message ?? error) };
+    }
+    if (![...allowedOrigins()].includes(origin)) {
+      throw { tag: 'refused', val: `${origin} is not an allowed origin` };
+    }
+    const init = {
+      method: request.method,
+      headers: request.headers,
+      body: request.body.length > 0 ? request.body : undefined,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(Math.max(1, request.timeoutMs)),
+    };
+    try {
+      const response = await fetchImpl(request.url, init);
+      // The deadline covers the body too: the same signal aborts a slow read.
+      const body = new Uint8Array(await response.arrayBuffer());
+      return { status: response.status, headers: [...response.headers].map(([k, v]) => [k.toLowerCase(), v]), body };
+    } catch (error) {
+      if (error?.name === 'TimeoutError' || error?.cause?.name === 'TimeoutError') throw { tag: 'timeout' };
+      if (error instanceof TypeError && !error.cause) {
+        // fetch rejects a malformed method or header before sending anything.
+        throw { tag: 'invalid-request', val: error.message };
+      }
+      const code = error?.cause?.code ?? error?.code;
+      const detail = error?.cause?.message ?? '';
+      throw { tag: 'transport', val: [code, error?.message ?? String(error), detail].filter(Boolean).join(': ') };
+    }
+  };
+}

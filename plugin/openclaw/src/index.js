@@ -1,0 +1,228 @@
+// The OpenClaw entry of graphiti-openclaw: registers hooks, a capture service, slash commands, tools
+// and `openclaw graphiti …`, all answered by the component (`plugin.wasm`, transpiled by jco). This
+// file only moves data between OpenClaw and the component.
+//
+// `register` stays synchronous (OpenClaw requires it): the component is instantiated on first use
+// and every handler awaits it.
+
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ComponentPool } from './component.js';
+import { agentEndEvent, hookContext, promptEvent } from './context.js';
+import { graphitiSlashCommand, intentTest, outputText, recallSlashCommand } from './commands.js';
+import { defaultOpenclawStateDir, resolveOptions } from './options.js';
+
+export const PLUGIN_ID = 'graphiti-openclaw';
+
+/** The package root: this file is `<root>/dist/index.js`. */
+const PLUGIN_ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+
+/**
+ * Everything the registrations share: the options and the (lazily created) component pool.
+ * @param {any} api  OpenClaw's plugin API
+ */
+export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist', 'component') } = {}) {
+  const logger = api.logger ?? console;
+  const openclawStateDir = safe(() => api.runtime?.state?.resolveStateDir?.()) ?? defaultOpenclawStateDir();
+  const options = resolveOptions(api.pluginConfig, { pluginRoot: PLUGIN_ROOT, openclawStateDir });
+  let pool;
+  const runtime = {
+    options,
+    logger,
+    /** The component pool, created on first use; a failure is retried on the next use. */
+    pool() {
+      pool ??= ComponentPool.create(componentDir, options, logger).catch((error) => {
+        pool = undefined;
+        throw error;
+      });
+      return pool;
+    },
+    /** Runs a `run-command` variant and returns its output. */
+    async command(command) {
+      const ready = await runtime.pool();
+      return ready.run(command.tag, (plugin) => plugin.runCommand(command));
+    },
+    async tick() {
+      const ready = await runtime.pool();
+      return ready.run('tick', (plugin) => plugin.tick());
+    },
+  };
+  return runtime;
+}
+
+function safe(read) {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
+}
+
+/** `before_prompt_build` → `before-agent-start`: the injected context, or nothing. Never throws. */
+export async function beforePromptBuild(runtime, event, ctx) {
+  try {
+    const pool = await runtime.pool();
+    const injection = await pool.run('before-agent-start', (plugin) => plugin.beforeAgentStart(promptEvent(event), hookContext(ctx)));
+    return injection.prependContext ? { prependContext: injection.prependContext } : undefined;
+  } catch (error) {
+    runtime.logger.error(`graphiti-openclaw: no injection for this turn: ${error?.message ?? error}`);
+    return undefined;
+  }
+}
+
+/** `agent_end` → `agent-end`, then one `tick` so the turn reaches Graphiti without waiting. */
+export async function agentEnd(runtime, event, ctx) {
+  try {
+    const pool = await runtime.pool();
+    const outcome = await pool.run('agent-end', (plugin) => plugin.agentEnd(agentEndEvent(event), hookContext(ctx)));
+    if (outcome.tag === 'dropped') {
+      runtime.logger.error(`graphiti-openclaw: turn NOT captured: ${outcome.val}`);
+    } else if (outcome.tag === 'spooled') {
+      const report = await runtime.tick();
+      if (report.error) runtime.logger.warn(`graphiti-openclaw: capture spooled; sending failed, will retry: ${report.error}`);
+    }
+    return outcome;
+  } catch (error) {
+    runtime.logger.error(`graphiti-openclaw: capture failed for this turn: ${error?.message ?? error}`);
+    return undefined;
+  }
+}
+
+function textResult(text, details = {}) {
+  return { content: [{ type: 'text', text }], details };
+}
+
+function registerTools(api, runtime) {
+  api.registerTool((toolCtx) => ({
+    name: 'graphiti_search',
+    label: 'Graphiti search',
+    description: 'Search long-term memory (the Graphiti knowledge graph) of this conversation for facts and entities. Use it when the injected <graphiti-context> does not answer the question.',
+    parameters: {
+      type: 'object',
+      properties: { query: { type: 'string', description: 'What to look for, in a few words.' } },
+      required: ['query'],
+      additionalProperties: false,
+    },
+    resultContentSource: 'network',
+    async execute(_toolCallId, params) {
+      const output = await runtime.command({ tag: 'search', val: { query: String(params?.query ?? ''), ctx: hookContext(toolCtx) } });
+      if (output.exitCode !== 0) throw new Error(outputText(output));
+      return textResult(output.stdout);
+    },
+  }), { name: 'graphiti_search' });
+  api.registerTool((toolCtx) => ({
+    name: 'graphiti_ingest',
+    label: 'Graphiti ingest',
+    description: 'Store a fact or note in long-term memory (Graphiti) for this conversation, e.g. a preference the user stated. It is queued durably and sent in the background.',
+    parameters: {
+      type: 'object',
+      properties: { text: { type: 'string', description: 'The fact or note, as a complete sentence.' } },
+      required: ['text'],
+      additionalProperties: false,
+    },
+    async execute(_toolCallId, params) {
+      const output = await runtime.command({ tag: 'ingest', val: { text: String(params?.text ?? ''), source: 'OpenClaw agent (graphiti_ingest tool)', ctx: hookContext(toolCtx) } });
+      if (output.exitCode !== 0) throw new Error(outputText(output));
+      void runtime.tick().catch(() => {});
+      return textResult(output.stdout);
+    },
+  }), { name: 'graphiti_ingest' });
+}
+
+function registerSlashCommands(api, runtime) {
+  const reply = async (parsed) => {
+    if ('usage' in parsed) return { text: parsed.usage };
+    try {
+      return { text: outputText(await runtime.command(parsed.command)) };
+    } catch (error) {
+      return { text: `graphiti-openclaw failed: ${error?.message ?? error}` };
+    }
+  };
+  api.registerCommand({
+    name: 'graphiti',
+    description: 'Graphiti memory and workflow routing: status, debug, intent-test <text>',
+    acceptsArgs: true,
+    handler: (ctx) => reply(graphitiSlashCommand(ctx.args, ctx)),
+  });
+  api.registerCommand({
+    name: 'recall',
+    description: 'Search this conversation\'s memories in Graphiti: /recall <query>',
+    acceptsArgs: true,
+    handler: (ctx) => reply(recallSlashCommand(ctx.args, ctx)),
+  });
+}
+
+const CLI_DESCRIPTOR = { name: 'graphiti', description: 'Graphiti memory and workflow routing (graphiti-openclaw)', hasSubcommands: true };
+
+function registerCliCommands(api, runtime) {
+  api.registerCli(({ program }) => {
+    const print = async (command) => {
+      const output = await runtime.command(command);
+      if (output.stdout) process.stdout.write(output.stdout);
+      if (output.stderr) process.stderr.write(output.stderr);
+      process.exitCode = output.exitCode;
+    };
+    const graphiti = program.command('graphiti').description(CLI_DESCRIPTOR.description);
+    graphiti.command('status').description('Graphiti reachability, counters, spool depth, pack rates')
+      .action(() => print({ tag: 'status' }));
+    graphiti.command('intent-test <prompt>').description('Which workflow pack a prompt gets, and why (a dry run)')
+      .option('--group', 'route as in a group chat')
+      .option('--previous-pack <id>', 'the previous turn\'s pack')
+      .option('--json', 'print JSON')
+      .action((prompt, opts) => print(intentTest(prompt, { groupChat: Boolean(opts.group), previousPack: opts.previousPack, json: Boolean(opts.json) })));
+    graphiti.command('recall <query>').description('Search Graphiti as recall does')
+      .option('--group-id <id>', 'the Graphiti group to search')
+      .action((query, opts) => print({ tag: 'recall', val: [query, opts.groupId] }));
+    graphiti.command('debug').description('The last turn of a session: recall, decision trace, injection')
+      .option('--session <key>', 'session key (default: the most recent turn)')
+      .action((opts) => print({ tag: 'debug', val: opts.session }));
+    graphiti.command('check-config').description('Load the configuration and report what was read')
+      .action(() => print({ tag: 'check-config' }));
+    graphiti.command('lint-rules').description('Fail when two rules share more than half of their keywords')
+      .action(() => print({ tag: 'lint-rules' }));
+    graphiti.command('flush').description('Send spooled turns to Graphiti now')
+      .action(async () => {
+        const report = await runtime.tick();
+        process.stdout.write(`sent ${report.sent}, waiting ${report.pending}${report.error ? `; ${report.error}` : ''}\n`);
+        process.exitCode = report.error ? 1 : 0;
+      });
+  }, { descriptors: [CLI_DESCRIPTOR] });
+}
+
+function registerCaptureService(api, runtime) {
+  let timer;
+  const tick = () => runtime.tick().then((report) => {
+    if (report.error) runtime.logger.warn(`graphiti-openclaw: ${report.pending} turn(s) waiting for Graphiti: ${report.error}`);
+  }).catch((error) => runtime.logger.error(`graphiti-openclaw: tick failed: ${error?.message ?? error}`));
+  api.registerService({
+    id: `${PLUGIN_ID}-capture`,
+    start() {
+      timer = setInterval(tick, runtime.options.tickIntervalMs);
+      timer.unref?.();
+      void tick();
+    },
+    async stop() {
+      clearInterval(timer);
+      await tick();
+    },
+  });
+}
+
+const plugin = {
+  id: PLUGIN_ID,
+  name: 'Graphiti memory and workflow routing',
+  description: 'Recalls facts from a Graphiti knowledge graph before every turn, injects the matching workflow pack, and captures every exchange back into Graphiti without losing one.',
+  register(api) {
+    const runtime = createRuntime(api);
+    const mode = api.registrationMode ?? 'full';
+    registerCliCommands(api, runtime);
+    if (mode === 'cli-metadata') return;
+    api.on('before_prompt_build', (event, ctx) => beforePromptBuild(runtime, event, ctx));
+    api.on('agent_end', (event, ctx) => agentEnd(runtime, event, ctx));
+    registerSlashCommands(api, runtime);
+    registerTools(api, runtime);
+    if (mode === 'full') registerCaptureService(api, runtime);
+  },
+};
+
+export default plugin;

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds the OpenClaw package: plugin.wasm, transpiled by jco (JSPI: async host HTTP inside synchronous
+# guest code), the JS adapter and the example configuration, as dist/graphiti-openclaw/ and
+# dist/graphiti-openclaw-<version>.tgz for `openclaw plugins install`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+PATH="$(bash scripts/node-tools.sh | tail -n 1):$PATH"
+
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+for file in plugin/openclaw/package.json plugin/openclaw/openclaw.plugin.json; do
+    if ! grep -q "\"version\": \"$version\"" "$file"; then
+        echo "package: $file does not have the workspace version $version" >&2
+        exit 1
+    fi
+done
+
+echo "package: plugin component (wasm32-wasip2)"
+cargo build --quiet -p graphiti-openclaw-plugin --target wasm32-wasip2 --profile component
+wasm=target/wasm32-wasip2/component/graphiti_openclaw.wasm
+
+out=dist/graphiti-openclaw
+rm -rf "$out" "dist/graphiti-openclaw-$version.tgz"
+mkdir -p "$out/dist"
+echo "package: transpiling with jco (async host import http-request; async exports that may call it)"
+plugin_interface='graphiti:openclaw/plugin@0.3.0'
+jco transpile "$wasm" --quiet --no-typescript -o "$out/dist/component" --name plugin \
+    --instantiation async --async-mode jspi \
+    --async-imports 'graphiti:openclaw/host#http-request' \
+    --async-exports "$plugin_interface#before-agent-start" "$plugin_interface#tick" "$plugin_interface#run-command"
+cp plugin/openclaw/src/*.js "$out/dist/"
+cp plugin/openclaw/package.json plugin/openclaw/openclaw.plugin.json plugin/openclaw/README.md "$out/"
+# The example configuration is the default; a user's private overlay never ships.
+cp -R config "$out/config"
+rm -rf "$out/config/private"
+
+(cd dist && npm pack --silent ./graphiti-openclaw >/dev/null)
+echo "package: dist/graphiti-openclaw/ and dist/graphiti-openclaw-$version.tgz ($(wc -c <"dist/graphiti-openclaw-$version.tgz") bytes)"
