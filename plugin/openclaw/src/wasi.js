@@ -213,7 +213,7 @@ class Descriptor {
     // Rust's std asks for `mutate-directory` on every write; alone it changes nothing here.
     const writes = descriptorFlags.write || openFlags.create || openFlags.truncate;
     if (writes) this.preopen.mustWrite();
-    const existing = fs.statSync(target, { throwIfNoEntry: false });
+    const existing = fsCall(() => fs.statSync(target, { throwIfNoEntry: false }));
     if (openFlags.directory || (existing?.isDirectory() && !writes)) {
       if (openFlags.create) throw 'invalid';
       if (!existing) throw 'no-entry';

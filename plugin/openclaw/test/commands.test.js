@@ -1,0 +1,33 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { graphitiSlashCommand, outputText, recallSlashCommand } from '../src/commands.js';
+
+const ctx = { sessionKey: 'agent:main:telegram:group:7', agentId: 'main', senderId: 'u' };
+
+test('/graphiti subcommands become component commands', () => {
+  assert.deepEqual(graphitiSlashCommand('status', ctx), { command: { tag: 'status' } });
+  assert.deepEqual(graphitiSlashCommand(' debug ', ctx), { command: { tag: 'debug', val: 'agent:main:telegram:group:7' } });
+  const test = graphitiSlashCommand('intent-test  dinner with the founder', ctx).command;
+  assert.equal(test.tag, 'intent-test');
+  assert.equal(test.val[0].prompt, 'dinner with the founder');
+  assert.equal(test.val[0].groupChat, true, 'routes as the chat it was asked in');
+});
+
+test('usage for help, unknown subcommands and missing arguments', () => {
+  assert.match(graphitiSlashCommand('', ctx).usage, /\/graphiti status/);
+  assert.match(graphitiSlashCommand('frobnicate', ctx).usage, /Unknown subcommand "frobnicate"/);
+  assert.match(graphitiSlashCommand('intent-test', ctx).usage, /Usage: \/graphiti intent-test <text>/);
+  assert.match(recallSlashCommand('  ', ctx).usage, /Usage: \/recall <query>/);
+});
+
+test('/recall searches the conversation\'s own group', () => {
+  const { command } = recallSlashCommand('who is the CEO', ctx);
+  assert.equal(command.tag, 'search');
+  assert.equal(command.val.query, 'who is the CEO');
+  assert.equal(command.val.ctx.chatType, 'group');
+});
+
+test('command output: stdout, stderr and a failing exit code', () => {
+  assert.equal(outputText({ exitCode: 0, stdout: 'ok\n', stderr: '' }), 'ok');
+  assert.equal(outputText({ exitCode: 2, stdout: '', stderr: 'bad\n' }), 'bad\n(exit code 2)');
+});

@@ -1,0 +1,92 @@
+// The adapter with the real component (jco output from scripts/package-openclaw.sh).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { agentEnd, beforePromptBuild, createRuntime } from '../src/index.js';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const componentDir = path.join(repo, 'dist/graphiti-openclaw/dist/component');
+const configDir = path.join(repo, 'config');
+
+function quietLogger() {
+  const lines = [];
+  const log = (level) => (message) => lines.push(`${level}: ${message}`);
+  return { lines, info: log('info'), warn: log('warn'), error: log('error'), debug: log('debug') };
+}
+
+function runtime(pluginConfig) {
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'adapter-state-'));
+  const logger = quietLogger();
+  const api = { logger, pluginConfig: { configDir, stateDir, ...pluginConfig } };
+  return { rt: createRuntime(api, { componentDir }), stateDir, logger };
+}
+
+/** A Graphiti that answers every request with HTTP 500 after `delayMs`, counting requests in flight. */
+async function slowGraphiti(delayMs) {
+  const seen = { inFlight: 0, maxInFlight: 0 };
+  const server = http.createServer((req, res) => {
+    seen.inFlight += 1;
+    seen.maxInFlight = Math.max(seen.maxInFlight, seen.inFlight);
+    req.resume();
+    setTimeout(() => {
+      seen.inFlight -= 1;
+      res.writeHead(500);
+      res.end('down');
+    }, delayMs);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${server.address().port}/mcp`, seen, close: () => server.close() };
+}
+
+const ctx = (session) => ({ sessionKey: `agent:main:telegram:direct:${session}`, agentId: 'main', senderId: session, trigger: 'user' });
+const turn = (prompt) => ({ prompt, messages: [] });
+
+for (const instances of [1, 2]) {
+  test(`${instances} instance(s): concurrent turns reach Graphiti ${instances === 1 ? 'one after the other' : 'at the same time'}`, async () => {
+    const graphiti = await slowGraphiti(150);
+    const { rt } = runtime({ instances, graphiti: { url: graphiti.url } });
+    const results = await Promise.all(['a', 'b'].map((s) => beforePromptBuild(rt, turn('I had dinner with the Series A founder'), ctx(s))));
+    graphiti.close();
+    for (const result of results) {
+      assert.match(result.prependContext, /<graphiti-fallback>/, 'Graphiti failed: the fallback note');
+      assert.match(result.prependContext, /<pack-context intent="vc_deal"/, 'routing still ran');
+    }
+    assert.equal(graphiti.seen.maxInFlight, instances);
+  });
+}
+
+test('a captured turn is spooled in the state directory while Graphiti is down', async () => {
+  const graphiti = await slowGraphiti(0);
+  const { rt, stateDir } = runtime({ graphiti: { url: graphiti.url } });
+  const outcome = await agentEnd(rt, {
+    success: true,
+    messages: [{ role: 'user', content: 'Remember that Dana leads the Series A' }, { role: 'assistant', content: 'Noted.' }],
+  }, ctx('dana'));
+  graphiti.close();
+  assert.equal(outcome.tag, 'spooled');
+  assert.equal(outcome.val.groupId, 'main-dm-dana');
+  const spooled = fs.readdirSync(path.join(stateDir, 'spool')).filter((f) => f.endsWith('.episode'));
+  assert.equal(spooled.length, 1, 'kept until Graphiti accepts it');
+  assert.match(fs.readFileSync(path.join(stateDir, 'spool', spooled[0]), 'utf8'), /Dana leads the Series A/);
+});
+
+test('settings errors name the field; the last good configuration stays', async () => {
+  const { rt } = runtime({ recall: { enabled: false } });
+  const pool = await rt.pool();
+  await assert.rejects(pool.reload(JSON.stringify({ recall: { timeout: 5 } })), /recall\.timeout: unknown field `timeout`/);
+  const result = await beforePromptBuild(rt, turn('Draft a tweet about our launch'), ctx('t'));
+  assert.match(result.prependContext, /<pack-context intent="content_tweet"/);
+});
+
+test('/graphiti debug shows the last turn of the session', async () => {
+  const { rt } = runtime({ recall: { enabled: false } });
+  await beforePromptBuild(rt, turn('Draft a tweet about our launch'), ctx('d'));
+  const output = await rt.command({ tag: 'debug', val: ctx('d').sessionKey });
+  assert.equal(output.exitCode, 0);
+  assert.match(output.stdout, /intent: content_tweet/);
+  assert.match(output.stdout, /recall: skipped/);
+});

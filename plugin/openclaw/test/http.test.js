@@ -1,0 +1,66 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { createHttpRequest, originOf } from '../src/http.js';
+
+/** A loopback server; `handler(req, res)` answers. Resolves to its origin and a closer. */
+async function serve(handler) {
+  const server = http.createServer(handler);
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { origin: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((r) => server.close(r)) };
+}
+
+const request = (url, extra = {}) => ({ method: 'GET', url, headers: [], body: new Uint8Array(), timeoutMs: 2000, ...extra });
+
+test('origins are normalised as the shim does', () => {
+  assert.equal(originOf('HTTP://LocalHost:8000/mcp?x=1'), 'http://localhost:8000');
+  assert.equal(originOf('http://localhost:80/mcp'), 'http://localhost');
+  assert.throws(() => originOf('ftp://x/'), /only http and https/);
+});
+
+test('a request to an origin that is not allowed is refused and never sent', async () => {
+  let sent = 0;
+  const httpRequest = createHttpRequest({ allowedOrigins: () => ['http://localhost:8000'], fetchImpl: () => { sent += 1; } });
+  await assert.rejects(httpRequest(request('http://evil.example:8000/x')), { tag: 'refused', val: 'http://evil.example:8000 is not an allowed origin' });
+  await assert.rejects(httpRequest(request('not a url')), (e) => e.tag === 'invalid-request');
+  assert.equal(sent, 0);
+});
+
+test('every status is a response; redirects are not followed; header names are lower case', async () => {
+  const server = await serve((req, res) => {
+    if (req.url === '/redirect') {
+      res.writeHead(307, { Location: 'http://elsewhere.example/' });
+      return res.end();
+    }
+    res.writeHead(500, { 'X-Thing': 'Yes' });
+    res.end(`${req.method} ${req.headers['content-type']}`);
+  });
+  const httpRequest = createHttpRequest({ allowedOrigins: () => [server.origin] });
+  const redirect = await httpRequest(request(`${server.origin}/redirect`));
+  assert.equal(redirect.status, 307);
+  const error = await httpRequest(request(`${server.origin}/`, { method: 'POST', headers: [['Content-Type', 'application/json']], body: new TextEncoder().encode('{}') }));
+  assert.equal(error.status, 500);
+  assert.equal(new TextDecoder().decode(error.body), 'POST application/json');
+  assert.ok(error.headers.some(([k, v]) => k === 'x-thing' && v === 'Yes'));
+  await server.close();
+});
+
+test('a slow answer is a timeout within the deadline, body included', async () => {
+  const server = await serve((req, res) => {
+    res.writeHead(200);
+    res.write('partial');
+    setTimeout(() => res.end(), 2000);
+  });
+  const httpRequest = createHttpRequest({ allowedOrigins: () => [server.origin] });
+  const started = performance.now();
+  await assert.rejects(httpRequest(request(`${server.origin}/`, { timeoutMs: 150 })), { tag: 'timeout' });
+  assert.ok(performance.now() - started < 1500, 'gave up at the deadline');
+  server.close();
+});
+
+test('a closed port is a transport error that names the cause', async () => {
+  const server = await serve(() => {});
+  await server.close();
+  const httpRequest = createHttpRequest({ allowedOrigins: () => [server.origin] });
+  await assert.rejects(httpRequest(request(`${server.origin}/`)), (e) => e.tag === 'transport' && e.val.includes('ECONNREFUSED'));
+});

@@ -1,0 +1,33 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import os from 'node:os';
+import path from 'node:path';
+import { resolveOptions } from '../src/options.js';
+
+const where = { pluginRoot: '/opt/plugin', openclawStateDir: '/home/u/.openclaw' };
+
+test('defaults: the shipped config, state under OpenClaw\'s state dir, no host settings', () => {
+  assert.deepEqual(resolveOptions(undefined, where), {
+    configDir: '/opt/plugin/config', overlayDir: undefined, stateDir: '/home/u/.openclaw/graphiti-openclaw',
+    instances: 2, tickIntervalMs: 5000, allowOrigins: undefined, hostSettings: undefined,
+  });
+});
+
+test('settings sections go to the component as JSON; paths expand', () => {
+  const options = resolveOptions({
+    configDir: '~/my-config', privateDir: 'private', instances: 3,
+    graphiti: { url: 'http://g:8000/mcp' }, recall: { timeout_ms: 500 },
+  }, where);
+  assert.equal(options.configDir, path.join(os.homedir(), 'my-config'));
+  assert.equal(options.overlayDir, '/home/u/.openclaw/private');
+  assert.equal(options.instances, 3);
+  assert.deepEqual(JSON.parse(options.hostSettings), { graphiti: { url: 'http://g:8000/mcp' }, recall: { timeout_ms: 500 } });
+});
+
+test('bad keys and values name the key', () => {
+  assert.throws(() => resolveOptions({ graphitiUrl: 'x' }, where), /unknown config key "graphitiUrl"/);
+  assert.throws(() => resolveOptions({ instances: 0 }, where), /"instances" must be between 1 and 16/);
+  assert.throws(() => resolveOptions({ instances: 'two' }, where), /"instances" must be integer/);
+  assert.throws(() => resolveOptions({ recall: 5 }, where), /"recall" must be an object/);
+  assert.throws(() => resolveOptions({ allowOrigins: 'http://x' }, where), /"allowOrigins" must be string\[\]/);
+});

@@ -1,0 +1,117 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createWasi } from '../src/wasi.js';
+
+const READ = { read: true, write: false, mutateDirectory: false };
+// Rust's std asks for mutate-directory on every write.
+const WRITE = { read: false, write: true, mutateDirectory: true };
+const FOLLOW = { symlinkFollow: true };
+const CREATE = { create: true, directory: false, exclusive: false, truncate: true };
+const OPEN = { create: false, directory: false, exclusive: false, truncate: false };
+
+function setup() {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'wasi-test-'));
+  for (const dir of ['config', 'state', 'outside']) fs.mkdirSync(path.join(root, dir));
+  fs.writeFileSync(path.join(root, 'config', 'rules.yaml'), 'rules: []\n');
+  fs.writeFileSync(path.join(root, 'outside', 'secret.txt'), 'secret');
+  const wasi = createWasi({
+    preopens: [
+      { guestPath: '/config', hostDir: path.join(root, 'config'), writable: false },
+      { guestPath: '/state', hostDir: path.join(root, 'state'), writable: true },
+      { guestPath: '/overlay', hostDir: path.join(root, 'missing'), writable: false },
+    ],
+  });
+  const dirs = Object.fromEntries(wasi['wasi:filesystem/preopens'].getDirectories().map(([d, p]) => [p, d]));
+  return { root, dirs };
+}
+
+function readAll(descriptor) {
+  const stream = descriptor.readViaStream(0n);
+  const chunks = [];
+  for (;;) {
+    try {
+      chunks.push(Buffer.from(stream.blockingRead(4096n)));
+    } catch (e) {
+      assert.deepEqual(e, { tag: 'closed' });
+      return Buffer.concat(chunks).toString();
+    }
+  }
+}
+
+test('only existing preopens are mounted', () => {
+  const { dirs } = setup();
+  assert.deepEqual(Object.keys(dirs).sort(), ['/config', '/state']);
+});
+
+test('files are read through streams until closed', () => {
+  const { dirs } = setup();
+  const file = dirs['/config'].openAt(FOLLOW, 'rules.yaml', OPEN, READ);
+  assert.equal(readAll(file), 'rules: []\n');
+  assert.equal(file.stat().type, 'regular-file');
+  assert.equal(file.stat().size, 10n);
+});
+
+test('the state directory takes writes with mutate-directory, atomically renamed', () => {
+  const { root, dirs } = setup();
+  const state = dirs['/state'];
+  state.createDirectoryAt('spool');
+  const file = state.openAt(FOLLOW, 'spool/x.tmp', CREATE, WRITE);
+  const out = file.writeViaStream(0n);
+  out.write(new TextEncoder().encode('hello'));
+  out.blockingFlush();
+  file[Symbol.dispose]();
+  state.renameAt('spool/x.tmp', state, 'spool/x.json');
+  assert.equal(fs.readFileSync(path.join(root, 'state', 'spool', 'x.json'), 'utf8'), 'hello');
+  const names = [];
+  const entries = state.openAt(FOLLOW, 'spool', { ...OPEN, directory: true }, READ).readDirectory();
+  for (let e = entries.readDirectoryEntry(); e; e = entries.readDirectoryEntry()) names.push(e.name);
+  assert.deepEqual(names, ['x.json']);
+  state.unlinkFileAt('spool/x.json');
+  assert.equal(fs.existsSync(path.join(root, 'state', 'spool', 'x.json')), false);
+});
+
+test('appends go to the end of the file', () => {
+  const { root, dirs } = setup();
+  for (const word of ['a', 'b']) {
+    const file = dirs['/state'].openAt(FOLLOW, 'log', { ...OPEN, create: true }, WRITE);
+    file.appendViaStream().write(new TextEncoder().encode(word));
+    file[Symbol.dispose]();
+  }
+  assert.equal(fs.readFileSync(path.join(root, 'state', 'log'), 'utf8'), 'ab');
+});
+
+test('the config directory is read-only', () => {
+  const { root, dirs } = setup();
+  const config = dirs['/config'];
+  assert.throws(() => config.openAt(FOLLOW, 'new.yaml', CREATE, WRITE), (e) => e === 'read-only');
+  assert.throws(() => config.openAt(FOLLOW, 'rules.yaml', OPEN, WRITE), (e) => e === 'read-only');
+  assert.throws(() => config.unlinkFileAt('rules.yaml'), (e) => e === 'read-only');
+  assert.throws(() => config.createDirectoryAt('d'), (e) => e === 'read-only');
+  assert.throws(() => config.renameAt('rules.yaml', config, 'r.yaml'), (e) => e === 'read-only');
+  assert.equal(fs.readFileSync(path.join(root, 'config', 'rules.yaml'), 'utf8'), 'rules: []\n');
+});
+
+test('paths cannot leave their directory, by .., absolute paths or symlinks', () => {
+  const { root, dirs } = setup();
+  fs.symlinkSync(path.join(root, 'outside'), path.join(root, 'config', 'link'));
+  fs.symlinkSync(path.join(root, 'outside', 'secret.txt'), path.join(root, 'state', 'secret-link'));
+  const config = dirs['/config'];
+  for (const escape of ['../outside/secret.txt', '/etc/passwd', 'link/secret.txt', 'a/../../outside/secret.txt']) {
+    assert.throws(() => config.openAt(FOLLOW, escape, OPEN, READ), (e) => e === 'not-permitted', escape);
+  }
+  assert.throws(() => dirs['/state'].openAt(FOLLOW, 'secret-link', OPEN, WRITE), (e) => e === 'not-permitted');
+  assert.throws(() => config.statAt(FOLLOW, '..'), (e) => e === 'not-permitted');
+  assert.equal(config.statAt({ symlinkFollow: false }, '.').type, 'directory');
+});
+
+test('file system errors are WASI error codes', () => {
+  const { dirs } = setup();
+  assert.throws(() => dirs['/config'].openAt(FOLLOW, 'missing.yaml', OPEN, READ), (e) => e === 'no-entry');
+  assert.throws(() => dirs['/config'].openAt(FOLLOW, 'rules.yaml', { ...OPEN, directory: true }, READ), (e) => e === 'not-directory');
+  dirs['/state'].createDirectoryAt('d');
+  assert.throws(() => dirs['/state'].createDirectoryAt('d'), (e) => e === 'exist');
+  assert.throws(() => dirs['/state'].unlinkFileAt('d'), (e) => e === 'is-directory');
+});
