@@ -1,0 +1,107 @@
+// The package in real OpenClaw 2026.9.6: installed from the .tgz, inspected, driven through
+// OpenClaw's own loader and hook runner, and one real `openclaw agent --local` turn against a stub
+// model, with the Graphiti stand-in as Graphiti.
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { PLUGIN_ID, loadWithOpenClaw, openclaw, packageTgz, startStandIn, startStubModel, throwawayHome } from './openclaw.js';
+
+const { home, env } = throwawayHome();
+let standIn;
+let model;
+
+/** Waits until `check` returns something truthy, polling. */
+async function eventually(check, what, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function pluginConfig() {
+  // The stand-in's seeded memories live in the group "demo".
+  return { graphiti: { url: `${standIn.url}/mcp`, group_id: { direct: 'demo', group: 'demo-{chat}' } }, tickIntervalMs: 500 };
+}
+
+before(async () => {
+  standIn = await startStandIn();
+  model = await startStubModel('Booked: Thursday 12:30 at Saffron Lantern.');
+  await openclaw(env, ['plugins', 'install', packageTgz(), '--force', '--accept-capabilities']);
+  await openclaw(env, ['config', 'set', `plugins.entries.${PLUGIN_ID}.hooks.allowConversationAccess`, 'true', '--strict-json']);
+  await openclaw(env, ['config', 'set', `plugins.entries.${PLUGIN_ID}.config`, JSON.stringify(pluginConfig()), '--strict-json']);
+});
+
+after(() => {
+  standIn?.stop();
+  model?.stop();
+});
+
+test('the installed package is copied into OpenClaw\'s extensions with its component', () => {
+  const installed = path.join(home, '.openclaw/extensions', PLUGIN_ID);
+  for (const file of ['openclaw.plugin.json', 'package.json', 'dist/index.js', 'dist/component/plugin.js', 'dist/component/plugin.core.wasm', 'config/intent_rules.yaml']) {
+    assert.ok(fs.existsSync(path.join(installed, file)), `${file} installed`);
+  }
+});
+
+test('plugins inspect --runtime lists the hooks, commands, tools and CLI, with no diagnostics', async () => {
+  const { stdout } = await openclaw(env, ['plugins', 'inspect', PLUGIN_ID, '--runtime', '--json']);
+  const report = JSON.parse(stdout.slice(stdout.indexOf('{')));
+  const text = JSON.stringify(report);
+  const hooks = (report.typedHooks ?? report.plugin?.typedHooks ?? []).map((h) => h.hookName ?? h.name ?? h);
+  for (const hook of ['before_prompt_build', 'agent_end']) assert.ok(hooks.includes(hook) || text.includes(`"${hook}"`), `hook ${hook} in ${text}`);
+  for (const name of ['graphiti', 'recall', 'graphiti_search', 'graphiti_ingest']) {
+    assert.ok(text.includes(`"${name}"`), `${name} registered: ${text}`);
+  }
+  const diagnostics = report.diagnostics ?? report.plugin?.diagnostics ?? [];
+  assert.deepEqual(diagnostics.filter((d) => d.level !== 'info'), [], 'no diagnostics');
+});
+
+test('OpenClaw\'s loader and hook runner: recall and pack before the prompt, capture after the turn', async () => {
+  process.env.HOME = home;
+  const { registry, runner } = await loadWithOpenClaw(path.join(home, '.openclaw/extensions', PLUGIN_ID), pluginConfig());
+  const plugin = registry.plugins.find((p) => p.id === PLUGIN_ID);
+  assert.equal(plugin?.status, 'loaded', JSON.stringify(plugin));
+  const ctx = { sessionKey: 'agent:main:telegram:direct:dana', agentId: 'main', senderId: 'dana', trigger: 'user', runId: 'run-loader-1' };
+  const prompt = 'Book lunch with the Acme Robotics founder';
+  const result = await runner.runBeforePromptBuild({ prompt, messages: [{ role: 'user', content: prompt }] }, ctx);
+  assert.match(result.prependContext, /<graphiti-context[^>]*>[\s\S]*Dana Lee is CTO of Acme Robotics/, 'current fact recalled');
+  assert.doesNotMatch(result.prependContext.split('No longer true')[0], /Dana Lee is CEO of Acme Robotics/, 'superseded fact not shown as current');
+  assert.match(result.prependContext, /<pack-context intent="vc_deal"/, 'recalled startup broke the lunch/founder tie');
+
+  await runner.runAgentEnd({
+    success: true,
+    messages: [{ role: 'user', content: `${result.prependContext}\n\n${prompt}` }, { role: 'assistant', content: 'Lunch booked with Dana Lee, Thursday.' }],
+  }, ctx);
+  const episodes = await eventually(async () => {
+    const all = await standIn.episodes('demo');
+    return all.find((e) => e.content?.includes('Lunch booked with Dana Lee')) && all;
+  }, 'the captured turn at the stand-in');
+  const captured = episodes.find((e) => e.content.includes('Lunch booked with Dana Lee'));
+  assert.doesNotMatch(captured.content, /<graphiti-context|<pack-context/, 'our blocks are stripped before capture');
+});
+
+test('a real `openclaw agent --local` turn: the model sees both blocks; the turn is spooled, then sent', async () => {
+  await openclaw(env, ['config', 'set', 'models.providers.mock', JSON.stringify({
+    baseUrl: model.baseUrl, apiKey: 'dummy', api: 'openai-completions',
+    models: [{ id: 'mock-1', name: 'Mock 1', reasoning: false, input: ['text'], contextWindow: 32000, maxTokens: 1024 }],
+  }), '--strict-json']);
+  await openclaw(env, ['config', 'set', 'agents.defaults.model', '"mock/mock-1"', '--strict-json']);
+  const prompt = 'Set up a lunch with the founder of Acme Robotics next week';
+  await openclaw(env, ['agent', '--local', '--message', prompt, '--json'], { timeoutMs: 180_000 });
+
+  const sent = model.requests.map((r) => JSON.stringify(r.body)).find((body) => body.includes('founder of Acme Robotics'));
+  assert.ok(sent, `the model was asked (${model.requests.length} requests)`);
+  assert.match(sent, /<graphiti-context/, 'recalled memories reached the model');
+  assert.match(sent, /<pack-context intent=/, 'the workflow pack reached the model');
+
+  const stats = JSON.parse(fs.readFileSync(path.join(home, '.openclaw', PLUGIN_ID, 'stats.json'), 'utf8'));
+  assert.ok(stats.captures_spooled >= 1, `spooled: ${JSON.stringify(stats)}`);
+  await eventually(async () => (await standIn.episodes('demo')).some((e) => e.content?.includes('Booked: Thursday 12:30 at Saffron Lantern')), 'the agent turn at the stand-in');
+  const spool = path.join(home, '.openclaw', PLUGIN_ID, 'spool');
+  assert.deepEqual(fs.readdirSync(spool).filter((f) => f.endsWith('.episode')), [], 'the spool is empty once Graphiti has it');
+});

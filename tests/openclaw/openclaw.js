@@ -1,0 +1,122 @@
+// Helpers for the end-to-end tests and the benchmark: a throwaway OpenClaw home, the Graphiti stand-in,
+// a stub OpenAI-compatible model, and OpenClaw's own plugin loader and hook runner (not public API:
+// located by export name in the pinned OpenClaw's dist/, never by hashed file name).
+
+import { spawn, execFile } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const PLUGIN_ID = 'graphiti-openclaw';
+const TOOLS_BIN = path.join(REPO, 'tools/node/bin');
+const OPENCLAW_DIST = path.join(REPO, 'tools/node/node_modules/openclaw/dist');
+
+export function packageTgz() {
+  const version = JSON.parse(fs.readFileSync(path.join(REPO, 'plugin/openclaw/package.json'), 'utf8')).version;
+  const tgz = path.join(REPO, `dist/${PLUGIN_ID}-${version}.tgz`);
+  if (!fs.existsSync(tgz)) throw new Error(`${tgz} is missing: run scripts/package-openclaw.sh first`);
+  return tgz;
+}
+
+/** A fresh HOME for OpenClaw, and the environment its CLI runs with. */
+export function throwawayHome() {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'openclaw-home-'));
+  const env = { ...process.env, HOME: home, PATH: `${TOOLS_BIN}:${process.env.PATH}`, NO_COLOR: '1', OPENCLAW_STATE_DIR: '' };
+  delete env.OPENCLAW_STATE_DIR;
+  return { home, env };
+}
+
+/** Runs the pinned `openclaw` CLI; rejects with its output when it fails. */
+export async function openclaw(env, args, { timeoutMs = 120_000 } = {}) {
+  try {
+    return await promisify(execFile)(path.join(TOOLS_BIN, 'openclaw'), args, { env, timeout: timeoutMs, maxBuffer: 64 << 20 });
+  } catch (error) {
+    throw new Error(`openclaw ${args.join(' ')} failed (${error.code}):\n${error.stdout}\n${error.stderr}`);
+  }
+}
+
+/** The Graphiti stand-in (both APIs) seeded with the demo group; `url` is its base URL. */
+export async function startStandIn() {
+  const binary = path.join(REPO, 'target/release/graphiti-standin');
+  const child = spawn(binary, ['--port', '0', '--seed', path.join(REPO, 'tests/graphiti-standin/seed/demo.json')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise((resolve, reject) => {
+    let seen = '';
+    child.stdout.on('data', (chunk) => {
+      seen += chunk;
+      const match = /listening on (http:\/\/[\d.]+:\d+)/.exec(seen);
+      if (match) resolve(match[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`graphiti-standin exited (${code}); build it with scripts/build.sh`)));
+  });
+  return {
+    url,
+    async episodes(group) {
+      const response = await fetch(`${url}/episodes/${encodeURIComponent(group)}?last_n=100`);
+      return response.json();
+    },
+    stop: () => child.kill(),
+  };
+}
+
+/**
+ * An OpenAI-compatible chat-completions server on loopback that records every request body and
+ * answers `reply` (streamed when asked to).
+ */
+export async function startStubModel(reply) {
+  const requests = [];
+  const server = http.createServer(async (req, res) => {
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    if (req.method === 'GET' && req.url.endsWith('/models')) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ object: 'list', data: [{ id: 'mock-1', object: 'model' }] }));
+    }
+    const request = body ? JSON.parse(body) : {};
+    requests.push({ url: req.url, body: request });
+    const base = { id: 'chatcmpl-stub', created: Math.floor(Date.now() / 1000), model: request.model ?? 'mock-1' };
+    if (request.stream) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const chunk = (delta, finish) => `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      res.write(chunk({ role: 'assistant', content: reply }, null));
+      res.write(chunk({}, 'stop'));
+      res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`);
+      return res.end('data: [DONE]\n\n');
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { baseUrl: `http://127.0.0.1:${server.address().port}/v1`, requests, stop: () => server.close() };
+}
+
+/** An export of OpenClaw's dist/ by its function name. */
+async function openclawExport(name) {
+  const declares = new RegExp(`\\b${name} as \\w+\\b|export \\{[^}]*\\b${name}\\b`);
+  for (const file of fs.readdirSync(OPENCLAW_DIST).filter((f) => f.endsWith('.mjs')).sort()) {
+    if (!declares.test(fs.readFileSync(path.join(OPENCLAW_DIST, file), 'utf8'))) continue;
+    const module = await import(path.join(OPENCLAW_DIST, file));
+    const found = Object.values(module).find((value) => typeof value === 'function' && value.name === name);
+    if (found) return found;
+  }
+  throw new Error(`OpenClaw ${OPENCLAW_DIST} exports no ${name}: was the pinned version changed?`);
+}
+
+/**
+ * Loads the plugin from `pluginDir` with OpenClaw's real loader (in this process; HOME must already
+ * be the throwaway one) and returns OpenClaw's hook runner for it.
+ */
+export async function loadWithOpenClaw(pluginDir, pluginConfig) {
+  const loadOpenClawPlugins = await openclawExport('loadOpenClawPlugins');
+  const createHookRunner = await openclawExport('createHookRunner');
+  const registry = loadOpenClawPlugins({
+    config: { plugins: { load: { paths: [pluginDir] }, entries: { [PLUGIN_ID]: { enabled: true, hooks: { allowConversationAccess: true }, config: pluginConfig } } } },
+    onlyPluginIds: [PLUGIN_ID],
+    activate: false,
+    cache: false,
+  });
+  return { registry, runner: createHookRunner(registry) };
+}
