@@ -16,3 +16,12 @@ cargo test --release --workspace --exclude probe-guest
 echo "test: benchmarks, quick (they check their answers)"
 ROUTING_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench routing
 HOOKS_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench hooks
+
+echo "test: the OpenClaw package (Node 24, jco and OpenClaw 2026.9.6 pinned from npm into tools/node/)"
+bash scripts/package-openclaw.sh
+PATH="$(bash scripts/node-tools.sh | tail -n 1):$PATH"
+node --test plugin/openclaw/test/*.test.js
+echo "test: end to end in real OpenClaw (throwaway HOME; install, inspect, hook runner, one agent --local turn)"
+node --test tests/openclaw/e2e.test.js
+echo "test: OpenClaw hooks benchmark, quick (it checks every answer)"
+HOOKS_BENCH_QUICK=1 node tests/openclaw/bench-hooks.js 2>&1 | grep -v '\[plugins\]'

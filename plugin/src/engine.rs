@@ -429,6 +429,7 @@ impl Engine {
         }
         let capture = self.settings.capture.clone();
         let mut backoff = spool.backoff();
+        let backoff_before = backoff.clone();
         let now = spool::now_ms();
         if now < backoff.next_attempt_ms {
             report.retry_in_ms = Some(backoff.next_attempt_ms - now);
@@ -492,7 +493,9 @@ impl Engine {
         if report.error.is_none() && backoff.failures > 0 {
             backoff = spool::Backoff::default();
         }
-        if let Err(e) = spool.save_backoff(&backoff) {
+        if backoff != backoff_before
+            && let Err(e) = spool.save_backoff(&backoff)
+        {
             report.notes.push(e);
         }
         report.sent = sent_names.len() as u32;

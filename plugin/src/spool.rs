@@ -19,7 +19,7 @@ pub struct Spool {
     dir: PathBuf,
 }
 
-#[derive(Debug, Default, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 pub struct Backoff {
     pub failures: u32,
     /// Unix milliseconds before which no send is tried.

@@ -5,6 +5,7 @@
 use crate::decision::Injection;
 use serde::{Deserialize, Serialize};
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Sessions whose last turn is kept; older ones are pruned when the counters are saved.
@@ -99,9 +100,26 @@ fn dir(state_dir: &Path) -> PathBuf {
     state_dir.join("last-turns")
 }
 
+/// Overwrites the session's record in place, padding with spaces (JSON allows trailing whitespace)
+/// rather than truncating: creating and renaming a file, or truncating one, costs more than the rest
+/// of a turn on some file systems. A torn record (two instances writing one session at once) only
+/// means `debug` shows nothing for that session, never a wrong decision.
 pub fn save(state_dir: &Path, record: &TurnRecord) -> Result<(), String> {
     let path = crate::state::file_for(&dir(state_dir), &record.session_key);
-    crate::files::write_atomically(&path, &serde_json::to_vec(record).unwrap_or_default())
+    let mut bytes = serde_json::to_vec(record).unwrap_or_default();
+    let write = |bytes: &mut Vec<u8>| -> std::io::Result<()> {
+        let mut file = fs::OpenOptions::new().write(true).create(true).truncate(false).open(&path)?;
+        let old_len = file.metadata()?.len() as usize;
+        if old_len > bytes.len() {
+            bytes.resize(old_len, b' ');
+        }
+        file.write_all(bytes)
+    };
+    write(&mut bytes)
+        .or_else(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => fs::create_dir_all(dir(state_dir)).and_then(|()| write(&mut bytes)),
+            _ => Err(e),
+        })
         .map_err(|e| format!("cannot write the last-turn record {}: {e}", path.display()))
 }
 

@@ -38,11 +38,26 @@ export class ComponentPool {
   static async create(componentDir, options, logger) {
     const generated = await import(pathToFileURL(path.join(componentDir, 'plugin.js')).href);
     const pool = new ComponentPool(componentDir, generated.instantiate, options, logger);
-    for (let i = 0; i < options.instances; i += 1) {
-      pool.instances.push(await pool.instantiate());
-    }
+    // One instance serves the first turn; the others join as soon as they are ready.
+    pool.instances.push(await pool.instantiate());
     pool.summary = await pool.reload(options.hostSettings);
+    pool.growing = pool.grow(options.instances - 1);
     return pool;
+  }
+
+  async grow(count) {
+    for (let i = 0; i < count; i += 1) {
+      try {
+        const instance = await this.instantiate();
+        instance.plugin.reloadConfig(this.hostSettings);
+        instance.busy = true;
+        this.instances.push(instance);
+        this.release(instance);
+      } catch (error) {
+        this.logger.error(`graphiti-openclaw: cannot start another component instance: ${error?.stack ?? error}`);
+        return;
+      }
+    }
   }
 
   constructor(componentDir, instantiate, options, logger) {
@@ -60,6 +75,8 @@ export class ComponentPool {
     this.origins = new Set();
     this.summary = undefined;
     this.hostSettings = options.hostSettings;
+    /** Settles when every instance has been started. */
+    this.growing = Promise.resolve();
   }
 
   coreModule(name) {
@@ -158,6 +175,7 @@ export class ComponentPool {
    */
   async reload(hostSettings) {
     this.hostSettings = hostSettings;
+    await this.growing;
     let summary;
     for (const instance of this.instances) {
       while (instance.busy) await new Promise((resolve) => setTimeout(resolve, 5));

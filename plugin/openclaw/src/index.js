@@ -26,6 +26,8 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
   const openclawStateDir = safe(() => api.runtime?.state?.resolveStateDir?.()) ?? defaultOpenclawStateDir();
   const options = resolveOptions(api.pluginConfig, { pluginRoot: PLUGIN_ROOT, openclawStateDir });
   let pool;
+  let flushPending = false;
+  let ticking = Promise.resolve();
   const runtime = {
     options,
     logger,
@@ -42,9 +44,26 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
       const ready = await runtime.pool();
       return ready.run(command.tag, (plugin) => plugin.runCommand(command));
     },
-    async tick() {
-      const ready = await runtime.pool();
-      return ready.run('tick', (plugin) => plugin.tick());
+    /** Sends spooled turns. One at a time: two ticks at once could both send the same turn. */
+    tick() {
+      const next = ticking.catch(() => {}).then(async () => {
+        const ready = await runtime.pool();
+        return ready.run('tick', (plugin) => plugin.tick());
+      });
+      ticking = next;
+      return next;
+    },
+    /** Settles when the background sends started so far are done. */
+    flushed: Promise.resolve(),
+    /** One background `tick` after the current call; captures arriving meanwhile share it. */
+    flushSoon() {
+      if (flushPending) return;
+      flushPending = true;
+      runtime.flushed = new Promise((resolve) => setImmediate(resolve)).then(async () => {
+        flushPending = false;
+        const report = await runtime.tick();
+        if (report.error) runtime.logger.warn(`graphiti-openclaw: ${report.pending} captured turn(s) waiting for Graphiti, will retry: ${report.error}`);
+      }).catch((error) => runtime.logger.error(`graphiti-openclaw: sending captured turns failed: ${error?.message ?? error}`));
     },
   };
   return runtime;
@@ -70,7 +89,10 @@ export async function beforePromptBuild(runtime, event, ctx) {
   }
 }
 
-/** `agent_end` → `agent-end`, then one `tick` so the turn reaches Graphiti without waiting. */
+/**
+ * `agent_end` → `agent-end` (the turn is on disk when this returns), then a `tick` in the background
+ * so it reaches Graphiti without waiting for the timer. `runtime.flushed` settles when that is done.
+ */
 export async function agentEnd(runtime, event, ctx) {
   try {
     const pool = await runtime.pool();
@@ -78,8 +100,7 @@ export async function agentEnd(runtime, event, ctx) {
     if (outcome.tag === 'dropped') {
       runtime.logger.error(`graphiti-openclaw: turn NOT captured: ${outcome.val}`);
     } else if (outcome.tag === 'spooled') {
-      const report = await runtime.tick();
-      if (report.error) runtime.logger.warn(`graphiti-openclaw: capture spooled; sending failed, will retry: ${report.error}`);
+      runtime.flushSoon();
     }
     return outcome;
   } catch (error) {
@@ -123,7 +144,7 @@ function registerTools(api, runtime) {
     async execute(_toolCallId, params) {
       const output = await runtime.command({ tag: 'ingest', val: { text: String(params?.text ?? ''), source: 'OpenClaw agent (graphiti_ingest tool)', ctx: hookContext(toolCtx) } });
       if (output.exitCode !== 0) throw new Error(outputText(output));
-      void runtime.tick().catch(() => {});
+      runtime.flushSoon();
       return textResult(output.stdout);
     },
   }), { name: 'graphiti_ingest' });
@@ -221,7 +242,11 @@ const plugin = {
     api.on('agent_end', (event, ctx) => agentEnd(runtime, event, ctx));
     registerSlashCommands(api, runtime);
     registerTools(api, runtime);
-    if (mode === 'full') registerCaptureService(api, runtime);
+    if (mode === 'full') {
+      registerCaptureService(api, runtime);
+      // Start loading now (register itself stays synchronous), so the first turn finds it ready.
+      runtime.pool().catch((error) => runtime.logger.error(`graphiti-openclaw: cannot load the component: ${error?.stack ?? error}`));
+    }
   },
 };
 

@@ -49,6 +49,7 @@ for (const instances of [1, 2]) {
   test(`${instances} instance(s): concurrent turns reach Graphiti ${instances === 1 ? 'one after the other' : 'at the same time'}`, async () => {
     const graphiti = await slowGraphiti(150);
     const { rt } = runtime({ instances, graphiti: { url: graphiti.url } });
+    await (await rt.pool()).growing;
     const results = await Promise.all(['a', 'b'].map((s) => beforePromptBuild(rt, turn('I had dinner with the Series A founder'), ctx(s))));
     graphiti.close();
     for (const result of results) {
