@@ -9,7 +9,7 @@
 
 use super::bindings::Bindings;
 use super::package::{Package, split_operation};
-use super::policy::{OnTimeout, Tier, format_duration};
+use super::policy::{OnTimeout, Tier};
 use crate::files::write_atomically;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -331,8 +331,8 @@ fn confirm(package: &Package, tool_name: &str, operation: &str, arguments: &str,
             },
         );
     }
-    let wait = match package.policy.timeout_secs {
-        Some(secs) => format!(" The request expires after {}.", format_duration(secs)),
+    let wait = match package.policy.timeout_display() {
+        Some(timeout) => format!(" The request expires after {timeout}."),
         None => String::new(),
     };
     let message = format!(

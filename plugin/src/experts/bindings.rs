@@ -102,7 +102,9 @@ fn check(package: &Package, known_servers: Option<&[String]>, limits: &LoadLimit
         } else if let Some(known) = known_servers
             && !known.iter().any(|k| k == server)
         {
-            let list = if known.is_empty() { "none are configured".to_string() } else { format!("configured: {}", known.join(", ")) };
+            let mut sorted: Vec<&str> = known.iter().map(String::as_str).collect();
+            sorted.sort();
+            let list = if sorted.is_empty() { "none are configured".to_string() } else { format!("configured: {}", sorted.join(", ")) };
             report(Rule::BindingsUnknownServer, at.clone().k("server"), format!("MCP server {server:?} is not configured ({list})"));
             ok = false;
         }

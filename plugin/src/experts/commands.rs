@@ -106,8 +106,13 @@ pub fn render_validate(expert: &LoadedExpert, servers_checked: bool) -> CommandT
     let structure = of(Check::Structure);
     let spec = package.map(|p| format!(" (spec {})", one_line(&p.spec, 20))).unwrap_or_default();
     out.push_str(&format!("{} Package structure valid{spec}\n", mark(&structure)));
-    out.push_str(&format!("{} Manifest settings valid (triggers, execution, delivery, policy, learning)\n", mark(&of(Check::Settings))));
-    out.push_str(&format!("{} Cross-references intact (triggers → processes → functions, tools, knowledge, policy)\n", mark(&of(Check::CrossReferences))));
+    // Without a readable manifest nothing else was checked; a ✓ would claim otherwise.
+    let manifest_read = !expert.findings.iter().any(|f| matches!(f.rule, Rule::ManifestExists | Rule::ManifestSyntax));
+    let line = |check: Check, what: &str, verdict: &str| {
+        if manifest_read { format!("{} {what} {verdict}\n", mark(&of(check))) } else { format!("– {what} not checked\n") }
+    };
+    out.push_str(&line(Check::Settings, "Manifest settings", "valid (triggers, execution, delivery, policy, learning)"));
+    out.push_str(&line(Check::CrossReferences, "Cross-references", "intact (triggers → processes → functions, tools, knowledge, policy)"));
 
     match package {
         None => {
@@ -136,14 +141,13 @@ pub fn render_validate(expert: &LoadedExpert, servers_checked: bool) -> CommandT
             }
         }
     }
-    let state = of(Check::State);
     let counts = package
         .map(|p| {
             let session = p.state.iter().filter(|s| s.scope == StateScope::Session).count();
             format!(" ({} persistent, {session} session)", p.state.len() - session)
         })
         .unwrap_or_default();
-    out.push_str(&format!("{} State templates valid{counts}\n", mark(&state)));
+    out.push_str(&line(Check::State, "State templates", &format!("valid{counts}")));
     if let Some(p) = package.filter(|p| !p.triggers.is_empty()) {
         let triggers: Vec<String> = p.triggers.iter().map(|t| format!("{}: {}", t.name, t.kind)).collect();
         out.push_str(&format!("✓ Triggers declared ({})\n", one_line(&triggers.join(", "), 300)));

@@ -733,6 +733,7 @@ fn check_policy(m: &mut ManifestCtx, manifest: &ManifestFile) -> Policy {
             }
         }
         policy.timeout_secs = check_duration(m, Rule::PolicyValues, at("timeout"), approval.timeout.as_deref());
+        policy.timeout_text = approval.timeout.as_deref().filter(|_| policy.timeout_secs.is_some()).map(|t| t.trim().to_string());
         if check_enum(m, Rule::PolicyValues, at("on_timeout"), approval.on_timeout.as_deref(), &["reject", "escalate"]) {
             policy.on_timeout = if approval.on_timeout.as_deref() == Some("escalate") { OnTimeout::Escalate } else { OnTimeout::Reject };
         }

@@ -50,6 +50,8 @@ pub struct Policy {
     pub overrides: BTreeMap<String, Tier>,
     /// `policy.approval.timeout` in seconds; `None` = no timeout.
     pub timeout_secs: Option<u64>,
+    /// The timeout as the author wrote it (`24h`), for messages.
+    pub timeout_text: Option<String>,
     pub on_timeout: OnTimeout,
     /// `policy.escalation.on_low_confidence` (spec default: true).
     pub escalate_on_low_confidence: bool,
@@ -63,6 +65,7 @@ impl Default for Policy {
             default: Tier::Confirm,
             overrides: BTreeMap::new(),
             timeout_secs: None,
+            timeout_text: None,
             on_timeout: OnTimeout::Reject,
             escalate_on_low_confidence: true,
             notify_on_manual_ready: true,
@@ -81,6 +84,11 @@ impl Policy {
     /// (spec: "unknown or undeclared operations always pause for human review").
     pub fn tier_of_unknown(&self) -> Tier {
         self.default.max(Tier::Confirm)
+    }
+
+    /// The approval timeout as written, else rendered from seconds.
+    pub fn timeout_display(&self) -> Option<String> {
+        self.timeout_text.clone().or_else(|| self.timeout_secs.map(format_duration))
     }
 }
 
@@ -116,10 +124,10 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
     Ok(total)
 }
 
-/// Renders seconds the way the spec writes durations (`24h`, `90m`, `45s`).
+/// Renders seconds the way the spec writes durations (`1d`, `90m`, `45s`).
 pub fn format_duration(secs: u64) -> String {
     for (unit, size) in [("w", 604_800), ("d", 86_400), ("h", 3600), ("m", 60)] {
-        if secs >= size && secs % size == 0 {
+        if secs >= size && secs.is_multiple_of(size) {
             return format!("{}{unit}", secs / size);
         }
     }

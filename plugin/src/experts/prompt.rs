@@ -5,8 +5,9 @@
 //! escaped (it can sit inside one of our tagged blocks), its headings are demoted below ours (it cannot
 //! forge a `## Tool Approval Policy` section) and one-line fields stay on one line.
 
+use super::approval::effective_tier;
 use super::package::{Package, StateScope};
-use super::policy::{Tier, format_duration};
+use super::policy::Tier;
 use super::yaml::split_frontmatter;
 use crate::text::{escape_text, truncate_chars};
 
@@ -242,7 +243,7 @@ fn policy_section(package: &Package, limits: &PromptLimits, truncations: &mut Ve
         out.push('\n');
         out.push_str(heading);
         out.push('\n');
-        let ops: Vec<&String> = listed.iter().filter(|op| package.tier(op) == tier).collect();
+        let ops: Vec<&String> = listed.iter().filter(|op| effective_tier(package, op) == tier).collect();
         if ops.is_empty() {
             out.push_str("- (none)\n");
         }
@@ -253,13 +254,13 @@ fn policy_section(package: &Package, limits: &PromptLimits, truncations: &mut Ve
             out.push_str("Default for any unlisted operation.\n");
         }
         if tier == Tier::Confirm
-            && let Some(secs) = policy.timeout_secs
+            && let Some(timeout) = policy.timeout_display()
         {
             let outcome = match policy.on_timeout {
-                super::policy::OnTimeout::Reject => "the request is rejected",
-                super::policy::OnTimeout::Escalate => "the request is escalated to the user",
+                super::policy::OnTimeout::Reject => "rejected",
+                super::policy::OnTimeout::Escalate => "escalated to the user",
             };
-            out.push_str(&format!("An approval not given within {}: {outcome}.\n", format_duration(secs)));
+            out.push_str(&format!("Approval requests not answered within {} are {outcome}.\n", escape_text(&timeout)));
         }
         if let Some(note) = note {
             out.push_str(note);
@@ -343,7 +344,7 @@ fn fit_total(sections: &mut [Section], max_total: usize, truncations: &mut Vec<S
         if !new_body.is_empty() && !new_body.ends_with('\n') {
             new_body.push('\n');
         }
-        if new_body.lines().filter(|l| l.trim_start().starts_with("```")).count() % 2 == 1 {
+        if !new_body.lines().filter(|l| l.trim_start().starts_with("```")).count().is_multiple_of(2) {
             new_body.push_str("```\n");
         }
         new_body.push_str(&marker);
