@@ -152,7 +152,11 @@ fn write_package(dir: &Path, manifest: &[u8]) {
 #[test]
 fn malformed_inputs_give_findings_not_panics() {
     let root = temp_dir("malformed");
-    let cases: [(&str, &[u8], Rule); 7] = [
+    let laughs = b"a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\nh: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]\nspec: *h\n";
+    let deep = format!("spec: {}{}\n", "[".repeat(5000), "]".repeat(5000));
+    let cases: [(&str, &[u8], Rule); 9] = [
+        ("billion-laughs", laughs, Rule::ManifestSyntax),
+        ("deep-nesting", deep.as_bytes(), Rule::ManifestSyntax),
         ("unclosed", b"spec: \"1.0\"\nname: [x\n", Rule::ManifestSyntax),
         ("tabs", b"spec: \"1.0\"\n\tname: x\n", Rule::ManifestSyntax),
         ("not-utf8", b"spec: \"1.0\"\nname: caf\xe9\n", Rule::ManifestExists),

@@ -1,7 +1,7 @@
 //! The text of the `experts` commands (`list`, `validate`, `prompt`, `registry`), rendered here so every
 //! host prints the same. Each returns whether it succeeded, for the exit code.
 
-use super::findings::{Finding, Rule, Severity};
+use super::findings::{Finding, Rule};
 use super::loader::{LoadOptions, LoadedExpert, find_expert, load_all};
 use super::package::StateScope;
 use super::prompt::{PromptLimits, assemble_prompt, one_line};
@@ -39,11 +39,11 @@ pub fn render_list(experts: &[LoadedExpert]) -> CommandText {
             0 => String::new(),
             n => format!(" ({})", plural(n, "warning")),
         };
-        match (e.ready(), &e.package) {
-            (Some(p), _) => {
+        match e.ready() {
+            Some(p) => {
                 out.push_str(&format!("✓ {} {} — {}{warnings}\n", p.name, one_line(&p.version, 40), one_line(&p.description, 100)));
             }
-            (None, _) => out.push_str(&format!(
+            None => out.push_str(&format!(
                 "✗ {} — {}{warnings}; see: experts validate {}\n",
                 one_line(&e.name, 100),
                 plural(e.errors(), "error"),
@@ -175,12 +175,6 @@ pub fn render_validate(expert: &LoadedExpert, servers_checked: bool) -> CommandT
     });
     out.push('\n');
     CommandText { text: out, ok: errors == 0 }
-}
-
-/// Severity counts line used by hosts that print findings themselves.
-pub fn summary_line(findings: &[Finding]) -> String {
-    let errors = findings.iter().filter(|f| f.severity() == Severity::Error).count();
-    format!("{}, {}", plural(errors, "error"), plural(findings.len() - errors, "warning"))
 }
 
 /// `experts prompt <name>`: the assembled system prompt, for a package that passed phase 1 (bindings
