@@ -367,3 +367,23 @@ pub fn check_tool_call(
     }
     decision
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_are_stable_and_short() {
+        // Pinned: ids are persisted and shown to users, so the hash must not change between builds.
+        let store = ApprovalStore::default();
+        assert_eq!(request_id(&store, "trip-planner-expert", "travel.hold_booking", "{}"), "99af6673");
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn arguments_are_canonical() {
+        assert_eq!(canonical_arguments(r#"{ "b": 1, "a": [1, 2] }"#), r#"{"a":[1,2],"b":1}"#);
+        assert_eq!(canonical_arguments("  not json "), "not json");
+    }
+}
