@@ -9,6 +9,7 @@ pub mod commands;
 pub mod config;
 pub mod decision;
 pub mod engine;
+pub mod experts;
 pub mod files;
 pub mod graphiti;
 pub mod packs;

@@ -1,0 +1,136 @@
+//! Phase 2 of validation (loader design §3): the user's `bindings.yaml`, which binds each abstract tool
+//! of a package to an MCP server and optionally maps operation names to the server's tool names.
+
+use super::findings::{Finding, Rule};
+use super::package::{LoadLimits, Package, finding, read_text};
+use super::yaml::{self, FieldPath, Lines};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// User-created, in the package directory beside `expert.yaml` (loader design §3); not part of the
+/// package itself.
+pub const BINDINGS_FILE: &str = "bindings.yaml";
+
+/// The bindings that passed validation, by abstract tool name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Bindings {
+    pub tools: BTreeMap<String, ToolBinding>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolBinding {
+    /// The MCP server configured in OpenClaw.
+    pub server: String,
+    /// Operation name → the server's tool name, where they differ.
+    pub operations: BTreeMap<String, String>,
+}
+
+impl ToolBinding {
+    /// The server's tool name for `operation` (the operation's own name unless mapped).
+    pub fn mcp_tool<'a>(&'a self, operation: &'a str) -> &'a str {
+        self.operations.get(operation).map(String::as_str).unwrap_or(operation)
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BindingsFile {
+    tools: Option<BTreeMap<String, BindingSpec>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BindingSpec {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    server: Option<String>,
+    operations: Option<BTreeMap<String, String>>,
+}
+
+/// Reads and checks `bindings.yaml` for `package`. `known_servers` is the list of MCP servers configured
+/// in OpenClaw; `None` skips that check (the caller does not know them).
+pub fn load_bindings(package: &Package, known_servers: Option<&[String]>, limits: &LoadLimits) -> (Bindings, Vec<Finding>) {
+    let mut findings = Vec::new();
+    let bindings = check(package, known_servers, limits, &mut findings);
+    findings.sort();
+    (bindings, findings)
+}
+
+fn check(package: &Package, known_servers: Option<&[String]>, limits: &LoadLimits, findings: &mut Vec<Finding>) -> Bindings {
+    let mut bindings = Bindings::default();
+    let text = match read_text(&package.dir, BINDINGS_FILE, limits) {
+        Ok(text) => text,
+        Err(e) if e.rule == Rule::FilesExist => {
+            for tool in &package.required_tools {
+                let message = format!("tool {tool:?} is not bound: {BINDINGS_FILE} does not exist");
+                findings.push(finding(BINDINGS_FILE, None, Rule::BindingsUnbound, None, message));
+            }
+            return bindings;
+        }
+        Err(e) => {
+            findings.push(finding(BINDINGS_FILE, None, Rule::BindingsSyntax, None, e.message));
+            return bindings;
+        }
+    };
+    let file: BindingsFile = match yaml::parse(&text) {
+        Ok(file) => file,
+        Err(e) => {
+            findings.push(finding(BINDINGS_FILE, e.line, Rule::BindingsSyntax, e.field, e.message));
+            return bindings;
+        }
+    };
+    let lines = Lines::new(&text, 1);
+    let mut report = |rule: Rule, field: FieldPath, message: String| {
+        findings.push(finding(BINDINGS_FILE, lines.line(&field), rule, Some(field.to_string()), message));
+    };
+    let specs = file.tools.unwrap_or_default();
+    for (tool, spec) in &specs {
+        let at = FieldPath::key("tools").k(tool);
+        if !package.required_tools.contains(tool) {
+            report(Rule::BindingsUnknownTool, at.clone(), format!("tool {tool:?} is not in the package's requires.tools"));
+            continue;
+        }
+        let mut ok = true;
+        if let Some(kind) = spec.kind.as_deref().filter(|k| *k != "mcp") {
+            report(Rule::BindingsSyntax, at.clone().k("type"), format!("type {kind:?} is not supported (only `mcp`)"));
+            ok = false;
+        }
+        let server = spec.server.as_deref().map(str::trim).unwrap_or("");
+        if server.is_empty() {
+            report(Rule::BindingsSyntax, at.clone().k("server"), "`server` (the MCP server's name) is required".into());
+            ok = false;
+        } else if let Some(known) = known_servers
+            && !known.iter().any(|k| k == server)
+        {
+            let mut sorted: Vec<&str> = known.iter().map(String::as_str).collect();
+            sorted.sort();
+            let list = if sorted.is_empty() { "none are configured".to_string() } else { format!("configured: {}", sorted.join(", ")) };
+            report(Rule::BindingsUnknownServer, at.clone().k("server"), format!("MCP server {server:?} is not configured ({list})"));
+            ok = false;
+        }
+        let mut operations = BTreeMap::new();
+        for (operation, mcp_name) in spec.operations.iter().flatten() {
+            let field = at.clone().k("operations").k(operation);
+            if mcp_name.trim().is_empty() {
+                report(Rule::BindingsSyntax, field, format!("operation {operation:?} is mapped to an empty tool name"));
+                ok = false;
+                continue;
+            }
+            if let Some(declared) = package.tool(tool)
+                && !declared.operations.iter().any(|o| &o.name == operation)
+            {
+                report(Rule::BindingsUnknownOperation, field, format!("operation {operation:?} is not declared in {}", declared.path));
+            }
+            operations.insert(operation.clone(), mcp_name.trim().to_string());
+        }
+        if ok {
+            bindings.tools.insert(tool.clone(), ToolBinding { server: server.to_string(), operations });
+        }
+    }
+    for tool in &package.required_tools {
+        if !specs.contains_key(tool) {
+            report(Rule::BindingsUnbound, FieldPath::key("tools"), format!("tool {tool:?} is not bound to an MCP server"));
+        }
+    }
+    bindings
+}

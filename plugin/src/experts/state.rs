@@ -1,0 +1,172 @@
+//! The expert's runtime workspace (loader design §4): state templates copied on first run, `session`
+//! files reset at each new session and `persistent` ones kept, functions/processes/knowledge mirrored for
+//! on-demand reading, scratch created on demand and pruned after a retention period.
+//!
+//! No clock is read: `now` is given, and the session is whatever id the caller says.
+
+use super::package::{Package, StateScope};
+use crate::files::write_atomically;
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+/// The workspace file remembering the last session prepared.
+pub const SESSION_FILE: &str = ".expert-session.json";
+pub const SCRATCH_DIR: &str = "scratch";
+pub const LEARNINGS_DIR: &str = "learnings";
+/// Scratch directories are pruned this deep at most.
+const MAX_SCRATCH_DEPTH: usize = 8;
+
+#[derive(Clone, Debug)]
+pub struct StateOptions {
+    /// Scratch entries older than this (by modification time) are removed; loader design default 7 days.
+    pub scratch_retention_secs: u64,
+}
+
+impl Default for StateOptions {
+    fn default() -> Self {
+        StateOptions { scratch_retention_secs: 7 * 86_400 }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct SessionRecord {
+    package: String,
+    version: String,
+    session_id: String,
+    prepared_at: u64,
+}
+
+/// What preparing the workspace did, by path relative to the workspace (each list sorted).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Prepared {
+    /// No session had been prepared in this workspace before.
+    pub first_run: bool,
+    /// The session differs from the last one prepared.
+    pub new_session: bool,
+    /// State files written from their template (first run, new file, or `session` scope reset).
+    pub state_written: Vec<String>,
+    /// Persistent state files left as they were.
+    pub state_kept: Vec<String>,
+    /// Functions, processes and knowledge (re)written from the package.
+    pub files_refreshed: Vec<String>,
+    /// Scratch entries removed as older than the retention period.
+    pub scratch_pruned: Vec<String>,
+}
+
+/// Prepares `workspace` (this expert's runtime directory) for session `session_id`.
+pub fn prepare_workspace(package: &Package, workspace: &Path, session_id: &str, now: u64, options: &StateOptions) -> Result<Prepared, String> {
+    let fail = |what: &Path, e: std::io::Error| format!("{}: {e}", what.display());
+    fs::create_dir_all(workspace).map_err(|e| fail(workspace, e))?;
+    let record_path = workspace.join(SESSION_FILE);
+    // An unreadable record counts as no record: templates then fill only missing files, so
+    // persistent state is never overwritten because of it.
+    let previous: Option<SessionRecord> =
+        fs::read_to_string(&record_path).ok().and_then(|text| serde_json::from_str(&text).ok());
+    let mut prepared = Prepared {
+        first_run: previous.is_none(),
+        new_session: previous.as_ref().is_none_or(|r| r.session_id != session_id),
+        ..Prepared::default()
+    };
+
+    for file in &package.state {
+        let target = workspace.join(&file.path);
+        let exists = fs::symlink_metadata(&target).is_ok();
+        let reset = file.scope == StateScope::Session && prepared.new_session;
+        if reset || !exists {
+            write_atomically(&target, file.text.as_bytes()).map_err(|e| fail(&target, e))?;
+            prepared.state_written.push(file.path.clone());
+        } else {
+            prepared.state_kept.push(file.path.clone());
+        }
+    }
+
+    // Private knowledge is copied too: the agent may use it (spec §9); it only never leaves the session.
+    let mirrored = package
+        .functions
+        .iter()
+        .map(|f| (&f.path, &f.text))
+        .chain(package.processes.iter().map(|p| (&p.path, &p.text)))
+        .chain(package.knowledge.iter().map(|k| (&k.path, &k.text)));
+    for (path, text) in mirrored {
+        let target = workspace.join(path);
+        if fs::read(&target).ok().as_deref() != Some(text.as_bytes()) {
+            write_atomically(&target, text.as_bytes()).map_err(|e| fail(&target, e))?;
+            prepared.files_refreshed.push(path.clone());
+        }
+    }
+
+    if package.learning_enabled {
+        let dir = workspace.join(LEARNINGS_DIR);
+        fs::create_dir_all(&dir).map_err(|e| fail(&dir, e))?;
+    }
+
+    prepared.scratch_pruned = prune_scratch(workspace, now, options.scratch_retention_secs);
+
+    if prepared.new_session || previous.as_ref().is_some_and(|r| r.version != package.version) {
+        let record = SessionRecord {
+            package: package.name.clone(),
+            version: package.version.clone(),
+            session_id: session_id.to_string(),
+            prepared_at: now,
+        };
+        let json = serde_json::to_string_pretty(&record).unwrap_or_default() + "\n";
+        write_atomically(&record_path, json.as_bytes()).map_err(|e| fail(&record_path, e))?;
+    }
+    for list in [&mut prepared.state_written, &mut prepared.state_kept, &mut prepared.files_refreshed] {
+        list.sort();
+    }
+    Ok(prepared)
+}
+
+/// The scratch directory, created on first use.
+pub fn scratch_dir(workspace: &Path) -> Result<PathBuf, String> {
+    let dir = workspace.join(SCRATCH_DIR);
+    fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+/// Removes scratch entries modified more than `retention_secs` before `now` (epoch seconds); a
+/// directory emptied that way goes too. Entries without a modification time count as fresh; symbolic
+/// links are removed as links, never followed. Returns the removed paths relative to the workspace.
+pub fn prune_scratch(workspace: &Path, now: u64, retention_secs: u64) -> Vec<String> {
+    let mut removed = Vec::new();
+    let cutoff = now.saturating_sub(retention_secs);
+    prune_dir(&workspace.join(SCRATCH_DIR), SCRATCH_DIR, cutoff, 0, &mut removed);
+    removed.sort();
+    removed
+}
+
+fn modified_secs(meta: &fs::Metadata) -> Option<u64> {
+    meta.modified().ok()?.duration_since(UNIX_EPOCH).ok().map(|d| d.as_secs())
+}
+
+/// Prunes inside `dir`; returns whether `dir` is now empty.
+fn prune_dir(dir: &Path, shown: &str, cutoff: u64, depth: usize, removed: &mut Vec<String>) -> bool {
+    let Ok(entries) = fs::read_dir(dir) else { return false };
+    let mut names: Vec<_> = entries.filter_map(Result::ok).map(|e| e.file_name()).collect();
+    names.sort();
+    let mut left = 0;
+    for name in names {
+        let path = dir.join(&name);
+        let rel = format!("{shown}/{}", name.to_string_lossy());
+        let Ok(meta) = fs::symlink_metadata(&path) else {
+            left += 1;
+            continue;
+        };
+        let old = modified_secs(&meta).is_some_and(|m| m < cutoff);
+        if meta.is_dir() {
+            let empty = depth < MAX_SCRATCH_DEPTH && prune_dir(&path, &rel, cutoff, depth + 1, removed);
+            if empty && old && fs::remove_dir(&path).is_ok() {
+                removed.push(format!("{rel}/"));
+                continue;
+            }
+        } else if old && fs::remove_file(&path).is_ok() {
+            removed.push(rel);
+            continue;
+        }
+        left += 1;
+    }
+    left == 0
+}

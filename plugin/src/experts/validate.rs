@@ -1,0 +1,162 @@
+//! Cross-reference integrity (spec §14) and the learnings rule, over a package's loaded components.
+
+use super::findings::{Finding, Rule};
+use super::package::{
+    Components, Function, LoadLimits, ManifestCtx, ManifestFile, clean_relative, finding, frontmatter, read_text,
+    split_operation,
+};
+use super::policy::Policy;
+use super::yaml::{FieldPath, Lines};
+use serde::Deserialize;
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+
+/// Learnings files examined at most (the directory is runtime-generated and could grow).
+const MAX_LEARNINGS_FILES: usize = 1000;
+
+fn locate(lines: Option<&Lines>, field: &FieldPath) -> Option<u32> {
+    lines.and_then(|l| l.line(field))
+}
+
+pub(crate) fn cross_references(
+    manifest: &ManifestFile,
+    required_tools: &[String],
+    policy: &Policy,
+    c: &Components,
+    m: &mut ManifestCtx,
+) {
+    let process_names: BTreeSet<&str> = c.processes.iter().map(|p| p.name.as_str()).collect();
+    let function_names: BTreeSet<&str> = c.functions.iter().map(|f| f.name.as_str()).collect();
+    let trigger_names: BTreeSet<&str> = manifest.triggers.iter().flatten().filter_map(|t| t.name.as_deref()).collect();
+    let required: BTreeSet<&str> = required_tools.iter().map(String::as_str).collect();
+
+    for (i, trigger) in manifest.triggers.iter().flatten().enumerate() {
+        let Some(process) = trigger.process.as_deref().filter(|p| !p.trim().is_empty()) else { continue };
+        if !process_names.contains(process) {
+            let field = FieldPath::key("triggers").i(i).k("process");
+            m.report(Rule::XrefTriggerProcess, field, format!("{process:?} is not the name of a process in components.processes"));
+        }
+    }
+
+    for p in &c.processes {
+        let lines = c.process_lines.get(&p.path);
+        if let Some(trigger) = &p.trigger
+            && !trigger_names.contains(trigger.as_str())
+        {
+            let field = FieldPath::key("trigger");
+            let message = format!("{trigger:?} is not the name of a trigger in expert.yaml");
+            m.findings.push(finding(&p.path, locate(lines, &field), Rule::XrefProcessTrigger, Some(field.to_string()), message));
+        }
+        for (j, function) in p.functions.iter().enumerate() {
+            if !function_names.contains(function.as_str()) {
+                let field = FieldPath::key("functions").i(j);
+                let message = format!("{function:?} is not the name of a function in components.functions");
+                m.findings.push(finding(&p.path, locate(lines, &field), Rule::XrefProcessFunctions, Some(field.to_string()), message));
+            }
+        }
+        tools_declared(&p.path, &p.tools, lines, &required, m.findings);
+    }
+
+    let knowledge_paths: BTreeSet<String> = manifest
+        .components
+        .iter()
+        .flat_map(|c| c.knowledge.iter().flatten())
+        .filter_map(|p| clean_relative(p).ok())
+        .collect();
+    for f in &c.functions {
+        let lines = c.function_lines.get(&f.path);
+        tools_declared(&f.path, &f.tools, lines, &required, m.findings);
+        for (j, path) in f.knowledge.iter().enumerate() {
+            let listed = clean_relative(path).is_ok_and(|clean| knowledge_paths.contains(&clean));
+            if !listed {
+                let field = FieldPath::key("knowledge").i(j);
+                let message = format!("{path:?} is not a path listed in components.knowledge");
+                m.findings.push(finding(&f.path, locate(lines, &field), Rule::XrefFunctionKnowledge, Some(field.to_string()), message));
+            }
+        }
+    }
+
+    for key in policy.overrides.keys() {
+        let field = FieldPath::key("policy").k("approval").k("overrides").k(key);
+        let Some((tool, operation)) = split_operation(key) else {
+            m.report(Rule::XrefPolicyOverrides, field, format!("{key:?} is not of the form tool_name.operation_name"));
+            continue;
+        };
+        if !required.contains(tool) {
+            m.report(Rule::XrefPolicyOverrides, field, format!("tool {tool:?} is not in requires.tools"));
+            continue;
+        }
+        match c.tools.iter().find(|t| t.name == tool) {
+            None => m.report(Rule::XrefPolicyOverrides, field, format!("no tool file declares {tool:?}, so operation {operation:?} cannot be checked")),
+            Some(t) if !t.operations.iter().any(|o| o.name == operation) => {
+                m.report(Rule::XrefPolicyOverrides, field, format!("operation {operation:?} is not declared in {}", t.path))
+            }
+            Some(_) => {}
+        }
+    }
+
+    let listed_tools = manifest.requires.as_ref().and_then(|r| r.tools.as_ref());
+    for (i, tool) in listed_tools.iter().flat_map(|t| t.iter()).enumerate() {
+        if required.contains(tool.as_str()) && !c.tools.iter().any(|t| &t.name == tool) {
+            let field = FieldPath::key("requires").k("tools").i(i);
+            let message = format!("no file in components.tools declares tool {tool:?}; its operations are unknown, so every call to it needs approval");
+            m.report(Rule::XrefToolFile, field, message);
+        }
+    }
+}
+
+fn tools_declared(path: &str, tools: &[String], lines: Option<&Lines>, required: &BTreeSet<&str>, findings: &mut Vec<Finding>) {
+    for (j, tool) in tools.iter().enumerate() {
+        if !required.contains(tool.as_str()) {
+            let field = FieldPath::key("tools").i(j);
+            let message = format!("tool {tool:?} is not declared in requires.tools");
+            findings.push(finding(path, locate(lines, &field), Rule::XrefToolsDeclared, Some(field.to_string()), message));
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct LearningFront {
+    scope: Option<String>,
+}
+
+/// Spec §14: a learnings file's `scope` is `package` or a function name (warning). Learnings are
+/// runtime-generated, so an unreadable one is a warning too.
+pub(crate) fn learnings(dir: &Path, limits: &LoadLimits, functions: &[Function], findings: &mut Vec<Finding>) {
+    let learnings = dir.join("learnings");
+    let is_dir = fs::symlink_metadata(&learnings).is_ok_and(|m| m.is_dir());
+    if !is_dir {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(&learnings) else { return };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md"))
+        .collect();
+    names.sort();
+    names.truncate(MAX_LEARNINGS_FILES);
+    for name in names {
+        let path = format!("learnings/{name}");
+        let text = match read_text(dir, &path, limits) {
+            Ok(text) => text,
+            Err(e) => {
+                findings.push(finding(&path, None, Rule::LearningScope, None, e.message));
+                continue;
+            }
+        };
+        let mut local = Vec::new();
+        let parsed = frontmatter::<LearningFront>(&path, &text, Rule::LearningScope, false, &mut local);
+        findings.extend(local);
+        let Some((front, lines)) = parsed else { continue };
+        if let Some(scope) = front.scope
+            && scope != "package"
+            && !functions.iter().any(|f| f.name == scope)
+        {
+            let field = FieldPath::key("scope");
+            let message = format!("scope {scope:?} is neither `package` nor the name of a function");
+            findings.push(finding(&path, lines.line(&field), Rule::LearningScope, Some("scope".into()), message));
+        }
+    }
+}

@@ -1,0 +1,336 @@
+//! YAML for expert packages: parsing with located errors, frontmatter splitting, and finding the line of
+//! a field after parsing (serde keeps no positions, so findings made later look the field up again).
+
+use serde::de::DeserializeOwned;
+
+/// One step of a field path: a mapping key or a sequence index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// A field path such as `triggers[0].process`, kept as segments so keys containing dots
+/// (`crm.get_contact`) stay one key.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FieldPath(pub Vec<Seg>);
+
+impl FieldPath {
+    pub fn key(key: &str) -> Self {
+        FieldPath(vec![Seg::Key(key.to_string())])
+    }
+    pub fn k(mut self, key: &str) -> Self {
+        self.0.push(Seg::Key(key.to_string()));
+        self
+    }
+    pub fn i(mut self, index: usize) -> Self {
+        self.0.push(Seg::Index(index));
+        self
+    }
+}
+
+impl std::fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (n, seg) in self.0.iter().enumerate() {
+            match seg {
+                Seg::Key(k) if n == 0 => write!(f, "{k}")?,
+                Seg::Key(k) => write!(f, ".{k}")?,
+                Seg::Index(i) => write!(f, "[{i}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A parse failure: the line (within the parsed text), the field path serde reported and the message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    pub line: Option<u32>,
+    pub field: Option<String>,
+    pub message: String,
+}
+
+/// Parses YAML into `T`. An empty document parses as `T::default()` (an empty frontmatter block is
+/// not an error; missing required fields are reported by the caller).
+pub fn parse<T: DeserializeOwned + Default>(text: &str) -> Result<T, ParseError> {
+    let meaningful = text.lines().any(|l| {
+        let t = l.trim();
+        !t.is_empty() && !t.starts_with('#') && t != "---" && t != "..."
+    });
+    if !meaningful {
+        return Ok(T::default());
+    }
+    // A document that is just `~`/`null` is as empty as no document.
+    if matches!(serde_norway::from_str::<serde_norway::Value>(text), Ok(serde_norway::Value::Null)) {
+        return Ok(T::default());
+    }
+    serde_norway::from_str(text).map_err(|e| {
+        let line = e.location().map(|l| l.line() as u32);
+        let full = e.to_string();
+        let (field, message) = split_field(&full);
+        ParseError { line, field, message: strip_location(&message) }
+    })
+}
+
+/// serde_norway prefixes errors with the field path (`triggers[0].process: invalid type ...`).
+fn split_field(message: &str) -> (Option<String>, String) {
+    if let Some((path, rest)) = message.split_once(": ") {
+        let looks_like_path = !path.is_empty()
+            && !path.contains(' ')
+            && path.chars().all(|c| c.is_alphanumeric() || "_.[]-".contains(c));
+        if looks_like_path {
+            return (Some(path.to_string()), rest.to_string());
+        }
+    }
+    (None, message.to_string())
+}
+
+fn strip_location(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+/// A markdown file split into its YAML frontmatter and body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frontmatter<'a> {
+    /// The YAML between the `---` lines; `None` when the file has no frontmatter.
+    pub yaml: Option<&'a str>,
+    /// Line number (1-based) in the file of the frontmatter's first line.
+    pub first_line: u32,
+    pub body: &'a str,
+}
+
+/// Splits `---` frontmatter off a markdown file. `Err` when the block is opened but never closed.
+pub fn split_frontmatter(text: &str) -> Result<Frontmatter<'_>, String> {
+    let starts = text.starts_with("---\n") || text.starts_with("---\r\n") || text.trim_end() == "---";
+    if !starts {
+        return Ok(Frontmatter { yaml: None, first_line: 1, body: text });
+    }
+    let after_open = text.find('\n').map(|i| i + 1).unwrap_or(text.len());
+    let mut offset = after_open;
+    for line in text[after_open..].split_inclusive('\n') {
+        let t = line.trim_end();
+        if t == "---" || t == "..." {
+            let yaml = &text[after_open..offset];
+            let body = &text[offset + line.len()..];
+            return Ok(Frontmatter { yaml: Some(yaml), first_line: 2, body });
+        }
+        offset += line.len();
+    }
+    Err("the frontmatter opened by `---` on line 1 is never closed by a `---` line".into())
+}
+
+/// The line (1-based) of `path` in block-style YAML `text`; see [`Lines::line`].
+pub fn line_of(text: &str, path: &FieldPath) -> Option<u32> {
+    Lines::new(text, 1).line(path)
+}
+
+/// Finds the lines of fields in one YAML text (a file, or a frontmatter block starting at `first_line`).
+pub struct Lines {
+    index: PathIndex,
+    offset: u32,
+}
+
+impl Lines {
+    pub fn new(text: &str, first_line: u32) -> Lines {
+        Lines { index: PathIndex::build(text), offset: first_line.saturating_sub(1) }
+    }
+
+    /// The line of `path` in the file; when the exact field is not found (a flow collection, an absent
+    /// field), the line of the nearest enclosing field that is.
+    pub fn line(&self, path: &FieldPath) -> Option<u32> {
+        (1..=path.0.len()).rev().find_map(|n| self.index.find(&path.0[..n])).map(|l| l + self.offset)
+    }
+}
+
+/// Every significant line of a YAML text with the field path it starts.
+struct PathIndex {
+    entries: Vec<(Vec<Seg>, u32)>,
+}
+
+struct Frame {
+    col: usize,
+    seg: Option<Seg>,
+    is_item: bool,
+    children: usize,
+}
+
+impl PathIndex {
+    fn build(text: &str) -> PathIndex {
+        let mut entries = Vec::new();
+        let mut stack: Vec<Frame> = vec![Frame { col: 0, seg: None, is_item: false, children: 0 }];
+        // Lines of a block scalar (`|`, `>`) deeper than this column are text, not fields.
+        let mut scalar_above: Option<usize> = None;
+        for (n, raw) in text.lines().enumerate() {
+            let line_no = n as u32 + 1;
+            let content = raw.trim_start();
+            let mut col = raw.len() - content.len();
+            if content.is_empty() {
+                continue;
+            }
+            if let Some(limit) = scalar_above {
+                if col > limit {
+                    continue;
+                }
+                scalar_above = None;
+            }
+            if content.starts_with('#') || content == "---" || content == "..." {
+                continue;
+            }
+            let mut rest = content;
+            // Sequence dashes, possibly several on one line (`- - x`).
+            while rest == "-" || rest.starts_with("- ") {
+                pop_to(&mut stack, col, true);
+                let parent = stack.last_mut().expect("root frame");
+                let index = parent.children;
+                parent.children += 1;
+                stack.push(Frame { col, seg: Some(Seg::Index(index)), is_item: true, children: 0 });
+                entries.push((path_of(&stack), line_no));
+                let after = rest[1..].trim_start();
+                col += rest.len() - after.len();
+                rest = after;
+                if rest.is_empty() {
+                    break;
+                }
+            }
+            if rest.is_empty() {
+                continue;
+            }
+            if let Some((key, value)) = split_key(rest) {
+                pop_to(&mut stack, col, false);
+                stack.push(Frame { col, seg: Some(Seg::Key(key)), is_item: false, children: 0 });
+                entries.push((path_of(&stack), line_no));
+                let v = value.trim_start();
+                if v.starts_with('|') || v.starts_with('>') {
+                    scalar_above = Some(col);
+                }
+            }
+        }
+        PathIndex { entries }
+    }
+
+    fn find(&self, path: &[Seg]) -> Option<u32> {
+        self.entries.iter().find(|(p, _)| p.as_slice() == path).map(|(_, line)| *line)
+    }
+}
+
+/// Pops the frames a new entry at `col` closes. A dash at the column of its parent key (a compact
+/// sequence) stays under that key; a new item closes the previous sibling item.
+fn pop_to(stack: &mut Vec<Frame>, col: usize, is_item: bool) {
+    while stack.len() > 1 {
+        let top = stack.last().expect("non-empty");
+        let closes = if is_item { top.col > col || (top.col == col && top.is_item) } else { top.col >= col };
+        if !closes {
+            break;
+        }
+        stack.pop();
+    }
+}
+
+fn path_of(stack: &[Frame]) -> Vec<Seg> {
+    stack.iter().filter_map(|f| f.seg.clone()).collect()
+}
+
+/// `key: value` or `key:` at the start of `text`, with quoted keys unquoted.
+fn split_key(text: &str) -> Option<(String, &str)> {
+    if let Some(quote) = text.chars().next().filter(|c| *c == '"' || *c == '\'') {
+        let end = text[1..].find(quote)? + 1;
+        let key = &text[1..end];
+        let after = &text[end + 1..];
+        return after.strip_prefix(':').filter(|r| r.is_empty() || r.starts_with(' ')).map(|r| (key.to_string(), r));
+    }
+    if text.starts_with(['[', '{', '&', '*', '!', '|', '>']) {
+        return None;
+    }
+    let end = match text.find(": ") {
+        Some(i) => i,
+        None if text.ends_with(':') => text.len() - 1,
+        None => return None,
+    };
+    let key = text[..end].trim_end();
+    (!key.is_empty()).then(|| (key.to_string(), &text[end + 1..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MANIFEST: &str = "\
+spec: \"1.0\"
+name: x   # comment
+requires:
+  tools:
+  - crm
+  - email
+triggers:
+  - name: a
+    type: cron
+    process: p
+  - name: b
+    process: |
+      not: a key
+    type: webhook
+policy:
+  approval:
+    overrides:
+      crm.get: auto
+      \"email.send\": manual
+components:
+  functions: [functions/a.md, functions/b.md]
+";
+
+    fn line(path: FieldPath) -> Option<u32> {
+        line_of(MANIFEST, &path)
+    }
+
+    #[test]
+    fn finds_nested_fields_items_and_dotted_keys() {
+        assert_eq!(line(FieldPath::key("name")), Some(2));
+        assert_eq!(line(FieldPath::key("requires").k("tools").i(1)), Some(6));
+        assert_eq!(line(FieldPath::key("triggers").i(0).k("process")), Some(10));
+        assert_eq!(line(FieldPath::key("triggers").i(1).k("name")), Some(11));
+        assert_eq!(line(FieldPath::key("triggers").i(1).k("type")), Some(14));
+        assert_eq!(line(FieldPath::key("policy").k("approval").k("overrides").k("crm.get")), Some(18));
+        assert_eq!(line(FieldPath::key("policy").k("approval").k("overrides").k("email.send")), Some(19));
+    }
+
+    #[test]
+    fn falls_back_to_the_enclosing_field() {
+        // Flow sequences have no item lines: the key's line.
+        assert_eq!(line(FieldPath::key("components").k("functions").i(1)), Some(21));
+        assert_eq!(line(FieldPath::key("triggers").i(0).k("expr")), Some(8));
+        assert_eq!(line(FieldPath::key("nowhere")), None);
+    }
+
+    #[test]
+    fn block_scalars_hide_their_text() {
+        let index = PathIndex::build(MANIFEST);
+        assert!(index.find(&[Seg::Key("triggers".into()), Seg::Index(1), Seg::Key("not".into())]).is_none());
+    }
+
+    #[test]
+    fn splits_frontmatter() {
+        let fm = split_frontmatter("---\nname: a\n---\nbody\n").unwrap();
+        assert_eq!((fm.yaml, fm.first_line, fm.body), (Some("name: a\n"), 2, "body\n"));
+        assert_eq!(split_frontmatter("# Title\n").unwrap().yaml, None);
+        assert!(split_frontmatter("---\nname: a\n").is_err());
+        assert_eq!(split_frontmatter("---\n---\n").unwrap().yaml, Some(""));
+    }
+
+    #[derive(Debug, Default, serde::Deserialize)]
+    struct Doc {
+        name: Option<String>,
+    }
+
+    #[test]
+    fn parse_errors_are_located() {
+        let err = parse::<Doc>("name:\n  - a\n").unwrap_err();
+        assert_eq!(err.line, Some(2), "{err:?}");
+        assert_eq!(err.field.as_deref(), Some("name"), "{err:?}");
+        assert_eq!(parse::<Doc>("# nothing\n").unwrap().name, None);
+        assert_eq!(parse::<Doc>("~\n").unwrap().name, None);
+        assert!(parse::<Doc>("name: [unclosed\n").is_err());
+    }
+}
