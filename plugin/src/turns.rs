@@ -108,7 +108,11 @@ pub fn save(state_dir: &Path, record: &TurnRecord) -> Result<(), String> {
     let path = crate::state::file_for(&dir(state_dir), &record.session_key);
     let mut bytes = serde_json::to_vec(record).unwrap_or_default();
     let write = |bytes: &mut Vec<u8>| -> std::io::Result<()> {
-        let mut file = fs::OpenOptions::new().write(true).create(true).truncate(false).open(&path)?;
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)?;
         let old_len = file.metadata()?.len() as usize;
         if old_len > bytes.len() {
             bytes.resize(old_len, b' ');
@@ -117,7 +121,9 @@ pub fn save(state_dir: &Path, record: &TurnRecord) -> Result<(), String> {
     };
     write(&mut bytes)
         .or_else(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => fs::create_dir_all(dir(state_dir)).and_then(|()| write(&mut bytes)),
+            std::io::ErrorKind::NotFound => {
+                fs::create_dir_all(dir(state_dir)).and_then(|()| write(&mut bytes))
+            }
             _ => Err(e),
         })
         .map_err(|e| format!("cannot write the last-turn record {}: {e}", path.display()))

@@ -88,26 +88,46 @@ impl ApprovalStore {
     /// Applies timeouts as of `now` and drops old finished requests.
     pub fn expire(&mut self, now: u64) {
         for request in self.requests.values_mut() {
-            let Some(timeout) = request.timeout_secs else { continue };
+            let Some(timeout) = request.timeout_secs else {
+                continue;
+            };
             match request.status {
-                Status::Pending if now >= request.requested_at.saturating_add(timeout) => match request.on_timeout {
-                    OnTimeout::Reject => {
-                        request.status = Status::Expired;
-                        request.decided_at = Some(request.requested_at.saturating_add(timeout));
+                Status::Pending if now >= request.requested_at.saturating_add(timeout) => {
+                    match request.on_timeout {
+                        OnTimeout::Reject => {
+                            request.status = Status::Expired;
+                            request.decided_at = Some(request.requested_at.saturating_add(timeout));
+                        }
+                        OnTimeout::Escalate => request.escalated = true,
                     }
-                    OnTimeout::Escalate => request.escalated = true,
-                },
-                Status::Approved if now >= request.decided_at.unwrap_or(request.requested_at).saturating_add(timeout) => {
+                }
+                Status::Approved
+                    if now
+                        >= request
+                            .decided_at
+                            .unwrap_or(request.requested_at)
+                            .saturating_add(timeout) =>
+                {
                     request.status = Status::Expired;
                 }
                 _ => {}
             }
         }
-        let finished = |r: &ApprovalRequest| !matches!(r.status, Status::Pending | Status::Approved);
-        self.requests.retain(|_, r| !(finished(r) && now >= r.decided_at.unwrap_or(r.requested_at).saturating_add(KEEP_FINISHED_SECS)));
+        let finished =
+            |r: &ApprovalRequest| !matches!(r.status, Status::Pending | Status::Approved);
+        self.requests.retain(|_, r| {
+            !(finished(r)
+                && now
+                    >= r.decided_at
+                        .unwrap_or(r.requested_at)
+                        .saturating_add(KEEP_FINISHED_SECS))
+        });
         if self.requests.len() > MAX_REQUESTS {
-            let mut by_age: Vec<(bool, u64, String)> =
-                self.requests.values().map(|r| (!finished(r), r.requested_at, r.id.clone())).collect();
+            let mut by_age: Vec<(bool, u64, String)> = self
+                .requests
+                .values()
+                .map(|r| (!finished(r), r.requested_at, r.id.clone()))
+                .collect();
             by_age.sort();
             for (_, _, id) in by_age.into_iter().take(self.requests.len() - MAX_REQUESTS) {
                 self.requests.remove(&id);
@@ -118,7 +138,12 @@ impl ApprovalStore {
     /// Requests waiting for the user as of `now`, oldest first.
     pub fn pending(&mut self, now: u64) -> Vec<ApprovalRequest> {
         self.expire(now);
-        let mut pending: Vec<ApprovalRequest> = self.requests.values().filter(|r| r.status == Status::Pending).cloned().collect();
+        let mut pending: Vec<ApprovalRequest> = self
+            .requests
+            .values()
+            .filter(|r| r.status == Status::Pending)
+            .cloned()
+            .collect();
         pending.sort_by(|a, b| (a.requested_at, &a.id).cmp(&(b.requested_at, &b.id)));
         pending
     }
@@ -136,7 +161,10 @@ impl ApprovalStore {
     fn decide(&mut self, id: &str, now: u64, to: Status) -> Result<ApprovalRequest, String> {
         self.expire(now);
         let id = id.trim();
-        let request = self.requests.get_mut(id).ok_or_else(|| format!("no approval request {id:?}"))?;
+        let request = self
+            .requests
+            .get_mut(id)
+            .ok_or_else(|| format!("no approval request {id:?}"))?;
         match request.status {
             Status::Pending => {
                 request.status = to;
@@ -149,10 +177,15 @@ impl ApprovalStore {
                 "request {id} ({}) timed out; the expert has to ask again",
                 request.operation
             )),
-            Status::Used => Err(format!("request {id} ({}) was already approved and used", request.operation)),
-            Status::Approved | Status::Rejected => {
-                Err(format!("request {id} ({}) was already {}", request.operation, status_word(request.status)))
-            }
+            Status::Used => Err(format!(
+                "request {id} ({}) was already approved and used",
+                request.operation
+            )),
+            Status::Approved | Status::Rejected => Err(format!(
+                "request {id} ({}) was already {}",
+                request.operation,
+                status_word(request.status)
+            )),
         }
     }
 }
@@ -198,18 +231,29 @@ impl Decision {
 /// The abstract operations a tool name can stand for, with their tiers: `tool.operation` itself, or
 /// the MCP tool name a binding maps an operation to (the operation's own name when unmapped), bare or
 /// qualified by the bound server's name.
-pub fn resolve_operations(package: &Package, bindings: &Bindings, tool_name: &str) -> Vec<(String, Tier)> {
+pub fn resolve_operations(
+    package: &Package,
+    bindings: &Bindings,
+    tool_name: &str,
+) -> Vec<(String, Tier)> {
     let mut found: Vec<(String, Tier)> = Vec::new();
     let operations = package.operations();
     if operations.iter().any(|op| op == tool_name) {
         found.push((tool_name.to_string(), effective_tier(package, tool_name)));
     }
     for op in &operations {
-        let Some((tool, operation)) = split_operation(op) else { continue };
+        let Some((tool, operation)) = split_operation(op) else {
+            continue;
+        };
         let binding = bindings.tools.get(tool);
         let mcp = binding.map(|b| b.mcp_tool(operation)).unwrap_or(operation);
         let qualified = binding.is_some_and(|b| {
-            SERVER_SEPARATORS.iter().any(|sep| tool_name.strip_prefix(b.server.as_str()).and_then(|r| r.strip_prefix(sep)) == Some(mcp))
+            SERVER_SEPARATORS.iter().any(|sep| {
+                tool_name
+                    .strip_prefix(b.server.as_str())
+                    .and_then(|r| r.strip_prefix(sep))
+                    == Some(mcp)
+            })
         });
         if (tool_name == mcp || qualified) && !found.iter().any(|(o, _)| o == op) {
             found.push((op.clone(), effective_tier(package, op)));
@@ -223,7 +267,11 @@ pub fn resolve_operations(package: &Package, bindings: &Bindings, tool_name: &st
 /// treated like any unknown call: never looser than `confirm`.
 pub fn effective_tier(package: &Package, operation: &str) -> Tier {
     let declared = split_operation(operation)
-        .and_then(|(tool, op)| package.tool(tool).map(|t| t.operations.iter().any(|o| o.name == op)))
+        .and_then(|(tool, op)| {
+            package
+                .tool(tool)
+                .map(|t| t.operations.iter().any(|o| o.name == op))
+        })
         .unwrap_or(false);
     if package.policy.overrides.contains_key(operation) || declared {
         package.tier(operation)
@@ -243,16 +291,25 @@ fn canonical_arguments(arguments: &str) -> String {
 
 /// FNV-1a, 64 bits: stable across platforms and versions (std's hasher is not).
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3))
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// An id for a proposed action, free in `store` (or already that action's).
 fn request_id(store: &ApprovalStore, expert: &str, operation: &str, arguments: &str) -> String {
     let key = format!("{expert}\u{0}{operation}\u{0}{arguments}");
     (0u32..)
-        .map(|salt| format!("{:08x}", fnv1a(format!("{key}\u{0}{salt}").as_bytes()) as u32))
+        .map(|salt| {
+            format!(
+                "{:08x}",
+                fnv1a(format!("{key}\u{0}{salt}").as_bytes()) as u32
+            )
+        })
         .find(|id| {
-            store.requests.get(id).is_none_or(|r| r.expert == expert && r.operation == operation && r.arguments == arguments)
+            store.requests.get(id).is_none_or(|r| {
+                r.expert == expert && r.operation == operation && r.arguments == arguments
+            })
         })
         .expect("a free id among 2^32 salts")
 }
@@ -275,28 +332,64 @@ pub fn decide_tool_call(
     store.expire(now);
     let candidates = resolve_operations(package, bindings, tool_name);
     // Several operations behind one name: the strictest tier decides.
-    let (operation, tier) = match candidates.iter().max_by_key(|(op, tier)| (*tier, std::cmp::Reverse(op.clone()))) {
+    let (operation, tier) = match candidates
+        .iter()
+        .max_by_key(|(op, tier)| (*tier, std::cmp::Reverse(op.clone())))
+    {
         Some((op, tier)) => (op.clone(), *tier),
         None if WORKSPACE_TOOLS.contains(&tool_name) => {
-            let message = format!("{tool_name} is a workspace tool, not governed by the approval policy");
-            return Decision { verdict: Verdict::Allow, operation: tool_name.to_string(), tier: Tier::Auto, request_id: None, message };
+            let message =
+                format!("{tool_name} is a workspace tool, not governed by the approval policy");
+            return Decision {
+                verdict: Verdict::Allow,
+                operation: tool_name.to_string(),
+                tier: Tier::Auto,
+                request_id: None,
+                message,
+            };
         }
         None => (tool_name.to_string(), package.policy.tier_of_unknown()),
     };
     match tier {
-        Tier::Auto => Decision { verdict: Verdict::Allow, message: format!("{operation} is AUTO"), operation, tier, request_id: None },
+        Tier::Auto => Decision {
+            verdict: Verdict::Allow,
+            message: format!("{operation} is AUTO"),
+            operation,
+            tier,
+            request_id: None,
+        },
         Tier::Manual => {
             let message = format!(
                 "{operation} is MANUAL (draft only): do not execute it. Prepare the complete action as a draft \
                  (operation, inputs, and your reasoning), deliver the draft to the user to carry out, and mark the step done."
             );
-            Decision { verdict: Verdict::Draft, operation, tier, request_id: None, message }
+            Decision {
+                verdict: Verdict::Draft,
+                operation,
+                tier,
+                request_id: None,
+                message,
+            }
         }
-        Tier::Confirm => confirm(package, tool_name, &operation, &canonical_arguments(arguments), store, now),
+        Tier::Confirm => confirm(
+            package,
+            tool_name,
+            &operation,
+            &canonical_arguments(arguments),
+            store,
+            now,
+        ),
     }
 }
 
-fn confirm(package: &Package, tool_name: &str, operation: &str, arguments: &str, store: &mut ApprovalStore, now: u64) -> Decision {
+fn confirm(
+    package: &Package,
+    tool_name: &str,
+    operation: &str,
+    arguments: &str,
+    store: &mut ApprovalStore,
+    now: u64,
+) -> Decision {
     let id = request_id(store, &package.name, operation, arguments);
     let existing = store.requests.get(&id).map(|r| r.status);
     if existing == Some(Status::Approved) {
@@ -340,7 +433,13 @@ fn confirm(package: &Package, tool_name: &str, operation: &str, arguments: &str,
          action to the user (operation, inputs and your reasoning) and ask them to approve request {id}. Once \
          approved, make exactly the same call again; it will run once.{wait}"
     );
-    Decision { verdict: Verdict::AwaitApproval, operation: operation.to_string(), tier: Tier::Confirm, request_id: Some(id), message }
+    Decision {
+        verdict: Verdict::AwaitApproval,
+        operation: operation.to_string(),
+        tier: Tier::Confirm,
+        request_id: Some(id),
+        message,
+    }
 }
 
 /// [`decide_tool_call`] against the store persisted in `state_dir`. An unreadable store is replaced by
@@ -363,7 +462,10 @@ pub fn check_tool_call(
         && decision.tier != Tier::Auto
     {
         decision.verdict = Verdict::AwaitApproval;
-        decision.message = format!("{} cannot run: recording the use of its approval failed ({why})", decision.operation);
+        decision.message = format!(
+            "{} cannot run: recording the use of its approval failed ({why})",
+            decision.operation
+        );
     }
     decision
 }
@@ -376,14 +478,20 @@ mod tests {
     fn request_ids_are_stable_and_short() {
         // Pinned: ids are persisted and shown to users, so the hash must not change between builds.
         let store = ApprovalStore::default();
-        assert_eq!(request_id(&store, "trip-planner-expert", "travel.hold_booking", "{}"), "99af6673");
+        assert_eq!(
+            request_id(&store, "trip-planner-expert", "travel.hold_booking", "{}"),
+            "99af6673"
+        );
         assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
     }
 
     #[test]
     fn arguments_are_canonical() {
-        assert_eq!(canonical_arguments(r#"{ "b": 1, "a": [1, 2] }"#), r#"{"a":[1,2],"b":1}"#);
+        assert_eq!(
+            canonical_arguments(r#"{ "b": 1, "a": [1, 2] }"#),
+            r#"{"a":[1,2],"b":1}"#
+        );
         assert_eq!(canonical_arguments("  not json "), "not json");
     }
 }

@@ -28,7 +28,10 @@ pub struct ToolBinding {
 impl ToolBinding {
     /// The server's tool name for `operation` (the operation's own name unless mapped).
     pub fn mcp_tool<'a>(&'a self, operation: &'a str) -> &'a str {
-        self.operations.get(operation).map(String::as_str).unwrap_or(operation)
+        self.operations
+            .get(operation)
+            .map(String::as_str)
+            .unwrap_or(operation)
     }
 }
 
@@ -49,87 +52,161 @@ struct BindingSpec {
 
 /// Reads and checks `bindings.yaml` for `package`. `known_servers` is the list of MCP servers configured
 /// in OpenClaw; `None` skips that check (the caller does not know them).
-pub fn load_bindings(package: &Package, known_servers: Option<&[String]>, limits: &LoadLimits) -> (Bindings, Vec<Finding>) {
+pub fn load_bindings(
+    package: &Package,
+    known_servers: Option<&[String]>,
+    limits: &LoadLimits,
+) -> (Bindings, Vec<Finding>) {
     let mut findings = Vec::new();
     let bindings = check(package, known_servers, limits, &mut findings);
     findings.sort();
     (bindings, findings)
 }
 
-fn check(package: &Package, known_servers: Option<&[String]>, limits: &LoadLimits, findings: &mut Vec<Finding>) -> Bindings {
+fn check(
+    package: &Package,
+    known_servers: Option<&[String]>,
+    limits: &LoadLimits,
+    findings: &mut Vec<Finding>,
+) -> Bindings {
     let mut bindings = Bindings::default();
     let text = match read_text(&package.dir, BINDINGS_FILE, limits) {
         Ok(text) => text,
         Err(e) if e.rule == Rule::FilesExist => {
             for tool in &package.required_tools {
                 let message = format!("tool {tool:?} is not bound: {BINDINGS_FILE} does not exist");
-                findings.push(finding(BINDINGS_FILE, None, Rule::BindingsUnbound, None, message));
+                findings.push(finding(
+                    BINDINGS_FILE,
+                    None,
+                    Rule::BindingsUnbound,
+                    None,
+                    message,
+                ));
             }
             return bindings;
         }
         Err(e) => {
-            findings.push(finding(BINDINGS_FILE, None, Rule::BindingsSyntax, None, e.message));
+            findings.push(finding(
+                BINDINGS_FILE,
+                None,
+                Rule::BindingsSyntax,
+                None,
+                e.message,
+            ));
             return bindings;
         }
     };
     let file: BindingsFile = match yaml::parse(&text) {
         Ok(file) => file,
         Err(e) => {
-            findings.push(finding(BINDINGS_FILE, e.line, Rule::BindingsSyntax, e.field, e.message));
+            findings.push(finding(
+                BINDINGS_FILE,
+                e.line,
+                Rule::BindingsSyntax,
+                e.field,
+                e.message,
+            ));
             return bindings;
         }
     };
     let lines = Lines::new(&text, 1);
     let mut report = |rule: Rule, field: FieldPath, message: String| {
-        findings.push(finding(BINDINGS_FILE, lines.line(&field), rule, Some(field.to_string()), message));
+        findings.push(finding(
+            BINDINGS_FILE,
+            lines.line(&field),
+            rule,
+            Some(field.to_string()),
+            message,
+        ));
     };
     let specs = file.tools.unwrap_or_default();
     for (tool, spec) in &specs {
         let at = FieldPath::key("tools").k(tool);
         if !package.required_tools.contains(tool) {
-            report(Rule::BindingsUnknownTool, at.clone(), format!("tool {tool:?} is not in the package's requires.tools"));
+            report(
+                Rule::BindingsUnknownTool,
+                at.clone(),
+                format!("tool {tool:?} is not in the package's requires.tools"),
+            );
             continue;
         }
         let mut ok = true;
         if let Some(kind) = spec.kind.as_deref().filter(|k| *k != "mcp") {
-            report(Rule::BindingsSyntax, at.clone().k("type"), format!("type {kind:?} is not supported (only `mcp`)"));
+            report(
+                Rule::BindingsSyntax,
+                at.clone().k("type"),
+                format!("type {kind:?} is not supported (only `mcp`)"),
+            );
             ok = false;
         }
         let server = spec.server.as_deref().map(str::trim).unwrap_or("");
         if server.is_empty() {
-            report(Rule::BindingsSyntax, at.clone().k("server"), "`server` (the MCP server's name) is required".into());
+            report(
+                Rule::BindingsSyntax,
+                at.clone().k("server"),
+                "`server` (the MCP server's name) is required".into(),
+            );
             ok = false;
         } else if let Some(known) = known_servers
             && !known.iter().any(|k| k == server)
         {
             let mut sorted: Vec<&str> = known.iter().map(String::as_str).collect();
             sorted.sort();
-            let list = if sorted.is_empty() { "none are configured".to_string() } else { format!("configured: {}", sorted.join(", ")) };
-            report(Rule::BindingsUnknownServer, at.clone().k("server"), format!("MCP server {server:?} is not configured ({list})"));
+            let list = if sorted.is_empty() {
+                "none are configured".to_string()
+            } else {
+                format!("configured: {}", sorted.join(", "))
+            };
+            report(
+                Rule::BindingsUnknownServer,
+                at.clone().k("server"),
+                format!("MCP server {server:?} is not configured ({list})"),
+            );
             ok = false;
         }
         let mut operations = BTreeMap::new();
         for (operation, mcp_name) in spec.operations.iter().flatten() {
             let field = at.clone().k("operations").k(operation);
             if mcp_name.trim().is_empty() {
-                report(Rule::BindingsSyntax, field, format!("operation {operation:?} is mapped to an empty tool name"));
+                report(
+                    Rule::BindingsSyntax,
+                    field,
+                    format!("operation {operation:?} is mapped to an empty tool name"),
+                );
                 ok = false;
                 continue;
             }
             if let Some(declared) = package.tool(tool)
                 && !declared.operations.iter().any(|o| &o.name == operation)
             {
-                report(Rule::BindingsUnknownOperation, field, format!("operation {operation:?} is not declared in {}", declared.path));
+                report(
+                    Rule::BindingsUnknownOperation,
+                    field,
+                    format!(
+                        "operation {operation:?} is not declared in {}",
+                        declared.path
+                    ),
+                );
             }
             operations.insert(operation.clone(), mcp_name.trim().to_string());
         }
         if ok {
-            bindings.tools.insert(tool.clone(), ToolBinding { server: server.to_string(), operations });
+            bindings.tools.insert(
+                tool.clone(),
+                ToolBinding {
+                    server: server.to_string(),
+                    operations,
+                },
+            );
         }
     }
     for tool in &package.required_tools {
         if !specs.contains_key(tool) {
-            report(Rule::BindingsUnbound, FieldPath::key("tools"), format!("tool {tool:?} is not bound to an MCP server"));
+            report(
+                Rule::BindingsUnbound,
+                FieldPath::key("tools"),
+                format!("tool {tool:?} is not bound to an MCP server"),
+            );
         }
     }
     bindings

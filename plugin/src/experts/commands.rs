@@ -16,11 +16,18 @@ pub struct CommandText {
 }
 
 fn failed(text: String) -> CommandText {
-    CommandText { text: text + "\n", ok: false }
+    CommandText {
+        text: text + "\n",
+        ok: false,
+    }
 }
 
 fn plural(n: usize, word: &str) -> String {
-    if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") }
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }
 
 /// `experts list`: one line per package under the root, sorted by name.
@@ -33,7 +40,11 @@ pub fn experts_list(root: &Path, options: &LoadOptions) -> CommandText {
 
 pub fn render_list(experts: &[LoadedExpert]) -> CommandText {
     let ready = experts.iter().filter(|e| e.ready().is_some()).count();
-    let mut out = format!("{}: {ready} ready, {} with errors\n", plural(experts.len(), "expert"), experts.len() - ready);
+    let mut out = format!(
+        "{}: {ready} ready, {} with errors\n",
+        plural(experts.len(), "expert"),
+        experts.len() - ready
+    );
     for e in experts {
         let warnings = match e.warnings() {
             0 => String::new(),
@@ -41,7 +52,12 @@ pub fn render_list(experts: &[LoadedExpert]) -> CommandText {
         };
         match e.ready() {
             Some(p) => {
-                out.push_str(&format!("✓ {} {} — {}{warnings}\n", p.name, one_line(&p.version, 40), one_line(&p.description, 100)));
+                out.push_str(&format!(
+                    "✓ {} {} — {}{warnings}\n",
+                    p.name,
+                    one_line(&p.version, 40),
+                    one_line(&p.description, 100)
+                ));
             }
             None => out.push_str(&format!(
                 "✗ {} — {}{warnings}; see: experts validate {}\n",
@@ -51,7 +67,10 @@ pub fn render_list(experts: &[LoadedExpert]) -> CommandText {
             )),
         }
     }
-    CommandText { text: out, ok: true }
+    CommandText {
+        text: out,
+        ok: true,
+    }
 }
 
 /// `experts validate <name|path>`.
@@ -77,9 +96,17 @@ fn check_of(rule: Rule) -> Check {
     use Rule::*;
     match rule {
         ManifestValues | PolicyValues | LearningApproval => Check::Settings,
-        XrefTriggerProcess | XrefProcessTrigger | XrefProcessFunctions | XrefToolsDeclared | XrefFunctionKnowledge
-        | XrefPolicyOverrides | XrefToolFile | LearningScope => Check::CrossReferences,
-        BindingsSyntax | BindingsUnbound | BindingsUnknownOperation | BindingsUnknownTool => Check::Bindings,
+        XrefTriggerProcess
+        | XrefProcessTrigger
+        | XrefProcessFunctions
+        | XrefToolsDeclared
+        | XrefFunctionKnowledge
+        | XrefPolicyOverrides
+        | XrefToolFile
+        | LearningScope => Check::CrossReferences,
+        BindingsSyntax | BindingsUnbound | BindingsUnknownOperation | BindingsUnknownTool => {
+            Check::Bindings
+        }
         BindingsUnknownServer => Check::Servers,
         FrontmatterState => Check::State,
         _ => Check::Structure,
@@ -99,20 +126,46 @@ fn mark(findings: &[&Finding]) -> &'static str {
 
 /// `✓`/`⚠`/`✗` per check (loader design §9), then every finding, then the verdict.
 pub fn render_validate(expert: &LoadedExpert, servers_checked: bool) -> CommandText {
-    let of = |check: Check| expert.findings.iter().filter(|f| check_of(f.rule) == check).collect::<Vec<_>>();
+    let of = |check: Check| {
+        expert
+            .findings
+            .iter()
+            .filter(|f| check_of(f.rule) == check)
+            .collect::<Vec<_>>()
+    };
     let package = expert.package.as_ref();
     let mut out = format!("Validating {}\n", one_line(&expert.name, 100));
 
     let structure = of(Check::Structure);
-    let spec = package.map(|p| format!(" (spec {})", one_line(&p.spec, 20))).unwrap_or_default();
-    out.push_str(&format!("{} Package structure valid{spec}\n", mark(&structure)));
+    let spec = package
+        .map(|p| format!(" (spec {})", one_line(&p.spec, 20)))
+        .unwrap_or_default();
+    out.push_str(&format!(
+        "{} Package structure valid{spec}\n",
+        mark(&structure)
+    ));
     // Without a readable manifest nothing else was checked; a ✓ would claim otherwise.
-    let manifest_read = !expert.findings.iter().any(|f| matches!(f.rule, Rule::ManifestExists | Rule::ManifestSyntax));
+    let manifest_read = !expert
+        .findings
+        .iter()
+        .any(|f| matches!(f.rule, Rule::ManifestExists | Rule::ManifestSyntax));
     let line = |check: Check, what: &str, verdict: &str| {
-        if manifest_read { format!("{} {what} {verdict}\n", mark(&of(check))) } else { format!("– {what} not checked\n") }
+        if manifest_read {
+            format!("{} {what} {verdict}\n", mark(&of(check)))
+        } else {
+            format!("– {what} not checked\n")
+        }
     };
-    out.push_str(&line(Check::Settings, "Manifest settings", "valid (triggers, execution, delivery, policy, learning)"));
-    out.push_str(&line(Check::CrossReferences, "Cross-references", "intact (triggers → processes → functions, tools, knowledge, policy)"));
+    out.push_str(&line(
+        Check::Settings,
+        "Manifest settings",
+        "valid (triggers, execution, delivery, policy, learning)",
+    ));
+    out.push_str(&line(
+        Check::CrossReferences,
+        "Cross-references",
+        "intact (triggers → processes → functions, tools, knowledge, policy)",
+    ));
 
     match package {
         None => {
@@ -133,9 +186,15 @@ pub fn render_validate(expert: &LoadedExpert, servers_checked: bool) -> CommandT
                     .collect();
                 format!(" ({})", one_line(&pairs.join(", "), 300))
             };
-            out.push_str(&format!("{} All required tools bound{bound}\n", mark(&of(Check::Bindings))));
+            out.push_str(&format!(
+                "{} All required tools bound{bound}\n",
+                mark(&of(Check::Bindings))
+            ));
             if servers_checked {
-                out.push_str(&format!("{} MCP servers configured\n", mark(&of(Check::Servers))));
+                out.push_str(&format!(
+                    "{} MCP servers configured\n",
+                    mark(&of(Check::Servers))
+                ));
             } else {
                 out.push_str("– MCP servers not checked (no server list given)\n");
             }
@@ -143,14 +202,32 @@ pub fn render_validate(expert: &LoadedExpert, servers_checked: bool) -> CommandT
     }
     let counts = package
         .map(|p| {
-            let session = p.state.iter().filter(|s| s.scope == StateScope::Session).count();
-            format!(" ({} persistent, {session} session)", p.state.len() - session)
+            let session = p
+                .state
+                .iter()
+                .filter(|s| s.scope == StateScope::Session)
+                .count();
+            format!(
+                " ({} persistent, {session} session)",
+                p.state.len() - session
+            )
         })
         .unwrap_or_default();
-    out.push_str(&line(Check::State, "State templates", &format!("valid{counts}")));
+    out.push_str(&line(
+        Check::State,
+        "State templates",
+        &format!("valid{counts}"),
+    ));
     if let Some(p) = package.filter(|p| !p.triggers.is_empty()) {
-        let triggers: Vec<String> = p.triggers.iter().map(|t| format!("{}: {}", t.name, t.kind)).collect();
-        out.push_str(&format!("✓ Triggers declared ({})\n", one_line(&triggers.join(", "), 300)));
+        let triggers: Vec<String> = p
+            .triggers
+            .iter()
+            .map(|t| format!("{}: {}", t.name, t.kind))
+            .collect();
+        out.push_str(&format!(
+            "✓ Triggers declared ({})\n",
+            one_line(&triggers.join(", "), 300)
+        ));
     }
 
     if !expert.findings.is_empty() {
@@ -171,15 +248,28 @@ pub fn render_validate(expert: &LoadedExpert, servers_checked: bool) -> CommandT
             plural(w, "warning"),
             if e == 1 { "it" } else { "them" }
         ),
-        (e, w) => format!("{}, {}: the package is not loaded.", plural(e, "error"), plural(w, "warning")),
+        (e, w) => format!(
+            "{}, {}: the package is not loaded.",
+            plural(e, "error"),
+            plural(w, "warning")
+        ),
     });
     out.push('\n');
-    CommandText { text: out, ok: errors == 0 }
+    CommandText {
+        text: out,
+        ok: errors == 0,
+    }
 }
 
 /// `experts prompt <name>`: the assembled system prompt, for a package that passed phase 1 (bindings
 /// are not needed to see the prompt).
-pub fn experts_prompt(root: &Path, target: &str, workspace: &str, options: &LoadOptions, limits: &PromptLimits) -> CommandText {
+pub fn experts_prompt(
+    root: &Path,
+    target: &str,
+    workspace: &str,
+    options: &LoadOptions,
+    limits: &PromptLimits,
+) -> CommandText {
     match find_expert(root, target, options) {
         Ok(expert) => render_prompt(&expert, workspace, limits),
         Err(why) => failed(why),
@@ -188,21 +278,34 @@ pub fn experts_prompt(root: &Path, target: &str, workspace: &str, options: &Load
 
 pub fn render_prompt(expert: &LoadedExpert, workspace: &str, limits: &PromptLimits) -> CommandText {
     match &expert.package {
-        Some(package) => CommandText { text: assemble_prompt(package, workspace, limits).text, ok: true },
+        Some(package) => CommandText {
+            text: assemble_prompt(package, workspace, limits).text,
+            ok: true,
+        },
         None => {
             let mut out = format!("{} cannot be loaded:\n", one_line(&expert.name, 100));
             for f in expert.findings.iter().filter(|f| f.is_error()) {
                 out.push_str(&format!("{f}\n"));
             }
-            CommandText { text: out, ok: false }
+            CommandText {
+                text: out,
+                ok: false,
+            }
         }
     }
 }
 
 /// `experts registry`: the full EXPERTS.md.
-pub fn experts_registry(root: &Path, options: &LoadOptions, limits: &RegistryLimits) -> CommandText {
+pub fn experts_registry(
+    root: &Path,
+    options: &LoadOptions,
+    limits: &RegistryLimits,
+) -> CommandText {
     match load_all(root, options) {
-        Ok(experts) => CommandText { text: experts_md(&experts, limits), ok: true },
+        Ok(experts) => CommandText {
+            text: experts_md(&experts, limits),
+            ok: true,
+        },
         Err(why) => failed(why),
     }
 }

@@ -181,34 +181,64 @@ impl Rule {
         match self {
             Rule::ManifestExists => "expert.yaml exists and is readable",
             Rule::ManifestSyntax => "expert.yaml is YAML whose fields have the spec's types",
-            Rule::ManifestRequiredFields => "expert.yaml has spec, name, version, description and components",
-            Rule::ManifestName => "the package name is one safe path segment (it names the workspace and session)",
+            Rule::ManifestRequiredFields => {
+                "expert.yaml has spec, name, version, description and components"
+            }
+            Rule::ManifestName => {
+                "the package name is one safe path segment (it names the workspace and session)"
+            }
             Rule::ManifestSpecVersion => "spec is a 1.x version",
-            Rule::ManifestValues => "triggers, concurrency, execution and delivery use the spec's values",
-            Rule::PolicyValues => "policy tiers, timeout, on_timeout and escalation channel use the spec's values",
+            Rule::ManifestValues => {
+                "triggers, concurrency, execution and delivery use the spec's values"
+            }
+            Rule::PolicyValues => {
+                "policy tiers, timeout, on_timeout and escalation channel use the spec's values"
+            }
             Rule::StructureOrchestrator => "orchestrator.md exists at components.orchestrator",
-            Rule::StructurePersona => "at least one persona file exists at a path in components.persona",
-            Rule::StructureFunctions => "at least one function file exists at a path in components.functions",
+            Rule::StructurePersona => {
+                "at least one persona file exists at a path in components.persona"
+            }
+            Rule::StructureFunctions => {
+                "at least one function file exists at a path in components.functions"
+            }
             Rule::StructureReadme => "README.md exists (a required component, not needed to load)",
             Rule::FilesExist => "every path in components points to a file in the package",
-            Rule::FilesPath => "component paths are relative, stay inside the package and are not symbolic links",
+            Rule::FilesPath => {
+                "component paths are relative, stay inside the package and are not symbolic links"
+            }
             Rule::FilesReadable => "component files are UTF-8 text within the size limit",
-            Rule::FrontmatterFunction => "function files have frontmatter with name and description",
+            Rule::FrontmatterFunction => {
+                "function files have frontmatter with name and description"
+            }
             Rule::FrontmatterProcess => "process files have frontmatter with name and description",
-            Rule::FrontmatterKnowledge => "knowledge frontmatter parses and type is static, dynamic or private",
+            Rule::FrontmatterKnowledge => {
+                "knowledge frontmatter parses and type is static, dynamic or private"
+            }
             Rule::FrontmatterState => "state frontmatter parses and scope is session or persistent",
             Rule::ToolSyntax => "tool files are YAML with a name and named operations",
             Rule::NamesUnique => "trigger, function, process, tool and operation names are unique",
-            Rule::XrefTriggerProcess => "every triggers[].process names a process in components.processes",
+            Rule::XrefTriggerProcess => {
+                "every triggers[].process names a process in components.processes"
+            }
             Rule::XrefProcessTrigger => "every process trigger names a manifest trigger",
             Rule::XrefProcessFunctions => "every process functions[] entry names a function",
-            Rule::XrefToolsDeclared => "every function or process tools[] entry is in requires.tools",
-            Rule::XrefFunctionKnowledge => "every function knowledge[] path is in components.knowledge",
-            Rule::XrefPolicyOverrides => "every policy.approval.overrides key is tool.operation of a required, declared tool",
-            Rule::XrefToolFile => "every requires.tools entry has a tool file declaring its operations",
+            Rule::XrefToolsDeclared => {
+                "every function or process tools[] entry is in requires.tools"
+            }
+            Rule::XrefFunctionKnowledge => {
+                "every function knowledge[] path is in components.knowledge"
+            }
+            Rule::XrefPolicyOverrides => {
+                "every policy.approval.overrides key is tool.operation of a required, declared tool"
+            }
+            Rule::XrefToolFile => {
+                "every requires.tools entry has a tool file declaring its operations"
+            }
             Rule::LearningApproval => "learning.approval is auto, confirm or manual",
             Rule::LearningScope => "a learnings file's scope is package or a function name",
-            Rule::BindingsSyntax => "bindings.yaml is YAML binding tools with type mcp and a server",
+            Rule::BindingsSyntax => {
+                "bindings.yaml is YAML binding tools with type mcp and a server"
+            }
             Rule::BindingsUnbound => "every requires.tools entry is bound in bindings.yaml",
             Rule::BindingsUnknownServer => "every bound server is a configured MCP server",
             Rule::BindingsUnknownOperation => "operation mappings name operations of the tool file",

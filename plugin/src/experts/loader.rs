@@ -34,10 +34,16 @@ pub struct LoadedExpert {
 
 impl LoadedExpert {
     pub fn errors(&self) -> usize {
-        self.findings.iter().filter(|f| f.severity() == Severity::Error).count()
+        self.findings
+            .iter()
+            .filter(|f| f.severity() == Severity::Error)
+            .count()
     }
     pub fn warnings(&self) -> usize {
-        self.findings.iter().filter(|f| f.severity() == Severity::Warning).count()
+        self.findings
+            .iter()
+            .filter(|f| f.severity() == Severity::Warning)
+            .count()
     }
     /// Loaded, bound and free of errors: the only state in which the main agent is told about it.
     pub fn ready(&self) -> Option<&Package> {
@@ -51,22 +57,33 @@ pub fn load_expert(dir: &Path, options: &LoadOptions) -> LoadedExpert {
     let mut findings = load.findings;
     let mut bindings = Bindings::default();
     if let Some(package) = &load.package {
-        let (bound, more) = load_bindings(package, options.known_servers.as_deref(), &options.limits);
+        let (bound, more) =
+            load_bindings(package, options.known_servers.as_deref(), &options.limits);
         bindings = bound;
         findings.extend(more);
         findings.sort();
     }
-    LoadedExpert { dir: load.dir, name: load.name, package: load.package, bindings, findings }
+    LoadedExpert {
+        dir: load.dir,
+        name: load.name,
+        package: load.package,
+        bindings,
+        findings,
+    }
 }
 
 /// The package directories under `root` (those holding `expert.yaml`), sorted by directory name.
 /// Symbolic links to package directories are followed (a common way to install); only one level deep.
 pub fn discover(root: &Path) -> Result<Vec<PathBuf>, String> {
-    let entries = fs::read_dir(root).map_err(|e| format!("cannot read the experts directory {}: {e}", root.display()))?;
+    let entries = fs::read_dir(root)
+        .map_err(|e| format!("cannot read the experts directory {}: {e}", root.display()))?;
     let mut dirs: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
         .filter(|p| fs::metadata(p).is_ok_and(|m| m.is_dir()))
         .filter(|p| fs::symlink_metadata(p.join(MANIFEST_FILE)).is_ok())
         .collect();
@@ -78,12 +95,21 @@ pub fn discover(root: &Path) -> Result<Vec<PathBuf>, String> {
 /// Loads every package under `root`, sorted by name (then directory). Packages sharing a name are all
 /// refused: each would claim the same session and workspace.
 pub fn load_all(root: &Path, options: &LoadOptions) -> Result<Vec<LoadedExpert>, String> {
-    let mut experts: Vec<LoadedExpert> = discover(root)?.iter().map(|dir| load_expert(dir, options)).collect();
+    let mut experts: Vec<LoadedExpert> = discover(root)?
+        .iter()
+        .map(|dir| load_expert(dir, options))
+        .collect();
     experts.sort_by(|a, b| a.name.cmp(&b.name).then(a.dir.cmp(&b.dir)));
-    let keys: Vec<(String, PathBuf)> = experts.iter().map(|e| (e.name.clone(), e.dir.clone())).collect();
+    let keys: Vec<(String, PathBuf)> = experts
+        .iter()
+        .map(|e| (e.name.clone(), e.dir.clone()))
+        .collect();
     for expert in &mut experts {
-        let others: Vec<String> =
-            keys.iter().filter(|(n, d)| *n == expert.name && *d != expert.dir).map(|(_, d)| dir_name(d)).collect();
+        let others: Vec<String> = keys
+            .iter()
+            .filter(|(n, d)| *n == expert.name && *d != expert.dir)
+            .map(|(_, d)| dir_name(d))
+            .collect();
         if !others.is_empty() {
             let message = format!(
                 "other packages under the experts directory are also named {:?} (directories: {})",
@@ -91,7 +117,13 @@ pub fn load_all(root: &Path, options: &LoadOptions) -> Result<Vec<LoadedExpert>,
                 others.join(", ")
             );
             let field = Some("name".to_string());
-            expert.findings.push(Finding { file: MANIFEST_FILE.into(), line: None, rule: Rule::DiscoveryDuplicateName, field, message });
+            expert.findings.push(Finding {
+                file: MANIFEST_FILE.into(),
+                line: None,
+                rule: Rule::DiscoveryDuplicateName,
+                field,
+                message,
+            });
             expert.findings.sort();
         }
     }
@@ -99,12 +131,18 @@ pub fn load_all(root: &Path, options: &LoadOptions) -> Result<Vec<LoadedExpert>,
 }
 
 fn dir_name(path: &Path) -> String {
-    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// Finds an expert by package name (or directory name) under `root`, or loads `target` as a package
 /// path when it is a directory holding `expert.yaml`.
-pub fn find_expert(root: &Path, target: &str, options: &LoadOptions) -> Result<LoadedExpert, String> {
+pub fn find_expert(
+    root: &Path,
+    target: &str,
+    options: &LoadOptions,
+) -> Result<LoadedExpert, String> {
     let as_path = Path::new(target);
     let looks_like_path = target.contains('/') || target.starts_with('.');
     if looks_like_path {
@@ -114,9 +152,14 @@ pub fn find_expert(root: &Path, target: &str, options: &LoadOptions) -> Result<L
         return Err(format!("{target}: no {MANIFEST_FILE} there"));
     }
     let experts = load_all(root, options)?;
-    let mut matches = experts.into_iter().filter(|e| e.name == target || dir_name(&e.dir) == target);
+    let mut matches = experts
+        .into_iter()
+        .filter(|e| e.name == target || dir_name(&e.dir) == target);
     match matches.next() {
         Some(expert) => Ok(expert),
-        None => Err(format!("no expert named {target:?} under {}", root.display())),
+        None => Err(format!(
+            "no expert named {target:?} under {}",
+            root.display()
+        )),
     }
 }

@@ -19,7 +19,9 @@ pub mod state;
 mod validate;
 pub mod yaml;
 
-pub use approval::{ApprovalRequest, ApprovalStore, Decision, Status, Verdict, check_tool_call, decide_tool_call};
+pub use approval::{
+    ApprovalRequest, ApprovalStore, Decision, Status, Verdict, check_tool_call, decide_tool_call,
+};
 pub use bindings::{Bindings, ToolBinding, load_bindings};
 pub use commands::{CommandText, experts_list, experts_prompt, experts_registry, experts_validate};
 pub use findings::{Finding, Rule, Severity};

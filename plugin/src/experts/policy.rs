@@ -77,7 +77,10 @@ impl Policy {
     /// The effective tier of `tool.operation`: override, else the policy default (itself `confirm` when
     /// no policy is declared). The `approval` field of tool files plays no part.
     pub fn tier(&self, operation: &str) -> Tier {
-        self.overrides.get(operation).copied().unwrap_or(self.default)
+        self.overrides
+            .get(operation)
+            .copied()
+            .unwrap_or(self.default)
     }
 
     /// The tier of a call that is not a declared operation of the package: never looser than `confirm`
@@ -88,7 +91,9 @@ impl Policy {
 
     /// The approval timeout as written, else rendered from seconds.
     pub fn timeout_display(&self) -> Option<String> {
-        self.timeout_text.clone().or_else(|| self.timeout_secs.map(format_duration))
+        self.timeout_text
+            .clone()
+            .or_else(|| self.timeout_secs.map(format_duration))
     }
 }
 
@@ -116,7 +121,10 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
         };
         let n: u64 = digits.parse().map_err(|_| bad())?;
         digits.clear();
-        total = n.checked_mul(unit).and_then(|v| total.checked_add(v)).ok_or_else(bad)?;
+        total = n
+            .checked_mul(unit)
+            .and_then(|v| total.checked_add(v))
+            .ok_or_else(bad)?;
     }
     if !digits.is_empty() {
         return Err(bad());
@@ -140,10 +148,25 @@ mod tests {
 
     #[test]
     fn durations() {
-        for (text, secs) in [("30s", 30), ("30m", 1800), ("24h", 86_400), ("7d", 604_800), ("1h30m", 5400), ("0m", 0)] {
+        for (text, secs) in [
+            ("30s", 30),
+            ("30m", 1800),
+            ("24h", 86_400),
+            ("7d", 604_800),
+            ("1h30m", 5400),
+            ("0m", 0),
+        ] {
             assert_eq!(parse_duration(text), Ok(secs), "{text}");
         }
-        for bad in ["", "24", "h", "1.5h", "10 min", "-1h", "99999999999999999999d"] {
+        for bad in [
+            "",
+            "24",
+            "h",
+            "1.5h",
+            "10 min",
+            "-1h",
+            "99999999999999999999d",
+        ] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
         assert_eq!(format_duration(86_400), "1d");
@@ -153,7 +176,10 @@ mod tests {
 
     #[test]
     fn unknown_operations_are_never_looser_than_confirm() {
-        let mut policy = Policy { default: Tier::Auto, ..Policy::default() };
+        let mut policy = Policy {
+            default: Tier::Auto,
+            ..Policy::default()
+        };
         assert_eq!(policy.tier_of_unknown(), Tier::Confirm);
         policy.default = Tier::Manual;
         assert_eq!(policy.tier_of_unknown(), Tier::Manual);

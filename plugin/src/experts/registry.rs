@@ -23,12 +23,20 @@ pub struct RegistryLimits {
 
 impl Default for RegistryLimits {
     fn default() -> Self {
-        RegistryLimits { max_experts: 50, max_items: 8, max_field_chars: 200, max_total_chars: 6000 }
+        RegistryLimits {
+            max_experts: 50,
+            max_items: 8,
+            max_field_chars: 200,
+            max_total_chars: 6000,
+        }
     }
 }
 
 fn ready(experts: &[LoadedExpert]) -> Vec<(&Package, &Bindings)> {
-    experts.iter().filter_map(|e| e.ready().map(|p| (p, &e.bindings))).collect()
+    experts
+        .iter()
+        .filter_map(|e| e.ready().map(|p| (p, &e.bindings)))
+        .collect()
 }
 
 /// Up to `max` items joined, with a count of the rest.
@@ -46,18 +54,30 @@ fn trigger_line(t: &Trigger, max: usize) -> String {
     let source = match (t.kind.as_str(), &t.preset, &t.requires_tool, &t.expr) {
         ("webhook", Some(preset), _, _) => format!("webhook/{preset}"),
         ("webhook", None, Some(tool), _) => format!("webhook via {tool}"),
-        ("cron", _, _, Some(expr)) => format!("cron: {} {}", expr.trim(), t.tz.as_deref().unwrap_or("UTC")),
+        ("cron", _, _, Some(expr)) => {
+            format!("cron: {} {}", expr.trim(), t.tz.as_deref().unwrap_or("UTC"))
+        }
         (kind, ..) => kind.to_string(),
     };
     let mode = match &t.concurrency_key {
         Some(key) => format!("{}: {key}", t.concurrency),
         None => t.concurrency.clone(),
     };
-    one_line(&format!("{} ({source}) → {} [{mode}]", t.name, t.process), max)
+    one_line(
+        &format!("{} ({source}) → {} [{mode}]", t.name, t.process),
+        max,
+    )
 }
 
 fn capabilities(package: &Package, limits: &RegistryLimits) -> String {
-    capped(package.functions.iter().map(|f| one_line(&f.name, limits.max_field_chars)).collect(), limits.max_items)
+    capped(
+        package
+            .functions
+            .iter()
+            .map(|f| one_line(&f.name, limits.max_field_chars))
+            .collect(),
+        limits.max_items,
+    )
 }
 
 fn tools_bound(package: &Package, bindings: &Bindings, limits: &RegistryLimits) -> String {
@@ -84,10 +104,17 @@ pub fn policy_summary(package: &Package, max_items: usize, max_chars: usize) -> 
         if tier == default {
             continue;
         }
-        let ops: Vec<String> =
-            operations.iter().filter(|op| super::approval::effective_tier(package, op) == tier).map(|op| one_line(op, max_chars)).collect();
+        let ops: Vec<String> = operations
+            .iter()
+            .filter(|op| super::approval::effective_tier(package, op) == tier)
+            .map(|op| one_line(op, max_chars))
+            .collect();
         if !ops.is_empty() {
-            let label = if tier == Tier::Manual { "manual (draft-only)" } else { tier.as_str() };
+            let label = if tier == Tier::Manual {
+                "manual (draft-only)"
+            } else {
+                tier.as_str()
+            };
             parts.push(format!("{label}: {}", capped(ops, max_items)));
         }
     }
@@ -100,7 +127,8 @@ pub fn registry_summary(experts: &[LoadedExpert], limits: &RegistryLimits) -> St
     if ready.is_empty() {
         return String::new();
     }
-    let mut out = String::from("Experts you can delegate to (send the task to the expert's session):\n");
+    let mut out =
+        String::from("Experts you can delegate to (send the task to the expert's session):\n");
     let mut listed = 0;
     for (package, bindings) in &ready {
         if listed == limits.max_experts {
@@ -113,12 +141,28 @@ pub fn registry_summary(experts: &[LoadedExpert], limits: &RegistryLimits) -> St
             one_line(&package.description, limits.max_field_chars)
         );
         if !package.triggers.is_empty() {
-            let triggers = package.triggers.iter().map(|t| trigger_line(t, limits.max_field_chars)).collect();
-            entry.push_str(&format!("  triggers: {}\n", capped(triggers, limits.max_items)));
+            let triggers = package
+                .triggers
+                .iter()
+                .map(|t| trigger_line(t, limits.max_field_chars))
+                .collect();
+            entry.push_str(&format!(
+                "  triggers: {}\n",
+                capped(triggers, limits.max_items)
+            ));
         }
-        entry.push_str(&format!("  capabilities: {}\n", capabilities(package, limits)));
-        entry.push_str(&format!("  tools: {}\n", tools_bound(package, bindings, limits)));
-        entry.push_str(&format!("  policy: {}\n", policy_summary(package, limits.max_items, limits.max_field_chars)));
+        entry.push_str(&format!(
+            "  capabilities: {}\n",
+            capabilities(package, limits)
+        ));
+        entry.push_str(&format!(
+            "  tools: {}\n",
+            tools_bound(package, bindings, limits)
+        ));
+        entry.push_str(&format!(
+            "  policy: {}\n",
+            policy_summary(package, limits.max_items, limits.max_field_chars)
+        ));
         let closing = ready.len() - listed - 1;
         let marker_room = if closing > 0 { 64 } else { 0 };
         if out.chars().count() + entry.chars().count() + marker_room > limits.max_total_chars {
@@ -128,7 +172,10 @@ pub fn registry_summary(experts: &[LoadedExpert], limits: &RegistryLimits) -> St
         listed += 1;
     }
     if listed < ready.len() {
-        out.push_str(&format!("[… {} more experts not listed; see EXPERTS.md]\n", ready.len() - listed));
+        out.push_str(&format!(
+            "[… {} more experts not listed; see EXPERTS.md]\n",
+            ready.len() - listed
+        ));
     }
     out
 }
@@ -142,30 +189,64 @@ pub fn experts_md(experts: &[LoadedExpert], limits: &RegistryLimits) -> String {
     }
     for (package, bindings) in ready.iter().take(limits.max_experts) {
         out.push_str(&format!("\n## {}\n", escape_text(&package.name)));
-        out.push_str(&format!("- **Description:** {}\n", one_line(&package.description, limits.max_field_chars)));
-        out.push_str(&format!("- **Version:** {}\n", one_line(&package.version, limits.max_field_chars)));
-        out.push_str(&format!("- **Session:** {}\n", escape_text(&package.session_label())));
+        out.push_str(&format!(
+            "- **Description:** {}\n",
+            one_line(&package.description, limits.max_field_chars)
+        ));
+        out.push_str(&format!(
+            "- **Version:** {}\n",
+            one_line(&package.version, limits.max_field_chars)
+        ));
+        out.push_str(&format!(
+            "- **Session:** {}\n",
+            escape_text(&package.session_label())
+        ));
         if package.triggers.is_empty() {
             out.push_str("- **Triggers:** none (on request only)\n");
         } else {
             out.push_str("- **Triggers:**\n");
             for t in package.triggers.iter().take(limits.max_items) {
-                out.push_str(&format!("  - {}\n", trigger_line(t, limits.max_field_chars)));
+                out.push_str(&format!(
+                    "  - {}\n",
+                    trigger_line(t, limits.max_field_chars)
+                ));
             }
             if package.triggers.len() > limits.max_items {
-                out.push_str(&format!("  - +{} more\n", package.triggers.len() - limits.max_items));
+                out.push_str(&format!(
+                    "  - +{} more\n",
+                    package.triggers.len() - limits.max_items
+                ));
             }
         }
-        out.push_str(&format!("- **Capabilities:** {}\n", capabilities(package, limits)));
+        out.push_str(&format!(
+            "- **Capabilities:** {}\n",
+            capabilities(package, limits)
+        ));
         if !package.outputs.is_empty() {
-            let outputs = package.outputs.iter().map(|o| one_line(o, limits.max_field_chars)).collect();
-            out.push_str(&format!("- **Produces:** {}\n", capped(outputs, limits.max_items)));
+            let outputs = package
+                .outputs
+                .iter()
+                .map(|o| one_line(o, limits.max_field_chars))
+                .collect();
+            out.push_str(&format!(
+                "- **Produces:** {}\n",
+                capped(outputs, limits.max_items)
+            ));
         }
-        out.push_str(&format!("- **Tools bound:** {}\n", tools_bound(package, bindings, limits)));
-        out.push_str(&format!("- **Policy:** {}\n", policy_summary(package, limits.max_items, limits.max_field_chars)));
+        out.push_str(&format!(
+            "- **Tools bound:** {}\n",
+            tools_bound(package, bindings, limits)
+        ));
+        out.push_str(&format!(
+            "- **Policy:** {}\n",
+            policy_summary(package, limits.max_items, limits.max_field_chars)
+        ));
     }
     if ready.len() > limits.max_experts {
-        out.push_str(&format!("\n[… {} more experts not listed]\n", ready.len() - limits.max_experts));
+        out.push_str(&format!(
+            "\n[… {} more experts not listed]\n",
+            ready.len() - limits.max_experts
+        ));
     }
     out
 }

@@ -26,7 +26,9 @@ pub struct StateOptions {
 
 impl Default for StateOptions {
     fn default() -> Self {
-        StateOptions { scratch_retention_secs: 7 * 86_400 }
+        StateOptions {
+            scratch_retention_secs: 7 * 86_400,
+        }
     }
 }
 
@@ -56,14 +58,21 @@ pub struct Prepared {
 }
 
 /// Prepares `workspace` (this expert's runtime directory) for session `session_id`.
-pub fn prepare_workspace(package: &Package, workspace: &Path, session_id: &str, now: u64, options: &StateOptions) -> Result<Prepared, String> {
+pub fn prepare_workspace(
+    package: &Package,
+    workspace: &Path,
+    session_id: &str,
+    now: u64,
+    options: &StateOptions,
+) -> Result<Prepared, String> {
     let fail = |what: &Path, e: std::io::Error| format!("{}: {e}", what.display());
     fs::create_dir_all(workspace).map_err(|e| fail(workspace, e))?;
     let record_path = workspace.join(SESSION_FILE);
     // An unreadable record counts as no record: templates then fill only missing files, so
     // persistent state is never overwritten because of it.
-    let previous: Option<SessionRecord> =
-        fs::read_to_string(&record_path).ok().and_then(|text| serde_json::from_str(&text).ok());
+    let previous: Option<SessionRecord> = fs::read_to_string(&record_path)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok());
     let mut prepared = Prepared {
         first_run: previous.is_none(),
         new_session: previous.as_ref().is_none_or(|r| r.session_id != session_id),
@@ -104,7 +113,11 @@ pub fn prepare_workspace(package: &Package, workspace: &Path, session_id: &str, 
 
     prepared.scratch_pruned = prune_scratch(workspace, now, options.scratch_retention_secs);
 
-    if prepared.new_session || previous.as_ref().is_some_and(|r| r.version != package.version) {
+    if prepared.new_session
+        || previous
+            .as_ref()
+            .is_some_and(|r| r.version != package.version)
+    {
         let record = SessionRecord {
             package: package.name.clone(),
             version: package.version.clone(),
@@ -114,7 +127,11 @@ pub fn prepare_workspace(package: &Package, workspace: &Path, session_id: &str, 
         let json = serde_json::to_string_pretty(&record).unwrap_or_default() + "\n";
         write_atomically(&record_path, json.as_bytes()).map_err(|e| fail(&record_path, e))?;
     }
-    for list in [&mut prepared.state_written, &mut prepared.state_kept, &mut prepared.files_refreshed] {
+    for list in [
+        &mut prepared.state_written,
+        &mut prepared.state_kept,
+        &mut prepared.files_refreshed,
+    ] {
         list.sort();
     }
     Ok(prepared)
@@ -133,19 +150,40 @@ pub fn scratch_dir(workspace: &Path) -> Result<PathBuf, String> {
 pub fn prune_scratch(workspace: &Path, now: u64, retention_secs: u64) -> Vec<String> {
     let mut removed = Vec::new();
     let cutoff = now.saturating_sub(retention_secs);
-    prune_dir(&workspace.join(SCRATCH_DIR), SCRATCH_DIR, cutoff, 0, &mut removed);
+    prune_dir(
+        &workspace.join(SCRATCH_DIR),
+        SCRATCH_DIR,
+        cutoff,
+        0,
+        &mut removed,
+    );
     removed.sort();
     removed
 }
 
 fn modified_secs(meta: &fs::Metadata) -> Option<u64> {
-    meta.modified().ok()?.duration_since(UNIX_EPOCH).ok().map(|d| d.as_secs())
+    meta.modified()
+        .ok()?
+        .duration_since(UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_secs())
 }
 
 /// Prunes inside `dir`; returns whether `dir` is now empty.
-fn prune_dir(dir: &Path, shown: &str, cutoff: u64, depth: usize, removed: &mut Vec<String>) -> bool {
-    let Ok(entries) = fs::read_dir(dir) else { return false };
-    let mut names: Vec<_> = entries.filter_map(Result::ok).map(|e| e.file_name()).collect();
+fn prune_dir(
+    dir: &Path,
+    shown: &str,
+    cutoff: u64,
+    depth: usize,
+    removed: &mut Vec<String>,
+) -> bool {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return false;
+    };
+    let mut names: Vec<_> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
     names.sort();
     let mut left = 0;
     for name in names {
@@ -157,7 +195,8 @@ fn prune_dir(dir: &Path, shown: &str, cutoff: u64, depth: usize, removed: &mut V
         };
         let old = modified_secs(&meta).is_some_and(|m| m < cutoff);
         if meta.is_dir() {
-            let empty = depth < MAX_SCRATCH_DEPTH && prune_dir(&path, &rel, cutoff, depth + 1, removed);
+            let empty =
+                depth < MAX_SCRATCH_DEPTH && prune_dir(&path, &rel, cutoff, depth + 1, removed);
             if empty && old && fs::remove_dir(&path).is_ok() {
                 removed.push(format!("{rel}/"));
                 continue;

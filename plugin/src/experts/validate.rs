@@ -2,8 +2,8 @@
 
 use super::findings::{Finding, Rule};
 use super::package::{
-    Components, Function, LoadLimits, ManifestCtx, ManifestFile, clean_relative, finding, frontmatter, read_text,
-    split_operation,
+    Components, Function, LoadLimits, ManifestCtx, ManifestFile, clean_relative, finding,
+    frontmatter, read_text, split_operation,
 };
 use super::policy::Policy;
 use super::yaml::{FieldPath, Lines};
@@ -28,14 +28,25 @@ pub(crate) fn cross_references(
 ) {
     let process_names: BTreeSet<&str> = c.processes.iter().map(|p| p.name.as_str()).collect();
     let function_names: BTreeSet<&str> = c.functions.iter().map(|f| f.name.as_str()).collect();
-    let trigger_names: BTreeSet<&str> = manifest.triggers.iter().flatten().filter_map(|t| t.name.as_deref()).collect();
+    let trigger_names: BTreeSet<&str> = manifest
+        .triggers
+        .iter()
+        .flatten()
+        .filter_map(|t| t.name.as_deref())
+        .collect();
     let required: BTreeSet<&str> = required_tools.iter().map(String::as_str).collect();
 
     for (i, trigger) in manifest.triggers.iter().flatten().enumerate() {
-        let Some(process) = trigger.process.as_deref().filter(|p| !p.trim().is_empty()) else { continue };
+        let Some(process) = trigger.process.as_deref().filter(|p| !p.trim().is_empty()) else {
+            continue;
+        };
         if !process_names.contains(process) {
             let field = FieldPath::key("triggers").i(i).k("process");
-            m.report(Rule::XrefTriggerProcess, field, format!("{process:?} is not the name of a process in components.processes"));
+            m.report(
+                Rule::XrefTriggerProcess,
+                field,
+                format!("{process:?} is not the name of a process in components.processes"),
+            );
         }
     }
 
@@ -46,13 +57,26 @@ pub(crate) fn cross_references(
         {
             let field = FieldPath::key("trigger");
             let message = format!("{trigger:?} is not the name of a trigger in expert.yaml");
-            m.findings.push(finding(&p.path, locate(lines, &field), Rule::XrefProcessTrigger, Some(field.to_string()), message));
+            m.findings.push(finding(
+                &p.path,
+                locate(lines, &field),
+                Rule::XrefProcessTrigger,
+                Some(field.to_string()),
+                message,
+            ));
         }
         for (j, function) in p.functions.iter().enumerate() {
             if !function_names.contains(function.as_str()) {
                 let field = FieldPath::key("functions").i(j);
-                let message = format!("{function:?} is not the name of a function in components.functions");
-                m.findings.push(finding(&p.path, locate(lines, &field), Rule::XrefProcessFunctions, Some(field.to_string()), message));
+                let message =
+                    format!("{function:?} is not the name of a function in components.functions");
+                m.findings.push(finding(
+                    &p.path,
+                    locate(lines, &field),
+                    Rule::XrefProcessFunctions,
+                    Some(field.to_string()),
+                    message,
+                ));
             }
         }
         tools_declared(&p.path, &p.tools, lines, &required, m.findings);
@@ -72,7 +96,13 @@ pub(crate) fn cross_references(
             if !listed {
                 let field = FieldPath::key("knowledge").i(j);
                 let message = format!("{path:?} is not a path listed in components.knowledge");
-                m.findings.push(finding(&f.path, locate(lines, &field), Rule::XrefFunctionKnowledge, Some(field.to_string()), message));
+                m.findings.push(finding(
+                    &f.path,
+                    locate(lines, &field),
+                    Rule::XrefFunctionKnowledge,
+                    Some(field.to_string()),
+                    message,
+                ));
             }
         }
     }
@@ -80,18 +110,34 @@ pub(crate) fn cross_references(
     for key in policy.overrides.keys() {
         let field = FieldPath::key("policy").k("approval").k("overrides").k(key);
         let Some((tool, operation)) = split_operation(key) else {
-            m.report(Rule::XrefPolicyOverrides, field, format!("{key:?} is not of the form tool_name.operation_name"));
+            m.report(
+                Rule::XrefPolicyOverrides,
+                field,
+                format!("{key:?} is not of the form tool_name.operation_name"),
+            );
             continue;
         };
         if !required.contains(tool) {
-            m.report(Rule::XrefPolicyOverrides, field, format!("tool {tool:?} is not in requires.tools"));
+            m.report(
+                Rule::XrefPolicyOverrides,
+                field,
+                format!("tool {tool:?} is not in requires.tools"),
+            );
             continue;
         }
         match c.tools.iter().find(|t| t.name == tool) {
-            None => m.report(Rule::XrefPolicyOverrides, field, format!("no tool file declares {tool:?}, so operation {operation:?} cannot be checked")),
-            Some(t) if !t.operations.iter().any(|o| o.name == operation) => {
-                m.report(Rule::XrefPolicyOverrides, field, format!("operation {operation:?} is not declared in {}", t.path))
-            }
+            None => m.report(
+                Rule::XrefPolicyOverrides,
+                field,
+                format!(
+                    "no tool file declares {tool:?}, so operation {operation:?} cannot be checked"
+                ),
+            ),
+            Some(t) if !t.operations.iter().any(|o| o.name == operation) => m.report(
+                Rule::XrefPolicyOverrides,
+                field,
+                format!("operation {operation:?} is not declared in {}", t.path),
+            ),
             Some(_) => {}
         }
     }
@@ -100,18 +146,32 @@ pub(crate) fn cross_references(
     for (i, tool) in listed_tools.iter().flat_map(|t| t.iter()).enumerate() {
         if required.contains(tool.as_str()) && !c.tools.iter().any(|t| &t.name == tool) {
             let field = FieldPath::key("requires").k("tools").i(i);
-            let message = format!("no file in components.tools declares tool {tool:?}; its operations are unknown, so every call to it needs approval");
+            let message = format!(
+                "no file in components.tools declares tool {tool:?}; its operations are unknown, so every call to it needs approval"
+            );
             m.report(Rule::XrefToolFile, field, message);
         }
     }
 }
 
-fn tools_declared(path: &str, tools: &[String], lines: Option<&Lines>, required: &BTreeSet<&str>, findings: &mut Vec<Finding>) {
+fn tools_declared(
+    path: &str,
+    tools: &[String],
+    lines: Option<&Lines>,
+    required: &BTreeSet<&str>,
+    findings: &mut Vec<Finding>,
+) {
     for (j, tool) in tools.iter().enumerate() {
         if !required.contains(tool.as_str()) {
             let field = FieldPath::key("tools").i(j);
             let message = format!("tool {tool:?} is not declared in requires.tools");
-            findings.push(finding(path, locate(lines, &field), Rule::XrefToolsDeclared, Some(field.to_string()), message));
+            findings.push(finding(
+                path,
+                locate(lines, &field),
+                Rule::XrefToolsDeclared,
+                Some(field.to_string()),
+                message,
+            ));
         }
     }
 }
@@ -123,13 +183,20 @@ struct LearningFront {
 
 /// Spec §14: a learnings file's `scope` is `package` or a function name (warning). Learnings are
 /// runtime-generated, so an unreadable one is a warning too.
-pub(crate) fn learnings(dir: &Path, limits: &LoadLimits, functions: &[Function], findings: &mut Vec<Finding>) {
+pub(crate) fn learnings(
+    dir: &Path,
+    limits: &LoadLimits,
+    functions: &[Function],
+    findings: &mut Vec<Finding>,
+) {
     let learnings = dir.join("learnings");
     let is_dir = fs::symlink_metadata(&learnings).is_ok_and(|m| m.is_dir());
     if !is_dir {
         return;
     }
-    let Ok(entries) = fs::read_dir(&learnings) else { return };
+    let Ok(entries) = fs::read_dir(&learnings) else {
+        return;
+    };
     let mut names: Vec<String> = entries
         .filter_map(Result::ok)
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -147,16 +214,26 @@ pub(crate) fn learnings(dir: &Path, limits: &LoadLimits, functions: &[Function],
             }
         };
         let mut local = Vec::new();
-        let parsed = frontmatter::<LearningFront>(&path, &text, Rule::LearningScope, false, &mut local);
+        let parsed =
+            frontmatter::<LearningFront>(&path, &text, Rule::LearningScope, false, &mut local);
         findings.extend(local);
-        let Some((front, lines)) = parsed else { continue };
+        let Some((front, lines)) = parsed else {
+            continue;
+        };
         if let Some(scope) = front.scope
             && scope != "package"
             && !functions.iter().any(|f| f.name == scope)
         {
             let field = FieldPath::key("scope");
-            let message = format!("scope {scope:?} is neither `package` nor the name of a function");
-            findings.push(finding(&path, lines.line(&field), Rule::LearningScope, Some("scope".into()), message));
+            let message =
+                format!("scope {scope:?} is neither `package` nor the name of a function");
+            findings.push(finding(
+                &path,
+                lines.line(&field),
+                Rule::LearningScope,
+                Some("scope".into()),
+                message,
+            ));
         }
     }
 }

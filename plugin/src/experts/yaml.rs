@@ -61,14 +61,21 @@ pub fn parse<T: DeserializeOwned + Default>(text: &str) -> Result<T, ParseError>
         return Ok(T::default());
     }
     // A document that is just `~`/`null` is as empty as no document.
-    if matches!(serde_norway::from_str::<serde_norway::Value>(text), Ok(serde_norway::Value::Null)) {
+    if matches!(
+        serde_norway::from_str::<serde_norway::Value>(text),
+        Ok(serde_norway::Value::Null)
+    ) {
         return Ok(T::default());
     }
     serde_norway::from_str(text).map_err(|e| {
         let line = e.location().map(|l| l.line() as u32);
         let full = e.to_string();
         let (field, message) = split_field(&full);
-        ParseError { line, field, message: strip_location(&message) }
+        ParseError {
+            line,
+            field,
+            message: strip_location(&message),
+        }
     })
 }
 
@@ -77,7 +84,9 @@ fn split_field(message: &str) -> (Option<String>, String) {
     if let Some((path, rest)) = message.split_once(": ") {
         let looks_like_path = !path.is_empty()
             && !path.contains(' ')
-            && path.chars().all(|c| c.is_alphanumeric() || "_.[]-".contains(c));
+            && path
+                .chars()
+                .all(|c| c.is_alphanumeric() || "_.[]-".contains(c));
         if looks_like_path {
             return (Some(path.to_string()), rest.to_string());
         }
@@ -104,9 +113,14 @@ pub struct Frontmatter<'a> {
 
 /// Splits `---` frontmatter off a markdown file. `Err` when the block is opened but never closed.
 pub fn split_frontmatter(text: &str) -> Result<Frontmatter<'_>, String> {
-    let starts = text.starts_with("---\n") || text.starts_with("---\r\n") || text.trim_end() == "---";
+    let starts =
+        text.starts_with("---\n") || text.starts_with("---\r\n") || text.trim_end() == "---";
     if !starts {
-        return Ok(Frontmatter { yaml: None, first_line: 1, body: text });
+        return Ok(Frontmatter {
+            yaml: None,
+            first_line: 1,
+            body: text,
+        });
     }
     let after_open = text.find('\n').map(|i| i + 1).unwrap_or(text.len());
     let mut offset = after_open;
@@ -115,7 +129,11 @@ pub fn split_frontmatter(text: &str) -> Result<Frontmatter<'_>, String> {
         if t == "---" || t == "..." {
             let yaml = &text[after_open..offset];
             let body = &text[offset + line.len()..];
-            return Ok(Frontmatter { yaml: Some(yaml), first_line: 2, body });
+            return Ok(Frontmatter {
+                yaml: Some(yaml),
+                first_line: 2,
+                body,
+            });
         }
         offset += line.len();
     }
@@ -135,13 +153,19 @@ pub struct Lines {
 
 impl Lines {
     pub fn new(text: &str, first_line: u32) -> Lines {
-        Lines { index: PathIndex::build(text), offset: first_line.saturating_sub(1) }
+        Lines {
+            index: PathIndex::build(text),
+            offset: first_line.saturating_sub(1),
+        }
     }
 
     /// The line of `path` in the file; when the exact field is not found (a flow collection, an absent
     /// field), the line of the nearest enclosing field that is.
     pub fn line(&self, path: &FieldPath) -> Option<u32> {
-        (1..=path.0.len()).rev().find_map(|n| self.index.find(&path.0[..n])).map(|l| l + self.offset)
+        (1..=path.0.len())
+            .rev()
+            .find_map(|n| self.index.find(&path.0[..n]))
+            .map(|l| l + self.offset)
     }
 }
 
@@ -160,7 +184,12 @@ struct Frame {
 impl PathIndex {
     fn build(text: &str) -> PathIndex {
         let mut entries = Vec::new();
-        let mut stack: Vec<Frame> = vec![Frame { col: 0, seg: None, is_item: false, children: 0 }];
+        let mut stack: Vec<Frame> = vec![Frame {
+            col: 0,
+            seg: None,
+            is_item: false,
+            children: 0,
+        }];
         // Lines of a block scalar (`|`, `>`) deeper than this column are text, not fields.
         let mut scalar_above: Option<usize> = None;
         for (n, raw) in text.lines().enumerate() {
@@ -186,7 +215,12 @@ impl PathIndex {
                 let parent = stack.last_mut().expect("root frame");
                 let index = parent.children;
                 parent.children += 1;
-                stack.push(Frame { col, seg: Some(Seg::Index(index)), is_item: true, children: 0 });
+                stack.push(Frame {
+                    col,
+                    seg: Some(Seg::Index(index)),
+                    is_item: true,
+                    children: 0,
+                });
                 entries.push((path_of(&stack), line_no));
                 let after = rest[1..].trim_start();
                 col += rest.len() - after.len();
@@ -200,7 +234,12 @@ impl PathIndex {
             }
             if let Some((key, value)) = split_key(rest) {
                 pop_to(&mut stack, col, false);
-                stack.push(Frame { col, seg: Some(Seg::Key(key)), is_item: false, children: 0 });
+                stack.push(Frame {
+                    col,
+                    seg: Some(Seg::Key(key)),
+                    is_item: false,
+                    children: 0,
+                });
                 entries.push((path_of(&stack), line_no));
                 let v = value.trim_start();
                 if v.starts_with('|') || v.starts_with('>') {
@@ -212,7 +251,10 @@ impl PathIndex {
     }
 
     fn find(&self, path: &[Seg]) -> Option<u32> {
-        self.entries.iter().find(|(p, _)| p.as_slice() == path).map(|(_, line)| *line)
+        self.entries
+            .iter()
+            .find(|(p, _)| p.as_slice() == path)
+            .map(|(_, line)| *line)
     }
 }
 
@@ -221,7 +263,11 @@ impl PathIndex {
 fn pop_to(stack: &mut Vec<Frame>, col: usize, is_item: bool) {
     while stack.len() > 1 {
         let top = stack.last().expect("non-empty");
-        let closes = if is_item { top.col > col || (top.col == col && top.is_item) } else { top.col >= col };
+        let closes = if is_item {
+            top.col > col || (top.col == col && top.is_item)
+        } else {
+            top.col >= col
+        };
         if !closes {
             break;
         }
@@ -239,7 +285,10 @@ fn split_key(text: &str) -> Option<(String, &str)> {
         let end = text[1..].find(quote)? + 1;
         let key = &text[1..end];
         let after = &text[end + 1..];
-        return after.strip_prefix(':').filter(|r| r.is_empty() || r.starts_with(' ')).map(|r| (key.to_string(), r));
+        return after
+            .strip_prefix(':')
+            .filter(|r| r.is_empty() || r.starts_with(' '))
+            .map(|r| (key.to_string(), r));
     }
     if text.starts_with(['[', '{', '&', '*', '!', '|', '>']) {
         return None;
@@ -292,14 +341,33 @@ components:
         assert_eq!(line(FieldPath::key("triggers").i(0).k("process")), Some(10));
         assert_eq!(line(FieldPath::key("triggers").i(1).k("name")), Some(11));
         assert_eq!(line(FieldPath::key("triggers").i(1).k("type")), Some(14));
-        assert_eq!(line(FieldPath::key("policy").k("approval").k("overrides").k("crm.get")), Some(18));
-        assert_eq!(line(FieldPath::key("policy").k("approval").k("overrides").k("email.send")), Some(19));
+        assert_eq!(
+            line(
+                FieldPath::key("policy")
+                    .k("approval")
+                    .k("overrides")
+                    .k("crm.get")
+            ),
+            Some(18)
+        );
+        assert_eq!(
+            line(
+                FieldPath::key("policy")
+                    .k("approval")
+                    .k("overrides")
+                    .k("email.send")
+            ),
+            Some(19)
+        );
     }
 
     #[test]
     fn falls_back_to_the_enclosing_field() {
         // Flow sequences have no item lines: the key's line.
-        assert_eq!(line(FieldPath::key("components").k("functions").i(1)), Some(21));
+        assert_eq!(
+            line(FieldPath::key("components").k("functions").i(1)),
+            Some(21)
+        );
         assert_eq!(line(FieldPath::key("triggers").i(0).k("expr")), Some(8));
         assert_eq!(line(FieldPath::key("nowhere")), None);
     }
@@ -307,13 +375,24 @@ components:
     #[test]
     fn block_scalars_hide_their_text() {
         let index = PathIndex::build(MANIFEST);
-        assert!(index.find(&[Seg::Key("triggers".into()), Seg::Index(1), Seg::Key("not".into())]).is_none());
+        assert!(
+            index
+                .find(&[
+                    Seg::Key("triggers".into()),
+                    Seg::Index(1),
+                    Seg::Key("not".into())
+                ])
+                .is_none()
+        );
     }
 
     #[test]
     fn splits_frontmatter() {
         let fm = split_frontmatter("---\nname: a\n---\nbody\n").unwrap();
-        assert_eq!((fm.yaml, fm.first_line, fm.body), (Some("name: a\n"), 2, "body\n"));
+        assert_eq!(
+            (fm.yaml, fm.first_line, fm.body),
+            (Some("name: a\n"), 2, "body\n")
+        );
         assert_eq!(split_frontmatter("# Title\n").unwrap().yaml, None);
         assert!(split_frontmatter("---\nname: a\n").is_err());
         assert_eq!(split_frontmatter("---\n---\n").unwrap().yaml, Some(""));
