@@ -79,8 +79,9 @@ use bindings::{GraphitiPlugin, GraphitiPluginPre};
 pub use bindings::graphiti::openclaw::host::LogLevel;
 pub use bindings::graphiti::openclaw::types::{
     AgentEndEvent, BoostHit, Candidate, CaptureOutcome, ChatType, Command, CommandOutput,
-    ConfigError, ConfigSummary, Decision, HookContext, IngestRequest, Injection, IntentTestRequest,
-    OutputFormat, PromptEvent, SearchRequest, SkippedPack, SpooledTurn, TickReport,
+    ConfigError, ConfigSummary, Decision, ExpertsCommand, HookContext, IngestRequest, Injection,
+    IntentTestRequest, OutputFormat, PromptEvent, SearchRequest, SkippedPack, SpooledTurn,
+    TickReport, ToolCall, ToolVerdict,
 };
 
 /// Exit code of [`Shim::run_command`] when the guest failed (EX_SOFTWARE).
@@ -109,6 +110,10 @@ pub struct ShimOptions {
     pub echo_logs: bool,
     /// A JSON object laid over the settings file, as OpenClaw's plugin config is.
     pub host_settings: Option<String>,
+    /// Mounted read-only at `/experts`: installed openexperts packages.
+    pub experts_dir: Option<PathBuf>,
+    /// Mounted read-write at `/workspace`: the agents' workspace (EXPERTS.md, expert state).
+    pub workspace_dir: Option<PathBuf>,
 }
 
 impl ShimOptions {
@@ -125,6 +130,8 @@ impl ShimOptions {
             limits,
             echo_logs: true,
             host_settings: None,
+            experts_dir: None,
+            workspace_dir: None,
         }
     }
 }
@@ -454,6 +461,17 @@ impl Shim {
         })?
     }
 
+    /// Whether an agent's tool call may run (expert sessions' approval policy); when the guest
+    /// fails, the call is refused (an expert must not act unchecked).
+    pub fn before_tool_call(&mut self, call: &ToolCall, ctx: &HookContext) -> ToolVerdict {
+        self.call("before-tool-call", |plugin, store| {
+            plugin.call_before_tool_call(store, call, ctx)
+        })
+        .unwrap_or_else(|reason| {
+            ToolVerdict::Block(format!("the plugin failed ({reason}); refused to be safe"))
+        })
+    }
+
     /// Runs an operator command; when the guest fails, exit code [`GUEST_FAILURE_EXIT_CODE`] and
     /// the reason on stderr.
     pub fn run_command(&mut self, command: &Command) -> CommandOutput {
@@ -557,6 +575,12 @@ impl Shim {
         if let Some(dir) = &options.state_dir {
             wasi.preopened_dir(dir, "/state", FsPerms::ReadWrite)?;
         }
+        if let Some(dir) = &options.experts_dir {
+            wasi.preopened_dir(dir, "/experts", FsPerms::ReadOnly)?;
+        }
+        if let Some(dir) = &options.workspace_dir {
+            wasi.preopened_dir(dir, "/workspace", FsPerms::ReadWrite)?;
+        }
         if options.echo_logs {
             // The host's stdout is for command output only.
             wasi.stdout(std::io::stderr()).stderr(std::io::stderr());
@@ -590,6 +614,8 @@ fn mounts(options: &ShimOptions) -> Vec<(&'static str, &Path)> {
 fn no_injection(reason: String) -> Injection {
     Injection {
         prepend_context: None,
+        system_context: None,
+        append_system_context: None,
         decision: Decision {
             intent: None,
             primary_pack: None,

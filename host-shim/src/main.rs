@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use host_shim::{
-    AgentEndEvent, CaptureOutcome, ChatType, Command, CommandOutput, HookContext, IngestRequest,
-    Injection, IntentTestRequest, Limits, OutputFormat, PromptEvent, Shim, ShimError, ShimOptions,
-    TickReport,
+    AgentEndEvent, CaptureOutcome, ChatType, Command, CommandOutput, ExpertsCommand, HookContext,
+    IngestRequest, Injection, IntentTestRequest, Limits, OutputFormat, PromptEvent, Shim,
+    ShimError, ShimOptions, TickReport,
 };
 
 #[derive(Parser)]
@@ -53,6 +53,12 @@ struct GlobalOptions {
     /// Memory limit of the component
     #[arg(long, global = true, value_name = "N", default_value_t = 256)]
     memory_limit_mb: usize,
+    /// Expert packages, mounted read-only [default: <config-dir>/experts when it exists]
+    #[arg(long, global = true, value_name = "DIR")]
+    experts_dir: Option<PathBuf>,
+    /// The agents' workspace (EXPERTS.md, expert state), mounted read-write
+    #[arg(long, global = true, value_name = "DIR")]
+    workspace_dir: Option<PathBuf>,
     /// Settings as a JSON file, laid over the settings file key by key (as OpenClaw's plugin config)
     #[arg(long, global = true, value_name = "FILE")]
     settings: Option<PathBuf>,
@@ -111,6 +117,11 @@ enum CliCommand {
         #[arg(long, value_name = "ID", default_value = "demo-user")]
         sender: String,
     },
+    /// Expert packages: list, validate, prompt, registry, pending approvals, approve
+    Experts {
+        #[command(subcommand)]
+        command: ExpertsCli,
+    },
     /// The last turn of a session: recall outcome, decision trace, what was injected
     Debug {
         /// Session key [default: the most recent turn of any session]
@@ -139,6 +150,31 @@ enum CliCommand {
     },
 }
 
+#[derive(Subcommand)]
+enum ExpertsCli {
+    /// Installed packages: ✓ ready, ✗ with errors
+    List,
+    /// Both validation phases of a package (exit 1 on errors)
+    Validate {
+        /// A package name in the experts directory, or a package directory
+        target: String,
+    },
+    /// The assembled system prompt of a package
+    Prompt {
+        /// A package name in the experts directory, or a package directory
+        target: String,
+    },
+    /// EXPERTS.md, as the main agent gets it
+    Registry,
+    /// Tool calls waiting for the user's approval
+    Pending,
+    /// Approve one pending tool call
+    Approve {
+        /// The request id, as `pending` shows it
+        id: String,
+    },
+}
+
 fn main() -> ExitCode {
     // clap exits with 2 on usage errors.
     let cli = Cli::parse();
@@ -151,7 +187,25 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<u8, String> {
+fn run(mut cli: Cli) -> Result<u8, String> {
+    // A package given as a directory: its parent is mounted as the experts directory.
+    if let CliCommand::Experts {
+        command: ExpertsCli::Validate { target } | ExpertsCli::Prompt { target },
+    } = &mut cli.command
+    {
+        let path = Path::new(target.as_str());
+        if path.join("expert.yaml").is_file() {
+            let dir = path
+                .canonicalize()
+                .map_err(|err| format!("{target}: {err}"))?;
+            let name = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .ok_or_else(|| format!("{target}: not a package directory"))?;
+            cli.options.experts_dir = dir.parent().map(Path::to_path_buf);
+            *target = name;
+        }
+    }
     // Only a simulated turn, recall and status may keep state or reach Graphiti; the routing checks
     // (intent-test, lint-rules, eval, check-config) write and send nothing.
     let dry_run = !matches!(
@@ -161,6 +215,9 @@ fn run(cli: Cli) -> Result<u8, String> {
             | CliCommand::Status
             | CliCommand::Ingest { .. }
             | CliCommand::Debug { .. }
+            | CliCommand::Experts {
+                command: ExpertsCli::Pending | ExpertsCli::Approve { .. }
+            }
     );
     let mut shim = open_shim(cli.options, dry_run)?;
     let command = match cli.command {
@@ -197,6 +254,14 @@ fn run(cli: Cli) -> Result<u8, String> {
         CliCommand::Recall { query, group_id } => Command::Recall((query, group_id)),
         CliCommand::Status => Command::Status,
         CliCommand::Debug { session } => Command::Debug(session),
+        CliCommand::Experts { command } => Command::Experts(match command {
+            ExpertsCli::List => ExpertsCommand::List,
+            ExpertsCli::Validate { target } => ExpertsCommand::Validate(target),
+            ExpertsCli::Prompt { target } => ExpertsCommand::Prompt(target),
+            ExpertsCli::Registry => ExpertsCommand::Registry,
+            ExpertsCli::Pending => ExpertsCommand::Pending,
+            ExpertsCli::Approve { id } => ExpertsCommand::Approve(id),
+        }),
         CliCommand::Ingest { text, sender } => {
             let ctx = HookContext {
                 session_key: None,
@@ -265,6 +330,18 @@ fn open_shim(options: GlobalOptions, dry_run: bool) -> Result<Shim, String> {
             options.allowed_origins
         },
         echo_logs: !options.quiet,
+        experts_dir: options
+            .experts_dir
+            .or_else(|| Some(options.config_dir.join("experts")).filter(|d| d.is_dir())),
+        workspace_dir: match options.workspace_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(&dir).map_err(|err| {
+                    format!("cannot create workspace directory {}: {err}", dir.display())
+                })?;
+                Some(dir)
+            }
+            None => None,
+        },
         host_settings: options
             .settings
             .map(|path| read_text("settings file", &path))

@@ -69,6 +69,7 @@ pub enum Command {
     Ingest(String, Option<String>, HookContext),
     /// The last turn of a session (by key), or the most recent turn.
     Debug(Option<String>),
+    Experts(crate::expert_sessions::ExpertsCommand),
 }
 
 /// What one `tick` did with the capture spool.

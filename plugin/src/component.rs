@@ -5,6 +5,7 @@ use crate::api;
 use crate::config::{ConfigError as NativeConfigError, ConfigRoots};
 use crate::decision;
 use crate::engine::Engine;
+use crate::expert_sessions::{ExpertsCommand, ToolVerdict};
 use crate::graphiti::http as net;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,12 @@ const CONFIG_DIR: &str = "/config";
 const OVERLAY_DIR: &str = "/overlay";
 const CONFIG_PRIVATE_OVERLAY: &str = "/config/private";
 const STATE_DIR: &str = "/state";
+const EXPERTS_DIR: &str = "/experts";
+const WORKSPACE_DIR: &str = "/workspace";
+
+fn mounted(dir: &str) -> Option<PathBuf> {
+    Path::new(dir).is_dir().then(|| PathBuf::from(dir))
+}
 
 thread_local! {
     static ENGINE: RefCell<Engine> = RefCell::new(Engine::new(
@@ -30,9 +37,9 @@ thread_local! {
             config: PathBuf::from(CONFIG_DIR),
             overlay: Some(PathBuf::from(if Path::new(OVERLAY_DIR).is_dir() { OVERLAY_DIR } else { CONFIG_PRIVATE_OVERLAY })),
         },
-        Path::new(STATE_DIR).is_dir().then(|| PathBuf::from(STATE_DIR)),
+        mounted(STATE_DIR),
         Box::new(HostHttp),
-    ));
+    ).with_experts(mounted(EXPERTS_DIR), mounted(WORKSPACE_DIR)));
 }
 
 /// The host's `http-request` import, the only network the component has.
@@ -163,6 +170,22 @@ impl Guest for Component {
         with_engine(|e| e.dry_run(&intent_test_request(request))).map(injection)
     }
 
+    fn before_tool_call(call: wit::ToolCall, ctx: wit::HookContext) -> wit::ToolVerdict {
+        let verdict = with_engine(|e| {
+            e.before_tool_call(&call.tool_name, &call.arguments_json, &hook_context(ctx))
+        });
+        match verdict {
+            ToolVerdict::Allow => wit::ToolVerdict::Allow,
+            ToolVerdict::Block(message) => {
+                host::log(
+                    LogLevel::Info,
+                    &format!("experts: refused {}: {message}", call.tool_name),
+                );
+                wit::ToolVerdict::Block(message)
+            }
+        }
+    }
+
     fn run_command(cmd: wit::Command) -> wit::CommandOutput {
         let command = match cmd {
             wit::Command::IntentTest((request, format)) => api::Command::IntentTest(
@@ -180,6 +203,14 @@ impl Guest for Component {
             wit::Command::Search(r) => api::Command::Search(r.query, hook_context(r.ctx)),
             wit::Command::Ingest(r) => api::Command::Ingest(r.text, r.source, hook_context(r.ctx)),
             wit::Command::Debug(session_key) => api::Command::Debug(session_key),
+            wit::Command::Experts(command) => api::Command::Experts(match command {
+                wit::ExpertsCommand::List => ExpertsCommand::List,
+                wit::ExpertsCommand::Validate(target) => ExpertsCommand::Validate(target),
+                wit::ExpertsCommand::Prompt(target) => ExpertsCommand::Prompt(target),
+                wit::ExpertsCommand::Registry => ExpertsCommand::Registry,
+                wit::ExpertsCommand::Pending => ExpertsCommand::Pending,
+                wit::ExpertsCommand::Approve(id) => ExpertsCommand::Approve(id),
+            }),
         };
         let out = with_engine(|e| e.run_command(&command));
         wit::CommandOutput {
@@ -230,6 +261,8 @@ fn injection(i: decision::Injection) -> wit::Injection {
     let d = i.decision;
     wit::Injection {
         prepend_context: i.prepend_context,
+        system_context: i.system_context,
+        append_system_context: i.append_system_context,
         notes: i.notes,
         decision: wit::Decision {
             intent: d.intent,

@@ -219,6 +219,8 @@ pub struct SettingsFile {
     pub capture: CaptureSettings,
     #[serde(default)]
     pub skip: SkipSettings,
+    #[serde(default)]
+    pub experts: crate::expert_sessions::ExpertsSettings,
 }
 
 impl SettingsFile {
@@ -228,6 +230,7 @@ impl SettingsFile {
             recall: self.recall.clone(),
             capture: self.capture.clone(),
             skip: self.skip.clone(),
+            experts: self.experts.clone(),
         }
     }
 }
@@ -239,6 +242,7 @@ pub struct PluginSettings {
     pub recall: RecallSettings,
     pub capture: CaptureSettings,
     pub skip: SkipSettings,
+    pub experts: crate::expert_sessions::ExpertsSettings,
 }
 
 #[derive(Clone, Debug, Deserialize)]

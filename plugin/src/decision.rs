@@ -57,6 +57,10 @@ impl Decision {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Injection {
     pub prepend_context: Option<String>,
+    /// An expert session's assembled prompt (OpenClaw's `prependSystemContext`).
+    pub system_context: Option<String>,
+    /// The registry of experts, for the main agent (OpenClaw's `appendSystemContext`).
+    pub append_system_context: Option<String>,
     pub decision: Decision,
     pub notes: Vec<String>,
 }

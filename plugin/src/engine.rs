@@ -6,6 +6,7 @@ use crate::capture;
 use crate::commands;
 use crate::config::{ConfigError, ConfigRoots, PluginSettings};
 use crate::decision::{CaptureOutcome, Decision, Injection};
+use crate::expert_sessions::{ExpertRoots, ExpertSessions, ToolVerdict};
 use crate::graphiti::http::{Deadline, Http};
 use crate::graphiti::{Client, Episode, EpisodeKind, GraphitiError, Transport};
 use crate::recall::{self, Recall};
@@ -37,6 +38,7 @@ pub struct Engine {
     /// Counts not yet merged into the state directory's file.
     unsaved: stats::Stats,
     unsaved_updates: u32,
+    experts: ExpertSessions,
 }
 
 /// Counts are merged into the file at least this often (and on every `tick` and `status`).
@@ -44,6 +46,7 @@ const STATS_FLUSH_EVERY: u32 = 50;
 
 impl Engine {
     pub fn new(roots: ConfigRoots, state_dir: Option<PathBuf>, http: Box<dyn Http>) -> Engine {
+        let state_dir_for_experts = state_dir.clone();
         Engine {
             roots,
             state_dir,
@@ -56,7 +59,21 @@ impl Engine {
             client: None,
             unsaved: stats::Stats::default(),
             unsaved_updates: 0,
+            experts: ExpertSessions::new(ExpertRoots {
+                state: state_dir_for_experts,
+                ..ExpertRoots::default()
+            }),
         }
+    }
+
+    /// Where expert packages and the agents' workspace are (both optional).
+    pub fn with_experts(mut self, packages: Option<PathBuf>, workspace: Option<PathBuf>) -> Engine {
+        self.experts = ExpertSessions::new(ExpertRoots {
+            packages,
+            workspace,
+            state: self.state_dir.clone(),
+        });
+        self
     }
 
     fn count(&mut self, change: impl FnOnce(&mut stats::Stats)) {
@@ -97,6 +114,7 @@ impl Engine {
                     graphiti_url: loaded.plugin.graphiti.url.clone(),
                 };
                 self.router = Some(loaded.router);
+                self.experts.configure(loaded.plugin.experts.clone());
                 self.settings = loaded.plugin;
                 self.load_errors.clear();
                 Ok(summary)
@@ -157,12 +175,23 @@ impl Engine {
         (client, self.http.as_mut())
     }
 
+    /// Recall and routing (user turns), plus the experts' system context (any turn: expert sessions
+    /// are sub-agent turns).
     pub fn before_agent_start(&mut self, event: &PromptEvent, ctx: &HookContext) -> Injection {
+        let mut injection = self.recall_and_route(event, ctx);
+        let system = self.experts.for_turn(ctx, spool::now_ms() / 1000);
+        injection.system_context = system.expert_prompt;
+        injection.append_system_context = system.registry;
+        injection.notes.extend(system.notes);
+        injection
+    }
+
+    fn recall_and_route(&mut self, event: &PromptEvent, ctx: &HookContext) -> Injection {
         if let Err(e) = self.router() {
             return Injection {
                 decision: Decision::none(e.clone()),
                 notes: vec![e],
-                prepend_context: None,
+                ..Injection::default()
             };
         }
         if !self.is_user_turn(ctx) {
@@ -243,6 +272,7 @@ impl Engine {
             prepend_context: (!blocks.is_empty()).then(|| blocks.join("\n\n")),
             decision: routed.decision,
             notes,
+            ..Injection::default()
         };
         if let (Some(dir), Some(key)) = (&self.state_dir, session_key) {
             let record = TurnRecord::new(
@@ -535,6 +565,7 @@ impl Engine {
             prepend_context: routed.pack_context,
             decision: routed.decision,
             notes: routed.notes,
+            ..Injection::default()
         })
     }
 
@@ -565,7 +596,29 @@ impl Engine {
             }
             Command::Ingest(text, source, ctx) => self.ingest(text, source.as_deref(), ctx),
             Command::Debug(session_key) => self.debug(session_key.as_deref()),
+            Command::Experts(command) => {
+                // The `experts` settings (servers, mappings) come with the configuration.
+                let _ = self.router();
+                let (exit_code, stdout) = self.experts.command(command, spool::now_ms() / 1000);
+                CommandOutput {
+                    exit_code,
+                    stdout,
+                    stderr: String::new(),
+                }
+            }
         }
+    }
+
+    /// Before a tool call: expert sessions' approval policy; other sessions are not checked.
+    pub fn before_tool_call(
+        &mut self,
+        tool_name: &str,
+        arguments_json: &str,
+        ctx: &HookContext,
+    ) -> ToolVerdict {
+        let _ = self.router();
+        self.experts
+            .before_tool_call(tool_name, arguments_json, ctx, spool::now_ms() / 1000)
     }
 
     /// Text to remember, spooled for the conversation's group; `tick` sends it.

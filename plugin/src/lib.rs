@@ -9,6 +9,7 @@ pub mod commands;
 pub mod config;
 pub mod decision;
 pub mod engine;
+pub mod expert_sessions;
 pub mod experts;
 pub mod files;
 pub mod graphiti;

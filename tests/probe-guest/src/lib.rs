@@ -9,7 +9,7 @@ use exports::graphiti::openclaw::plugin::Guest;
 use graphiti::openclaw::host;
 use graphiti::openclaw::types::{
     AgentEndEvent, CaptureOutcome, Command, CommandOutput, ConfigError, ConfigSummary, Decision,
-    HookContext, Injection, IntentTestRequest, PromptEvent, TickReport,
+    HookContext, Injection, IntentTestRequest, PromptEvent, TickReport, ToolCall, ToolVerdict,
 };
 
 struct Probe;
@@ -55,6 +55,10 @@ impl Guest for Probe {
 
     fn dry_run(request: IntentTestRequest) -> Result<Injection, String> {
         Ok(injection(run(&request.prompt)))
+    }
+
+    fn before_tool_call(_call: ToolCall, _ctx: HookContext) -> ToolVerdict {
+        ToolVerdict::Allow
     }
 
     fn run_command(cmd: Command) -> CommandOutput {
@@ -117,6 +121,8 @@ fn run(prompt: &str) -> String {
 fn injection(text: String) -> Injection {
     Injection {
         prepend_context: Some(text),
+        system_context: None,
+        append_system_context: None,
         decision: Decision {
             intent: None,
             primary_pack: None,

@@ -1,0 +1,449 @@
+//! Expert packages in a turn: which sessions belong to an expert, the expert's assembled prompt for
+//! them, the registry of experts for the main agent (and `EXPERTS.md` in the workspace), the approval
+//! check before each tool call, and the `experts …` commands. The package logic is in [`crate::experts`].
+
+use crate::api::HookContext;
+use crate::experts::{
+    self, ApprovalStore, LoadOptions, LoadedExpert, PromptLimits, RegistryLimits, StateOptions,
+    Verdict,
+};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The `experts` section of the settings.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExpertsSettings {
+    pub enabled: bool,
+    /// Session keys or agent ids → expert names, for sessions not labelled `expert:<name>`.
+    pub sessions: BTreeMap<String, String>,
+    /// The runtime workspace as agents see it (the host's path of `/workspace`), for the prompt.
+    pub workspace_dir: String,
+    /// MCP servers the host has configured; bindings to other servers are errors. Absent: unchecked.
+    pub known_servers: Option<Vec<String>>,
+    pub scratch_retention_days: u64,
+}
+
+impl Default for ExpertsSettings {
+    fn default() -> Self {
+        ExpertsSettings {
+            enabled: true,
+            sessions: BTreeMap::new(),
+            workspace_dir: "~/.openclaw/workspace".into(),
+            known_servers: None,
+            scratch_retention_days: 7,
+        }
+    }
+}
+
+/// Where packages, the agents' workspace and the approval stores are, inside the component.
+#[derive(Clone, Debug, Default)]
+pub struct ExpertRoots {
+    /// Installed packages (read-only), one directory each.
+    pub packages: Option<PathBuf>,
+    /// The agents' workspace (read-write): `EXPERTS.md` and `expert-state/<name>/`.
+    pub workspace: Option<PathBuf>,
+    /// The plugin's state directory: approval stores under `experts/<name>/`.
+    pub state: Option<PathBuf>,
+}
+
+/// Runtime state directory of one expert inside the workspace (loader design §4).
+const STATE_SUBDIR: &str = "expert-state";
+
+/// What an expert session or the main agent gets as system context.
+#[derive(Debug, Default, PartialEq)]
+pub struct SystemContext {
+    /// The expert's assembled prompt (OpenClaw's `prependSystemContext`).
+    pub expert_prompt: Option<String>,
+    /// The registry of experts for the main agent (OpenClaw's `appendSystemContext`).
+    pub registry: Option<String>,
+    pub notes: Vec<String>,
+}
+
+pub struct ExpertSessions {
+    settings: ExpertsSettings,
+    roots: ExpertRoots,
+    /// The registry summary, built once per configuration (packages are read at reload, not per turn).
+    registry: Option<String>,
+}
+
+impl ExpertSessions {
+    pub fn new(roots: ExpertRoots) -> ExpertSessions {
+        ExpertSessions {
+            settings: ExpertsSettings::default(),
+            roots,
+            registry: None,
+        }
+    }
+
+    /// New settings (a configuration reload): the registry is rebuilt on next use.
+    pub fn configure(&mut self, settings: ExpertsSettings) {
+        self.settings = settings;
+        self.registry = None;
+    }
+
+    fn load_options(&self) -> LoadOptions {
+        LoadOptions {
+            known_servers: self.settings.known_servers.clone(),
+            ..LoadOptions::default()
+        }
+    }
+
+    fn active_root(&self) -> Option<&Path> {
+        self.roots
+            .packages
+            .as_deref()
+            .filter(|_| self.settings.enabled)
+    }
+
+    /// The expert a session belongs to: the configured mapping (by session key, then agent id), an
+    /// `expert:<name>` label in the session key, or an agent id `expert:<name>` / `expert-<name>`.
+    pub fn expert_of(&self, ctx: &HookContext) -> Option<String> {
+        let mapped = [&ctx.session_key, &ctx.agent_id]
+            .into_iter()
+            .flatten()
+            .find_map(|key| self.settings.sessions.get(key).cloned());
+        if mapped.is_some() {
+            return mapped;
+        }
+        let labelled = ctx.session_key.as_deref().and_then(|key| {
+            let lower = key.to_ascii_lowercase();
+            let start = lower.find("expert:")? + "expert:".len();
+            let name: String = key[start..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_' || *c == '.')
+                .collect();
+            (!name.is_empty()).then_some(name)
+        });
+        labelled.or_else(|| {
+            let agent = ctx.agent_id.as_deref()?;
+            let name = agent
+                .strip_prefix("expert:")
+                .or_else(|| agent.strip_prefix("expert-"))?;
+            (!name.is_empty()).then(|| name.to_string())
+        })
+    }
+
+    fn load(&self, name: &str) -> Result<LoadedExpert, String> {
+        let root = self
+            .active_root()
+            .ok_or("no experts directory is mounted")?;
+        experts::find_expert(root, name, &self.load_options())
+    }
+
+    fn workspace_display(&self, name: &str) -> String {
+        format!(
+            "{}/{STATE_SUBDIR}/{name}",
+            self.settings.workspace_dir.trim_end_matches('/')
+        )
+    }
+
+    /// System context for a turn: the expert's prompt in its sessions (its workspace prepared for the
+    /// session first), the registry elsewhere. Trouble is a note, never a failed turn.
+    pub fn for_turn(&mut self, ctx: &HookContext, now_secs: u64) -> SystemContext {
+        let mut out = SystemContext::default();
+        if self.active_root().is_none() {
+            return out;
+        }
+        match self.expert_of(ctx) {
+            Some(name) => match self.expert_prompt(&name, ctx, now_secs) {
+                Ok(prompt) => out.expert_prompt = Some(prompt),
+                Err(why) => out
+                    .notes
+                    .push(format!("expert {name}: no expert prompt: {why}")),
+            },
+            None => {
+                out.registry = self.registry(&mut out.notes);
+            }
+        }
+        out
+    }
+
+    fn expert_prompt(
+        &self,
+        name: &str,
+        ctx: &HookContext,
+        now_secs: u64,
+    ) -> Result<String, String> {
+        let expert = self.load(name)?;
+        let Some(package) = expert.ready() else {
+            return Err(format!(
+                "the package has {} error(s); see `experts validate {name}`",
+                expert.errors()
+            ));
+        };
+        if let Some(workspace) = &self.roots.workspace {
+            let session = ctx
+                .session_id
+                .as_deref()
+                .or(ctx.session_key.as_deref())
+                .unwrap_or("default");
+            let options = StateOptions {
+                scratch_retention_secs: self.settings.scratch_retention_days * 86_400,
+            };
+            experts::prepare_workspace(
+                package,
+                &workspace.join(STATE_SUBDIR).join(&expert.name),
+                session,
+                now_secs,
+                &options,
+            )?;
+        }
+        let prompt = experts::assemble_prompt(
+            package,
+            &self.workspace_display(&expert.name),
+            &PromptLimits::default(),
+        );
+        Ok(prompt.text)
+    }
+
+    /// The registry summary for the main agent; also writes `EXPERTS.md` into the workspace.
+    fn registry(&mut self, notes: &mut Vec<String>) -> Option<String> {
+        if self.registry.is_none() {
+            let root = self.active_root()?;
+            let experts = match experts::load_all(root, &self.load_options()) {
+                Ok(experts) => experts,
+                Err(why) => {
+                    notes.push(format!("experts: {why}"));
+                    return None;
+                }
+            };
+            let limits = RegistryLimits::default();
+            if let Some(workspace) = &self.roots.workspace {
+                let md = experts::experts_md(&experts, &limits);
+                if let Err(e) =
+                    crate::files::write_atomically(&workspace.join("EXPERTS.md"), md.as_bytes())
+                {
+                    notes.push(format!("experts: cannot write EXPERTS.md: {e}"));
+                }
+            }
+            let ready = experts.iter().any(|e| e.ready().is_some());
+            self.registry = Some(if ready {
+                experts::registry_summary(&experts, &limits)
+            } else {
+                String::new()
+            });
+        }
+        self.registry.clone().filter(|r| !r.is_empty())
+    }
+
+    /// The approval check before a tool call in an expert session; other sessions are not checked.
+    pub fn before_tool_call(
+        &self,
+        tool_name: &str,
+        arguments_json: &str,
+        ctx: &HookContext,
+        now_secs: u64,
+    ) -> ToolVerdict {
+        if self.active_root().is_none() {
+            return ToolVerdict::Allow;
+        }
+        let Some(name) = self.expert_of(ctx) else {
+            return ToolVerdict::Allow;
+        };
+        // Fail closed: an expert whose policy cannot be read must not act on its own.
+        let expert = match self.load(&name) {
+            Ok(expert) => expert,
+            Err(why) => {
+                return ToolVerdict::Block(format!(
+                    "{tool_name} refused: expert {name} cannot be loaded ({why})"
+                ));
+            }
+        };
+        let Some(package) = expert.ready() else {
+            return ToolVerdict::Block(format!(
+                "{tool_name} refused: expert {name} has {} package or binding error(s); an operator must fix them (experts validate {name})",
+                expert.errors()
+            ));
+        };
+        let Some(state) = self.approvals_dir(&expert.name) else {
+            return ToolVerdict::Block(format!(
+                "{tool_name} refused: no state directory to keep approvals in"
+            ));
+        };
+        let decision = experts::check_tool_call(
+            &state,
+            package,
+            &expert.bindings,
+            tool_name,
+            arguments_json,
+            now_secs,
+        );
+        match decision.verdict {
+            Verdict::Allow => ToolVerdict::Allow,
+            _ => ToolVerdict::Block(decision.message),
+        }
+    }
+
+    fn approvals_dir(&self, name: &str) -> Option<PathBuf> {
+        Some(self.roots.state.as_ref()?.join("experts").join(name))
+    }
+
+    /// `experts …` commands: (exit code, text).
+    pub fn command(&mut self, command: &ExpertsCommand, now_secs: u64) -> (u8, String) {
+        let Some(root) = self.roots.packages.clone() else {
+            return (1, "no experts directory is mounted (graphiti-openclaw --experts-dir DIR; OpenClaw: expertsDir)\n".into());
+        };
+        let options = self.load_options();
+        let text = |t: experts::CommandText| (u8::from(!t.ok), t.text);
+        match command {
+            ExpertsCommand::List => text(experts::experts_list(&root, &options)),
+            ExpertsCommand::Validate(target) => {
+                text(experts::experts_validate(&root, target, &options))
+            }
+            ExpertsCommand::Prompt(target) => {
+                let workspace = self.workspace_display(target.rsplit('/').next().unwrap_or(target));
+                text(experts::experts_prompt(
+                    &root,
+                    target,
+                    &workspace,
+                    &options,
+                    &PromptLimits::default(),
+                ))
+            }
+            ExpertsCommand::Registry => {
+                self.registry = None;
+                let mut notes = Vec::new();
+                let _ = self.registry(&mut notes);
+                let (code, mut out) = text(experts::experts_registry(
+                    &root,
+                    &options,
+                    &RegistryLimits::default(),
+                ));
+                for note in notes {
+                    out.push_str(&format!("note: {note}\n"));
+                }
+                (code, out)
+            }
+            ExpertsCommand::Pending => self.pending(now_secs),
+            ExpertsCommand::Approve(id) => self.approve(id, now_secs),
+        }
+    }
+
+    /// Every expert's approval store, by expert name.
+    fn stores(&self) -> Vec<(String, PathBuf)> {
+        let Some(dir) = self.roots.state.as_ref().map(|s| s.join("experts")) else {
+            return vec![];
+        };
+        let mut stores: Vec<(String, PathBuf)> = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+            .collect();
+        stores.sort();
+        stores
+    }
+
+    fn pending(&self, now_secs: u64) -> (u8, String) {
+        let mut out = String::new();
+        for (name, dir) in self.stores() {
+            let mut store = ApprovalStore::load(&dir).unwrap_or_default();
+            for request in store.pending(now_secs) {
+                out.push_str(&format!(
+                    "{}  {name}  {}  (approve with: /experts approve {})\n",
+                    request.id, request.operation, request.id
+                ));
+            }
+        }
+        if out.is_empty() {
+            out = "no operations are waiting for approval\n".into();
+        }
+        (0, out)
+    }
+
+    fn approve(&self, id: &str, now_secs: u64) -> (u8, String) {
+        for (name, dir) in self.stores() {
+            let mut store = ApprovalStore::load(&dir).unwrap_or_default();
+            if !store.pending(now_secs).iter().any(|r| r.id == id) {
+                continue;
+            }
+            return match store
+                .approve(id, now_secs)
+                .and_then(|r| store.save(&dir).map(|()| r))
+            {
+                Ok(request) => (
+                    0,
+                    format!(
+                        "approved {} for expert {name}: {}; the agent may run it once now\n",
+                        request.id, request.operation
+                    ),
+                ),
+                Err(why) => (1, format!("cannot approve {id}: {why}\n")),
+            };
+        }
+        (
+            1,
+            format!(
+                "no pending approval request {id} (it may have expired; see /experts pending)\n"
+            ),
+        )
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolVerdict {
+    Allow,
+    /// Refused, with the message for the agent (deliver a draft, or ask for approval).
+    Block(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExpertsCommand {
+    List,
+    Validate(String),
+    Prompt(String),
+    Registry,
+    Pending,
+    Approve(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sessions() -> ExpertSessions {
+        let mut s = ExpertSessions::new(ExpertRoots::default());
+        let mut settings = ExpertsSettings::default();
+        settings
+            .sessions
+            .insert("agent:main:telegram:direct:7".into(), "mapped".into());
+        s.configure(settings);
+        s
+    }
+
+    fn ctx(session_key: Option<&str>, agent_id: Option<&str>) -> HookContext {
+        HookContext {
+            session_key: session_key.map(Into::into),
+            agent_id: agent_id.map(Into::into),
+            ..HookContext::default()
+        }
+    }
+
+    #[test]
+    fn expert_sessions_are_found_by_mapping_label_or_agent_id() {
+        let s = sessions();
+        assert_eq!(
+            s.expert_of(&ctx(Some("agent:main:telegram:direct:7"), None))
+                .as_deref(),
+            Some("mapped")
+        );
+        assert_eq!(
+            s.expert_of(&ctx(Some("agent:main:expert:trip-planner-expert"), None))
+                .as_deref(),
+            Some("trip-planner-expert")
+        );
+        assert_eq!(
+            s.expert_of(&ctx(None, Some("expert-trip-planner-expert")))
+                .as_deref(),
+            Some("trip-planner-expert")
+        );
+        assert_eq!(
+            s.expert_of(&ctx(Some("agent:main:main"), Some("main"))),
+            None
+        );
+        assert_eq!(s.expert_of(&ctx(Some("agent:main:expert:"), None)), None);
+    }
+}
