@@ -47,6 +47,35 @@ export function intentTest(prompt, { groupChat = false, recallJson, previousPack
   };
 }
 
+const EXPERTS_HELP = [
+  'Usage:',
+  '  /experts list             installed expert packages, ready or with errors',
+  '  /experts validate <name>  both validation phases of a package',
+  '  /experts prompt <name>    the system prompt an expert session gets',
+  '  /experts registry         EXPERTS.md, as the main agent gets it',
+  '  /experts pending          tool calls waiting for your approval',
+  '  /experts approve <id>     approve one of them (it may run once)',
+].join('\n');
+
+/** The `experts` command variant: `word` is list, validate, prompt, registry, pending or approve. */
+export function expertsCommand(word, argument) {
+  const withArgument = { validate: true, prompt: true, approve: true };
+  return { tag: 'experts', val: withArgument[word] ? { tag: word, val: argument } : { tag: word } };
+}
+
+/** `/experts <args>`. */
+export function expertsSlashCommand(args) {
+  const [word = '', argument = ''] = (args ?? '').trim().split(/\s+/, 2);
+  const needsArgument = { validate: '<name>', prompt: '<name>', approve: '<id>' };
+  if (['list', 'registry', 'pending'].includes(word)) return { command: expertsCommand(word) };
+  if (word in needsArgument) {
+    if (!argument) return { usage: `Usage: /experts ${word} ${needsArgument[word]}` };
+    return { command: expertsCommand(word, argument) };
+  }
+  if (word === '' || word === 'help') return { usage: EXPERTS_HELP };
+  return { usage: `Unknown subcommand "${word}".\n${EXPERTS_HELP}` };
+}
+
 /** `/recall <query>`: the conversation's own memories. */
 export function recallSlashCommand(args, ctx) {
   const query = (args ?? '').trim();

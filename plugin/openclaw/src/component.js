@@ -101,6 +101,8 @@ export class ComponentPool {
         { guestPath: '/config', hostDir: options.configDir, writable: false },
         { guestPath: '/overlay', hostDir: options.overlayDir, writable: false },
         { guestPath: '/state', hostDir: options.stateDir, writable: true },
+        { guestPath: '/experts', hostDir: options.expertsDir, writable: false },
+        { guestPath: '/workspace', hostDir: options.workspaceDir, writable: true },
       ],
       stderr: (text) => logger.debug?.(`graphiti-openclaw (stderr): ${text.trimEnd()}`),
     });

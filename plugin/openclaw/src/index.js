@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ComponentPool } from './component.js';
 import { agentEndEvent, hookContext, promptEvent } from './context.js';
-import { graphitiSlashCommand, intentTest, outputText, recallSlashCommand } from './commands.js';
+import { expertsCommand, expertsSlashCommand, graphitiSlashCommand, intentTest, outputText, recallSlashCommand } from './commands.js';
 import { defaultOpenclawStateDir, resolveOptions } from './options.js';
 
 export const PLUGIN_ID = 'graphiti-openclaw';
@@ -24,7 +24,9 @@ const PLUGIN_ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist', 'component') } = {}) {
   const logger = api.logger ?? console;
   const openclawStateDir = safe(() => api.runtime?.state?.resolveStateDir?.()) ?? defaultOpenclawStateDir();
-  const options = resolveOptions(api.pluginConfig, { pluginRoot: PLUGIN_ROOT, openclawStateDir });
+  const mcpServers = api.config?.mcp?.servers && typeof api.config.mcp.servers === 'object' ? Object.keys(api.config.mcp.servers) : undefined;
+  const workspaceDir = typeof api.config?.agents?.defaults?.workspace === 'string' ? api.config.agents.defaults.workspace : undefined;
+  const options = resolveOptions(api.pluginConfig, { pluginRoot: PLUGIN_ROOT, openclawStateDir, workspaceDir, mcpServers });
   let pool;
   let flushPending = false;
   let ticking = Promise.resolve();
@@ -82,7 +84,12 @@ export async function beforePromptBuild(runtime, event, ctx) {
   try {
     const pool = await runtime.pool();
     const injection = await pool.run('before-agent-start', (plugin) => plugin.beforeAgentStart(promptEvent(event), hookContext(ctx)));
-    return injection.prependContext ? { prependContext: injection.prependContext } : undefined;
+    const result = {
+      prependContext: injection.prependContext,
+      prependSystemContext: injection.systemContext,
+      appendSystemContext: injection.appendSystemContext,
+    };
+    return Object.values(result).some(Boolean) ? result : undefined;
   } catch (error) {
     runtime.logger.error(`graphiti-openclaw: no injection for this turn: ${error?.message ?? error}`);
     return undefined;
@@ -106,6 +113,22 @@ export async function agentEnd(runtime, event, ctx) {
   } catch (error) {
     runtime.logger.error(`graphiti-openclaw: capture failed for this turn: ${error?.message ?? error}`);
     return undefined;
+  }
+}
+
+/**
+ * `before_tool_call` → `before-tool-call`: an expert session's approval policy. Fails closed: when the
+ * component cannot answer, the call is refused (the instance is replaced; the next call is checked).
+ */
+export async function beforeToolCall(runtime, event, ctx) {
+  try {
+    const pool = await runtime.pool();
+    const call = { toolName: String(event?.toolName ?? ctx?.toolName ?? ''), argumentsJson: JSON.stringify(event?.params ?? {}) };
+    const verdict = await pool.run('before-tool-call', (plugin) => plugin.beforeToolCall(call, hookContext(ctx)));
+    return verdict.tag === 'block' ? { block: true, blockReason: verdict.val } : undefined;
+  } catch (error) {
+    runtime.logger.error(`graphiti-openclaw: tool call refused, the approval check failed: ${error?.message ?? error}`);
+    return { block: true, blockReason: 'graphiti-openclaw could not check this tool call against the approval policy; try again' };
   }
 }
 
@@ -166,6 +189,12 @@ function registerSlashCommands(api, runtime) {
     handler: (ctx) => reply(graphitiSlashCommand(ctx.args, ctx)),
   });
   api.registerCommand({
+    name: 'experts',
+    description: 'Expert packages: list, validate <name>, prompt <name>, registry, pending, approve <id>',
+    acceptsArgs: true,
+    handler: (ctx) => reply(expertsSlashCommand(ctx.args)),
+  });
+  api.registerCommand({
     name: 'recall',
     description: 'Search this conversation\'s memories in Graphiti: /recall <query>',
     acceptsArgs: true,
@@ -201,6 +230,13 @@ function registerCliCommands(api, runtime) {
       .action(() => print({ tag: 'check-config' }));
     graphiti.command('lint-rules').description('Fail when two rules share more than half of their keywords')
       .action(() => print({ tag: 'lint-rules' }));
+    const experts = graphiti.command('experts').description('Expert packages');
+    experts.command('list').description('Installed packages').action(() => print(expertsCommand('list')));
+    experts.command('validate <name>').description('Both validation phases (exit 1 on errors)').action((name) => print(expertsCommand('validate', name)));
+    experts.command('prompt <name>').description('The assembled system prompt').action((name) => print(expertsCommand('prompt', name)));
+    experts.command('registry').description('EXPERTS.md, as the main agent gets it').action(() => print(expertsCommand('registry')));
+    experts.command('pending').description('Tool calls waiting for approval').action(() => print(expertsCommand('pending')));
+    experts.command('approve <id>').description('Approve one pending tool call').action((id) => print(expertsCommand('approve', id)));
     graphiti.command('flush').description('Send spooled turns to Graphiti now')
       .action(async () => {
         const report = await runtime.tick();
@@ -240,6 +276,7 @@ const plugin = {
     if (mode === 'cli-metadata') return;
     api.on('before_prompt_build', (event, ctx) => beforePromptBuild(runtime, event, ctx));
     api.on('agent_end', (event, ctx) => agentEnd(runtime, event, ctx));
+    api.on('before_tool_call', (event, ctx) => beforeToolCall(runtime, event, ctx));
     registerSlashCommands(api, runtime);
     registerTools(api, runtime);
     if (mode === 'full') {

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 /** Sections passed to the component as they are (same keys as the config directory's settings.yaml). */
-export const SETTINGS_SECTIONS = ['graphiti', 'recall', 'capture', 'skip', 'routing'];
+export const SETTINGS_SECTIONS = ['graphiti', 'recall', 'capture', 'skip', 'routing', 'experts'];
 
 export const DEFAULTS = Object.freeze({
   instances: 2,
@@ -18,6 +18,8 @@ const ADAPTER_KEYS = {
   configDir: 'string',
   privateDir: 'string',
   stateDir: 'string',
+  expertsDir: 'string',
+  workspaceDir: 'string',
   instances: 'integer',
   tickIntervalMs: 'integer',
   allowOrigins: 'string[]',
@@ -34,11 +36,13 @@ function expandPath(value, base) {
 
 /**
  * @param {Record<string, unknown> | undefined} pluginConfig  as OpenClaw validated it against the manifest
- * @param {{ pluginRoot: string, openclawStateDir: string }} where
- * @returns {{ configDir: string, overlayDir: string | undefined, stateDir: string, instances: number,
- *   tickIntervalMs: number, allowOrigins: string[] | undefined, hostSettings: string | undefined }}
+ * @param {{ pluginRoot: string, openclawStateDir: string, workspaceDir?: string, mcpServers?: string[] }} where
+ *   `workspaceDir`: OpenClaw's agent workspace; `mcpServers`: the MCP servers OpenClaw has configured
+ * @returns {{ configDir: string, overlayDir: string | undefined, stateDir: string, expertsDir: string,
+ *   workspaceDir: string, instances: number, tickIntervalMs: number, allowOrigins: string[] | undefined,
+ *   hostSettings: string | undefined }}
  */
-export function resolveOptions(pluginConfig, { pluginRoot, openclawStateDir }) {
+export function resolveOptions(pluginConfig, { pluginRoot, openclawStateDir, workspaceDir, mcpServers }) {
   const config = pluginConfig ?? {};
   if (typeof config !== 'object' || Array.isArray(config)) {
     throw new Error('graphiti-openclaw: the plugin config must be an object');
@@ -60,14 +64,23 @@ export function resolveOptions(pluginConfig, { pluginRoot, openclawStateDir }) {
   if (tickIntervalMs < 100) throw new Error('graphiti-openclaw: config key "tickIntervalMs" must be at least 100');
 
   const settings = Object.fromEntries(SETTINGS_SECTIONS.filter((s) => s in config).map((s) => [s, config[s]]));
+  const workspace = config.workspaceDir ? expandPath(config.workspaceDir, openclawStateDir) : (workspaceDir ?? path.join(openclawStateDir, 'workspace'));
+  // What the component cannot see for itself: where the workspace is for agents, which MCP servers exist.
+  settings.experts = {
+    workspace_dir: workspace,
+    ...(mcpServers ? { known_servers: [...mcpServers].sort() } : {}),
+    ...settings.experts,
+  };
   return {
     configDir: config.configDir ? expandPath(config.configDir, openclawStateDir) : path.join(pluginRoot, 'config'),
     overlayDir: config.privateDir ? expandPath(config.privateDir, openclawStateDir) : undefined,
     stateDir: config.stateDir ? expandPath(config.stateDir, openclawStateDir) : path.join(openclawStateDir, 'graphiti-openclaw'),
+    expertsDir: config.expertsDir ? expandPath(config.expertsDir, openclawStateDir) : path.join(openclawStateDir, 'experts'),
+    workspaceDir: workspace,
     instances,
     tickIntervalMs,
     allowOrigins: config.allowOrigins,
-    hostSettings: Object.keys(settings).length > 0 ? JSON.stringify(settings) : undefined,
+    hostSettings: JSON.stringify(settings),
   };
 }
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { graphitiSlashCommand, outputText, recallSlashCommand } from '../src/commands.js';
+import { expertsSlashCommand, graphitiSlashCommand, outputText, recallSlashCommand } from '../src/commands.js';
 
 const ctx = { sessionKey: 'agent:main:telegram:group:7', agentId: 'main', senderId: 'u' };
 
@@ -30,4 +30,11 @@ test('/recall searches the conversation\'s own group', () => {
 test('command output: stdout, stderr and a failing exit code', () => {
   assert.equal(outputText({ exitCode: 0, stdout: 'ok\n', stderr: '' }), 'ok');
   assert.equal(outputText({ exitCode: 2, stdout: '', stderr: 'bad\n' }), 'bad\n(exit code 2)');
+});
+
+test('/experts subcommands become component commands; missing names are usage errors', () => {
+  assert.deepEqual(expertsSlashCommand('list').command, { tag: 'experts', val: { tag: 'list' } });
+  assert.deepEqual(expertsSlashCommand('approve 1a2b3c4d').command, { tag: 'experts', val: { tag: 'approve', val: '1a2b3c4d' } });
+  assert.match(expertsSlashCommand('prompt').usage, /Usage: \/experts prompt <name>/);
+  assert.match(expertsSlashCommand('nope').usage, /Unknown subcommand "nope"/);
 });

@@ -6,7 +6,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { agentEnd, beforePromptBuild, createRuntime } from '../src/index.js';
+import { agentEnd, beforePromptBuild, beforeToolCall, createRuntime } from '../src/index.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const componentDir = path.join(repo, 'dist/graphiti-openclaw/dist/component');
@@ -20,9 +20,10 @@ function quietLogger() {
 
 function runtime(pluginConfig) {
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'adapter-state-'));
+  const workspaceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'adapter-workspace-'));
   const logger = quietLogger();
-  const api = { logger, pluginConfig: { configDir, stateDir, ...pluginConfig } };
-  return { rt: createRuntime(api, { componentDir }), stateDir, logger };
+  const api = { logger, pluginConfig: { configDir, stateDir, workspaceDir, expertsDir: path.join(configDir, 'experts'), ...pluginConfig } };
+  return { rt: createRuntime(api, { componentDir }), stateDir, workspaceDir, logger };
 }
 
 /** A Graphiti that answers every request with HTTP 500 after `delayMs`, counting requests in flight. */
@@ -90,4 +91,29 @@ test('/graphiti debug shows the last turn of the session', async () => {
   assert.equal(output.exitCode, 0);
   assert.match(output.stdout, /intent: content_tweet/);
   assert.match(output.stdout, /recall: skipped/);
+});
+
+test('experts: the main agent gets the registry, an expert session its prompt; EXPERTS.md is written', async () => {
+  const { rt, workspaceDir } = runtime({ recall: { enabled: false } });
+  const main = await beforePromptBuild(rt, turn('Draft a tweet about our launch'), ctx('m'));
+  assert.match(main.appendSystemContext, /trip-planner-expert/);
+  assert.equal(main.prependSystemContext, undefined);
+  assert.match(fs.readFileSync(path.join(workspaceDir, 'EXPERTS.md'), 'utf8'), /## trip-planner-expert/);
+  const expert = await beforePromptBuild(rt, turn('Plan my trip to Lisbon next Tuesday'), { ...ctx('e'), sessionKey: 'agent:main:expert:trip-planner-expert', trigger: 'sub-agent' });
+  assert.match(expert.prependSystemContext, /^## Identity/);
+  assert.match(expert.prependSystemContext, /## Tool Approval Policy/);
+  assert.ok(expert.prependSystemContext.includes(path.join(workspaceDir, 'expert-state', 'trip-planner-expert')), 'the prompt names the runtime workspace');
+  assert.ok(fs.existsSync(path.join(workspaceDir, 'expert-state', 'trip-planner-expert', 'state')), 'state templates copied');
+});
+
+test('experts: tool calls in an expert session follow the approval tiers through OpenClaw\'s hook', async () => {
+  const { rt } = runtime({ recall: { enabled: false } });
+  const session = { ...ctx('e'), sessionKey: 'agent:main:expert:trip-planner-expert' };
+  assert.equal(await beforeToolCall(rt, { toolName: 'read', params: { path: 'state/trips.md' } }, session), undefined, 'workspace files are readable');
+  assert.equal(await beforeToolCall(rt, { toolName: 'flights_search', params: { to: 'LIS' } }, session), undefined, 'auto: the MCP name maps to travel.search_flights');
+  const manual = await beforeToolCall(rt, { toolName: 'flights_purchase', params: { offer: 'X1' } }, session);
+  assert.equal(manual?.block, true);
+  assert.match(manual.blockReason, /draft/i);
+  const other = await beforeToolCall(rt, { toolName: 'flights_purchase', params: { offer: 'X1' } }, ctx('main'));
+  assert.equal(other, undefined, 'sessions of no expert are not checked');
 });

@@ -6,11 +6,19 @@ import { resolveOptions } from '../src/options.js';
 
 const where = { pluginRoot: '/opt/plugin', openclawStateDir: '/home/u/.openclaw' };
 
-test('defaults: the shipped config, state under OpenClaw\'s state dir, no host settings', () => {
+test('defaults: the shipped config, state, experts and workspace under OpenClaw\'s state dir', () => {
   assert.deepEqual(resolveOptions(undefined, where), {
     configDir: '/opt/plugin/config', overlayDir: undefined, stateDir: '/home/u/.openclaw/graphiti-openclaw',
-    instances: 2, tickIntervalMs: 5000, allowOrigins: undefined, hostSettings: undefined,
+    expertsDir: '/home/u/.openclaw/experts', workspaceDir: '/home/u/.openclaw/workspace',
+    instances: 2, tickIntervalMs: 5000, allowOrigins: undefined,
+    hostSettings: JSON.stringify({ experts: { workspace_dir: '/home/u/.openclaw/workspace' } }),
   });
+});
+
+test('the component learns where the agents\' workspace is and which MCP servers exist', () => {
+  const options = resolveOptions({ experts: { scratch_retention_days: 3 } }, { ...where, workspaceDir: '/w', mcpServers: ['zeta', 'alpha'] });
+  assert.equal(options.workspaceDir, '/w');
+  assert.deepEqual(JSON.parse(options.hostSettings).experts, { workspace_dir: '/w', known_servers: ['alpha', 'zeta'], scratch_retention_days: 3 });
 });
 
 test('settings sections go to the component as JSON; paths expand', () => {
@@ -21,7 +29,8 @@ test('settings sections go to the component as JSON; paths expand', () => {
   assert.equal(options.configDir, path.join(os.homedir(), 'my-config'));
   assert.equal(options.overlayDir, '/home/u/.openclaw/private');
   assert.equal(options.instances, 3);
-  assert.deepEqual(JSON.parse(options.hostSettings), { graphiti: { url: 'http://g:8000/mcp' }, recall: { timeout_ms: 500 } });
+  const { graphiti, recall } = JSON.parse(options.hostSettings);
+  assert.deepEqual({ graphiti, recall }, { graphiti: { url: 'http://g:8000/mcp' }, recall: { timeout_ms: 500 } });
 });
 
 test('bad keys and values name the key', () => {
