@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's first command: builds everything, then shows routing on the example config through the
-# component: a dry run, the same prompt with recalled entities, and one simulated turn.
+# component: a dry run, the same prompt with recalled entities, one simulated turn, and the example
+# expert package validated and its approval policy shown.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
@@ -40,3 +41,9 @@ banner 'graphiti-openclaw status'
 banner 'graphiti-openclaw lint-rules, eval'
 "${cli[@]}" lint-rules
 "${cli[@]}" eval config/eval/shadow_compare.json --threshold 0.9 | head -3
+
+banner 'graphiti-openclaw experts validate config/experts/trip-planner-expert'
+"${cli[@]}" experts validate config/experts/trip-planner-expert
+
+banner 'graphiti-openclaw experts prompt trip-planner-expert   (its approval policy)'
+"${cli[@]}" experts prompt trip-planner-expert | sed -n '/^## Tool Approval Policy/,/^## Instructions/p'

@@ -53,8 +53,8 @@ test('plugins inspect --runtime lists the hooks, commands, tools and CLI, with n
   const report = JSON.parse(stdout.slice(stdout.indexOf('{')));
   const text = JSON.stringify(report);
   const hooks = (report.typedHooks ?? report.plugin?.typedHooks ?? []).map((h) => h.hookName ?? h.name ?? h);
-  for (const hook of ['before_prompt_build', 'agent_end']) assert.ok(hooks.includes(hook) || text.includes(`"${hook}"`), `hook ${hook} in ${text}`);
-  for (const name of ['graphiti', 'recall', 'graphiti_search', 'graphiti_ingest']) {
+  for (const hook of ['before_prompt_build', 'agent_end', 'before_tool_call']) assert.ok(hooks.includes(hook) || text.includes(`"${hook}"`), `hook ${hook} in ${text}`);
+  for (const name of ['graphiti', 'recall', 'experts', 'graphiti_search', 'graphiti_ingest']) {
     assert.ok(text.includes(`"${name}"`), `${name} registered: ${text}`);
   }
   const diagnostics = report.diagnostics ?? report.plugin?.diagnostics ?? [];
