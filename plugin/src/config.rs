@@ -644,7 +644,7 @@ pub fn parse<T: DeserializeOwned>(file: &SourceFile) -> Result<T, ConfigError> {
 }
 
 /// serde_norway prefixes errors with the path of the field (`rules[0].keywords: ...`).
-fn split_path(message: &str) -> (Option<String>, String) {
+pub(crate) fn split_path(message: &str) -> (Option<String>, String) {
     if let Some((path, rest)) = message.split_once(": ") {
         let looks_like_path = !path.is_empty()
             && !path.contains(' ')
@@ -663,7 +663,7 @@ fn split_path(message: &str) -> (Option<String>, String) {
     (field, message.to_string())
 }
 
-fn strip_location(message: &str) -> String {
+pub(crate) fn strip_location(message: &str) -> String {
     match message.rfind(" at line ") {
         Some(i) => message[..i].to_string(),
         None => message.to_string(),

@@ -70,35 +70,13 @@ pub fn parse<T: DeserializeOwned + Default>(text: &str) -> Result<T, ParseError>
     serde_norway::from_str(text).map_err(|e| {
         let line = e.location().map(|l| l.line() as u32);
         let full = e.to_string();
-        let (field, message) = split_field(&full);
+        let (field, message) = crate::config::split_path(&full);
         ParseError {
             line,
             field,
-            message: strip_location(&message),
+            message: crate::config::strip_location(&message),
         }
     })
-}
-
-/// serde_norway prefixes errors with the field path (`triggers[0].process: invalid type ...`).
-fn split_field(message: &str) -> (Option<String>, String) {
-    if let Some((path, rest)) = message.split_once(": ") {
-        let looks_like_path = !path.is_empty()
-            && !path.contains(' ')
-            && path
-                .chars()
-                .all(|c| c.is_alphanumeric() || "_.[]-".contains(c));
-        if looks_like_path {
-            return (Some(path.to_string()), rest.to_string());
-        }
-    }
-    (None, message.to_string())
-}
-
-fn strip_location(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(i) => message[..i].to_string(),
-        None => message.to_string(),
-    }
 }
 
 /// A markdown file split into its YAML frontmatter and body.
