@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { PLUGIN_ID, loadWithOpenClaw, openclaw, packageTgz, startStandIn, startStubModel, throwawayHome } from './openclaw.js';
+import { PLUGIN_ID, REPO, loadWithOpenClaw, openclaw, packageTgz, startStandIn, startStubModel, throwawayHome } from './openclaw.js';
 
 const { home, env } = throwawayHome();
 let standIn;
@@ -83,6 +83,21 @@ test('OpenClaw\'s loader and hook runner: recall and pack before the prompt, cap
   }, 'the captured turn at the stand-in');
   const captured = episodes.find((e) => e.content.includes('Lunch booked with Dana Lee'));
   assert.doesNotMatch(captured.content, /<graphiti-context|<pack-context/, 'our blocks are stripped before capture');
+});
+
+test('OpenClaw\'s before_tool_call hook enforces an expert\'s approval policy', async () => {
+  process.env.HOME = home;
+  fs.cpSync(path.join(REPO, 'config/experts'), path.join(home, '.openclaw/experts'), { recursive: true });
+  const { runner } = await loadWithOpenClaw(path.join(home, '.openclaw/extensions', PLUGIN_ID), pluginConfig());
+  const session = { sessionKey: 'agent:main:expert:trip-planner-expert', agentId: 'main', trigger: 'sub-agent' };
+  const purchase = await runner.runBeforeToolCall({ toolName: 'flights_purchase', params: { offer: 'X1' } }, { ...session, toolName: 'flights_purchase' });
+  assert.equal(purchase?.block, true, JSON.stringify(purchase));
+  assert.match(purchase.blockReason, /draft/i);
+  const search = await runner.runBeforeToolCall({ toolName: 'flights_search', params: { to: 'LIS' } }, { ...session, toolName: 'flights_search' });
+  assert.notEqual(search?.block, true, 'auto operations run');
+  const prompt = await runner.runBeforePromptBuild({ prompt: 'Plan my trip to Lisbon', messages: [] }, session);
+  assert.match(prompt.prependSystemContext ?? '', /## Tool Approval Policy/, 'the expert session gets its prompt');
+  fs.rmSync(path.join(home, '.openclaw/experts'), { recursive: true });
 });
 
 test('a real `openclaw agent --local` turn: the model sees both blocks; the turn is spooled, then sent', async () => {
