@@ -54,8 +54,8 @@ export async function startStandIn() {
   });
   return {
     url,
-    async episodes(group) {
-      const response = await fetch(`${url}/episodes/${encodeURIComponent(group)}?last_n=100`);
+    async episodes(group, lastN = 10_000) {
+      const response = await fetch(`${url}/episodes/${encodeURIComponent(group)}?last_n=${lastN}`);
       return response.json();
     },
     stop: () => child.kill(),
