@@ -1151,6 +1151,40 @@ pub(crate) fn frontmatter<T: serde::de::DeserializeOwned + Default>(
     }
 }
 
+/// A function's or process's `name` and `description`, both required (each missing one reported).
+fn name_and_description(
+    path: &str,
+    lines: &Lines,
+    rule: Rule,
+    name: &Option<String>,
+    description: &Option<String>,
+    findings: &mut Vec<Finding>,
+) -> Option<(String, String)> {
+    let name = require_text(path, lines, rule, "name", name, findings);
+    let description = require_text(path, lines, rule, "description", description, findings);
+    Some((name?, description?))
+}
+
+/// Reports `name` when a file read earlier (`earlier`) already declared it; true when it did.
+fn declared_twice(
+    what: &str,
+    name: &str,
+    earlier: Option<&str>,
+    path: &str,
+    lines: &Lines,
+    findings: &mut Vec<Finding>,
+) -> bool {
+    let Some(earlier) = earlier else { return false };
+    findings.push(finding(
+        path,
+        lines.line(&FieldPath::key("name")),
+        Rule::NamesUnique,
+        Some("name".into()),
+        format!("{what} {name:?} is also declared by {earlier}"),
+    ));
+    true
+}
+
 fn require_text(
     path: &str,
     lines: &Lines,
@@ -1242,27 +1276,25 @@ impl Components {
             else {
                 continue;
             };
-            let name = require_text(&path, &lines, rule, "name", &front.name, m.findings);
-            let description = require_text(
+            let Some((name, description)) = name_and_description(
                 &path,
                 &lines,
                 rule,
-                "description",
+                &front.name,
                 &front.description,
                 m.findings,
-            );
-            let (Some(name), Some(description)) = (name, description) else {
+            ) else {
                 continue;
             };
-            if let Some(other) = c.functions.iter().find(|f| f.name == name) {
-                let line = lines.line(&FieldPath::key("name"));
-                m.findings.push(finding(
-                    &path,
-                    line,
-                    Rule::NamesUnique,
-                    Some("name".into()),
-                    format!("function {name:?} is also declared by {}", other.path),
-                ));
+            let earlier = c.functions.iter().find(|f| f.name == name);
+            if declared_twice(
+                "function",
+                &name,
+                earlier.map(|f| f.path.as_str()),
+                &path,
+                &lines,
+                m.findings,
+            ) {
                 continue;
             }
             c.function_lines.insert(path.clone(), lines);
@@ -1294,27 +1326,25 @@ impl Components {
             else {
                 continue;
             };
-            let name = require_text(&path, &lines, rule, "name", &front.name, m.findings);
-            let description = require_text(
+            let Some((name, description)) = name_and_description(
                 &path,
                 &lines,
                 rule,
-                "description",
+                &front.name,
                 &front.description,
                 m.findings,
-            );
-            let (Some(name), Some(description)) = (name, description) else {
+            ) else {
                 continue;
             };
-            if let Some(other) = c.processes.iter().find(|p| p.name == name) {
-                let line = lines.line(&FieldPath::key("name"));
-                m.findings.push(finding(
-                    &path,
-                    line,
-                    Rule::NamesUnique,
-                    Some("name".into()),
-                    format!("process {name:?} is also declared by {}", other.path),
-                ));
+            let earlier = c.processes.iter().find(|p| p.name == name);
+            if declared_twice(
+                "process",
+                &name,
+                earlier.map(|p| p.path.as_str()),
+                &path,
+                &lines,
+                m.findings,
+            ) {
                 continue;
             }
             c.process_lines.insert(path.clone(), lines);
@@ -1334,17 +1364,15 @@ impl Components {
                 continue;
             };
             if let Some((tool, lines)) = load_tool(&path, &text, m.findings) {
-                if let Some(other) = c.tools.iter().find(|t| t.name == tool.name) {
-                    let line = lines.line(&FieldPath::key("name"));
-                    let message =
-                        format!("tool {:?} is also declared by {}", tool.name, other.path);
-                    m.findings.push(finding(
-                        &path,
-                        line,
-                        Rule::NamesUnique,
-                        Some("name".into()),
-                        message,
-                    ));
+                let earlier = c.tools.iter().find(|t| t.name == tool.name);
+                if declared_twice(
+                    "tool",
+                    &tool.name,
+                    earlier.map(|t| t.path.as_str()),
+                    &path,
+                    &lines,
+                    m.findings,
+                ) {
                     continue;
                 }
                 c.tool_lines.insert(path.clone(), lines);
