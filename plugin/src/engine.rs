@@ -213,24 +213,20 @@ impl Engine {
             }),
             _ => None,
         };
-        let (memory_block, recall, outcome) = self.recall_for_turn(event, ctx, &mut notes);
+        let group = recall::group_id(&self.settings.graphiti.group_id, ctx);
+        let (memory_block, recall, outcome) = self.recall_for_turn(event, &group, &mut notes);
+        let searched_group = (!matches!(outcome, RecallOutcome::Skipped)).then_some(group);
         let recall_summary = match outcome {
-            RecallOutcome::Recalled => (
-                Some(recall::group_id(&self.settings.graphiti.group_id, ctx)),
-                format!(
-                    "recalled {} facts, {} entities",
-                    recall.facts.len(),
-                    recall.nodes.len()
-                ),
+            RecallOutcome::Recalled => format!(
+                "recalled {} facts, {} entities",
+                recall.facts.len(),
+                recall.nodes.len()
             ),
-            RecallOutcome::Fallback => (
-                Some(recall::group_id(&self.settings.graphiti.group_id, ctx)),
-                format!(
-                    "failed, fallback note injected ({})",
-                    notes.last().map_or("", String::as_str)
-                ),
+            RecallOutcome::Fallback => format!(
+                "failed, fallback note injected ({})",
+                notes.last().map_or("", String::as_str)
             ),
-            RecallOutcome::Skipped => (None, "skipped (disabled or prompt too short)".into()),
+            RecallOutcome::Skipped => "skipped (disabled or prompt too short)".into(),
         };
         let router = self.router.as_ref().expect("loaded above");
         let routed = router.route(&RouteInput {
@@ -279,8 +275,8 @@ impl Engine {
                 spool::now_ms(),
                 key,
                 &event.prompt,
-                recall_summary.0,
-                recall_summary.1,
+                searched_group,
+                recall_summary,
                 &injection,
             );
             if let Err(e) = turns::save(dir, &record) {
@@ -297,23 +293,22 @@ impl Engine {
     fn recall_for_turn(
         &mut self,
         event: &PromptEvent,
-        ctx: &HookContext,
+        group: &str,
         notes: &mut Vec<String>,
     ) -> (Option<String>, Recall, RecallOutcome) {
         let settings = self.settings.recall.clone();
         if !settings.enabled || self.too_short(&event.prompt) {
             return (None, Recall::default(), RecallOutcome::Skipped);
         }
-        let group = recall::group_id(&self.settings.graphiti.group_id, ctx);
         let query = recall::query(&event.prompt, &event.messages_json, &settings);
         match self.search(
             &query,
-            &group,
+            group,
             Deadline::after(Duration::from_millis(settings.timeout_ms)),
             notes,
         ) {
             Ok(found) => (
-                found.context_block(&group, &settings),
+                found.context_block(group, &settings),
                 found,
                 RecallOutcome::Recalled,
             ),

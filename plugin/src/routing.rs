@@ -164,11 +164,11 @@ impl Router {
                             text: host.into(),
                             from_overlay: false,
                         };
-                        let known: Vec<ConfigError> = errors.clone();
-                        let fields_in_error: Vec<&Option<String>> =
-                            known.iter().map(|e| &e.field).collect();
+                        // Fields the settings file is already reported for.
+                        let fields_in_error: Vec<Option<String>> =
+                            errors.iter().map(|e| e.field.clone()).collect();
                         for e in config::validate_plugin_settings(&layered.plugin(), &host_source) {
-                            if !fields_in_error.contains(&&e.field) {
+                            if !fields_in_error.contains(&e.field) {
                                 errors.push(e);
                             }
                         }
