@@ -64,7 +64,10 @@ pub struct SystemContext {
 pub struct ExpertSessions {
     settings: ExpertsSettings,
     roots: ExpertRoots,
-    /// The registry summary, built once per configuration (packages are read at reload, not per turn).
+    /// The installed packages, read once per configuration: turns and tool calls look them up here
+    /// rather than parsing every package again. The `experts …` commands always read afresh.
+    loaded: Option<Vec<LoadedExpert>>,
+    /// The registry summary, built from `loaded`.
     registry: Option<String>,
 }
 
@@ -73,13 +76,16 @@ impl ExpertSessions {
         ExpertSessions {
             settings: ExpertsSettings::default(),
             roots,
+            loaded: None,
             registry: None,
         }
     }
 
-    /// New settings (a configuration reload): the registry is rebuilt on next use.
+    /// New settings (a configuration reload): packages are read again, and the registry rebuilt, on
+    /// next use.
     pub fn configure(&mut self, settings: ExpertsSettings) {
         self.settings = settings;
+        self.loaded = None;
         self.registry = None;
     }
 
@@ -125,11 +131,23 @@ impl ExpertSessions {
         })
     }
 
-    fn load(&self, name: &str) -> Result<LoadedExpert, String> {
+    /// Reads the installed packages unless this configuration has read them already.
+    fn ensure_loaded(&mut self) -> Result<(), String> {
+        if self.loaded.is_none() {
+            let root = self
+                .active_root()
+                .ok_or("no experts directory is mounted")?;
+            self.loaded = Some(experts::load_all(root, &self.load_options())?);
+        }
+        Ok(())
+    }
+
+    /// An installed expert by name (after [`Self::ensure_loaded`]).
+    fn expert(&self, name: &str) -> Result<&LoadedExpert, String> {
         let root = self
             .active_root()
             .ok_or("no experts directory is mounted")?;
-        experts::find_expert(root, name, &self.load_options())
+        experts::loader::pick(self.loaded.as_deref().unwrap_or_default(), name, root)
     }
 
     fn workspace_display(&self, name: &str) -> String {
@@ -161,12 +179,13 @@ impl ExpertSessions {
     }
 
     fn expert_prompt(
-        &self,
+        &mut self,
         name: &str,
         ctx: &HookContext,
         now_secs: u64,
     ) -> Result<String, String> {
-        let expert = self.load(name)?;
+        self.ensure_loaded()?;
+        let expert = self.expert(name)?;
         let Some(package) = expert.ready() else {
             return Err(format!(
                 "the package has {} error(s); see `experts validate {name}`",
@@ -201,17 +220,14 @@ impl ExpertSessions {
     /// The registry summary for the main agent; also writes `EXPERTS.md` into the workspace.
     fn registry(&mut self, notes: &mut Vec<String>) -> Option<String> {
         if self.registry.is_none() {
-            let root = self.active_root()?;
-            let experts = match experts::load_all(root, &self.load_options()) {
-                Ok(experts) => experts,
-                Err(why) => {
-                    notes.push(format!("experts: {why}"));
-                    return None;
-                }
-            };
+            if let Err(why) = self.ensure_loaded() {
+                notes.push(format!("experts: {why}"));
+                return None;
+            }
+            let experts = self.loaded.as_deref().unwrap_or_default();
             let limits = RegistryLimits::default();
             if let Some(workspace) = &self.roots.workspace {
-                let md = experts::experts_md(&experts, &limits);
+                let md = experts::experts_md(experts, &limits);
                 if let Err(e) =
                     crate::files::write_atomically(&workspace.join("EXPERTS.md"), md.as_bytes())
                 {
@@ -220,7 +236,7 @@ impl ExpertSessions {
             }
             let ready = experts.iter().any(|e| e.ready().is_some());
             self.registry = Some(if ready {
-                experts::registry_summary(&experts, &limits)
+                experts::registry_summary(experts, &limits)
             } else {
                 String::new()
             });
@@ -230,7 +246,7 @@ impl ExpertSessions {
 
     /// The approval check before a tool call in an expert session; other sessions are not checked.
     pub fn before_tool_call(
-        &self,
+        &mut self,
         tool_name: &str,
         arguments_json: &str,
         ctx: &HookContext,
@@ -243,7 +259,7 @@ impl ExpertSessions {
             return ToolVerdict::Allow;
         };
         // Fail closed: an expert whose policy cannot be read must not act on its own.
-        let expert = match self.load(&name) {
+        let expert = match self.ensure_loaded().and_then(|()| self.expert(&name)) {
             Ok(expert) => expert,
             Err(why) => {
                 return ToolVerdict::Block(format!(
@@ -303,6 +319,8 @@ impl ExpertSessions {
                 ))
             }
             ExpertsCommand::Registry => {
+                // Read afresh, and refresh what turns use.
+                self.loaded = None;
                 self.registry = None;
                 let mut notes = Vec::new();
                 let _ = self.registry(&mut notes);

@@ -152,14 +152,17 @@ pub fn find_expert(
         return Err(format!("{target}: no {MANIFEST_FILE} there"));
     }
     let experts = load_all(root, options)?;
-    let mut matches = experts
-        .into_iter()
-        .filter(|e| e.name == target || dir_name(&e.dir) == target);
-    match matches.next() {
-        Some(expert) => Ok(expert),
-        None => Err(format!(
-            "no expert named {target:?} under {}",
-            root.display()
-        )),
-    }
+    pick(&experts, target, root).cloned()
+}
+
+/// The expert named `target` (package name or directory name) among `experts`, loaded from `root`.
+pub fn pick<'a>(
+    experts: &'a [LoadedExpert],
+    target: &str,
+    root: &Path,
+) -> Result<&'a LoadedExpert, String> {
+    experts
+        .iter()
+        .find(|e| e.name == target || dir_name(&e.dir) == target)
+        .ok_or_else(|| format!("no expert named {target:?} under {}", root.display()))
 }
