@@ -48,8 +48,7 @@ export class ComponentPool {
   async grow(count) {
     for (let i = 0; i < count; i += 1) {
       try {
-        const instance = await this.instantiate();
-        instance.plugin.reloadConfig(this.hostSettings);
+        const instance = await this.startInstance();
         instance.busy = true;
         this.instances.push(instance);
         this.release(instance);
@@ -120,6 +119,13 @@ export class ComponentPool {
     return new Instance(exports);
   }
 
+  /** A new instance with the configuration in force. */
+  async startInstance() {
+    const instance = await this.instantiate();
+    instance.plugin.reloadConfig(this.hostSettings);
+    return instance;
+  }
+
   /** An idle instance, waiting for one when all are busy. */
   acquire() {
     const idle = this.instances.find((i) => !i.busy);
@@ -162,8 +168,7 @@ export class ComponentPool {
 
   async replace(instance) {
     try {
-      const fresh = await this.instantiate();
-      fresh.plugin.reloadConfig(this.hostSettings);
+      const fresh = await this.startInstance();
       instance.plugin = fresh.plugin;
     } catch (error) {
       this.logger.error(`graphiti-openclaw: cannot replace the component instance: ${error?.stack ?? error}`);

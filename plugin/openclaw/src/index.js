@@ -55,13 +55,11 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
       ticking = next;
       return next;
     },
-    /** Settles when the background sends started so far are done. */
-    flushed: Promise.resolve(),
     /** One background `tick` after the current call; captures arriving meanwhile share it. */
     flushSoon() {
       if (flushPending) return;
       flushPending = true;
-      runtime.flushed = new Promise((resolve) => setImmediate(resolve)).then(async () => {
+      new Promise((resolve) => setImmediate(resolve)).then(async () => {
         flushPending = false;
         const report = await runtime.tick();
         if (report.error) runtime.logger.warn(`graphiti-openclaw: ${report.pending} captured turn(s) waiting for Graphiti, will retry: ${report.error}`);
@@ -98,7 +96,7 @@ export async function beforePromptBuild(runtime, event, ctx) {
 
 /**
  * `agent_end` → `agent-end` (the turn is on disk when this returns), then a `tick` in the background
- * so it reaches Graphiti without waiting for the timer. `runtime.flushed` settles when that is done.
+ * so it reaches Graphiti without waiting for the timer.
  */
 export async function agentEnd(runtime, event, ctx) {
   try {
