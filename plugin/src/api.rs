@@ -70,14 +70,27 @@ pub enum Command {
     /// The last turn of a session (by key), or the most recent turn.
     Debug(Option<String>),
     Experts(crate::expert_sessions::ExpertsCommand),
+    /// Send what waits in the spool now.
+    Flush,
+    Spool(SpoolCommand),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpoolCommand {
+    /// What waits, what is in doubt, what was set aside and why.
+    List,
+    /// Put set-aside entries back at the end of the queue.
+    Requeue,
 }
 
 /// What one `tick` did with the capture spool.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct TickReport {
     pub sent: u32,
-    /// Episodes still waiting.
+    /// Episodes still waiting (in doubt ones included).
     pub pending: u32,
+    /// Episodes sent whose outcome is unknown, waiting to be confirmed or sent again.
+    pub in_doubt: u32,
     /// Why sending stopped, when it did.
     pub error: Option<String>,
     /// When the next attempt is due, if sending is backing off.

@@ -1,7 +1,7 @@
 //! Operator commands, rendered here so every host prints the same: `intent-test`, `lint-rules`, `eval`,
 //! `check-config`.
 
-use crate::api::{CommandOutput, ConfigResult, IntentTestRequest, OutputFormat};
+use crate::api::{CommandOutput, ConfigResult, IntentTestRequest, OutputFormat, TickReport};
 use crate::decision::{Candidate, Injection};
 use crate::recall::Recall;
 use crate::routing::{RouteInput, Router};
@@ -452,11 +452,18 @@ const BROAD_PACK_RATE: f64 = 0.30;
 /// Fewer turns than this say nothing about a rate.
 const TURNS_TO_JUDGE_RATES: u64 = 20;
 
+/// The spool's entries by state, for `status`.
+pub struct SpoolCounts {
+    pub queued: usize,
+    pub in_doubt: usize,
+    pub set_aside: usize,
+}
+
 pub fn render_status(
     graphiti: &crate::config::GraphitiSettings,
     health: Result<String, String>,
     stats: &crate::stats::Stats,
-    spool_depth: usize,
+    spool: SpoolCounts,
     retry_in_ms: Option<u64>,
 ) -> CommandOutput {
     let mut out = String::new();
@@ -484,13 +491,37 @@ pub fn render_status(
         stats.captures_dropped,
         stats.send_failures
     );
+    if stats.sends_in_doubt + stats.set_aside > 0 {
+        let _ = writeln!(
+            out,
+            "delivery: {} sends in doubt ({} then found stored, {} sent again), {} set aside",
+            stats.sends_in_doubt, stats.doubts_confirmed, stats.resent_after_doubt, stats.set_aside
+        );
+    }
     let waiting = match retry_in_ms {
         Some(ms) => format!(", backing off: next attempt in {:.1} s", ms as f64 / 1000.0),
         None => String::new(),
     };
-    let _ = writeln!(out, "spool:    {spool_depth} episodes waiting{waiting}");
-    if let Some(e) = &stats.last_error {
-        let _ = writeln!(out, "last error: {e}");
+    let _ = writeln!(
+        out,
+        "spool:    {} episodes waiting ({} in doubt), {} set aside{waiting}",
+        spool.queued, spool.in_doubt, spool.set_aside
+    );
+    if spool.set_aside > 0 {
+        let _ = writeln!(
+            out,
+            "          see graphiti-openclaw spool list; spool requeue puts them back"
+        );
+    }
+    if let Some(e) = stats.current_error() {
+        let _ = writeln!(
+            out,
+            "last error ({}): {e}",
+            crate::engine::iso8601(stats.last_error_at_ms)
+        );
+    }
+    if let Some(note) = &stats.restarted {
+        let _ = writeln!(out, "note: {note}");
     }
     let judged = stats.turns >= TURNS_TO_JUDGE_RATES;
     let rule = if judged {
@@ -522,5 +553,30 @@ pub fn render_status(
         exit_code: if health.is_ok() { 0 } else { 1 },
         stdout: out,
         stderr: String::new(),
+    }
+}
+
+/// `flush`: what was sent and what still waits; exit 1 unless the spool is empty.
+pub fn render_flush(sent: u32, last: &TickReport, notes: &[String]) -> CommandOutput {
+    let mut out = format!("sent {sent} episode(s); {} waiting", last.pending);
+    if last.in_doubt > 0 {
+        out += &format!(
+            " ({} in doubt: sent, outcome unknown; not sent again until Graphiti is seen to lack them)",
+            last.in_doubt
+        );
+    }
+    out.push('\n');
+    for note in notes {
+        let _ = writeln!(out, "note: {note}");
+    }
+    let stderr = last
+        .error
+        .as_ref()
+        .map(|e| format!("sending stopped: {e}\n"))
+        .unwrap_or_default();
+    CommandOutput {
+        exit_code: u8::from(last.pending > 0),
+        stdout: out,
+        stderr,
     }
 }

@@ -7,6 +7,7 @@ use crate::decision;
 use crate::engine::Engine;
 use crate::expert_sessions::{ExpertsCommand, ToolVerdict};
 use crate::graphiti::http as net;
+use crate::locks;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
@@ -39,7 +40,31 @@ thread_local! {
         },
         mounted(STATE_DIR),
         Box::new(HostHttp),
-    ).with_experts(mounted(EXPERTS_DIR), mounted(WORKSPACE_DIR)));
+    ).with_experts(mounted(EXPERTS_DIR), mounted(WORKSPACE_DIR))
+    .with_locks(Box::new(HostLocks)));
+}
+
+/// The host's lock imports (one lock-file protocol in every host).
+struct HostLocks;
+
+impl locks::Locks for HostLocks {
+    fn acquire(
+        &mut self,
+        name: &str,
+        lease: std::time::Duration,
+        wait: std::time::Duration,
+    ) -> Result<(), locks::LockError> {
+        let ms = |d: std::time::Duration| u32::try_from(d.as_millis()).unwrap_or(u32::MAX);
+        host::acquire_lock(name, ms(lease), ms(wait)).map_err(|e| match e {
+            host::LockError::Busy(why) => locks::LockError::Busy(why),
+            host::LockError::Lost(why) => locks::LockError::Lost(why),
+            host::LockError::Failed(why) => locks::LockError::Failed(why),
+        })
+    }
+
+    fn release(&mut self, name: &str) {
+        host::release_lock(name);
+    }
 }
 
 /// The host's `http-request` import, the only network the component has.
@@ -64,6 +89,7 @@ impl net::Http for HostHttp {
             }),
             Err(host::HttpError::Refused(why)) => Err(net::HttpError::Refused(why)),
             Err(host::HttpError::Timeout) => Err(net::HttpError::Timeout),
+            Err(host::HttpError::Connect(why)) => Err(net::HttpError::Connect(why)),
             Err(host::HttpError::Transport(why)) => Err(net::HttpError::Transport(why)),
             Err(host::HttpError::InvalidRequest(why)) => Err(net::HttpError::InvalidRequest(why)),
         }
@@ -160,6 +186,7 @@ impl Guest for Component {
         wit::TickReport {
             sent: report.sent,
             pending: report.pending,
+            in_doubt: report.in_doubt,
             error: report.error,
             retry_in_ms: report.retry_in_ms,
             notes: report.notes,
@@ -210,6 +237,11 @@ impl Guest for Component {
                 wit::ExpertsCommand::Registry => ExpertsCommand::Registry,
                 wit::ExpertsCommand::Pending => ExpertsCommand::Pending,
                 wit::ExpertsCommand::Approve(id) => ExpertsCommand::Approve(id),
+            }),
+            wit::Command::Flush => api::Command::Flush,
+            wit::Command::Spool(command) => api::Command::Spool(match command {
+                wit::SpoolCommand::List => api::SpoolCommand::List,
+                wit::SpoolCommand::Requeue => api::SpoolCommand::Requeue,
             }),
         };
         let out = with_engine(|e| e.run_command(&command));

@@ -332,8 +332,17 @@ pub struct CaptureSettings {
     pub spool_max_episodes: usize,
     /// Episodes sent per `tick` at most.
     pub flush_batch: usize,
-    /// Time budget of one `tick`, in milliseconds.
+    /// Time budget of one `tick`, in milliseconds: no send starts after it (one already started may
+    /// take its `send_timeout_ms`).
     pub flush_budget_ms: u64,
+    /// How long one send may wait for Graphiti's answer. Longer than recall's budget: right after an
+    /// outage Graphiti accepts slowly while it ingests the backlog, and a send given up too early may
+    /// still have been stored.
+    pub send_timeout_ms: u64,
+    /// A send whose outcome is unknown (no answer in time, the connection broke) is not sent again
+    /// until Graphiti is seen to lack it after this long (or at once, when Graphiti lists it as
+    /// stored, it is done). Long enough for a busy Graphiti to ingest its backlog.
+    pub resend_after_doubt_ms: u64,
     pub backoff_initial_ms: u64,
     pub backoff_max_ms: u64,
     pub source_description: String,
@@ -346,6 +355,8 @@ impl Default for CaptureSettings {
             spool_max_episodes: 10_000,
             flush_batch: 50,
             flush_budget_ms: 3000,
+            send_timeout_ms: 30_000,
+            resend_after_doubt_ms: 600_000,
             backoff_initial_ms: 1000,
             backoff_max_ms: 300_000,
             source_description: "OpenClaw conversation turn".into(),
@@ -466,6 +477,16 @@ pub fn validate_plugin_settings(
     }
     if settings.capture.spool_max_episodes == 0 {
         error("capture", "spool_max_episodes", "must be above 0".into());
+    }
+    if settings.capture.send_timeout_ms < settings.recall.timeout_ms {
+        error(
+            "capture",
+            "send_timeout_ms",
+            format!(
+                "must be at least recall.timeout_ms ({} ms): Graphiti accepts slowly after an outage, and a send given up too early may still be stored",
+                settings.recall.timeout_ms
+            ),
+        );
     }
     if settings.capture.backoff_initial_ms == 0
         || settings.capture.backoff_max_ms < settings.capture.backoff_initial_ms

@@ -6,9 +6,11 @@ use crate::capture;
 use crate::commands;
 use crate::config::{ConfigError, ConfigRoots, PluginSettings};
 use crate::decision::{CaptureOutcome, Decision, Injection};
+use crate::delivery::{self, Pass, Sender};
 use crate::expert_sessions::{ExpertRoots, ExpertSessions, ToolVerdict};
 use crate::graphiti::http::{Deadline, Http};
 use crate::graphiti::{Client, Episode, EpisodeKind, GraphitiError, Transport};
+use crate::locks::{self, Locks};
 use crate::recall::{self, Recall};
 use crate::routing::{RouteInput, Router};
 use crate::spool::{self, Appended, Spool};
@@ -39,10 +41,15 @@ pub struct Engine {
     unsaved: stats::Stats,
     unsaved_updates: u32,
     experts: ExpertSessions,
+    /// The host's cross-process locks on the state directory.
+    locks: Box<dyn Locks>,
 }
 
 /// Counts are merged into the file at least this often (and on every `tick` and `status`).
 const STATS_FLUSH_EVERY: u32 = 50;
+/// Merging counters takes milliseconds: a lock held longer than this was left by a stuck process.
+const STATS_LOCK_LEASE_MS: u64 = 10_000;
+const STATS_LOCK_WAIT_MS: u64 = 2_000;
 
 impl Engine {
     pub fn new(roots: ConfigRoots, state_dir: Option<PathBuf>, http: Box<dyn Http>) -> Engine {
@@ -63,7 +70,14 @@ impl Engine {
                 state: state_dir_for_experts,
                 ..ExpertRoots::default()
             }),
+            locks: Box::new(locks::Unshared),
         }
+    }
+
+    /// The host's cross-process locks (without them, the engine assumes it owns its state alone).
+    pub fn with_locks(mut self, locks: Box<dyn Locks>) -> Engine {
+        self.locks = locks;
+        self
     }
 
     /// Where expert packages and the agents' workspace are (both optional).
@@ -84,15 +98,35 @@ impl Engine {
         }
     }
 
+    /// Merges the counts into the state directory's file under the `stats` lock. When the lock
+    /// cannot be had or the file cannot be written, the counts stay here for the next merge.
     fn flush_stats(&mut self) {
-        if let Some(dir) = &self.state_dir
-            && !self.unsaved.is_empty()
-        {
-            stats::merge_into_file(dir, &self.unsaved);
-            turns::prune(dir);
+        let Some(dir) = &self.state_dir else {
+            self.unsaved = stats::Stats::default();
+            return;
+        };
+        if self.unsaved.is_empty() {
+            return;
         }
-        self.unsaved = stats::Stats::default();
-        self.unsaved_updates = 0;
+        let lease = Duration::from_millis(STATS_LOCK_LEASE_MS);
+        if self
+            .locks
+            .acquire(
+                locks::STATS,
+                lease,
+                Duration::from_millis(STATS_LOCK_WAIT_MS),
+            )
+            .is_err()
+        {
+            return;
+        }
+        let merged = stats::merge_into_file(dir, &self.unsaved);
+        self.locks.release(locks::STATS);
+        if merged.is_ok() {
+            turns::prune(dir);
+            self.unsaved = stats::Stats::default();
+            self.unsaved_updates = 0;
+        }
     }
 
     /// Replaces the host's settings (a JSON object laid over the settings file) for the next reload.
@@ -422,118 +456,77 @@ impl Engine {
         }
     }
 
-    /// Sends spooled turns to Graphiti, oldest first, until one fails (then backs off) or the batch or
-    /// time budget is used; then saves the counters.
+    /// Sends spooled turns to Graphiti, oldest first (see `delivery`); then saves the counters.
     pub fn tick(&mut self) -> TickReport {
-        let report = self.send_spooled();
+        let report = self.send_pass(Pass::Tick);
         self.flush_stats();
         report
     }
 
-    fn send_spooled(&mut self) -> TickReport {
-        let mut report = TickReport::default();
-        if let Err(e) = self.router() {
-            report.error = Some(e);
-            return report;
-        }
+    fn send_pass(&mut self, pass: Pass) -> TickReport {
+        let _ = self.router();
         let Some(state_dir) = self.state_dir.clone() else {
-            report.notes.push("no state directory: no spool".into());
-            return report;
-        };
-        let spool = Spool::new(&state_dir);
-        let pending = match spool.pending() {
-            Ok(pending) => pending,
-            Err(e) => {
-                report.error = Some(e);
-                return report;
-            }
-        };
-        report.pending = pending.len() as u32;
-        if pending.is_empty() {
-            return report;
-        }
-        let capture = self.settings.capture.clone();
-        let mut backoff = spool.backoff();
-        let backoff_before = backoff.clone();
-        let now = spool::now_ms();
-        if now < backoff.next_attempt_ms {
-            report.retry_in_ms = Some(backoff.next_attempt_ms - now);
-            report.error = backoff.last_error.clone();
-            return report;
-        }
-        let deadline = Deadline::after(Duration::from_millis(capture.flush_budget_ms));
-        let acked = spool.acked();
-        let mut sent_names = Vec::new();
-        for path in pending.iter().take(capture.flush_batch) {
-            if deadline.remaining().is_none() {
-                break;
-            }
-            let episode = match spool.read(path) {
-                Ok(episode) => episode,
-                Err(e) => {
-                    report.notes.push(format!("{e}; moved aside, not sent"));
-                    let _ = spool.quarantine(path);
-                    continue;
-                }
+            return TickReport {
+                notes: vec!["no state directory: no spool".into()],
+                ..TickReport::default()
             };
-            if acked.contains(&episode.name) {
-                // Sent before a crash or restart removed it: a replay, not a new turn.
-                let _ = spool.remove(path);
-                continue;
+        };
+        let capture = self.settings.capture.clone();
+        self.graphiti();
+        let Engine {
+            client,
+            http,
+            locks,
+            unsaved,
+            ..
+        } = self;
+        let client = &mut client.as_mut().expect("made by graphiti()").2;
+        let mut sender = Sender {
+            spool: Spool::new(&state_dir),
+            capture: &capture,
+            client,
+            http: http.as_mut(),
+            locks: locks.as_mut(),
+            counts: unsaved,
+        };
+        sender.pass(pass)
+    }
+
+    /// `flush`: passes over the spool until nothing waits or a pass makes no progress.
+    fn flush(&mut self) -> CommandOutput {
+        let mut sent = 0;
+        let mut notes = Vec::new();
+        let report = loop {
+            let report = self.send_pass(Pass::Flush);
+            sent += report.sent;
+            notes.extend(report.notes.iter().cloned());
+            if report.sent == 0 || report.error.is_some() || report.pending == 0 {
+                break report;
             }
-            let (client, http) = self.graphiti();
-            match client.add_episode(http, &episode, deadline) {
-                Ok(()) => {
-                    if let Err(e) = spool
-                        .mark_acked(&episode.name)
-                        .and_then(|()| spool.remove(path))
-                    {
-                        report.notes.push(e);
-                        break;
-                    }
-                    sent_names.push(episode.name);
-                }
-                Err(e) if e.permanent => {
-                    report.notes.push(format!(
-                        "Graphiti rejected episode {} ({e}); moved aside for an operator",
-                        episode.name
-                    ));
-                    let _ = spool.quarantine(path);
-                }
-                Err(e) => {
-                    backoff.failures += 1;
-                    let delay = spool::backoff_delay_ms(
-                        backoff.failures,
-                        capture.backoff_initial_ms,
-                        capture.backoff_max_ms,
-                    );
-                    backoff.next_attempt_ms = spool::now_ms() + delay;
-                    backoff.last_error = Some(e.message.clone());
-                    report.error = Some(e.message);
-                    report.retry_in_ms = Some(delay);
-                    break;
-                }
-            }
+        };
+        self.flush_stats();
+        commands::render_flush(sent, &report, &notes)
+    }
+
+    fn spool_command(&mut self, command: SpoolCommand) -> CommandOutput {
+        let Some(state_dir) = &self.state_dir else {
+            return commands::failure(1, "no state directory: there is no spool");
+        };
+        let spool = Spool::new(state_dir);
+        let result = match command {
+            SpoolCommand::List => delivery::render_list(&spool),
+            SpoolCommand::Requeue => spool.requeue_set_aside().map(|n| {
+                format!("{n} set-aside episode(s) put back at the end of the queue; the next tick sends them\n")
+            }),
+        };
+        match result {
+            Ok(stdout) => CommandOutput {
+                exit_code: 0,
+                stdout,
+                stderr: String::new(),
+            },
+            Err(e) => commands::failure(1, e),
         }
-        if report.error.is_none() && backoff.failures > 0 {
-            backoff = spool::Backoff::default();
-        }
-        if backoff != backoff_before
-            && let Err(e) = spool.save_backoff(&backoff)
-        {
-            report.notes.push(e);
-        }
-        report.sent = sent_names.len() as u32;
-        report.pending = spool.depth() as u32;
-        let failed = report.error.is_some();
-        self.count(|s| {
-            s.episodes_sent += sent_names.len() as u64;
-            if failed {
-                s.send_failures += 1;
-                s.last_error = report.error.clone();
-            }
-        });
-        report
     }
 
     /// Routing for a prompt, with nothing read from or written to state.
@@ -591,6 +584,8 @@ impl Engine {
             }
             Command::Ingest(text, source, ctx) => self.ingest(text, source.as_deref(), ctx),
             Command::Debug(session_key) => self.debug(session_key.as_deref()),
+            Command::Flush => self.flush(),
+            Command::Spool(command) => self.spool_command(*command),
             Command::Experts(command) => {
                 // The `experts` settings (servers, mappings) come with the configuration.
                 let _ = self.router();
@@ -746,14 +741,22 @@ impl Engine {
             .map(stats::load)
             .unwrap_or_default();
         let spool = self.state_dir.as_deref().map(Spool::new);
-        let depth = spool.as_ref().map_or(0, Spool::depth);
+        let entries = spool
+            .as_ref()
+            .and_then(|s| s.entries().ok())
+            .unwrap_or_default();
+        let count = |keep: fn(&spool::Entry) -> bool| entries.iter().filter(|e| keep(e)).count();
         let backoff = spool.as_ref().map(Spool::backoff).unwrap_or_default();
         let retry_in = backoff.next_attempt_ms.saturating_sub(spool::now_ms());
         commands::render_status(
             &graphiti,
             health.map_err(|e| e.message),
             &stats,
-            depth,
+            commands::SpoolCounts {
+                queued: count(|e| e.state.is_queued()),
+                in_doubt: count(|e| e.state == spool::State::InDoubt),
+                set_aside: count(|e| e.state.is_set_aside()),
+            },
             (backoff.failures > 0).then_some(retry_in),
         )
     }
@@ -770,7 +773,10 @@ fn short_reason(e: &GraphitiError) -> &'static str {
     let m = e.message.as_str();
     if m.contains("timed out") || m.contains("no time left") {
         "it did not answer in time"
-    } else if m.contains("connection failed") || m.contains("refused by the host") {
+    } else if m.contains("connection failed")
+        || m.contains("connection broken")
+        || m.contains("refused by the host")
+    {
         "it is unreachable"
     } else {
         "it answered with an error"

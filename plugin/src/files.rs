@@ -22,8 +22,10 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
         "{nanos:x}-{}.tmp",
         WRITES.fetch_add(1, Ordering::Relaxed)
     ));
-    fs::write(&tmp, bytes)?;
-    fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = fs::remove_file(&tmp);
-    })
+    // A failed write (a full disk) or rename leaves no temporary file behind.
+    fs::write(&tmp, bytes)
+        .and_then(|()| fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = fs::remove_file(&tmp);
+        })
 }

@@ -1,12 +1,25 @@
 //! The capture spool: every captured turn is a file in the state directory until Graphiti has accepted
-//! it. `agent-end` only appends (no network); `tick` sends in order with exponential backoff.
+//! it. `agent-end` only appends (no network); `tick` sends (see `delivery`).
 //!
-//! Nothing is lost: an entry is removed only after Graphiti acknowledged it, and its name is written
-//! to the acknowledgement journal first, so a replay after a crash or restart skips what was already
-//! sent. Files are written to a temporary name and renamed, so a crash never leaves half an entry.
+//! An entry's state is its file's extension, and it moves from state to state by rename only, so a
+//! crash at any moment leaves each entry in exactly one state:
+//!
+//! | file | state |
+//! |---|---|
+//! | `<stem>.episode` | waiting to be sent |
+//! | `<stem>.sending` | a send has started; a sender that finds one at start died mid-send |
+//! | `<stem>.doubt` | sent, outcome unknown: not sent again until Graphiti is seen to lack it |
+//! | `<stem>.rejected` | set aside: Graphiti refused this entry itself |
+//! | `<stem>.corrupt` | set aside: the file cannot be read as an episode |
+//!
+//! `<stem>.meta` beside it keeps when doubt began and why and how often it was set aside. Stems begin
+//! with the capture time, so their order is the queue's. An entry is removed only after Graphiti
+//! acknowledged it, and its name is written to the acknowledgement journal first, so a replay after a
+//! crash recognises what was already sent.
 
 use crate::graphiti::Episode;
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -14,9 +27,69 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Names of recently acknowledged episodes kept for recognising replays.
 const ACKED_KEPT: usize = 4096;
+/// Temporary files older than this are left over from a crash or a full disk, never in use.
+const STALE_TEMP_MS: u64 = 10 * 60 * 1000;
 
 pub struct Spool {
     dir: PathBuf,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum State {
+    Waiting,
+    Sending,
+    InDoubt,
+    Rejected,
+    Corrupt,
+}
+
+impl State {
+    const ALL: [State; 5] = [
+        State::Waiting,
+        State::Sending,
+        State::InDoubt,
+        State::Rejected,
+        State::Corrupt,
+    ];
+
+    fn extension(self) -> &'static str {
+        match self {
+            State::Waiting => "episode",
+            State::Sending => "sending",
+            State::InDoubt => "doubt",
+            State::Rejected => "rejected",
+            State::Corrupt => "corrupt",
+        }
+    }
+
+    pub fn is_set_aside(self) -> bool {
+        matches!(self, State::Rejected | State::Corrupt)
+    }
+
+    /// Not yet delivered and not set aside: counts against the spool's size.
+    pub fn is_queued(self) -> bool {
+        matches!(self, State::Waiting | State::Sending | State::InDoubt)
+    }
+}
+
+/// One spool entry: its stem (queue position) and state.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Entry {
+    pub stem: String,
+    pub state: State,
+}
+
+/// What is kept beside an entry once something happened to it.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default)]
+pub struct Meta {
+    /// When the last send's outcome became unknown (unix ms).
+    pub in_doubt_since_ms: Option<u64>,
+    /// Times the entry was set aside (it may have been put back and set aside again).
+    pub set_aside_times: u32,
+    /// Why it was set aside the last time.
+    pub set_aside_reason: Option<String>,
+    pub set_aside_at_ms: Option<u64>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
@@ -32,6 +105,14 @@ pub enum Appended {
     Spooled,
     /// The spool holds its maximum: this turn is not captured.
     Full(usize),
+}
+
+/// The acknowledgement journal as read: names, and lines that could not be read.
+#[derive(Debug, Default)]
+pub struct Acked {
+    pub names: HashSet<String>,
+    /// Lines that are not names (a torn write, a disk error): skipped, and said.
+    pub unreadable_lines: usize,
 }
 
 pub fn now_ms() -> u64 {
@@ -56,6 +137,18 @@ pub fn stable_hash(text: &str) -> u64 {
     })
 }
 
+/// A stem that sorts after every stem made before it by this clock: capture time, then a hash.
+fn new_stem(micros: u128, key: &str) -> String {
+    format!("{micros:020}-{:016x}", stable_hash(key))
+}
+
+fn now_micros() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros())
+        .unwrap_or(0)
+}
+
 impl Spool {
     pub fn new(state_dir: &Path) -> Spool {
         Spool {
@@ -63,74 +156,196 @@ impl Spool {
         }
     }
 
-    /// Entries waiting, oldest first.
-    pub fn pending(&self) -> Result<Vec<PathBuf>, String> {
-        let entries = match fs::read_dir(&self.dir) {
-            Ok(entries) => entries,
+    fn path(&self, stem: &str, extension: &str) -> PathBuf {
+        self.dir.join(format!("{stem}.{extension}"))
+    }
+
+    pub fn file_of(&self, entry: &Entry) -> PathBuf {
+        self.path(&entry.stem, entry.state.extension())
+    }
+
+    /// Every entry, in queue order.
+    pub fn entries(&self) -> Result<Vec<Entry>, String> {
+        let listing = match fs::read_dir(&self.dir) {
+            Ok(listing) => listing,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
             Err(e) => return Err(io("list", &self.dir, e)),
         };
-        let mut files: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "episode"))
+        let mut entries: Vec<Entry> = listing
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let (stem, extension) = name.rsplit_once('.')?;
+                let state = State::ALL
+                    .into_iter()
+                    .find(|s| s.extension() == extension)?;
+                Some(Entry {
+                    stem: stem.to_string(),
+                    state,
+                })
+            })
             .collect();
-        files.sort();
-        Ok(files)
+        entries.sort();
+        Ok(entries)
     }
 
+    /// Entries in `state`, in queue order.
+    pub fn in_state(&self, state: State) -> Result<Vec<Entry>, String> {
+        Ok(self
+            .entries()?
+            .into_iter()
+            .filter(|e| e.state == state)
+            .collect())
+    }
+
+    /// Episodes not yet delivered and not set aside.
     pub fn depth(&self) -> usize {
-        self.pending().map(|p| p.len()).unwrap_or(0)
+        self.entries()
+            .map(|entries| entries.iter().filter(|e| e.state.is_queued()).count())
+            .unwrap_or(0)
     }
 
-    /// Adds a turn, unless the spool is full.
+    /// Adds a turn at the end of the queue, unless the spool is full.
     pub fn append(&self, episode: &Episode, max_episodes: usize) -> Result<Appended, String> {
         let depth = self.depth();
         if depth >= max_episodes {
             return Ok(Appended::Full(depth));
         }
-        // Time first, so names sort in capture order; the hash keeps two turns of one instant apart.
-        let micros = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_micros())
-            .unwrap_or(0);
-        let path = self.dir.join(format!(
-            "{micros:020}-{:016x}.episode",
-            stable_hash(&episode.name)
-        ));
+        let path = self.path(&new_stem(now_micros(), &episode.name), "episode");
         let bytes = serde_json::to_vec(episode)
             .map_err(|e| format!("capture spool: cannot encode the episode: {e}"))?;
         write_atomically(&path, &bytes)?;
         Ok(Appended::Spooled)
     }
 
-    pub fn read(&self, path: &Path) -> Result<Episode, String> {
-        let bytes = fs::read(path).map_err(|e| io("read", path, e))?;
+    pub fn read(&self, entry: &Entry) -> Result<Episode, String> {
+        let path = self.file_of(entry);
+        let bytes = fs::read(&path).map_err(|e| io("read", &path, e))?;
         serde_json::from_slice(&bytes)
             .map_err(|e| format!("capture spool: {} is not an episode ({e})", path.display()))
     }
 
-    /// Moves an unreadable entry aside (kept for an operator, never resent, never lost).
-    pub fn quarantine(&self, path: &Path) -> Result<(), String> {
-        let target = path.with_extension("corrupt");
-        fs::rename(path, &target).map_err(|e| io("quarantine", path, e))
+    /// Moves an entry to another state (a rename: atomic).
+    pub fn move_to(&self, entry: &Entry, state: State) -> Result<Entry, String> {
+        let moved = Entry {
+            stem: entry.stem.clone(),
+            state,
+        };
+        let from = self.file_of(entry);
+        fs::rename(&from, self.file_of(&moved)).map_err(|e| io("move", &from, e))?;
+        Ok(moved)
     }
 
-    pub fn remove(&self, path: &Path) -> Result<(), String> {
-        fs::remove_file(path).map_err(|e| io("remove", path, e))
+    pub fn meta(&self, stem: &str) -> Meta {
+        fs::read(self.path(stem, "meta"))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default()
+    }
+
+    pub fn save_meta(&self, stem: &str, meta: &Meta) -> Result<(), String> {
+        write_atomically(
+            &self.path(stem, "meta"),
+            &serde_json::to_vec(meta).unwrap_or_default(),
+        )
+    }
+
+    /// A sent entry whose answer was lost: in doubt from `now`.
+    pub fn put_in_doubt(&self, entry: &Entry, now: u64) -> Result<Entry, String> {
+        let mut meta = self.meta(&entry.stem);
+        meta.in_doubt_since_ms = Some(now);
+        self.save_meta(&entry.stem, &meta)?;
+        self.move_to(entry, State::InDoubt)
+    }
+
+    /// Back in the queue at its own place (an in-doubt entry Graphiti was seen to lack).
+    pub fn put_back(&self, entry: &Entry) -> Result<Entry, String> {
+        let moved = self.move_to(entry, State::Waiting)?;
+        let mut meta = self.meta(&entry.stem);
+        if meta.in_doubt_since_ms.take().is_some() {
+            self.save_meta(&entry.stem, &meta)?;
+        }
+        Ok(moved)
+    }
+
+    /// Sets an entry aside (rejected or unreadable): kept for an operator, never resent by itself,
+    /// never lost.
+    pub fn set_aside(
+        &self,
+        entry: &Entry,
+        state: State,
+        reason: &str,
+        now: u64,
+    ) -> Result<(), String> {
+        let mut meta = self.meta(&entry.stem);
+        meta.in_doubt_since_ms = None;
+        meta.set_aside_times += 1;
+        meta.set_aside_reason = Some(reason.to_string());
+        meta.set_aside_at_ms = Some(now);
+        // The reason first: an entry seen set aside always has one.
+        self.save_meta(&entry.stem, &meta)?;
+        self.move_to(entry, state).map(|_| ())
+    }
+
+    /// Puts every set-aside entry back at the end of the queue, in its original order; each keeps
+    /// its history (how often it was set aside, and why). Returns how many.
+    pub fn requeue_set_aside(&self) -> Result<usize, String> {
+        let aside: Vec<Entry> = self
+            .entries()?
+            .into_iter()
+            .filter(|e| e.state.is_set_aside())
+            .collect();
+        let mut micros = now_micros();
+        for entry in &aside {
+            let stem = new_stem(micros, &entry.stem);
+            micros += 1;
+            let meta_from = self.path(&entry.stem, "meta");
+            if meta_from.exists() {
+                let meta_to = self.path(&stem, "meta");
+                fs::rename(&meta_from, &meta_to).map_err(|e| io("move", &meta_from, e))?;
+            }
+            let from = self.file_of(entry);
+            fs::rename(&from, self.path(&stem, "episode")).map_err(|e| io("move", &from, e))?;
+        }
+        Ok(aside.len())
+    }
+
+    /// Graphiti accepted the entry: journal its name, then remove it.
+    pub fn delivered(&self, entry: &Entry, name: &str) -> Result<(), String> {
+        self.mark_acked(name)?;
+        self.forget(entry)
+    }
+
+    /// Removes an entry (and its meta) already known to be delivered.
+    pub fn forget(&self, entry: &Entry) -> Result<(), String> {
+        let path = self.file_of(entry);
+        fs::remove_file(&path).map_err(|e| io("remove", &path, e))?;
+        let _ = fs::remove_file(self.path(&entry.stem, "meta"));
+        Ok(())
     }
 
     fn acked_path(&self) -> PathBuf {
         self.dir.join("acked.log")
     }
 
-    /// Names Graphiti has acknowledged recently, read once per flush.
-    pub fn acked(&self) -> std::collections::HashSet<String> {
-        fs::read_to_string(self.acked_path())
-            .map(|log| log.lines().map(str::to_string).collect())
-            .unwrap_or_default()
+    /// Names Graphiti has acknowledged recently. A line that is not a name (a torn write, bytes that
+    /// are not text) is skipped and counted; every other line still counts.
+    pub fn acked(&self) -> Acked {
+        let bytes = fs::read(self.acked_path()).unwrap_or_default();
+        let mut acked = Acked::default();
+        for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            match std::str::from_utf8(line) {
+                Ok(name) if is_episode_name(name) => {
+                    acked.names.insert(name.to_string());
+                }
+                _ => acked.unreadable_lines += 1,
+            }
+        }
+        acked
     }
 
-    /// Records that Graphiti accepted `name`; the journal keeps the last few thousand names.
+    /// Records that Graphiti accepted `name`; the journal keeps the last few thousand names (and
+    /// drops unreadable lines when it is trimmed).
     pub fn mark_acked(&self, name: &str) -> Result<(), String> {
         let path = self.acked_path();
         let mut file = fs::OpenOptions::new()
@@ -138,13 +353,25 @@ impl Spool {
             .append(true)
             .open(&path)
             .map_err(|e| io("open", &path, e))?;
-        writeln!(file, "{name}").map_err(|e| io("append to", &path, e))?;
+        // A line of its own even after a torn last line.
+        writeln!(file, "\n{name}").map_err(|e| io("append to", &path, e))?;
+        // Names are a few dozen bytes: read the journal back only when it may need trimming.
+        if file.metadata().map_or(0, |m| m.len()) < (2 * ACKED_KEPT * 24) as u64 {
+            return Ok(());
+        }
         drop(file);
-        let log = fs::read_to_string(&path).unwrap_or_default();
-        let lines: Vec<&str> = log.lines().collect();
+        let bytes = fs::read(&path).unwrap_or_default();
+        let lines: Vec<&[u8]> = bytes
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .collect();
         if lines.len() > 2 * ACKED_KEPT {
-            let kept = lines[lines.len() - ACKED_KEPT..].join("\n") + "\n";
-            write_atomically(&path, kept.as_bytes())?;
+            let kept: Vec<&str> = lines[lines.len() - ACKED_KEPT..]
+                .iter()
+                .filter_map(|l| std::str::from_utf8(l).ok())
+                .filter(|l| is_episode_name(l))
+                .collect();
+            write_atomically(&path, (kept.join("\n") + "\n").as_bytes())?;
         }
         Ok(())
     }
@@ -162,6 +389,33 @@ impl Spool {
             &serde_json::to_vec(backoff).unwrap_or_default(),
         )
     }
+
+    /// Removes temporary files a crash or a full disk left behind (older than any write in progress).
+    pub fn remove_stale_temp_files(&self, now: u64) -> usize {
+        let Ok(listing) = fs::read_dir(&self.dir) else {
+            return 0;
+        };
+        let mut removed = 0;
+        for entry in listing.filter_map(|e| e.ok()) {
+            let path = entry.path();
+            let stale = path.extension().is_some_and(|x| x == "tmp")
+                && entry
+                    .metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                    .is_some_and(|t| now.saturating_sub(t.as_millis() as u64) > STALE_TEMP_MS);
+            if stale && fs::remove_file(&path).is_ok() {
+                removed += 1;
+            }
+        }
+        removed
+    }
+}
+
+/// Episode names are ours: printable, no white space (see `capture`'s naming).
+fn is_episode_name(text: &str) -> bool {
+    !text.is_empty() && text.chars().all(|c| c.is_ascii_graphic())
 }
 
 /// The wait after `failures` failed attempts in a row: initial × 2^(failures-1), capped.
@@ -193,6 +447,15 @@ mod tests {
         dir
     }
 
+    fn names(spool: &Spool, state: State) -> Vec<String> {
+        spool
+            .in_state(state)
+            .unwrap()
+            .iter()
+            .map(|e| spool.read(e).unwrap().name)
+            .collect()
+    }
+
     #[test]
     fn keeps_order_bounds_and_journals() {
         let dir = temp("order");
@@ -204,16 +467,60 @@ mod tests {
             );
         }
         assert_eq!(spool.append(&episode("e3"), 3).unwrap(), Appended::Full(3));
-        let names: Vec<String> = spool
-            .pending()
-            .unwrap()
-            .iter()
-            .map(|p| spool.read(p).unwrap().name)
-            .collect();
-        assert_eq!(names, ["e0", "e1", "e2"]);
+        assert_eq!(names(&spool, State::Waiting), ["e0", "e1", "e2"]);
         spool.mark_acked("e0").unwrap();
         let acked = spool.acked();
-        assert!(acked.contains("e0") && !acked.contains("e1"));
+        assert!(acked.names.contains("e0") && !acked.names.contains("e1"));
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn states_move_by_rename_and_set_aside_entries_requeue_in_order() {
+        let dir = temp("states");
+        let spool = Spool::new(&dir);
+        for name in ["a", "b", "c"] {
+            spool.append(&episode(name), 10).unwrap();
+        }
+        let entries = spool.entries().unwrap();
+        spool
+            .set_aside(&entries[0], State::Rejected, "HTTP 422", 1)
+            .unwrap();
+        spool
+            .set_aside(&entries[1], State::Rejected, "HTTP 400", 2)
+            .unwrap();
+        let doubt = spool.put_in_doubt(&entries[2], 3).unwrap();
+        assert_eq!(spool.meta(&doubt.stem).in_doubt_since_ms, Some(3));
+        assert_eq!(spool.depth(), 1, "set-aside entries do not count");
+        assert_eq!(spool.requeue_set_aside().unwrap(), 2);
+        // Back at the end of the queue, behind the in-doubt entry, in their original order.
+        let order: Vec<String> = spool
+            .entries()
+            .unwrap()
+            .iter()
+            .map(|e| spool.read(e).unwrap().name)
+            .collect();
+        assert_eq!(order, ["c", "a", "b"]);
+        let requeued = spool.in_state(State::Waiting).unwrap();
+        let meta = spool.meta(&requeued[0].stem);
+        assert_eq!(
+            (meta.set_aside_times, meta.set_aside_reason.as_deref()),
+            (1, Some("HTTP 422"))
+        );
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn an_unreadable_journal_line_costs_only_itself() {
+        let dir = temp("journal");
+        let spool = Spool::new(&dir);
+        fs::create_dir_all(&dir.join("spool")).unwrap();
+        fs::write(dir.join("spool/acked.log"), b"e1\n\xff\xfe torn\ne2").unwrap();
+        spool.mark_acked("e3").unwrap();
+        let acked = spool.acked();
+        assert_eq!(acked.unreadable_lines, 1);
+        for name in ["e1", "e2", "e3"] {
+            assert!(acked.names.contains(name), "{name}");
+        }
         let _ = fs::remove_dir_all(&dir);
     }
 

@@ -37,6 +37,9 @@ impl Response {
 pub enum HttpError {
     Refused(String),
     Timeout,
+    /// No connection could be made: nothing was sent.
+    Connect(String),
+    /// The connection failed after the request may have been sent.
     Transport(String),
     InvalidRequest(String),
 }
@@ -46,7 +49,8 @@ impl std::fmt::Display for HttpError {
         match self {
             HttpError::Refused(why) => write!(f, "refused by the host: {why}"),
             HttpError::Timeout => f.write_str("timed out"),
-            HttpError::Transport(why) => write!(f, "connection failed: {why}"),
+            HttpError::Connect(why) => write!(f, "connection failed: {why}"),
+            HttpError::Transport(why) => write!(f, "connection broken: {why}"),
             HttpError::InvalidRequest(why) => write!(f, "invalid request: {why}"),
         }
     }

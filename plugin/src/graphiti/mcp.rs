@@ -3,7 +3,9 @@
 //! node search `search_memory_nodes`.
 
 use super::http::{Deadline, Http, Request, Response};
-use super::{Episode, Result, error, json_body, list_of, rejected, timeout_of};
+use super::{
+    Episode, Result, error, http_failure, json_body, list_of, rejected, timeout_of, unknown,
+};
 use serde_json::{Value, json};
 
 const PROTOCOL_VERSION: &str = "2025-06-18";
@@ -79,6 +81,28 @@ impl McpClient {
             .map(|_| ())
     }
 
+    /// The names of the group's most recent stored episodes (`get_episodes`), to tell whether a send
+    /// whose answer was lost arrived. None when this server cannot list them.
+    pub fn recent_episode_names(
+        &mut self,
+        http: &mut dyn Http,
+        group: &str,
+        max: usize,
+        deadline: Deadline,
+    ) -> Result<Option<Vec<String>>> {
+        let args = json!({"group_ids": [group], "max_episodes": max});
+        match self.call_tool(http, "get_episodes", args, deadline) {
+            Ok(payload) => Ok(Some(super::names_of(&list_of(
+                "get_episodes",
+                &payload,
+                "episodes",
+            )?))),
+            // An older server with another signature, or without the tool.
+            Err(e) if e.permanent() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     pub fn health(&mut self, http: &mut dyn Http, deadline: Deadline) -> Result<String> {
         let origin = origin_of(&self.endpoint);
         let timeout = timeout_of("health", deadline)?;
@@ -91,7 +115,7 @@ impl McpClient {
         };
         let response = http
             .send(request)
-            .map_err(|e| error(format!("GET {origin}/health: {e}")))?;
+            .map_err(|e| http_failure(format!("GET {origin}/health"), &e))?;
         if response.status != 200 {
             return Err(error(format!(
                 "GET {origin}/health: HTTP {}",
@@ -116,7 +140,9 @@ impl McpClient {
     ) -> Result<Value> {
         for attempt in 0..2 {
             if self.session.is_none() {
-                self.initialize(http, deadline)?;
+                // A failed handshake means the tool call itself was never sent.
+                self.initialize(http, deadline)
+                    .map_err(super::GraphitiError::before_sending)?;
             }
             let id = self.take_id();
             let message = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
@@ -126,7 +152,8 @@ impl McpClient {
                 continue;
             }
             expect_status(tool, &response, &[200])?;
-            let rpc = rpc_answer(tool, &response, id)?;
+            // The call was answered with success but the answer cannot be read: it may have acted.
+            let rpc = rpc_answer(tool, &response, id).map_err(|e| unknown(e.message))?;
             return tool_payload(tool, &rpc);
         }
         Err(error(format!(
@@ -186,7 +213,7 @@ impl McpClient {
             timeout: timeout_of(what, deadline)?,
         };
         http.send(request)
-            .map_err(|e| error(format!("{what}: POST {}: {e}", self.endpoint)))
+            .map_err(|e| http_failure(format!("{what}: POST {}", self.endpoint), &e))
     }
 
     fn take_id(&mut self) -> u64 {
@@ -258,11 +285,16 @@ fn tool_payload(tool: &str, rpc: &Value) -> Result<Value> {
             .get("message")
             .and_then(Value::as_str)
             .map_or_else(|| e.to_string(), str::to_string);
-        return Err(error(format!("{tool}: JSON-RPC error: {message}")));
+        let message = format!("{tool}: JSON-RPC error: {message}");
+        // Invalid request, unknown method, invalid params: this request can never pass.
+        return Err(match e.get("code").and_then(Value::as_i64) {
+            Some(-32602..=-32600) => rejected(message),
+            _ => error(message),
+        });
     }
     let result = rpc
         .get("result")
-        .ok_or_else(|| error(format!("{tool}: the answer has no result")))?;
+        .ok_or_else(|| unknown(format!("{tool}: the answer has no result")))?;
     let text = result.pointer("/content/0/text").and_then(Value::as_str);
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
         return Err(rejected(format!(
@@ -275,14 +307,16 @@ fn tool_payload(tool: &str, rpc: &Value) -> Result<Value> {
         None => match text {
             Some(text) => json_body(tool, text.as_bytes())?,
             None => {
-                return Err(error(format!(
+                return Err(unknown(format!(
                     "{tool}: the result has neither structuredContent nor text content"
                 )));
             }
         },
     };
+    // A tool-level failure (`{"error": "Graphiti service not initialized"}` during start-up, an
+    // internal error) says nothing against the request itself: it may pass.
     if let Some(message) = payload.get("error") {
-        return Err(rejected(format!(
+        return Err(error(format!(
             "{tool}: {}",
             message
                 .as_str()
@@ -406,10 +440,7 @@ mod tests {
     #[test]
     fn tool_errors_are_errors() {
         let rpc = json!({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"error\": \"bad group\"}"}],"isError":false}});
-        assert_eq!(
-            tool_payload("t", &rpc).unwrap_err(),
-            rejected("t: bad group")
-        );
+        assert_eq!(tool_payload("t", &rpc).unwrap_err(), error("t: bad group"));
         let rpc = json!({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Unknown tool: search_nodes"}],"isError":true}});
         assert!(
             tool_payload("t", &rpc)

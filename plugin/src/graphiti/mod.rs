@@ -34,8 +34,37 @@ impl Transport {
 #[derive(Clone, Debug, PartialEq)]
 pub struct GraphitiError {
     pub message: String,
+    pub kind: ErrorKind,
+}
+
+/// What a failure means for the request that carried it, which decides what delivery does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The request failed and was not acted on (not sent, or answered with an error): try again later.
+    Failed,
     /// Graphiti refused this request itself (bad input): sending it again cannot succeed.
-    pub permanent: bool,
+    Rejected,
+    /// The request may have been received and acted on (no answer in time, the connection broke
+    /// after sending, an answer that cannot be read): sending it again may store it twice.
+    Unknown,
+}
+
+impl GraphitiError {
+    pub fn permanent(&self) -> bool {
+        self.kind == ErrorKind::Rejected
+    }
+
+    /// The same failure of a step before the request that matters (e.g. the MCP handshake before a
+    /// tool call): that request was not sent.
+    pub fn before_sending(self) -> GraphitiError {
+        GraphitiError {
+            kind: match self.kind {
+                ErrorKind::Unknown => ErrorKind::Failed,
+                kind => kind,
+            },
+            ..self
+        }
+    }
 }
 
 impl std::fmt::Display for GraphitiError {
@@ -49,17 +78,34 @@ pub type Result<T> = std::result::Result<T, GraphitiError>;
 /// A failure that may pass (network, server trouble, timeouts). Messages quote the server's own text,
 /// so they are folded into one printable line before they reach a log, a note or a terminal.
 pub fn error(message: impl Into<String>) -> GraphitiError {
-    GraphitiError {
-        message: crate::text::one_line(&message.into()),
-        permanent: false,
-    }
+    failure(ErrorKind::Failed, message)
 }
 
 /// Graphiti rejected the request as such.
 pub fn rejected(message: impl Into<String>) -> GraphitiError {
+    failure(ErrorKind::Rejected, message)
+}
+
+/// The request may have been acted on; its outcome is unknown.
+pub fn unknown(message: impl Into<String>) -> GraphitiError {
+    failure(ErrorKind::Unknown, message)
+}
+
+fn failure(kind: ErrorKind, message: impl Into<String>) -> GraphitiError {
     GraphitiError {
         message: crate::text::one_line(&message.into()),
-        permanent: true,
+        kind,
+    }
+}
+
+/// A failed HTTP exchange: whether the request may have reached Graphiti decides its kind.
+pub fn http_failure(what: String, e: &http::HttpError) -> GraphitiError {
+    let message = format!("{what}: {e}");
+    match e {
+        http::HttpError::Timeout | http::HttpError::Transport(_) => unknown(message),
+        http::HttpError::Refused(_)
+        | http::HttpError::Connect(_)
+        | http::HttpError::InvalidRequest(_) => error(message),
     }
 }
 
@@ -160,12 +206,48 @@ impl Client {
         }
     }
 
+    /// The names of the group's most recent stored episodes, or None when this server cannot list
+    /// them. A just-accepted episode is listed only once ingested.
+    pub fn recent_episode_names(
+        &mut self,
+        http: &mut dyn Http,
+        group: &str,
+        deadline: Deadline,
+    ) -> Result<Option<Vec<String>>> {
+        match self {
+            Client::Mcp(c) => c.recent_episode_names(http, group, RECENT_EPISODES, deadline),
+            Client::Rest(c) => c.recent_episode_names(http, group, RECENT_EPISODES, deadline),
+        }
+    }
+
     pub fn health(&mut self, http: &mut dyn Http, deadline: Deadline) -> Result<String> {
         match self {
             Client::Mcp(c) => c.health(http, deadline),
             Client::Rest(c) => c.health(http, deadline),
         }
     }
+}
+
+/// Recent episodes asked for when checking whether a send arrived.
+const RECENT_EPISODES: usize = 100;
+
+/// Whether episode `name` is among `names` as either API stores it (REST stores each message of a
+/// turn as its own episode, `<episode>:<role>`).
+pub fn lists(names: &[String], name: &str) -> bool {
+    names.iter().any(|n| {
+        n == name
+            || n.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with(':'))
+    })
+}
+
+/// The `name` of each episode object.
+fn names_of(episodes: &[Value]) -> Vec<String> {
+    episodes
+        .iter()
+        .filter_map(|e| e.get("name").and_then(Value::as_str))
+        .map(str::to_string)
+        .collect()
 }
 
 /// Parses a JSON body, naming the operation when it is not JSON.

@@ -1,7 +1,7 @@
 //! Graphiti's REST server (`graph_service`): `/search`, `/messages`, `/healthcheck`.
 
 use super::http::{Deadline, Http, Request, Response};
-use super::{Episode, Result, error, json_body, list_of, rejected, timeout_of};
+use super::{Episode, Result, error, http_failure, json_body, list_of, rejected, timeout_of};
 use serde_json::{Value, json};
 
 pub struct RestClient {
@@ -63,6 +63,28 @@ impl RestClient {
         expect(&response, "POST /messages", &[200, 202])
     }
 
+    /// The names of the group's most recent stored episodes (`GET /episodes/{group}`). The server
+    /// stores each message of a turn as its own episode, named `<episode>:<role>`.
+    pub fn recent_episode_names(
+        &mut self,
+        http: &mut dyn Http,
+        group: &str,
+        max: usize,
+        deadline: Deadline,
+    ) -> Result<Option<Vec<String>>> {
+        let path = format!("/episodes/{group}?last_n={max}");
+        let what = format!("GET /episodes/{group}");
+        let response = self.send(http, "GET", &path, None, deadline)?;
+        if response.status == 404 {
+            return Ok(None);
+        }
+        expect(&response, &what, &[200])?;
+        match json_body(&what, &response.body)? {
+            Value::Array(episodes) => Ok(Some(super::names_of(&episodes))),
+            other => Err(error(format!("{what}: not a list but {other}"))),
+        }
+    }
+
     pub fn health(&mut self, http: &mut dyn Http, deadline: Deadline) -> Result<String> {
         let response = self.send(http, "GET", "/healthcheck", None, deadline)?;
         expect(&response, "GET /healthcheck", &[200])?;
@@ -97,7 +119,7 @@ impl RestClient {
             timeout: timeout_of(&what, deadline)?,
         };
         http.send(request)
-            .map_err(|e| error(format!("{what} ({}): {e}", self.base)))
+            .map_err(|e| http_failure(format!("{what} ({})", self.base), &e))
     }
 }
 

@@ -1,0 +1,370 @@
+//! Sending the capture spool to Graphiti (`tick`, `flush`): one sender per state directory, every
+//! episode delivered once and whole, none lost.
+//!
+//! - Only the holder of the `send` lock sends; a process that finds it busy leaves the spool to the
+//!   holder (turns never wait: they only append).
+//! - A send has its own timeout (`capture.send_timeout_ms`), longer than recall's: right after an
+//!   outage Graphiti accepts slowly while it ingests the backlog.
+//! - An entry is renamed `.sending` before its send. When the answer is lost (timeout, a broken
+//!   connection) or the sender died mid-send, the entry is *in doubt*: it is not sent again at once.
+//!   Graphiti is asked whether it lists the episode (MCP `get_episodes`, REST `/episodes`); listed →
+//!   done. Not listed after `capture.resend_after_doubt_ms` → sent again. That resend is the one case
+//!   where an episode can arrive twice: neither API takes an idempotency key, a just-accepted episode
+//!   is listed only once ingested, and on FalkorDB the listing sees only the default database.
+//! - A failure that says nothing against the entry (Graphiti down, a 5xx, "service not initialized")
+//!   backs off and retries; only Graphiti rejecting that entry itself sets it aside, with the reason.
+
+use crate::api::TickReport;
+use crate::config::CaptureSettings;
+use crate::graphiti::http::{Deadline, Http};
+use crate::graphiti::{Client, ErrorKind, GraphitiError};
+use crate::locks::{self, LockError, Locks};
+use crate::spool::{self, Acked, Entry, Spool, State};
+use crate::stats::Stats;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// Added to the send lock's lease beyond the flush budget and one send's timeout.
+const LEASE_MARGIN_MS: u64 = 5000;
+/// In-doubt entries checked per tick at most.
+const DOUBTS_PER_TICK: usize = 20;
+
+/// What sending needs from the engine.
+pub struct Sender<'a> {
+    pub spool: Spool,
+    pub capture: &'a CaptureSettings,
+    pub client: &'a mut Client,
+    pub http: &'a mut dyn Http,
+    pub locks: &'a mut dyn Locks,
+    pub counts: &'a mut Stats,
+}
+
+/// How a pass treats the back-off timer and a busy lock.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    /// The host's timer: respects the back-off; a busy lock means another process sends.
+    Tick,
+    /// An operator's `flush`: tries now, waiting for another sender to finish first.
+    Flush,
+}
+
+impl Sender<'_> {
+    fn lease(&self) -> Duration {
+        Duration::from_millis(
+            self.capture.flush_budget_ms + self.capture.send_timeout_ms + LEASE_MARGIN_MS,
+        )
+    }
+
+    /// One pass over the spool under the send lock.
+    pub fn pass(&mut self, pass: Pass) -> TickReport {
+        let mut report = TickReport::default();
+        let wait = match pass {
+            Pass::Tick => Duration::ZERO,
+            Pass::Flush => self.lease(),
+        };
+        match self.locks.acquire(locks::SEND, self.lease(), wait) {
+            Ok(()) => {
+                self.send_locked(pass, &mut report);
+                self.locks.release(locks::SEND);
+            }
+            Err(LockError::Busy(who)) => report.notes.push(format!(
+                "another process is sending the spool ({who}); it sends these episodes too"
+            )),
+            Err(e) => report.error = Some(format!("cannot take the send lock: {e}")),
+        }
+        self.fill_depths(&mut report);
+        report
+    }
+
+    fn fill_depths(&self, report: &mut TickReport) {
+        let entries = self.spool.entries().unwrap_or_default();
+        report.pending = entries.iter().filter(|e| e.state.is_queued()).count() as u32;
+        report.in_doubt = entries.iter().filter(|e| e.state == State::InDoubt).count() as u32;
+    }
+
+    fn send_locked(&mut self, pass: Pass, report: &mut TickReport) {
+        let locked_at = Instant::now();
+        let now = spool::now_ms();
+        self.spool.remove_stale_temp_files(now);
+        let acked = self.spool.acked();
+        if acked.unreadable_lines > 0 {
+            report.notes.push(format!(
+                "the acknowledgement journal has {} unreadable line(s): skipped, the rest still counts",
+                acked.unreadable_lines
+            ));
+        }
+        if let Err(e) = self.recover_interrupted(&acked, now, report) {
+            report.error = Some(e);
+            return;
+        }
+        let mut backoff = self.spool.backoff();
+        if pass == Pass::Tick && now < backoff.next_attempt_ms {
+            report.retry_in_ms = Some(backoff.next_attempt_ms - now);
+            report.error = backoff.last_error.clone();
+            return;
+        }
+        let deadline = Deadline::after(Duration::from_millis(self.capture.flush_budget_ms));
+        let failure = self
+            .settle_doubts(&acked, deadline, report)
+            .err()
+            .or_else(|| self.send_waiting(&acked, deadline, locked_at, report).err());
+        let backoff_before = backoff.clone();
+        match failure {
+            Some(e) => {
+                backoff.failures += 1;
+                let delay = spool::backoff_delay_ms(
+                    backoff.failures,
+                    self.capture.backoff_initial_ms,
+                    self.capture.backoff_max_ms,
+                );
+                backoff.next_attempt_ms = spool::now_ms() + delay;
+                backoff.last_error = Some(e.clone());
+                report.retry_in_ms = Some(delay);
+                self.counts.send_failures += 1;
+                self.counts.last_error = Some(e.clone());
+                self.counts.last_error_at_ms = spool::now_ms();
+                report.error = Some(e);
+            }
+            None => backoff = spool::Backoff::default(),
+        }
+        if backoff != backoff_before
+            && let Err(e) = self.spool.save_backoff(&backoff)
+        {
+            report.notes.push(e);
+        }
+    }
+
+    /// Entries left `.sending` by a sender that stopped mid-send: done if journalled, else in doubt.
+    fn recover_interrupted(
+        &mut self,
+        acked: &Acked,
+        now: u64,
+        report: &mut TickReport,
+    ) -> Result<(), String> {
+        for entry in self.spool.in_state(State::Sending)? {
+            match self.spool.read(&entry) {
+                Ok(episode) if acked.names.contains(&episode.name) => self.spool.forget(&entry)?,
+                Ok(episode) => {
+                    self.spool.put_in_doubt(&entry, now)?;
+                    self.counts.sends_in_doubt += 1;
+                    report.notes.push(format!(
+                        "episode {} was being sent when its sender stopped: in doubt until Graphiti is seen to have it or to lack it",
+                        episode.name
+                    ));
+                }
+                Err(e) => self.set_aside(&entry, State::Corrupt, &e, report)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// In-doubt entries: delivered if Graphiti lists them; sent again once it has lacked them long
+    /// enough. Err when Graphiti cannot be asked (it is down: the sends would fail too).
+    fn settle_doubts(
+        &mut self,
+        acked: &Acked,
+        deadline: Deadline,
+        report: &mut TickReport,
+    ) -> Result<(), String> {
+        let mut listings: HashMap<String, Option<Vec<String>>> = HashMap::new();
+        for entry in self
+            .spool
+            .in_state(State::InDoubt)?
+            .into_iter()
+            .take(DOUBTS_PER_TICK)
+        {
+            let episode = match self.spool.read(&entry) {
+                Ok(episode) => episode,
+                Err(e) => {
+                    self.set_aside(&entry, State::Corrupt, &e, report)?;
+                    continue;
+                }
+            };
+            if acked.names.contains(&episode.name) {
+                self.spool.forget(&entry)?;
+                continue;
+            }
+            if !listings.contains_key(&episode.group_id) {
+                let Some(left) = deadline.remaining() else {
+                    return Ok(());
+                };
+                let budget = Deadline::after(left.min(self.send_timeout()));
+                let listing = self
+                    .client
+                    .recent_episode_names(self.http, &episode.group_id, budget)
+                    .map_err(|e| format!("checking in-doubt episodes: {e}"))?;
+                listings.insert(episode.group_id.clone(), listing);
+            }
+            let listed = listings[&episode.group_id]
+                .as_ref()
+                .is_some_and(|names| crate::graphiti::lists(names, &episode.name));
+            let since = self.spool.meta(&entry.stem).in_doubt_since_ms.unwrap_or(0);
+            if listed {
+                self.spool.delivered(&entry, &episode.name)?;
+                self.counts.doubts_confirmed += 1;
+                self.counts.last_sent_at_ms = spool::now_ms();
+                report.notes.push(format!(
+                    "episode {} was in doubt: Graphiti has it, done",
+                    episode.name
+                ));
+            } else if spool::now_ms().saturating_sub(since) >= self.capture.resend_after_doubt_ms {
+                self.spool.put_back(&entry)?;
+                self.counts.resent_after_doubt += 1;
+                report.notes.push(format!(
+                    "episode {} was in doubt and Graphiti does not list it after {} s: sending it again",
+                    episode.name,
+                    self.capture.resend_after_doubt_ms / 1000
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn send_timeout(&self) -> Duration {
+        Duration::from_millis(self.capture.send_timeout_ms)
+    }
+
+    /// Waiting entries in order until the batch or the budget is used, or one fails (Err: why).
+    fn send_waiting(
+        &mut self,
+        acked: &Acked,
+        deadline: Deadline,
+        locked_at: Instant,
+        report: &mut TickReport,
+    ) -> Result<(), String> {
+        let lease = self.lease();
+        for entry in self
+            .spool
+            .in_state(State::Waiting)?
+            .into_iter()
+            .take(self.capture.flush_batch)
+        {
+            // A send that starts must end within the lease, and the lock must still be ours.
+            let lease_left = lease.saturating_sub(locked_at.elapsed());
+            if deadline.remaining().is_none() || lease_left < self.send_timeout() {
+                break;
+            }
+            if let Err(e) = self.locks.acquire(locks::SEND, lease, Duration::ZERO) {
+                report
+                    .notes
+                    .push(format!("stopped sending: the send lock is {e}"));
+                break;
+            }
+            let episode = match self.spool.read(&entry) {
+                Ok(episode) => episode,
+                Err(e) => {
+                    self.set_aside(&entry, State::Corrupt, &e, report)?;
+                    continue;
+                }
+            };
+            if acked.names.contains(&episode.name) {
+                // Sent before a crash or restart removed it: a replay, not a new turn.
+                self.spool.forget(&entry)?;
+                continue;
+            }
+            let sending = self.spool.move_to(&entry, State::Sending)?;
+            let budget = Deadline::after(self.send_timeout());
+            let sent = self.client.add_episode(self.http, &episode, budget);
+            match sent {
+                Ok(()) => {
+                    self.spool.delivered(&sending, &episode.name)?;
+                    report.sent += 1;
+                    self.counts.episodes_sent += 1;
+                    self.counts.last_sent_at_ms = spool::now_ms();
+                }
+                Err(e) => self.after_failed_send(&sending, &episode.name, e, report)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Err stops the pass (and backs off); Ok goes on with the next entry.
+    fn after_failed_send(
+        &mut self,
+        sending: &Entry,
+        name: &str,
+        e: GraphitiError,
+        report: &mut TickReport,
+    ) -> Result<(), String> {
+        match e.kind {
+            ErrorKind::Rejected => {
+                let reason = format!("Graphiti rejected episode {name}: {e}");
+                self.set_aside(sending, State::Rejected, &reason, report)
+            }
+            ErrorKind::Failed => {
+                self.spool.move_to(sending, State::Waiting)?;
+                Err(e.message)
+            }
+            ErrorKind::Unknown => {
+                self.spool.put_in_doubt(sending, spool::now_ms())?;
+                self.counts.sends_in_doubt += 1;
+                report.notes.push(format!(
+                    "episode {name}: the send's outcome is unknown ({e}); in doubt, not sent again until Graphiti is seen to lack it"
+                ));
+                Err(e.message)
+            }
+        }
+    }
+
+    fn set_aside(
+        &mut self,
+        entry: &Entry,
+        state: State,
+        reason: &str,
+        report: &mut TickReport,
+    ) -> Result<(), String> {
+        self.spool
+            .set_aside(entry, state, reason, spool::now_ms())?;
+        self.counts.set_aside += 1;
+        report.notes.push(format!(
+            "{reason}; set aside as {}.{} (graphiti-openclaw spool requeue puts it back)",
+            entry.stem,
+            if state == State::Rejected {
+                "rejected"
+            } else {
+                "corrupt"
+            }
+        ));
+        Ok(())
+    }
+}
+
+/// `spool list`: every entry with its state, in queue order.
+pub fn render_list(spool: &Spool) -> Result<String, String> {
+    let entries = spool.entries()?;
+    if entries.is_empty() {
+        return Ok("the capture spool is empty\n".into());
+    }
+    let count = |state: State| entries.iter().filter(|e| e.state == state).count();
+    let mut out = format!(
+        "{} waiting, {} being sent, {} in doubt, {} set aside\n",
+        count(State::Waiting),
+        count(State::Sending),
+        count(State::InDoubt),
+        count(State::Rejected) + count(State::Corrupt)
+    );
+    for entry in &entries {
+        let meta = spool.meta(&entry.stem);
+        let what = match spool.read(entry) {
+            Ok(episode) => format!("{} (group {})", episode.name, episode.group_id),
+            Err(_) => "(unreadable)".into(),
+        };
+        let state = match entry.state {
+            State::Waiting => "waiting".to_string(),
+            State::Sending => "being sent".to_string(),
+            State::InDoubt => format!(
+                "in doubt since {}",
+                crate::engine::iso8601(meta.in_doubt_since_ms.unwrap_or(0))
+            ),
+            State::Rejected | State::Corrupt => "set aside".to_string(),
+        };
+        out.push_str(&format!("{:<24} {what}\n", state));
+        if let Some(reason) = &meta.set_aside_reason {
+            out.push_str(&format!(
+                "{:<24} {}× set aside; last: {reason}\n",
+                "", meta.set_aside_times
+            ));
+        }
+    }
+    Ok(out)
+}
