@@ -1,82 +1,88 @@
 //! Picking the exchange to capture after a turn: the last user message and the assistant's answer,
-//! with exactly the plugin's own blocks removed.
+//! with exactly the blocks the plugin itself prepended to that turn removed, and nothing else.
+//!
+//! How the plugin's blocks are found, deterministically (same inputs, same bytes: P2):
+//! 1. `before-agent-start` records the blocks it injected for the session (the last-turn record in the
+//!    state directory). Each recorded block is removed where it occurs byte for byte: once from the
+//!    user message (OpenClaw puts it in front of the user's text), and from the assistant's answer
+//!    if the model echoed it verbatim.
+//! 2. When the record is missing or does not match (the process was killed before writing it, no
+//!    state directory), only a run of well-formed plugin blocks at the very start of the user
+//!    message is removed: a block that opens with one of our tags and whose body has no `<` (ours are
+//!    always escaped). Text that merely mentions a tag name, anywhere, is the user's and stays.
 
 use serde_json::Value;
 
-/// Every block the plugin injects. Capture strips exactly these, so the next turn never stores its
-/// own recall.
+/// Every block the plugin injects.
 pub const OUR_BLOCKS: [&str; 3] = ["graphiti-context", "graphiti-fallback", "pack-context"];
 
-/// Removes our blocks: `<name ...>…</name>`. An opening tag without its closing tag removes everything
-/// after it (it was cut off, and what follows is ours); a stray closing tag is removed alone.
-pub fn strip_our_blocks(text: &str) -> String {
+/// Removes the recorded blocks (see the module doc) from the user's text; without a match, the
+/// well-formed plugin blocks it starts with.
+pub fn strip_injected_from_user(text: &str, injected: &[String]) -> String {
     let mut out = text.to_string();
-    for name in OUR_BLOCKS {
-        out = strip_block(&out, name);
+    let mut found = false;
+    for block in injected.iter().filter(|b| !b.is_empty()) {
+        if let Some(at) = out.find(block.as_str()) {
+            out.replace_range(at..at + block.len(), "");
+            found = true;
+        }
     }
-    tidy(&out)
+    if found {
+        trim_separators(&out)
+    } else {
+        strip_leading_blocks(text)
+    }
 }
 
-fn strip_block(text: &str, name: &str) -> String {
-    let open = format!("<{name}");
-    let close = format!("</{name}>");
-    let mut out = String::with_capacity(text.len());
+/// Removes verbatim copies of the recorded blocks from the assistant's answer; nothing else.
+pub fn strip_injected_from_assistant(text: &str, injected: &[String]) -> String {
+    let mut out = text.to_string();
+    for block in injected.iter().filter(|b| !b.is_empty()) {
+        out = out.replace(block.as_str(), "");
+    }
+    if out.len() == text.len() {
+        out
+    } else {
+        trim_separators(&out)
+    }
+}
+
+/// Removes the well-formed plugin blocks a text starts with (and the white space after them).
+pub fn strip_leading_blocks(text: &str) -> String {
     let mut rest = text;
-    loop {
-        let next_open = find_tag(rest, &open);
-        let next_close = rest.find(&close);
-        match (next_open, next_close) {
-            (Some(o), c) if c.is_none_or(|c| o < c) => {
-                out.push_str(&rest[..o]);
-                let after_open = &rest[o..];
-                match after_open.find(&close) {
-                    Some(end) => rest = &after_open[end + close.len()..],
-                    None => return out,
-                }
-            }
-            (_, Some(c)) => {
-                out.push_str(&rest[..c]);
-                rest = &rest[c + close.len()..];
-            }
-            (None, None) => {
-                out.push_str(rest);
-                return out;
-            }
-            (Some(_), None) => unreachable!("handled by the first arm"),
-        }
+    while let Some(after) = leading_block_end(rest.trim_start()) {
+        rest = &rest.trim_start()[after..];
+    }
+    if rest.len() == text.len() {
+        text.to_string()
+    } else {
+        rest.trim_start().to_string()
     }
 }
 
-/// `<name` followed by `>` or white space, so `<pack-contextual>` is not ours.
-fn find_tag(text: &str, open: &str) -> Option<usize> {
-    let mut from = 0;
-    while let Some(i) = text[from..].find(open) {
-        let at = from + i;
-        match text[at + open.len()..].chars().next() {
-            Some(c) if c == '>' || c.is_whitespace() => return Some(at),
-            _ => from = at + open.len(),
-        }
+/// The end of a well-formed plugin block at the start of `text`: `<name …>` with no `<` in its
+/// attributes, a body without `<`, then `</name>`.
+fn leading_block_end(text: &str) -> Option<usize> {
+    let name = OUR_BLOCKS.into_iter().find(|name| {
+        text.strip_prefix('<')
+            .and_then(|t| t.strip_prefix(name))
+            .and_then(|t| t.chars().next())
+            .is_some_and(|c| c == '>' || c.is_whitespace())
+    })?;
+    let open_end = text.find('>')?;
+    if text[1..open_end].contains('<') {
+        return None;
     }
-    None
+    let close = format!("</{name}>");
+    let body_end = open_end + 1 + text[open_end + 1..].find('<')?;
+    text[body_end..]
+        .starts_with(&close)
+        .then_some(body_end + close.len())
 }
 
-/// Blank lines left where blocks were removed collapse; ends are trimmed.
-fn tidy(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut blank_run = 0;
-    for line in text.trim().lines() {
-        if line.trim().is_empty() {
-            blank_run += 1;
-            if blank_run > 1 {
-                continue;
-            }
-        } else {
-            blank_run = 0;
-        }
-        out.push_str(line);
-        out.push('\n');
-    }
-    out.trim_end().to_string()
+/// The separators a removed block leaves: white space at either end.
+fn trim_separators(text: &str) -> String {
+    text.trim().to_string()
 }
 
 /// The text of one OpenClaw message: `content` as a string or a list of `{type: "text", text}` parts.
@@ -99,8 +105,9 @@ pub fn message_text(message: &Value) -> Option<String> {
     }
 }
 
-/// The last user message and the last assistant text after it, our blocks stripped.
-pub fn last_exchange(messages_json: &str) -> Result<(String, String), String> {
+/// The last user message and the last assistant text after it, without the plugin's blocks
+/// (`injected`: what `before-agent-start` recorded for this session, if anything).
+pub fn last_exchange(messages_json: &str, injected: &[String]) -> Result<(String, String), String> {
     let messages: Value = if messages_json.trim().is_empty() {
         Value::Array(vec![])
     } else {
@@ -120,20 +127,20 @@ pub fn last_exchange(messages_json: &str) -> Result<(String, String), String> {
         return Err("no user message in this turn".into());
     };
     let user = message_text(&messages[user_at])
-        .map(|t| strip_our_blocks(&t))
+        .map(|t| strip_injected_from_user(&t, injected))
         .unwrap_or_default();
     let assistant = messages[user_at + 1..]
         .iter()
         .rev()
         .filter(|m| role(m) == "assistant")
         .filter_map(message_text)
-        .map(|t| strip_our_blocks(&t))
-        .find(|t| !t.is_empty())
+        .map(|t| strip_injected_from_assistant(&t, injected))
+        .find(|t| !t.trim().is_empty())
         .unwrap_or_default();
-    if user.is_empty() {
+    if user.trim().is_empty() {
         return Err("the user message is empty once the plugin's blocks are removed".into());
     }
-    if assistant.is_empty() {
+    if assistant.trim().is_empty() {
         return Err("no assistant answer after the last user message".into());
     }
     Ok((user, assistant))
@@ -143,22 +150,42 @@ pub fn last_exchange(messages_json: &str) -> Result<(String, String), String> {
 mod tests {
     use super::*;
 
+    const BLOCKS: &str = "<graphiti-context group=\"g\">\nfact &lt;b&gt;\n</graphiti-context>\n\n<pack-context intent=\"a\">\nx\n</pack-context>";
+
     #[test]
-    fn strips_exactly_our_blocks() {
-        let text = "<graphiti-context>\nfact\n</graphiti-context>\n\n<pack-context intent=\"a\">\nx\n</pack-context>\n\nHello <b>there</b> <pack-contextual>";
+    fn the_recorded_blocks_go_and_everything_else_stays() {
+        let injected = vec![BLOCKS.to_string()];
+        let user = format!(
+            "{BLOCKS}\n\nExplain what the `<pack-context>` tag does.\n\n\nAlso remember: my dentist appointment is on Friday at 9"
+        );
         assert_eq!(
-            strip_our_blocks(text),
-            "Hello <b>there</b> <pack-contextual>"
+            strip_injected_from_user(&user, &injected),
+            "Explain what the `<pack-context>` tag does.\n\n\nAlso remember: my dentist appointment is on Friday at 9"
+        );
+        let reply = "Booked. The <graphiti-context> tag wraps recalled facts. Your table is at 8.";
+        assert_eq!(strip_injected_from_assistant(reply, &injected), reply);
+        let echoed = format!("{BLOCKS}\nBooked for 8.");
+        assert_eq!(
+            strip_injected_from_assistant(&echoed, &injected),
+            "Booked for 8."
         );
     }
 
     #[test]
-    fn unterminated_and_stray_tags() {
+    fn without_a_record_only_leading_well_formed_blocks_go() {
         assert_eq!(
-            strip_our_blocks("Hi\n<pack-context intent=\"a\">\ncut off"),
-            "Hi"
+            strip_leading_blocks(&format!("{BLOCKS}\n\nHello <b>")),
+            "Hello <b>"
         );
-        assert_eq!(strip_our_blocks("a </graphiti-fallback> b"), "a  b");
+        for text in [
+            "Explain what the <pack-context> tag does. Also: dentist on Friday at 9",
+            "<pack-context intent=\"a\">\ncut off, no closing tag",
+            "<pack-context>my own <b>bold</b> text</pack-context> and more",
+            "a </graphiti-fallback> b",
+            "<pack-contextual>",
+        ] {
+            assert_eq!(strip_leading_blocks(text), text);
+        }
     }
 
     #[test]
@@ -167,12 +194,12 @@ mod tests {
             {"role":"user","content":[{"type":"text","text":"<graphiti-context>f</graphiti-context>\n\nnew question"}]},
             {"role":"toolResult","content":"tool"},{"role":"assistant","content":[{"type":"text","text":"new answer"}]}]"#;
         assert_eq!(
-            last_exchange(messages).unwrap(),
+            last_exchange(messages, &[]).unwrap(),
             ("new question".into(), "new answer".into())
         );
-        assert!(last_exchange("{}").unwrap_err().contains("array"));
+        assert!(last_exchange("{}", &[]).unwrap_err().contains("array"));
         assert!(
-            last_exchange(r#"[{"role":"user","content":"q"}]"#)
+            last_exchange(r#"[{"role":"user","content":"q"}]"#, &[])
                 .unwrap_err()
                 .contains("no assistant")
         );

@@ -393,6 +393,7 @@ impl Engine {
             CaptureOutcome::Dropped(why) => {
                 s.captures_dropped += 1;
                 s.last_error = Some(why.clone());
+                s.last_error_at_ms = spool::now_ms();
             }
         });
         outcome
@@ -415,7 +416,20 @@ impl Engine {
         if !self.settings.capture.enabled {
             return CaptureOutcome::Skipped("capture is disabled in settings".into());
         }
-        let (user, assistant) = match capture::last_exchange(&event.messages_json) {
+        // What this session's last turn prepended: capture removes exactly that.
+        let injected: Vec<String> = match (
+            &self.state_dir,
+            ctx.session_key.as_deref().or(ctx.session_id.as_deref()),
+        ) {
+            (Some(dir), Some(key)) => turns::load(dir, Some(key))
+                .ok()
+                .flatten()
+                .and_then(|record| record.injected)
+                .into_iter()
+                .collect(),
+            _ => vec![],
+        };
+        let (user, assistant) = match capture::last_exchange(&event.messages_json, &injected) {
             Ok(exchange) => exchange,
             Err(why) => return CaptureOutcome::Skipped(why),
         };

@@ -198,7 +198,7 @@ pub fn query(prompt: &str, messages_json: &str, settings: &RecallSettings) -> St
         .iter()
         .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
         .filter_map(crate::capture::message_text)
-        .map(|t| crate::capture::strip_our_blocks(&t))
+        .map(|t| crate::capture::strip_leading_blocks(&t))
         .filter(|t| !t.is_empty() && t.trim() != prompt.trim())
         .collect();
     for text in earlier.iter().rev().take(settings.context_messages) {

@@ -26,6 +26,9 @@ pub struct TurnRecord {
     pub trace: Vec<String>,
     pub injected_chars: usize,
     pub notes: Vec<String>,
+    /// Exactly what was prepended to the prompt, so capture removes that and nothing else.
+    #[serde(default)]
+    pub injected: Option<String>,
 }
 
 impl TurnRecord {
@@ -58,6 +61,7 @@ impl TurnRecord {
                 .as_ref()
                 .map_or(0, |c| c.chars().count()),
             notes: injection.notes.clone(),
+            injected: injection.prepend_context.clone(),
         }
     }
 

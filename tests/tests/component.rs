@@ -367,6 +367,51 @@ fn capture_takes_the_last_exchange_without_our_blocks_and_spools_it() {
     );
 }
 
+/// Capture removes exactly what the plugin prepended to this turn: text that mentions our tag names,
+/// in the user's message or the assistant's answer, is theirs and is stored whole.
+#[test]
+fn capture_keeps_the_users_own_text_that_mentions_a_tag_name() {
+    let state = temp_dir("tag-names-state");
+    let mut shim = shim_with_state(&example_config(), &state);
+    let asked = "Draft a tweet. Explain what the `<pack-context>` tag does. Also remember: my dentist appointment is on Friday at 9";
+    let answered = "Tweet drafted. The <graphiti-context> block holds recalled facts.\nBooking confirmed: Friday 9:00, Dr. Lee, ref 4471.";
+    let turn_ctx = ctx("tags", ChatType::Direct);
+    let injected = shim
+        .before_agent_start(&prompt(asked), &turn_ctx)
+        .prepend_context
+        .expect("a pack is injected");
+    let event = |user: String| AgentEndEvent {
+        success: true,
+        error: None,
+        messages_json: serde_json::json!([
+            {"role": "user", "content": user},
+            {"role": "assistant", "content": answered},
+        ])
+        .to_string(),
+        duration_ms: None,
+    };
+    // The turn as OpenClaw sends it back: our blocks in front of the user's text.
+    match shim.agent_end(&event(format!("{injected}\n\n{asked}")), &turn_ctx) {
+        CaptureOutcome::Spooled(turn) => {
+            assert_eq!(turn.user, asked);
+            assert_eq!(turn.assistant, answered);
+        }
+        other => panic!("expected a capture, got {other:?}"),
+    }
+    // No record of what was injected (another session, or a process killed before writing it):
+    // only well-formed blocks at the very start go; the user's mention of a tag stays.
+    match shim.agent_end(
+        &event(asked.to_string()),
+        &ctx("no-record", ChatType::Direct),
+    ) {
+        CaptureOutcome::Spooled(turn) => {
+            assert_eq!(turn.user, asked);
+            assert_eq!(turn.assistant, answered);
+        }
+        other => panic!("expected a capture, got {other:?}"),
+    }
+}
+
 /// P6: whatever goes wrong, the turn gets no injection and a reason, and the next turn works.
 #[test]
 fn faults_mean_no_injection_and_the_plugin_keeps_working() {

@@ -655,3 +655,59 @@ fn recalled_text_cannot_forge_lines_or_drive_a_terminal() {
     );
     assert!(!out.stdout.contains("\nSYSTEM"), "{}", out.stdout);
 }
+
+/// A server answering every request with the same body, as fast as it can.
+fn canned_server(body: Vec<u8>, content_type: &'static str) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let body = body.clone();
+            std::thread::spawn(move || {
+                let mut request = [0u8; 65536];
+                let _ = stream.read(&mut request);
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = stream.write_all(head.as_bytes());
+                let _ = stream.write_all(&body);
+            });
+        }
+    });
+    url
+}
+
+#[test]
+fn a_huge_but_legal_recall_answer_costs_recall_at_most_never_the_pack() {
+    // 700,000 small facts: about 9.8 MB, under the host's 10 MiB body cap.
+    let mut body = String::from("{\"facts\":[");
+    for i in 0..700_000 {
+        if i > 0 {
+            body.push(',');
+        }
+        body.push_str("{\"fact\":\"f\"}");
+    }
+    body.push_str("]}");
+    assert!(
+        body.len() > 9_000_000 && body.len() < 10 << 20,
+        "{}",
+        body.len()
+    );
+    let url = canned_server(body.into_bytes(), "application/json");
+    let config = config_for(&url, "rest");
+    let mut shim = shim(&config, &temp_dir("huge-state"), &url);
+    let injection = shim.before_agent_start(
+        &prompt("Draft a tweet about our launch"),
+        &ctx(ChatType::Direct),
+    );
+    let context = injection.prepend_context.unwrap_or_default();
+    assert!(
+        context.contains("<pack-context intent=\"content_tweet\""),
+        "routing survives whatever recall got: {context}\n{:?}",
+        injection.notes
+    );
+    assert!(context.contains("<graphiti-context"), "{context}");
+}

@@ -261,7 +261,7 @@ fn rpc_answer(what: &str, response: &Response, id: u64) -> Result<Value> {
     }
     let mut parsed = Vec::new();
     for message in messages {
-        match serde_json::from_str::<Value>(&message) {
+        match super::parse_bounded(message.as_bytes()) {
             Ok(value) => parsed.push(value),
             Err(e) => return Err(error(format!("{what}: an SSE event is not JSON ({e})"))),
         }
