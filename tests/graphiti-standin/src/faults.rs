@@ -12,7 +12,7 @@ pub enum Fault {
     None,
     /// The listening socket is closed (connections refused); leaving `Down` re-binds the same port.
     Down,
-    /// Sleep this long before handling each request.
+    /// Sleep this long, then handle the request (even if the client has given up by then).
     Slow(Duration),
     /// `500 Internal Server Error` on every request.
     ServerError,
@@ -43,7 +43,8 @@ pub enum Lasting {
     /// Until another fault is set (only the last step of a script may last forever).
     #[default]
     Forever,
-    /// For this many requests to the Graphiti APIs (control requests do not count).
+    /// For this many HTTP requests to the Graphiti APIs, whatever they are (an MCP handshake is
+    /// two; control requests do not count).
     Requests(u32),
     /// For this long after the step starts.
     For(Duration),

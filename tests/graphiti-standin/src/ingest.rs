@@ -37,7 +37,8 @@ pub struct Behaviour {
 /// queued, tens to hundreds of ms when idle. The `n`-th busy search with `q` queued takes
 /// `min + (max - min) × min(q, 6)/6 × u`, `u` in [0, 1) drawn from `seed` and `n`: uniform over
 /// `min..max` from six queued on, a narrower range below, the same sequence for the same seed.
-/// Idle searches (nothing queued) get no extra delay.
+/// Idle searches (nothing queued) get no extra delay. `n` counts busy searches in the order they
+/// arrive, so concurrent searches may swap delays.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BusySearch {
     pub min: Duration,

@@ -52,7 +52,7 @@ fn every_answer_waits_the_latency_but_control_requests_do_not() {
 
 #[test]
 fn mcp_ingests_one_episode_at_a_time_per_group() {
-    let s = with(Behaviour { ingest: ms(400), ..Behaviour::default() });
+    let s = with(Behaviour { ingest: ms(600), ..Behaviour::default() });
     let mut mcp = Mcp::connect(s.port());
     let t0 = Instant::now();
     for name in ["a1", "a2", "a3"] {
@@ -61,34 +61,34 @@ fn mcp_ingests_one_episode_at_a_time_per_group() {
     add(&mut mcp, "b", "b1");
     assert_eq!(mcp.payload("get_episodes", json!({"group_ids": ["a", "b"]}))["episodes"], json!([]));
     assert_eq!(s.queued(), 4);
-    // Ready at about 400 ms (a1, b1: the groups' queues run side by side), 800 (a2), 1200 (a3).
-    sleep_until(t0 + ms(600));
+    // Ready at about 600 ms (a1, b1: the groups' queues run side by side), 1200 (a2), 1800 (a3).
+    sleep_until(t0 + ms(900));
     assert_eq!(names(&s), ["a1", "b1"]);
     let listed = mcp.payload("get_episodes", json!({"group_ids": ["a"]}));
     assert_eq!(listed["episodes"].as_array().unwrap().len(), 1, "{listed}");
     assert_eq!(s.queued(), 2);
-    sleep_until(t0 + ms(1000));
+    sleep_until(t0 + ms(1500));
     assert_eq!(names(&s), ["a1", "a2", "b1"]);
-    sleep_until(t0 + ms(1400));
+    sleep_until(t0 + ms(2100));
     assert_eq!(names(&s), ["a1", "a2", "a3", "b1"]);
     assert_eq!(s.queued(), 0);
 }
 
 #[test]
 fn rest_ingests_one_episode_at_a_time_whatever_the_group() {
-    let s = with(Behaviour { ingest: ms(400), ..Behaviour::default() });
+    let s = with(Behaviour { ingest: ms(600), ..Behaviour::default() });
     let t0 = Instant::now();
     assert_eq!(post_json(s.port(), "/messages", &turn("x", "t1")).status, 202);
     assert_eq!(post_json(s.port(), "/messages", &turn("y", "t2")).status, 202);
     let visible = |group: &str| get(s.port(), &format!("/episodes/{group}?last_n=10")).json().as_array().unwrap().len();
     assert_eq!(visible("x"), 0, "not ingested yet");
-    sleep_until(t0 + ms(600));
+    sleep_until(t0 + ms(900));
     assert_eq!((visible("x"), visible("y")), (1, 0));
-    sleep_until(t0 + ms(1000));
+    sleep_until(t0 + ms(1500));
     assert_eq!((visible("x"), visible("y")), (2, 0));
-    sleep_until(t0 + ms(1400));
+    sleep_until(t0 + ms(2100));
     assert_eq!((visible("x"), visible("y")), (2, 1), "one queue for every group");
-    sleep_until(t0 + ms(1800));
+    sleep_until(t0 + ms(2700));
     assert_eq!((visible("x"), visible("y")), (2, 2));
 }
 
