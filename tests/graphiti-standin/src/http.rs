@@ -1,11 +1,12 @@
 //! Minimal HTTP/1.1: one request per connection, `Content-Length` bodies, `Connection: close`.
 
-use crate::{Fault, RequestRecord, Shared, mcp, rest};
+use crate::{Fault, RequestRecord, Shared, control, mcp, rest};
 use serde_json::{Value, json};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
+use std::sync::Arc;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const MAX_HEAD: usize = 64 * 1024;
 const MAX_BODY: usize = 32 * 1024 * 1024;
@@ -17,6 +18,8 @@ pub(crate) struct Request {
     pub query: String,
     headers: Vec<(String, String)>,
     pub body: String,
+    /// Served under `Fault::NotInitialized`: MCP tool calls answer as during start-up.
+    pub starting: bool,
 }
 
 impl Request {
@@ -63,24 +66,52 @@ impl Response {
     }
 }
 
-pub(crate) fn serve(shared: &Shared, mut stream: TcpStream) {
+pub(crate) fn serve(shared: &Arc<Shared>, mut stream: TcpStream, control_only: bool) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
-    let req = match read_request(&mut stream) {
+    let mut req = match read_request(&mut stream) {
         Ok(req) => req,
         Err(e) => {
             return write_response(&mut stream, &Response::text(400, &format!("Bad Request: {e}")));
         }
     };
-    let fault = shared.lock().fault.clone();
-    let resp = match fault {
-        Fault::ServerError => Response::text(500, "Internal Server Error"),
-        Fault::Garbage => Response::new(200, "text/html", "<html>oops".into()),
+    if let Some(resp) = control::handle(shared, &req, control_only) {
+        return write_response(&mut stream, &resp);
+    }
+    if control_only {
+        let resp = Response::json(404, &json!({"error": "this port serves only /__standin/ (the control endpoint)"}));
+        return write_response(&mut stream, &resp);
+    }
+    let fault = shared.request_fault();
+    let queued = shared.lock().queue.queued(Instant::now());
+    req.starting = fault == Fault::NotInitialized;
+    let (resp, routed) = match fault {
+        Fault::Hang => {
+            record(shared, &req, &Response::text(0, ""));
+            return hang(shared, &mut stream);
+        }
+        Fault::ServerError => (Response::text(500, "Internal Server Error"), false),
+        Fault::Garbage => (Response::new(200, "text/html", "<html>oops".into()), false),
         Fault::Slow(d) => {
             thread::sleep(d);
-            route(shared, &req)
+            (route(shared, &req), true)
         }
-        _ => route(shared, &req),
+        _ => (route(shared, &req), true),
     };
+    if fault == Fault::AcceptThenReset {
+        record(shared, &req, &Response { status: 0, ..resp });
+        let _ = stream.shutdown(Shutdown::Both);
+        return;
+    }
+    record(shared, &req, &resp);
+    let mut delay = if routed { answer_delay(shared, &req, &resp, queued) } else { shared.lock().behaviour.latency };
+    if let Fault::AcceptThenHang(d) = fault {
+        delay += d;
+    }
+    thread::sleep(delay);
+    write_response(&mut stream, &resp);
+}
+
+fn record(shared: &Shared, req: &Request, resp: &Response) {
     shared.lock().record(RequestRecord {
         method: req.method.clone(),
         path: req.target.clone(),
@@ -89,7 +120,40 @@ pub(crate) fn serve(shared: &Shared, mut stream: TcpStream) {
         tool: resp.tool.clone(),
         body: req.body.clone(),
     });
-    write_response(&mut stream, &resp);
+}
+
+/// The latency, plus a busy search's or a slow acceptance's delay, from the backlog the request
+/// met when it arrived (its own episodes not counted).
+fn answer_delay(shared: &Shared, req: &Request, resp: &Response, queued: usize) -> Duration {
+    let mut st = shared.lock();
+    let b = st.behaviour.clone();
+    let tool = resp.tool.as_deref().unwrap_or_default();
+    let search = matches!((req.method.as_str(), req.path.as_str()), ("POST", "/search" | "/get-memory"))
+        || ["search_nodes", "search_memory_nodes", "search_memory_facts"].contains(&tool);
+    let accept = (req.method == "POST" && req.path == "/messages") || (b.slow_add_memory && tool == "add_memory");
+    let mut delay = b.latency;
+    if let Some(busy) = b.busy_search.as_ref().filter(|_| search && queued > 0) {
+        delay += busy.delay(queued, st.queue.next_busy_search());
+    }
+    if accept {
+        delay += b.accept_delay(queued);
+    }
+    delay
+}
+
+/// Keeps the connection open without answering until the client closes it or the stand-in is
+/// dropped.
+fn hang(shared: &Shared, stream: &mut TcpStream) {
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
+    let mut sink = [0u8; 4096];
+    while !shared.lock().closed {
+        match stream.read(&mut sink) {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Err(_) => return,
+        }
+    }
 }
 
 fn route(shared: &Shared, req: &Request) -> Response {
@@ -167,6 +231,7 @@ fn read_request(stream: &mut TcpStream) -> io::Result<Request> {
         target: target.clone(),
         headers,
         body: String::from_utf8_lossy(&body).into_owned(),
+        starting: false,
     })
 }
 

@@ -1,121 +1,96 @@
 //! A Graphiti stand-in for tests and demos: one loopback HTTP server that speaks both Graphiti
 //! APIs (the MCP server's streamable HTTP at `/mcp`, and the FastAPI `graph_service` REST API),
-//! with the traps of the real servers (see `/work/shared/reference/graphiti-api.md`) and fault
-//! modes. Search is deterministic keyword matching over seeded data; there is no LLM, so
+//! with the traps of the real servers (as read off getzep/graphiti's `server/graph_service` and
+//! `mcp_server`, and measured against them unmodified) and fault modes. Search is deterministic keyword matching over seeded data; there is no LLM, so
 //! ingested episodes are stored and listed but never become facts.
 //!
 //! ```no_run
-//! use graphiti_standin::{Fault, Options, StandIn};
+//! use graphiti_standin::{Fault, Lasting, Options, StandIn};
+//! use std::time::Duration;
 //! let standin = StandIn::start(Options::default()).unwrap();
 //! standin.seed_json(include_str!("../seed/demo.json")).unwrap();
 //! println!("{}/mcp", standin.url());
 //! standin.set_fault(Fault::Down); // connections refused until Fault::None
+//! // Down for 2 s, then slow for the next 3 requests, then fine:
+//! standin
+//!     .set_faults(vec![
+//!         (Fault::Down, Lasting::For(Duration::from_secs(2))),
+//!         (Fault::Slow(Duration::from_millis(500)), Lasting::Requests(3)),
+//!     ])
+//!     .unwrap();
 //! ```
+//!
+//! # As slow and as forgetful as the real servers
+//!
+//! By default it answers at once. [`Behaviour`] (or the binary's flags) makes it behave like the
+//! unmodified servers were measured to: a latency per answer; an ingest queue (one
+//! episode at a time per MCP group, one at a time overall for REST) whose episodes are visible
+//! only once ingested; `POST /messages` answering later the longer the backlog (the episode is
+//! stored when the request arrives, so a client that gives up has still delivered it); searches
+//! taking 0.3-5 s while episodes are queued ([`BusySearch`]); FalkorDB's episode look-ups
+//! ([`EpisodeLookups`]). Every accepted send is a new episode even when its name repeats;
+//! [`StandIn::accepted_sends`] and [`StandIn::delivery`] count lost and duplicated episodes.
+//!
+//! # Control endpoint
+//!
+//! `/__standin/...` on the same port (and on [`StandIn::listen_control`]'s port, which stays up
+//! while the main port is down) lets another process script faults and count episodes; the
+//! stand-in only ever listens on 127.0.0.1. Faults and latency never apply to it.
+//! - `POST /__standin/fault` `{"fault": NAME, "ms": N, "for_ms": N | "requests": N}` or
+//!   `{"steps": [step, ...]}`: replaces the fault script (after the last step: `none`). Names:
+//!   none, down, slow (ms), server-error, garbage, expire-sessions, not-initialized,
+//!   accept-then-hang (ms), accept-then-reset, hang. `400 {"error": …}` names what was wrong.
+//! - `GET /__standin/fault`: the fault in force and the steps left.
+//! - `GET /__standin/episodes`: ingested episodes; `GET /__standin/sends`: accepted sends.
+//! - `POST /__standin/delivery` `{"expected": [episode names]}`: lost, duplicated, unexpected.
+//! - `GET /__standin/status`: fault, queued, episodes, sends, requests (counts).
 
+mod control;
+mod faults;
 mod http;
+mod ingest;
+mod listener;
 mod mcp;
 mod rest;
+mod store;
+mod time;
 
-use http::serve;
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+pub use faults::{Fault, Lasting, parse_fault_flag};
+pub use ingest::{
+    AcceptedSend, Behaviour, BusySearch, Delivery, EpisodeLookups, FALKORDB_DEFAULT_DATABASE, FULL_BACKLOG,
+};
+pub use store::{Episode, Fact, Node};
+
+use faults::FaultScript;
+use ingest::Queue;
+use listener::Listeners;
 use std::collections::HashSet;
-use std::hash::{BuildHasher, Hasher};
-use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::net::TcpListener;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// How to start a [`StandIn`].
 #[derive(Clone, Debug, Default)]
 pub struct Options {
     /// Port on 127.0.0.1; 0 picks a free one.
     pub port: u16,
-    /// Ingested episodes become visible (to `get_episodes`, `/episodes`, [`StandIn::episodes`])
-    /// only after this delay, like the real servers' background queues.
+    /// Accepted episodes become visible (to `get_episodes`, `/episodes`, [`StandIn::episodes`])
+    /// no sooner than this after they were accepted. With [`Behaviour::ingest`] they also wait
+    /// for their turn in the ingest queue.
     pub ingest_delay: Duration,
     /// Behave like an MCP server before v1.0.0: `search_nodes` is an unknown tool
     /// (`isError: true`) and node search is called `search_memory_nodes`.
     pub legacy_node_search: bool,
 }
 
-/// A fault the server shows until the next [`StandIn::set_fault`].
-#[derive(Clone, Debug, Default, PartialEq)]
-pub enum Fault {
-    #[default]
-    None,
-    /// The listening socket is closed (connections refused); `Fault::None` re-binds the same port.
-    Down,
-    /// Sleep this long before answering each request.
-    Slow(Duration),
-    /// `500 Internal Server Error` on every request.
-    ServerError,
-    /// `200` with a body that is neither JSON nor SSE.
-    Garbage,
-    /// One-shot, like a server restart: every existing MCP session id becomes unknown (`404`);
-    /// new sessions work. The fault state is `None` afterwards.
-    ExpireSessions,
-}
-
-/// An entity node, in the shape `search_nodes` returns. Empty `uuid`, `group_id`, `created_at`
-/// and `labels` are filled in when seeding.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Node {
-    pub uuid: String,
-    pub name: String,
-    pub labels: Vec<String>,
-    pub summary: String,
-    pub created_at: String,
-    pub group_id: String,
-    pub attributes: Map<String, Value>,
-}
-
-/// A fact (entity edge), in the shape `search_memory_facts` returns. Dates are ISO-8601
-/// strings; `invalid_at`/`expired_at` mark a superseded fact.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Fact {
-    pub uuid: String,
-    pub group_id: String,
-    pub source_node_uuid: String,
-    pub target_node_uuid: String,
-    pub created_at: String,
-    pub name: String,
-    pub fact: String,
-    pub episodes: Vec<String>,
-    pub expired_at: Option<String>,
-    pub valid_at: Option<String>,
-    pub invalid_at: Option<String>,
-    pub reference_time: Option<String>,
-    pub attributes: Map<String, Value>,
-}
-
-/// An ingested episode (MCP `add_memory` or REST `POST /messages`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Episode {
-    pub uuid: String,
-    pub name: String,
-    pub group_id: String,
-    /// The episode body; for REST messages `"{role}({role_type}): {content}"`.
-    pub content: String,
-    /// `text`, `json` or `message`.
-    pub source: String,
-    pub source_description: String,
-    pub created_at: String,
-    /// `reference_time` (MCP) or `timestamp` (REST), else the ingest time.
-    pub valid_at: String,
-    /// `"mcp"` or `"rest"`.
-    pub via: &'static str,
-}
-
-/// One answered request.
+/// One request to the Graphiti APIs (control requests are not recorded).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RequestRecord {
     pub method: String,
     /// The request target, query included.
     pub path: String,
+    /// 0 when no answer was sent (`Fault::Hang`, `Fault::AcceptThenReset`).
     pub status: u16,
     /// JSON-RPC method of an MCP request (`initialize`, `tools/call`, …).
     pub rpc_method: Option<String>,
@@ -124,33 +99,34 @@ pub struct RequestRecord {
     pub body: String,
 }
 
-/// A running stand-in. Thread-safe; dropping it closes the listening socket.
+/// A running stand-in. Thread-safe; dropping it closes its sockets.
 pub struct StandIn {
     shared: Arc<Shared>,
-    acceptor: Mutex<Option<Acceptor>>,
+    director: Option<JoinHandle<()>>,
 }
 
 pub(crate) struct Shared {
     state: Mutex<State>,
+    /// Wakes the thread that ends timed fault steps.
+    wake: Condvar,
+    listeners: Mutex<Listeners>,
     pub(crate) options: Options,
     pub(crate) port: u16,
 }
 
 #[derive(Default)]
 pub(crate) struct State {
-    pub(crate) fault: Fault,
+    pub(crate) faults: FaultScript,
+    pub(crate) behaviour: Behaviour,
+    /// The stand-in was dropped: stop listening, end hung connections.
+    pub(crate) closed: bool,
     pub(crate) sessions: HashSet<String>,
     pub(crate) nodes: Vec<Node>,
     pub(crate) facts: Vec<Fact>,
-    episodes: Vec<(Episode, Instant)>,
+    pub(crate) queue: Queue,
     pub(crate) worker_dead: bool,
     pub(crate) failed: Vec<String>,
-    requests: Vec<RequestRecord>,
-}
-
-struct Acceptor {
-    stop: Arc<AtomicBool>,
-    thread: JoinHandle<()>,
+    pub(crate) requests: Vec<RequestRecord>,
 }
 
 impl StandIn {
@@ -158,9 +134,16 @@ impl StandIn {
     pub fn start(options: Options) -> std::io::Result<StandIn> {
         let listener = TcpListener::bind(("127.0.0.1", options.port))?;
         let port = listener.local_addr()?.port();
-        let shared = Arc::new(Shared { state: Mutex::default(), options, port });
-        let acceptor = spawn_acceptor(&shared, listener);
-        Ok(StandIn { shared, acceptor: Mutex::new(Some(acceptor)) })
+        let shared = Arc::new(Shared {
+            state: Mutex::default(),
+            wake: Condvar::new(),
+            listeners: Mutex::default(),
+            options,
+            port,
+        });
+        lock(&shared.listeners).main = Some(listener::spawn_acceptor(&shared, listener, false));
+        let director = listener::spawn_director(&shared);
+        Ok(StandIn { shared, director: Some(director) })
     }
 
     /// `http://127.0.0.1:PORT` (the MCP endpoint is this plus `/mcp`).
@@ -172,81 +155,77 @@ impl StandIn {
         self.shared.port
     }
 
-    /// Switches fault mode. Panics if the port cannot be re-bound after `Fault::Down`.
+    /// Serves only the control endpoint (`/__standin/...`) on another loopback port (0 picks a
+    /// free one), which stays up while the main port is down. Returns the port.
+    pub fn listen_control(&self, port: u16) -> std::io::Result<u16> {
+        self.shared.listen_control(port)
+    }
+
+    /// Switches fault mode until the next call. Panics if the port cannot be re-bound after
+    /// `Fault::Down`.
     pub fn set_fault(&self, fault: Fault) {
-        let fault = if fault == Fault::ExpireSessions {
-            self.shared.lock().sessions.clear();
-            Fault::None
-        } else {
-            fault
-        };
-        if fault == Fault::Down {
-            self.shared.lock().fault = fault;
-            self.stop_acceptor();
-        } else {
-            self.ensure_listening();
-            self.shared.lock().fault = fault;
-        }
+        self.set_faults(vec![(fault, Lasting::Forever)]).unwrap_or_else(|e| panic!("graphiti-standin: {e}"));
+    }
+
+    /// Replaces the fault script: each step in turn for as long as it lasts, then `Fault::None`.
+    /// Only the last step may last forever; `Fault::Down` cannot last a number of requests (none
+    /// arrive while down). Errors name the step that is wrong; nothing changes then.
+    pub fn set_faults(&self, steps: Vec<(Fault, Lasting)>) -> Result<(), String> {
+        self.shared.set_faults(steps)
+    }
+
+    /// The fault in force now.
+    pub fn fault(&self) -> Fault {
+        let _ = self.shared.sync_listening();
+        self.shared.lock().faults.current()
+    }
+
+    /// Switches how slow and forgetful the stand-in is, from the next request on.
+    pub fn set_behaviour(&self, behaviour: Behaviour) {
+        self.shared.lock().behaviour = behaviour;
+    }
+
+    pub fn behaviour(&self) -> Behaviour {
+        self.shared.lock().behaviour.clone()
     }
 
     /// Adds nodes and facts; `group_id` is the default for items without one.
     pub fn seed(&self, group_id: &str, nodes: Vec<Node>, facts: Vec<Fact>) {
-        let now = now_iso();
-        let fill = |s: &mut String, v: &str| {
-            if s.is_empty() {
-                *s = v.to_string();
-            }
-        };
-        let mut st = self.shared.lock();
-        for mut n in nodes {
-            fill(&mut n.uuid, &new_uuid());
-            fill(&mut n.group_id, group_id);
-            fill(&mut n.created_at, &now);
-            if n.labels.is_empty() {
-                n.labels = vec!["Entity".into()];
-            }
-            st.nodes.push(n);
-        }
-        for mut f in facts {
-            fill(&mut f.uuid, &new_uuid());
-            fill(&mut f.group_id, group_id);
-            fill(&mut f.created_at, &now);
-            st.facts.push(f);
-        }
+        self.shared.lock().seed(group_id, nodes, facts);
     }
 
     /// Seeds from `{"group_id": "...", "nodes": [...], "facts": [...]}` or a list of those.
     pub fn seed_json(&self, json: &str) -> Result<(), String> {
-        #[derive(Deserialize)]
-        struct Seed {
-            group_id: String,
-            #[serde(default)]
-            nodes: Vec<Node>,
-            #[serde(default)]
-            facts: Vec<Fact>,
-        }
-        let value: Value = serde_json::from_str(json).map_err(|e| format!("seed: {e}"))?;
-        let items = match value {
-            Value::Array(items) => items,
-            one => vec![one],
-        };
-        // Parse everything before seeding anything, so a bad file seeds nothing.
-        let seeds = items
-            .into_iter()
-            .map(|v| serde_json::from_value::<Seed>(v).map_err(|e| format!("seed: {e}")))
-            .collect::<Result<Vec<_>, _>>()?;
-        for s in seeds {
-            self.seed(&s.group_id, s.nodes, s.facts);
-        }
+        let seeds = store::parse_seed(json)?;
+        let mut st = self.shared.lock();
+        seeds.into_iter().for_each(|s| st.seed_parsed(s));
         Ok(())
     }
 
-    /// Episodes ingested and visible (past the ingest delay), in ingest order.
+    /// Episodes ingested and visible, in the order they were accepted.
     pub fn episodes(&self) -> Vec<Episode> {
-        self.shared.lock().visible_episodes().cloned().collect()
+        self.shared.lock().queue.visible(Instant::now()).cloned().collect()
     }
 
-    /// Every request answered so far, in order.
+    /// Episodes accepted and not yet ingested.
+    pub fn queued(&self) -> usize {
+        self.shared.lock().queue.queued(Instant::now())
+    }
+
+    /// Every episode accepted (stored and queued), in order: one per MCP `add_memory` and one
+    /// per REST message, a repeated name included.
+    pub fn accepted_sends(&self) -> Vec<AcceptedSend> {
+        self.shared.lock().queue.sends().to_vec()
+    }
+
+    /// The accepted sends counted against the episodes meant to arrive once each (over REST a
+    /// turn's `<episode>:user` and `<episode>:assistant` messages are one send of `<episode>`).
+    pub fn delivery(&self, expected: &[impl AsRef<str>]) -> Delivery {
+        let expected: Vec<&str> = expected.iter().map(AsRef::as_ref).collect();
+        ingest::count_delivery(self.shared.lock().queue.sends(), &expected)
+    }
+
+    /// Every request to the Graphiti APIs so far, in order of arrival.
     pub fn requests(&self) -> Vec<RequestRecord> {
         self.shared.lock().requests.clone()
     }
@@ -261,66 +240,33 @@ impl StandIn {
     pub fn failed_ingests(&self) -> Vec<String> {
         self.shared.lock().failed.clone()
     }
-
-    fn stop_acceptor(&self) {
-        let taken = lock(&self.acceptor).take();
-        if let Some(a) = taken {
-            a.stop.store(true, Ordering::SeqCst);
-            // Wake the blocking accept() so the thread sees the flag and drops the socket.
-            let _ = TcpStream::connect(("127.0.0.1", self.shared.port));
-            let _ = a.thread.join();
-        }
-    }
-
-    fn ensure_listening(&self) {
-        let mut acceptor = lock(&self.acceptor);
-        if acceptor.is_some() {
-            return;
-        }
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            match TcpListener::bind(("127.0.0.1", self.shared.port)) {
-                Ok(l) => return *acceptor = Some(spawn_acceptor(&self.shared, l)),
-                Err(_) if Instant::now() < deadline => thread::sleep(Duration::from_millis(50)),
-                Err(e) => panic!("graphiti-standin: cannot re-bind port {}: {e}", self.shared.port),
-            }
-        }
-    }
 }
 
 impl Drop for StandIn {
     fn drop(&mut self) {
-        self.stop_acceptor();
+        self.shared.lock().closed = true;
+        self.shared.wake.notify_all();
+        let _ = self.shared.sync_listening();
+        if let Some(director) = self.director.take() {
+            let _ = director.join();
+        }
     }
 }
 
-fn spawn_acceptor(shared: &Arc<Shared>, listener: TcpListener) -> Acceptor {
-    let stop = Arc::new(AtomicBool::new(false));
-    let (flag, shared) = (stop.clone(), shared.clone());
-    let thread = thread::spawn(move || {
-        for conn in listener.incoming() {
-            if flag.load(Ordering::SeqCst) {
-                break;
-            }
-            match conn {
-                Ok(stream) => {
-                    let shared = shared.clone();
-                    thread::spawn(move || serve(&shared, stream));
-                }
-                Err(_) => thread::sleep(Duration::from_millis(10)), // e.g. out of fds
-            }
-        }
-    });
-    Acceptor { stop, thread }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner()) // a panicked handler must not wedge the server
 }
 
 impl Shared {
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         lock(&self.state)
+    }
+
+    pub(crate) fn set_faults(self: &Arc<Self>, steps: Vec<(Fault, Lasting)>) -> Result<(), String> {
+        let script = FaultScript::new(steps, Instant::now())?;
+        self.lock().faults = script;
+        self.wake.notify_all();
+        self.sync_listening()
     }
 }
 
@@ -329,129 +275,14 @@ impl State {
         self.requests.push(r);
     }
 
-    pub(crate) fn ingest(&mut self, episode: Episode, delay: Duration) {
-        self.episodes.push((episode, Instant::now() + delay));
-    }
-
-    pub(crate) fn visible_episodes(&self) -> impl Iterator<Item = &Episode> {
-        let now = Instant::now();
-        self.episodes.iter().filter(move |(_, at)| *at <= now).map(|(e, _)| e)
-    }
-
     pub(crate) fn delete_group(&mut self, group: &str) {
         self.nodes.retain(|n| n.group_id != group);
         self.facts.retain(|f| f.group_id != group);
-        self.episodes.retain(|(e, _)| e.group_id != group);
+        self.queue.retain(|e| e.group_id != group);
     }
 
     pub(crate) fn clear(&mut self) {
-        (self.nodes, self.facts, self.episodes) = Default::default();
+        (self.nodes, self.facts) = Default::default();
+        self.queue.retain(|_| false);
     }
-
-    /// Facts whose `fact` or `name` contains a query word; `groups: None` means all groups.
-    pub(crate) fn search_facts(&self, groups: Option<&[String]>, query: &str, max: i64) -> Vec<Fact> {
-        let words = query_words(query);
-        rank(&self.facts, groups, max, |f| (&f.group_id, hits(&words, &[&f.fact, &f.name])))
-    }
-
-    /// Nodes whose name, summary or labels contain a query word, optionally only with a label.
-    pub(crate) fn search_nodes(
-        &self,
-        groups: Option<&[String]>,
-        query: &str,
-        max: i64,
-        labels: &[String],
-    ) -> Vec<Node> {
-        let words = query_words(query);
-        rank(&self.nodes, groups, max, |n| {
-            let mut fields = vec![n.name.as_str(), n.summary.as_str()];
-            fields.extend(n.labels.iter().map(String::as_str));
-            let wanted = labels.is_empty() || n.labels.iter().any(|l| labels.contains(l));
-            (&n.group_id, if wanted { hits(&words, &fields) } else { 0 })
-        })
-    }
-}
-
-/// Lowercased words of at least 3 characters, deduplicated.
-fn query_words(query: &str) -> Vec<String> {
-    let mut words: Vec<String> = Vec::new();
-    for w in query.to_lowercase().split(|c: char| !c.is_alphanumeric()) {
-        if w.chars().count() >= 3 && !words.iter().any(|x| x == w) {
-            words.push(w.to_string());
-        }
-    }
-    words
-}
-
-fn hits(words: &[String], fields: &[&str]) -> usize {
-    let fields: Vec<String> = fields.iter().map(|f| f.to_lowercase()).collect();
-    words.iter().filter(|w| fields.iter().any(|f| f.contains(w.as_str()))).count()
-}
-
-/// Matching items by hit count (descending), ties in seed order, at most `max`.
-fn rank<T: Clone>(items: &[T], groups: Option<&[String]>, max: i64, score: impl Fn(&T) -> (&String, usize)) -> Vec<T> {
-    let mut scored: Vec<(usize, &T)> = items
-        .iter()
-        .filter_map(|item| {
-            let (group, hits) = score(item);
-            let in_group = groups.is_none_or(|g| g.contains(group));
-            (in_group && hits > 0).then_some((hits, item))
-        })
-        .collect();
-    scored.sort_by_key(|&(hits, _)| std::cmp::Reverse(hits)); // stable: ties keep seed order
-    scored.into_iter().take(max.max(0) as usize).map(|(_, t)| t.clone()).collect()
-}
-
-/// graphiti-core's rule for group ids: ASCII letters, digits, `-` and `_` (empty allowed).
-pub(crate) fn check_group_id(group: &str) -> Result<(), String> {
-    if group.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
-        Ok(())
-    } else {
-        Err(format!("group_id \"{group}\" must contain only alphanumeric characters, dashes, or underscores"))
-    }
-}
-
-/// Python's `isoformat()` renders UTC as `+00:00`, pydantic's JSON mode as `Z`; the real APIs
-/// mix both, so each output site picks one.
-pub(crate) fn iso_offset(s: &str) -> String {
-    s.strip_suffix('Z').map_or_else(|| s.to_string(), |p| format!("{p}+00:00"))
-}
-
-pub(crate) fn iso_z(s: &str) -> String {
-    s.strip_suffix("+00:00").map_or_else(|| s.to_string(), |p| format!("{p}Z"))
-}
-
-/// Now as `YYYY-MM-DDTHH:MM:SS.ffffff+00:00`.
-pub(crate) fn now_iso() -> String {
-    let d = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs() as i64;
-    let (days, sod) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let (h, m, s) = (sod / 3600, sod % 3600 / 60, sod % 60);
-    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{:06}+00:00", d.subsec_micros())
-}
-
-/// A random-looking version-4 UUID (std only: randomly keyed hashers plus a counter).
-pub(crate) fn new_uuid() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let word = || {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-        h.write_u128(SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_nanos());
-        u128::from(h.finish())
-    };
-    let mut b = (word() << 64) | word();
-    b = (b & !(0xf << 76)) | (0x4 << 76); // version 4
-    b = (b & !(0x3 << 62)) | (0x2 << 62); // RFC 4122 variant
-    let s = format!("{b:032x}");
-    format!("{}-{}-{}-{}-{}", &s[..8], &s[8..12], &s[12..16], &s[16..20], &s[20..])
 }

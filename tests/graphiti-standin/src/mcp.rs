@@ -3,8 +3,11 @@
 //! Origin (403), Accept (406), JSON (400), session header (400), then the JSON-RPC method.
 
 use crate::http::{Request, Response};
-use crate::{Episode, Fact, Node, Shared, check_group_id, iso_offset, iso_z, new_uuid, now_iso};
+use crate::store::{check_group_id, new_uuid};
+use crate::time::{iso_offset, iso_z, now_iso, parse_iso};
+use crate::{Episode, EpisodeLookups, Fact, Node, Shared};
 use serde_json::{Map, Value, json};
+use std::time::Instant;
 
 const SUPPORTED_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 const LATEST_VERSION: &str = "2025-11-25";
@@ -95,7 +98,7 @@ fn post(shared: &Shared, req: &Request, sid: Option<&str>, own: &str) -> Respons
         None => Response::new(202, "application/json", String::new()),
         Some(id) => {
             let params = msg.get("params").cloned().unwrap_or(Value::Null);
-            let (outcome, tool) = dispatch(shared, method.as_deref().unwrap_or(""), &params, own);
+            let (outcome, tool) = dispatch(shared, method.as_deref().unwrap_or(""), &params, own, req.starting);
             let answer = match outcome {
                 Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
                 Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
@@ -113,7 +116,14 @@ fn post(shared: &Shared, req: &Request, sid: Option<&str>, own: &str) -> Respons
 }
 
 /// Result or JSON-RPC error object of a request, plus the tool name of a `tools/call`.
-fn dispatch(shared: &Shared, method: &str, params: &Value, own: &str) -> (Result<Value, Value>, Option<String>) {
+/// `starting`: the server is still initializing Graphiti (`Fault::NotInitialized`).
+fn dispatch(
+    shared: &Shared,
+    method: &str,
+    params: &Value,
+    own: &str,
+    starting: bool,
+) -> (Result<Value, Value>, Option<String>) {
     let legacy = shared.options.legacy_node_search;
     match method {
         "initialize" => {
@@ -138,7 +148,7 @@ fn dispatch(shared: &Shared, method: &str, params: &Value, own: &str) -> (Result
         "tools/call" => match params.get("name").and_then(Value::as_str) {
             Some(name) => {
                 let args = params.get("arguments").cloned().unwrap_or(json!({}));
-                (Ok(call_tool(shared, name, &args)), Some(name.to_string()))
+                (Ok(call_tool(shared, name, &args, starting)), Some(name.to_string()))
             }
             None => (Err(json!({"code": -32602, "message": "Invalid request parameters"})), None),
         },
@@ -234,7 +244,7 @@ fn py(v: &Value) -> String {
     }
 }
 
-fn call_tool(shared: &Shared, name: &str, args: &Value) -> Value {
+fn call_tool(shared: &Shared, name: &str, args: &Value, starting: bool) -> Value {
     let tool_error = |text: String| json!({"content": [{"type": "text", "text": text}], "isError": true});
     let Some((_, spec)) = tools(shared.options.legacy_node_search).into_iter().find(|t| t.0 == name) else {
         return tool_error(format!("Unknown tool: {name}"));
@@ -243,6 +253,10 @@ fn call_tool(shared: &Shared, name: &str, args: &Value) -> Value {
         return tool_error(format!("Input validation error: {e}"));
     }
     let payload = match name {
+        // The tools' own guard before the server's start-up has set its services.
+        "add_memory" if starting => json!({"error": "Services not initialized"}),
+        "get_status" if starting => json!({"status": "error", "message": "Graphiti service not initialized"}),
+        _ if starting => json!({"error": "Graphiti service not initialized"}),
         "add_memory" => add_memory(shared, args),
         "search_nodes" | "search_memory_nodes" => search_nodes(shared, args),
         "search_memory_facts" => search_facts(shared, args),
@@ -279,7 +293,7 @@ fn add_memory(shared: &Shared, args: &Value) -> Value {
     let group = arg(args, "group_id").filter(|g| !g.is_empty()).unwrap_or(DEFAULT_GROUP);
     let reference_time = arg(args, "reference_time");
     if let Some(t) = reference_time
-        && !looks_iso(t)
+        && parse_iso(t).is_none()
     {
         return json!({"error": format!("Invalid reference_time: Invalid isoformat string: '{t}'")});
     }
@@ -306,14 +320,10 @@ fn add_memory(shared: &Shared, args: &Value) -> Value {
             created_at: now,
             via: "mcp",
         };
-        st.ingest(episode, shared.options.ingest_delay);
+        let (request, ingest) = (st.queue.next_request(), st.behaviour.ingest);
+        st.queue.accept(episode, request, ingest, shared.options.ingest_delay);
     }
     json!({"message": format!("Episode '{name}' queued for processing in group '{group}'")})
-}
-
-fn looks_iso(t: &str) -> bool {
-    let b = t.as_bytes();
-    b.len() >= 10 && b[4] == b'-' && b[7] == b'-' && [0, 1, 2, 3, 5, 6, 8, 9].iter().all(|&i| b[i].is_ascii_digit())
 }
 
 /// Search over the effective groups: an explicit empty list searches every group.
@@ -380,7 +390,17 @@ fn fact_json(f: &Fact) -> Value {
 fn get_episodes(shared: &Shared, args: &Value) -> Value {
     let groups = groups(args);
     let st = shared.lock();
-    let mut episodes: Vec<&Episode> = st.visible_episodes().filter(|e| groups.contains(&e.group_id)).collect();
+    let now = Instant::now();
+    // On FalkorDB the handler reads whichever graph the shared driver is bound to (#1651).
+    let graph = match st.behaviour.episode_lookups {
+        EpisodeLookups::Neo4j => None,
+        EpisodeLookups::FalkorDb | EpisodeLookups::FalkorDbLegacy => Some(st.queue.falkordb_bound_graph(now)),
+    };
+    let mut episodes: Vec<&Episode> = st
+        .queue
+        .visible(now)
+        .filter(|e| groups.contains(&e.group_id) && graph.is_none_or(|g| g == e.group_id))
+        .collect();
     // Like the driver's `ORDER BY uuid DESC`: not time order.
     episodes.sort_by(|a, b| b.uuid.cmp(&a.uuid));
     episodes.truncate(int_arg(args, "max_episodes", 10).max(0) as usize);

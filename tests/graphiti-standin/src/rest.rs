@@ -1,12 +1,17 @@
 //! The REST server (`graph_service`, FastAPI): pydantic-style `422`s, one fragile ingest worker.
 
 use crate::http::{Request, Response, percent_decode};
-use crate::{Episode, Fact, Shared, check_group_id, iso_offset, iso_z, new_uuid, now_iso};
+use crate::ingest::FALKORDB_DEFAULT_DATABASE;
+use crate::store::{check_group_id, new_uuid};
+use crate::time::{iso_from_micros, iso_offset, iso_z, now_iso, parse_iso};
+use crate::{Episode, EpisodeLookups, Fact, Shared};
 use serde_json::{Map, Value, json};
+use std::time::{Instant, SystemTime};
 
 /// Request models, `name:type` with `!` = the key is required, `?` = null is allowed.
 /// Note `role`: its value may be null but the key must be there.
-const MESSAGE: &str = "content:str! uuid:str? name:str role_type:role! role:str?! source_description:str";
+const MESSAGE: &str =
+    "content:str! uuid:str? name:str role_type:role! role:str?! timestamp:datetime source_description:str";
 const ADD_MESSAGES: &str = "group_id:str! messages:messages!";
 const SEARCH: &str = "group_ids:strs? query:str! max_facts:int";
 const GET_MEMORY: &str = "group_id:str! max_facts:int center_node_uuid:str?! messages:messages!";
@@ -82,6 +87,12 @@ fn validate(obj: &Map<String, Value>, model: &str, loc: &[Value], errors: &mut V
             "role" if !["user", "assistant", "system"].contains(&v.as_str().unwrap_or_default()) => {
                 ("literal_error", format!("Input should be {roles}"))
             }
+            "datetime" if v.is_string() && timestamp_iso(v).is_none() => {
+                ("datetime_from_date_parsing", "Input should be a valid datetime or date".to_string())
+            }
+            "datetime" if !v.is_string() && timestamp_iso(v).is_none() => {
+                ("datetime_type", "Input should be a valid datetime".to_string())
+            }
             "messages" => match v.as_array() {
                 None => ("list_type", "Input should be a valid list".to_string()),
                 Some(list) => {
@@ -111,10 +122,25 @@ fn int(v: &Value, key: &str, default: i64) -> i64 {
     n.and_then(Value::as_i64).or_else(|| n?.as_str()?.trim().parse().ok()).unwrap_or(default)
 }
 
+/// A message timestamp as pydantic reads it: an ISO-8601 string, or Unix seconds (milliseconds
+/// above 2e10), rendered in UTC.
+fn timestamp_iso(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => parse_iso(s).map(|_| s.clone()),
+        Value::Number(n) => {
+            let secs = n.as_f64()?;
+            let micros = if secs.abs() > 2e10 { secs * 1e3 } else { secs * 1e6 };
+            Some(iso_from_micros(micros as i64))
+        }
+        _ => None,
+    }
+}
+
 fn messages(shared: &Shared, req: &Request) -> Result<Response, Response> {
     let body = Value::Object(parse(req, ADD_MESSAGES)?);
     let group = text(&body, "group_id");
     let mut st = shared.lock();
+    let (request, ingest) = (st.queue.next_request(), st.behaviour.ingest);
     for m in body["messages"].as_array().into_iter().flatten() {
         if st.worker_dead {
             break; // the worker task is gone: the queue grows, nothing runs
@@ -138,11 +164,11 @@ fn messages(shared: &Shared, req: &Request) -> Result<Response, Response> {
             content: format!("{}({}): {}", text(m, "role"), text(m, "role_type"), text(m, "content")),
             source: "message".into(),
             source_description: text(m, "source_description").to_string(),
-            valid_at: m.get("timestamp").and_then(Value::as_str).map_or_else(|| now.clone(), String::from),
+            valid_at: m.get("timestamp").and_then(timestamp_iso).unwrap_or_else(|| now.clone()),
             created_at: now,
             via: "rest",
         };
-        st.ingest(episode, shared.options.ingest_delay);
+        st.queue.accept(episode, request, ingest, shared.options.ingest_delay);
     }
     Ok(Response::json(202, &json!({"message": "Messages added to processing queue", "success": true})))
 }
@@ -188,12 +214,25 @@ fn episodes(shared: &Shared, req: &Request, group: &str) -> Result<Response, Res
     }
     let last_n = int(&Value::Object(params), "last_n", 0).max(0) as usize;
     let st = shared.lock();
-    let mine: Vec<&Episode> = st.visible_episodes().filter(|e| e.group_id == group).collect();
-    // The last N in ingest order, oldest first (the server reverses its newest-first query);
-    // serialized by pydantic's JSON mode, so dates end in Z.
+    // graphiti-core's retrieve_episodes: valid_at <= now, the newest last_n by valid_at, returned
+    // oldest first. FalkorDB before graphiti-core 0.29.3 reads only its default graph.
+    let graph = match st.behaviour.episode_lookups {
+        EpisodeLookups::FalkorDbLegacy => FALKORDB_DEFAULT_DATABASE,
+        EpisodeLookups::Neo4j | EpisodeLookups::FalkorDb => group,
+    };
+    let now = crate::time::micros_at(SystemTime::now());
+    let mut mine: Vec<(i64, &Episode)> = st
+        .queue
+        .visible(Instant::now())
+        .filter(|e| e.group_id == group && e.group_id == graph)
+        .filter_map(|e| parse_iso(&e.valid_at).map(|at| (at, e)))
+        .filter(|(at, _)| *at <= now)
+        .collect();
+    mine.sort_by_key(|(at, _)| *at); // stable: equal times keep the order of acceptance
+    // Serialized by pydantic's JSON mode, so dates end in Z.
     let list: Vec<Value> = mine[mine.len().saturating_sub(last_n)..]
         .iter()
-        .map(|e| {
+        .map(|(_, e)| {
             json!({
                 "uuid": e.uuid, "name": e.name, "group_id": e.group_id, "labels": [],
                 "created_at": iso_z(&e.created_at), "source": e.source, "source_description": e.source_description,

@@ -308,3 +308,17 @@ fn requests_are_recorded_with_rpc_method_and_tool() {
     assert!(log.iter().all(|r| r.method == "POST" && r.path == "/mcp"));
     assert!(log[2].body.contains("get_status"));
 }
+
+#[test]
+fn a_reference_time_that_is_no_date_is_refused_before_queuing() {
+    let s = start(Options::default());
+    let mut mcp = Mcp::connect(s.port());
+    for bad in ["2025-13-01T00:00:00Z", "2025-02-30", "2025-01-01T10:00:00+25:00", "2025-01-01 noon"] {
+        let answer = mcp.payload("add_memory", json!({"name": "t", "episode_body": "b", "reference_time": bad}));
+        assert_eq!(answer["error"], format!("Invalid reference_time: Invalid isoformat string: '{bad}'"));
+    }
+    assert!(s.accepted_sends().is_empty());
+    let fine =
+        mcp.payload("add_memory", json!({"name": "t", "episode_body": "b", "reference_time": "2025-01-01 10:00"}));
+    assert!(fine["message"].as_str().unwrap().contains("queued"), "{fine}");
+}

@@ -182,3 +182,44 @@ fn delete_group_and_clear() {
     assert_eq!(post_json(s.port(), "/clear", &json!({})).json()["message"], "Graph cleared");
     assert_eq!(post_json(s.port(), "/search", &json!({"query": "Dana"})).json()["facts"], json!([]));
 }
+
+#[test]
+fn episodes_last_n_are_the_most_recent_by_valid_at_oldest_first() {
+    // graphiti-core's retrieve_episodes: valid_at <= now, ORDER BY valid_at DESC LIMIT last_n, reversed.
+    let s = start(Options::default());
+    let at = |content: &str, timestamp: &str| {
+        let mut m = msg(content, None);
+        m["timestamp"] = json!(timestamp);
+        m
+    };
+    let messages = [
+        at("march", "2025-03-01T00:00:00Z"),
+        at("january", "2025-01-01T00:00:00+00:00"),
+        at("future", "2999-01-01T00:00:00Z"),
+        at("february", "2025-02-01T01:00:00+01:00"),
+        at("april", "2025-04-01T00:00:00.5Z"),
+    ];
+    post_json(s.port(), "/messages", &json!({"group_id": "g", "messages": messages}));
+    let contents = |n: usize| -> Vec<String> {
+        let listed = get(s.port(), &format!("/episodes/g?last_n={n}")).json();
+        listed.as_array().unwrap().iter().map(|e| e["content"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(contents(2), ["(user): march", "(user): april"]);
+    assert_eq!(contents(10), ["(user): january", "(user): february", "(user): march", "(user): april"]);
+    assert_eq!(contents(0), Vec::<String>::new());
+}
+
+#[test]
+fn a_message_timestamp_must_be_a_datetime() {
+    let s = start(Options::default());
+    for (bad, kind) in [(json!("yesterday"), "datetime_from_date_parsing"), (json!(null), "datetime_type")] {
+        let mut m = msg("hi", None);
+        m["timestamp"] = bad.clone();
+        let reply = post_json(s.port(), "/messages", &json!({"group_id": "g", "messages": [m]}));
+        assert_eq!(reply.status, 422, "timestamp {bad}");
+        let detail = &reply.json()["detail"][0];
+        assert_eq!(detail["loc"], json!(["body", "messages", 0, "timestamp"]));
+        assert_eq!(detail["type"], kind);
+    }
+    assert!(s.episodes().is_empty());
+}

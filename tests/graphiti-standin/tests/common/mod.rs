@@ -50,6 +50,9 @@ pub fn request(port: u16, method: &str, path: &str, headers: &[(&str, &str)], bo
     stream.write_all(body.as_bytes())?;
     let mut raw = String::new();
     stream.read_to_string(&mut raw)?;
+    if raw.is_empty() {
+        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "closed without an answer"));
+    }
     let (head, body) = raw.split_once("\r\n\r\n").expect("response head");
     let mut lines = head.split("\r\n");
     let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
@@ -135,4 +138,47 @@ pub fn demo(options: Options) -> StandIn {
     let s = start(options);
     s.seed_json(include_str!("../../seed/demo.json")).unwrap();
     s
+}
+
+/// `POST /messages` body of one turn as the plugin sends it: `<episode>:user` and
+/// `<episode>:assistant` messages.
+pub fn turn(group: &str, episode: &str) -> Value {
+    let message = |role_type: &str, content: &str| {
+        json!({"content": content, "role_type": role_type, "role": role_type, "name": format!("{episode}:{role_type}"),
+            "source_description": "test"})
+    };
+    json!({"group_id": group, "messages": [message("user", "hello"), message("assistant", "hi")]})
+}
+
+/// Sends a whole request, then closes the connection after `wait` without reading the answer
+/// (a client that gives up).
+pub fn send_then_close(port: u16, method: &str, path: &str, body: &str, wait: std::time::Duration) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body.as_bytes()).unwrap();
+    std::thread::sleep(wait);
+}
+
+/// How long `f` took, and its result.
+pub fn timed<T>(f: impl FnOnce() -> T) -> (T, std::time::Duration) {
+    let start = std::time::Instant::now();
+    let out = f();
+    (out, start.elapsed())
+}
+
+/// Waits until `ready` holds, checking every 10 ms, at most `limit`.
+pub fn wait_for(limit: std::time::Duration, mut ready: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < deadline {
+        if ready() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    ready()
 }
