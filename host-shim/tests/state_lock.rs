@@ -279,7 +279,7 @@ fn an_unreadable_lock_file_stands_for_5_seconds() {
 }
 
 #[test]
-fn a_symlink_in_the_lock_files_place_is_never_followed() {
+fn a_symlink_or_a_fifo_in_the_lock_files_place_is_never_followed_or_opened() {
     let state = TempDir::new("symlink");
     let outside = TempDir::new("symlink-outside");
     let target = outside.path().join("target");
@@ -289,8 +289,21 @@ fn a_symlink_in_the_lock_files_place_is_never_followed() {
     std::os::unix::fs::symlink(&target, &path).unwrap();
 
     let (mut a, _) = locks(&state);
-    busy_text(a.acquire("send", LONG, NO_WAIT));
+    let text = busy_text(a.acquire("send", LONG, NO_WAIT));
+    assert!(text.contains("not a regular file"), "{text}");
     assert_eq!(fs::read_to_string(&target).unwrap(), "keep");
+
+    // Opening a FIFO would block until a writer came: it is judged without being opened.
+    let fifo = lock_file(&state, "counters");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let text = busy_text(a.acquire("counters", LONG, NO_WAIT));
+    assert!(text.contains("not a regular file"), "{text}");
 }
 
 #[test]
