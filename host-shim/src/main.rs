@@ -47,7 +47,7 @@ struct GlobalOptions {
     /// An origin the component may send HTTP requests to, e.g. http://localhost:8000 (repeatable)
     #[arg(long = "allow-origin", global = true, value_name = "ORIGIN")]
     allowed_origins: Vec<String>,
-    /// Time limit of each call into the component
+    /// Time limit of each call into the component, except those that send (--send-timeout-ms)
     #[arg(long, global = true, value_name = "N", default_value_t = 5000)]
     call_timeout_ms: u64,
     /// Time limit of the calls that send captured turns to Graphiti (flush, and the send after a
