@@ -60,7 +60,8 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
     },
     /** Gives up the locks the component instances still hold (the service stops). */
     async releaseLocks() {
-      if (pool) await (await pool).releaseLocks();
+      const ready = await pool?.catch(() => undefined);
+      await ready?.releaseLocks();
     },
     /** One background `tick` after the current call; captures arriving meanwhile share it. */
     flushSoon() {
