@@ -13,10 +13,10 @@
 //!   so one process at a time sends the spool or merges counters; see [`state_lock`] for the protocol
 //!   (the OpenClaw adapter speaks the same). A dropped instance gives up its locks.
 //! - **Limits** on every export call: a deadline (epoch interruption) and a memory cap, see [`Limits`].
-//!   `tick` and the `flush` command, which send to Graphiti, get the longer `send_timeout`.
 //!   A guest that overruns either, or traps, cannot take the host down: the call returns a fallback
 //!   answer that says why ("no injection" for `before-agent-start`), the poisoned instance is dropped
-//!   and a fresh one, with its configuration reloaded, serves the next call.
+//!   and a fresh one, with its configuration reloaded, serves the next call. `tick` and the `flush`
+//!   command, which send to Graphiti, have a deadline of their own (`send_timeout`).
 //! - **Compilation** happens once per wasm and engine: the compiled component is cached on disk,
 //!   checksummed, see [`CacheOutcome`].
 //!
