@@ -17,7 +17,7 @@
 //!     broke it, retry); read the moved file: when it is not the one judged stale (another token), a
 //!     fresh lock was moved: put it back with `link()` (`EEXIST`: a newcomer's lock stands and the
 //!     moved holder finds itself `lost` at its next check), unlink the moved name, retry. Otherwise
-//!     unlink it, log "broke the <name> lock left by pid N (dead | lease expired)" at info level and
+//!     unlink it, log `broke the <name> lock left by pid N (dead | lease expired)` at info level and
 //!     retry the create.
 //!   - *busy*: retry every 10 to 20 ms until `wait-ms` has passed (in the shim, also no later than
 //!     the call's deadline), then `busy("held by pid N (<holder>) on <host> since <time>, lease until
