@@ -22,12 +22,8 @@ wasm=target/wasm32-wasip2/component/graphiti_openclaw.wasm
 out=dist/graphiti-openclaw
 rm -rf "$out" "dist/graphiti-openclaw-$version.tgz"
 mkdir -p "$out/dist"
-echo "package: transpiling with jco (async host import http-request; async exports that may call it)"
-plugin_interface='graphiti:openclaw/plugin@0.4.0'
-jco transpile "$wasm" --quiet --no-typescript -o "$out/dist/component" --name plugin \
-    --instantiation async --async-mode jspi \
-    --async-imports 'graphiti:openclaw/host#http-request' \
-    --async-exports "$plugin_interface#before-agent-start" "$plugin_interface#tick" "$plugin_interface#run-command"
+echo "package: transpiling with jco (async host imports http-request and acquire-lock; async exports that may call them)"
+bash scripts/transpile-component.sh "$wasm" "$out/dist/component"
 cp plugin/openclaw/src/*.js "$out/dist/"
 cp plugin/openclaw/package.json plugin/openclaw/openclaw.plugin.json plugin/openclaw/README.md "$out/"
 # The example configuration is the default; a user's private overlay never ships.

@@ -127,10 +127,33 @@ pub(crate) fn origin_of(url: &str) -> Result<String, String> {
     Ok(format!("{scheme}://{}:{port}", host.to_ascii_lowercase()))
 }
 
+/// The WIT case for a failed exchange. `connect` only when no connection was made, so nothing was
+/// sent and the guest may send again at once; anything else after connecting is `transport` or
+/// `timeout` (outcome unknown). When unsure, not `connect`.
 fn classify(err: ureq::Error) -> HttpError {
+    use std::io::ErrorKind;
     match err {
+        ureq::Error::Timeout(ureq::Timeout::Resolve | ureq::Timeout::Connect) => {
+            HttpError::Connect("timed out while connecting".into())
+        }
         ureq::Error::Timeout(_) => HttpError::Timeout,
-        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => HttpError::Timeout,
+        ureq::Error::Io(io) if io.kind() == ErrorKind::TimedOut => HttpError::Timeout,
+        ureq::Error::Io(io)
+            if matches!(
+                io.kind(),
+                ErrorKind::ConnectionRefused
+                    | ErrorKind::HostUnreachable
+                    | ErrorKind::NetworkUnreachable
+                    | ErrorKind::AddrNotAvailable
+            ) =>
+        {
+            HttpError::Connect(io.to_string())
+        }
+        err @ (ureq::Error::HostNotFound
+        | ureq::Error::ConnectionFailed
+        | ureq::Error::Tls(_)
+        | ureq::Error::TlsRequired
+        | ureq::Error::ConnectProxyFailed(_)) => HttpError::Connect(err.to_string()),
         ureq::Error::BadUri(why) => HttpError::InvalidRequest(why),
         ureq::Error::Http(why) => HttpError::InvalidRequest(why.to_string()),
         other => HttpError::Transport(other.to_string()),

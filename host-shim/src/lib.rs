@@ -9,10 +9,14 @@
 //!   environment, no arguments; guest stdout/stderr go to the host's stderr or nowhere.
 //! - **Network**: `host.http-request` reaches only the configured origins (plain HTTP), follows no
 //!   redirects and returns every status as a response.
+//! - **Locks**: `host.acquire-lock` / `host.release-lock` take lock files in the state directory,
+//!   so one process at a time sends the spool or merges counters; see [`state_lock`] for the protocol
+//!   (the OpenClaw adapter speaks the same). A dropped instance gives up its locks.
 //! - **Limits** on every export call: a deadline (epoch interruption) and a memory cap, see [`Limits`].
 //!   A guest that overruns either, or traps, cannot take the host down: the call returns a fallback
 //!   answer that says why ("no injection" for `before-agent-start`), the poisoned instance is dropped
-//!   and a fresh one, with its configuration reloaded, serves the next call.
+//!   and a fresh one, with its configuration reloaded, serves the next call. `tick` and the `flush`
+//!   command, which send to Graphiti, have a deadline of their own (`send_timeout`).
 //! - **Compilation** happens once per wasm and engine: the compiled component is cached on disk,
 //!   checksummed, see [`CacheOutcome`].
 //!
@@ -20,7 +24,11 @@
 //! use std::time::Duration;
 //! use host_shim::{ChatType, HookContext, Limits, PromptEvent, Shim, ShimOptions};
 //!
-//! let limits = Limits { call_timeout: Duration::from_secs(5), memory_bytes: 256 << 20 };
+//! let limits = Limits {
+//!     call_timeout: Duration::from_secs(5),
+//!     send_timeout: Duration::from_secs(60),
+//!     memory_bytes: 256 << 20,
+//! };
 //! let mut shim = Shim::new(ShimOptions {
 //!     allowed_origins: vec!["http://localhost:8000".into()],
 //!     ..ShimOptions::new("plugin.wasm", "config", limits)
@@ -45,12 +53,13 @@
 mod cache;
 mod http;
 mod limits;
+pub mod state_lock;
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime::{Config, Engine, Store, Trap};
@@ -58,6 +67,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 pub use cache::{CacheOutcome, default_cache_dir};
 pub use limits::Limits;
+pub use state_lock::{LockError, StateLocks};
 
 use http::HttpGate;
 use limits::{EpochTicker, MemoryLimiter};
@@ -80,8 +90,8 @@ pub use bindings::graphiti::openclaw::host::LogLevel;
 pub use bindings::graphiti::openclaw::types::{
     AgentEndEvent, BoostHit, Candidate, CaptureOutcome, ChatType, Command, CommandOutput,
     ConfigError, ConfigSummary, Decision, ExpertsCommand, HookContext, IngestRequest, Injection,
-    IntentTestRequest, OutputFormat, PromptEvent, SearchRequest, SkippedPack, SpooledTurn,
-    TickReport, ToolCall, ToolVerdict,
+    IntentTestRequest, OutputFormat, PromptEvent, SearchRequest, SkippedPack, SpoolCommand,
+    SpooledTurn, TickReport, ToolCall, ToolVerdict,
 };
 
 /// Exit code of [`Shim::run_command`] when the guest failed (EX_SOFTWARE).
@@ -271,6 +281,8 @@ struct GuestState {
     memory: MemoryLimiter,
     http: Arc<HttpGate>,
     logs: LogSink,
+    /// The cross-process locks this instance holds; released when the instance is dropped.
+    locks: StateLocks,
     /// When the current export call must be over; host calls are cut short to fit.
     call_deadline: Instant,
 }
@@ -295,6 +307,18 @@ impl wit_host::Host for GuestState {
     fn http_request(&mut self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
         let budget = self.call_deadline.saturating_duration_since(Instant::now());
         self.http.send(request, budget)
+    }
+
+    fn acquire_lock(&mut self, name: String, lease_ms: u32, wait_ms: u32) -> Result<(), LockError> {
+        // Waiting past the call's deadline would only end in the guest being stopped.
+        let budget = self.call_deadline.saturating_duration_since(Instant::now());
+        let wait = Duration::from_millis(wait_ms.into()).min(budget);
+        self.locks
+            .acquire(&name, Duration::from_millis(lease_ms.into()), wait)
+    }
+
+    fn release_lock(&mut self, name: String) {
+        self.locks.release(&name);
     }
 }
 
@@ -327,6 +351,9 @@ impl Shim {
     pub fn new(options: ShimOptions) -> Result<Shim, ShimError> {
         if options.limits.call_timeout.is_zero() {
             return Err(ShimError::InvalidLimits("the call timeout is zero".into()));
+        }
+        if options.limits.send_timeout.is_zero() {
+            return Err(ShimError::InvalidLimits("the send timeout is zero".into()));
         }
         if options.limits.memory_bytes == 0 {
             return Err(ShimError::InvalidLimits("the memory limit is zero".into()));
@@ -442,11 +469,14 @@ impl Shim {
 
     /// Sends spooled turns to Graphiti; when the guest fails, a report carrying the reason (the
     /// spool on disk is untouched, so nothing is lost).
+    /// Runs within [`Limits::send_timeout`].
     pub fn tick(&mut self) -> TickReport {
-        self.call("tick", |plugin, store| plugin.call_tick(store))
+        let timeout = self.options.limits.send_timeout;
+        self.call_within("tick", timeout, |plugin, store| plugin.call_tick(store))
             .unwrap_or_else(|reason| TickReport {
                 sent: 0,
                 pending: 0,
+                in_doubt: 0,
                 error: Some(reason),
                 retry_in_ms: None,
                 notes: Vec::new(),
@@ -473,9 +503,13 @@ impl Shim {
     }
 
     /// Runs an operator command; when the guest fails, exit code [`GUEST_FAILURE_EXIT_CODE`] and
-    /// the reason on stderr.
+    /// the reason on stderr. `flush` sends, as `tick` does: it runs within [`Limits::send_timeout`].
     pub fn run_command(&mut self, command: &Command) -> CommandOutput {
-        self.call("run-command", |plugin, store| {
+        let timeout = match command {
+            Command::Flush => self.options.limits.send_timeout,
+            _ => self.options.limits.call_timeout,
+        };
+        self.call_within("run-command", timeout, |plugin, store| {
             plugin.call_run_command(store, command)
         })
         .unwrap_or_else(|reason| CommandOutput {
@@ -495,11 +529,25 @@ impl Shim {
         kept.drain(..).collect()
     }
 
-    /// Calls an export within the limits. A failed guest is dropped, then replaced by a fresh
-    /// instance with its configuration reloaded; Err says what went wrong.
+    /// Calls an export within the limits (the call timeout). A failed guest is dropped, then
+    /// replaced by a fresh instance with its configuration reloaded; Err says what went wrong.
     fn call<R>(
         &mut self,
         export: &str,
+        run: impl FnOnce(
+            &bindings::exports::graphiti::openclaw::plugin::Guest,
+            &mut Store<GuestState>,
+        ) -> wasmtime::Result<R>,
+    ) -> Result<R, String> {
+        let timeout = self.options.limits.call_timeout;
+        self.call_within(export, timeout, run)
+    }
+
+    /// [`Shim::call`] with a deadline of `timeout`.
+    fn call_within<R>(
+        &mut self,
+        export: &str,
+        timeout: Duration,
         run: impl FnOnce(
             &bindings::exports::graphiti::openclaw::plugin::Guest,
             &mut Store<GuestState>,
@@ -511,10 +559,10 @@ impl Shim {
         let Instance { store, plugin } = self.instance.as_mut().expect("restart left an instance");
 
         let limits = self.options.limits;
-        store.set_epoch_deadline(limits.deadline_ticks());
+        store.set_epoch_deadline(Limits::deadline_ticks(timeout));
         let state = store.data_mut();
         state.memory.exceeded = false;
-        state.call_deadline = Instant::now() + limits.call_timeout;
+        state.call_deadline = Instant::now() + timeout;
 
         let error = match run(plugin.graphiti_openclaw_plugin(), store) {
             Ok(answer) => return Ok(answer),
@@ -523,7 +571,7 @@ impl Shim {
         let reason = if error.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
             format!(
                 "plugin call {export} exceeded its {} ms deadline",
-                limits.call_timeout.as_millis()
+                timeout.as_millis()
             )
         } else if store.data().memory.exceeded {
             format!(
@@ -591,12 +639,16 @@ impl Shim {
             memory: MemoryLimiter::new(options.limits.memory_bytes),
             http: Arc::clone(&self.http),
             logs: self.logs.clone(),
+            locks: StateLocks::new(options.state_dir.clone(), {
+                let logs = self.logs.clone();
+                move |line| logs.push(LogLevel::Info, line)
+            }),
             call_deadline: Instant::now() + options.limits.call_timeout,
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.memory);
         // Instantiation runs guest code too (start functions): same deadline as a call.
-        store.set_epoch_deadline(options.limits.deadline_ticks());
+        store.set_epoch_deadline(Limits::deadline_ticks(options.limits.call_timeout));
         let plugin = self.instance_pre.instantiate(&mut store)?;
         Ok(Instance { store, plugin })
     }

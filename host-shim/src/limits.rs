@@ -15,16 +15,19 @@ const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// Deliberately has no `Default`: a shim cannot be built without choosing them.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
-    /// Wall-clock budget of one export call, host calls (HTTP) included.
+    /// Wall-clock budget of one export call, host calls (HTTP, waiting for a lock) included.
     pub call_timeout: Duration,
+    /// The budget of the calls that send the capture spool to Graphiti (`tick`, the `flush`
+    /// command): sending a backlog may take longer than a recall may.
+    pub send_timeout: Duration,
     /// Largest size the guest's linear memory may grow to.
     pub memory_bytes: usize,
 }
 
 impl Limits {
-    /// Epoch ticks until the deadline; one extra because the next tick may come at once.
-    pub(crate) fn deadline_ticks(&self) -> u64 {
-        let ticks = self.call_timeout.as_nanos().div_ceil(EPOCH_TICK.as_nanos());
+    /// Epoch ticks until a deadline `timeout` away; one extra because the next tick may come at once.
+    pub(crate) fn deadline_ticks(timeout: Duration) -> u64 {
+        let ticks = timeout.as_nanos().div_ceil(EPOCH_TICK.as_nanos());
         u64::try_from(ticks).unwrap_or(u64::MAX - 1) + 1
     }
 

@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use host_shim::{
     AgentEndEvent, CaptureOutcome, ChatType, Command, CommandOutput, ExpertsCommand, HookContext,
     IngestRequest, Injection, IntentTestRequest, Limits, OutputFormat, PromptEvent, Shim,
-    ShimError, ShimOptions, TickReport,
+    ShimError, ShimOptions, SpoolCommand, TickReport,
 };
 
 #[derive(Parser)]
@@ -47,9 +47,13 @@ struct GlobalOptions {
     /// An origin the component may send HTTP requests to, e.g. http://localhost:8000 (repeatable)
     #[arg(long = "allow-origin", global = true, value_name = "ORIGIN")]
     allowed_origins: Vec<String>,
-    /// Time limit of each call into the component
+    /// Time limit of each call into the component, except those that send (--send-timeout-ms)
     #[arg(long, global = true, value_name = "N", default_value_t = 5000)]
     call_timeout_ms: u64,
+    /// Time limit of the calls that send captured turns to Graphiti (flush, and the send after a
+    /// turn or an ingest)
+    #[arg(long, global = true, value_name = "N", default_value_t = 60000)]
+    send_timeout_ms: u64,
     /// Memory limit of the component
     #[arg(long, global = true, value_name = "N", default_value_t = 256)]
     memory_limit_mb: usize,
@@ -128,6 +132,13 @@ enum CliCommand {
         #[arg(long, value_name = "KEY")]
         session: Option<String>,
     },
+    /// Send what waits in the capture spool now; exit 0 when the spool is empty afterwards, else 1
+    Flush,
+    /// The capture spool: list what waits, is in doubt or was set aside; requeue what was set aside
+    Spool {
+        #[command(subcommand)]
+        command: Option<SpoolCli>,
+    },
     /// Simulate one turn: before-agent-start, then agent-end with the given reply
     Turn {
         /// The user's prompt
@@ -148,6 +159,14 @@ enum CliCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Subcommand)]
+enum SpoolCli {
+    /// Every entry: waiting, in doubt (sent, outcome unknown), set aside (with its reason) [default]
+    List,
+    /// Put every set-aside entry back at the end of the queue, in its original order
+    Requeue,
 }
 
 #[derive(Subcommand)]
@@ -214,6 +233,8 @@ fn run(mut cli: Cli) -> Result<u8, String> {
             | CliCommand::Recall { .. }
             | CliCommand::Status
             | CliCommand::Ingest { .. }
+            | CliCommand::Flush
+            | CliCommand::Spool { .. }
             | CliCommand::Debug { .. }
             | CliCommand::Experts {
                 command: ExpertsCli::Pending | ExpertsCli::Approve { .. }
@@ -254,6 +275,11 @@ fn run(mut cli: Cli) -> Result<u8, String> {
         CliCommand::Recall { query, group_id } => Command::Recall((query, group_id)),
         CliCommand::Status => Command::Status,
         CliCommand::Debug { session } => Command::Debug(session),
+        CliCommand::Flush => Command::Flush,
+        CliCommand::Spool { command } => Command::Spool(match command {
+            None | Some(SpoolCli::List) => SpoolCommand::List,
+            Some(SpoolCli::Requeue) => SpoolCommand::Requeue,
+        }),
         CliCommand::Experts { command } => Command::Experts(match command {
             ExpertsCli::List => ExpertsCommand::List,
             ExpertsCli::Validate { target } => ExpertsCommand::Validate(target),
@@ -318,6 +344,7 @@ fn open_shim(options: GlobalOptions, dry_run: bool) -> Result<Shim, String> {
     };
     let limits = Limits {
         call_timeout: Duration::from_millis(options.call_timeout_ms),
+        send_timeout: Duration::from_millis(options.send_timeout_ms),
         memory_bytes: options.memory_limit_mb.saturating_mul(1 << 20),
     };
     Shim::new(ShimOptions {
@@ -474,6 +501,9 @@ fn print_tick(tick: &TickReport) {
         "tick: sent {} episode(s) to Graphiti, {} waiting",
         tick.sent, tick.pending
     );
+    if tick.in_doubt > 0 {
+        print!(" ({} in doubt)", tick.in_doubt);
+    }
     match (&tick.error, tick.retry_in_ms) {
         (Some(error), Some(ms)) => {
             println!("; retry in {:.1} s after: {error}", ms as f64 / 1000.0)

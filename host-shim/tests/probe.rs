@@ -62,6 +62,7 @@ impl Drop for TempDir {
 
 const LIMITS: Limits = Limits {
     call_timeout: Duration::from_secs(5),
+    send_timeout: Duration::from_secs(5),
     memory_bytes: 64 << 20,
 };
 

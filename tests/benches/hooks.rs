@@ -75,6 +75,7 @@ fn main() {
     .unwrap();
     let limits = Limits {
         call_timeout: Duration::from_secs(30),
+        send_timeout: Duration::from_secs(30),
         memory_bytes: 256 << 20,
     };
     let mut options = ShimOptions::new(plugin_wasm(), &config, limits);

@@ -135,6 +135,7 @@ fn main() {
     let iterations = if quick { 200 } else { 2000 };
     let limits = Limits {
         call_timeout: Duration::from_secs(60),
+        send_timeout: Duration::from_secs(60),
         memory_bytes: 1 << 30,
     };
     println!(

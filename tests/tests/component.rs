@@ -14,6 +14,7 @@ use std::time::Duration;
 fn limits() -> Limits {
     Limits {
         call_timeout: Duration::from_secs(10),
+        send_timeout: Duration::from_secs(10),
         memory_bytes: 128 << 20,
     }
 }
@@ -459,6 +460,7 @@ fn faults_mean_no_injection_and_the_plugin_keeps_working() {
     let mut small = options(&example_config());
     small.limits = Limits {
         call_timeout: Duration::from_secs(10),
+        send_timeout: Duration::from_secs(10),
         memory_bytes: 48 << 20,
     };
     let mut shim = Shim::new(small).unwrap();

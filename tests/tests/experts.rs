@@ -29,6 +29,7 @@ fn setup() -> Setup {
         example_config(),
         Limits {
             call_timeout: Duration::from_secs(10),
+            send_timeout: Duration::from_secs(10),
             memory_bytes: 128 << 20,
         },
     );

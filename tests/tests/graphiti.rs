@@ -45,6 +45,7 @@ fn config_for(url: &str, transport: &str) -> PathBuf {
 fn shim(config: &Path, state: &Path, origin: &str) -> Shim {
     let limits = Limits {
         call_timeout: Duration::from_secs(30),
+        send_timeout: Duration::from_secs(30),
         memory_bytes: 256 << 20,
     };
     let mut options = ShimOptions::new(plugin_wasm(), config, limits);

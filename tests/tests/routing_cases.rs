@@ -12,6 +12,7 @@ use std::time::Duration;
 fn shim_for(config: &std::path::Path) -> Shim {
     let limits = Limits {
         call_timeout: Duration::from_secs(10),
+        send_timeout: Duration::from_secs(10),
         memory_bytes: 256 << 20,
     };
     let mut options = ShimOptions::new(plugin_wasm(), config, limits);

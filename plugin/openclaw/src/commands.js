@@ -8,6 +8,7 @@ export const SLASH_HELP = [
   '  /graphiti status              Graphiti reachability, recall and capture counters, spool, pack rates',
   '  /graphiti debug               what the plugin did on this conversation\'s last turn',
   '  /graphiti intent-test <text>  which workflow pack <text> would get, and why (changes nothing)',
+  '  /graphiti spool [requeue]     captured turns waiting for Graphiti, in doubt or set aside; requeue the set-aside ones',
   '  /recall <query>               search this conversation\'s memories in Graphiti',
 ].join('\n');
 
@@ -28,12 +29,20 @@ export function graphitiSlashCommand(args, ctx) {
     case 'intent-test':
       if (!remainder) return { usage: 'Usage: /graphiti intent-test <text>' };
       return { command: intentTest(remainder, { groupChat: chatTypeOf(ctx) === 'group' }) };
+    case 'spool':
+      if (!['', 'list', 'requeue'].includes(remainder.toLowerCase())) return { usage: 'Usage: /graphiti spool [list|requeue]' };
+      return { command: spoolCommand(remainder.toLowerCase() || 'list') };
     case '':
     case 'help':
       return { usage: SLASH_HELP };
     default:
       return { usage: `Unknown subcommand "${word}".\n${SLASH_HELP}` };
   }
+}
+
+/** The `spool` command variant: `word` is list or requeue. */
+export function spoolCommand(word) {
+  return { tag: 'spool', val: { tag: word } };
 }
 
 /**

@@ -1,13 +1,16 @@
 // The jco-transpiled component, instantiated a few times: one JSPI instance runs one call at a time,
-// so concurrent turns take different instances instead of queueing behind one another. The core
-// modules are compiled once and shared. A call that traps replaces its instance; the caller gets the
-// error and answers "no injection".
+// so concurrent turns take different instances instead of queueing behind one another. The calls
+// that send the capture spool (tick, flush, spool commands) run on one more instance of their own, so
+// a long send never takes an instance a turn needs. The core modules are compiled once and shared. A
+// call that traps replaces its instance (giving up the locks it held); the caller gets the error and
+// answers "no injection".
 
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createWasi } from './wasi.js';
 import { createHttpRequest, originOf } from './http.js';
+import { StateLocks } from './lock.js';
 
 /** The WIT package's interfaces, as jco's generated code reads them (unversioned) and as its types
  * name them (versioned). Both are provided. */
@@ -22,12 +25,16 @@ const WIT_VERSION = '0.4.0';
  */
 
 class Instance {
-  constructor(exports) {
+  /** @param {StateLocks} locks  the locks this instance takes through `acquire-lock` */
+  constructor(exports, locks) {
     this.plugin = exports.plugin ?? exports[`${WIT_PACKAGE}/plugin@${WIT_VERSION}`];
     if (!this.plugin) throw new Error('the component does not export graphiti:openclaw/plugin');
+    this.locks = locks;
     this.busy = false;
   }
 }
+
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class ComponentPool {
   /**
@@ -76,6 +83,8 @@ export class ComponentPool {
     this.hostSettings = options.hostSettings;
     /** Settles when every instance has been started. */
     this.growing = Promise.resolve();
+    /** @type {Promise<Instance> | undefined} the instance for sending, started on first use */
+    this.senderReady = undefined;
   }
 
   coreModule(name) {
@@ -85,7 +94,8 @@ export class ComponentPool {
     return this.coreModules.get(name);
   }
 
-  hostImports() {
+  /** @param {StateLocks} locks  this instance's locks */
+  hostImports(locks) {
     const logger = this.logger;
     const host = {
       log(level, message) {
@@ -93,6 +103,9 @@ export class ComponentPool {
         write.call(logger, `graphiti-openclaw: ${message}`);
       },
       httpRequest: createHttpRequest({ allowedOrigins: () => this.origins }),
+      // Async (JSPI): a busy lock is waited for on timers, never by blocking the event loop.
+      acquireLock: (name, leaseMs, waitMs) => locks.acquire(name, leaseMs, waitMs),
+      releaseLock: (name) => locks.release(name),
     };
     const { options } = this;
     const wasi = createWasi({
@@ -115,8 +128,15 @@ export class ComponentPool {
 
   async instantiate() {
     if (this.options.stateDir) fs.mkdirSync(this.options.stateDir, { recursive: true });
-    const exports = await this.instantiateComponent((name) => this.coreModule(name), this.hostImports());
-    return new Instance(exports);
+    const logger = this.logger;
+    const locks = new StateLocks({ stateDir: this.options.stateDir, log: (line) => logger.info(`graphiti-openclaw: ${line}`) });
+    try {
+      const exports = await this.instantiateComponent((name) => this.coreModule(name), this.hostImports(locks));
+      return new Instance(exports, locks);
+    } catch (error) {
+      locks.close();
+      throw error;
+    }
   }
 
   /** A new instance with the configuration in force. */
@@ -156,22 +176,76 @@ export class ComponentPool {
   async run(what, call) {
     const instance = await this.acquire();
     try {
-      return await call(instance.plugin);
-    } catch (error) {
-      this.logger.error(`graphiti-openclaw: ${what} failed in the component, replacing the instance: ${error?.stack ?? error}`);
-      await this.replace(instance);
-      throw error;
+      return await this.callOn(instance, what, call);
     } finally {
       this.release(instance);
     }
   }
 
+  /**
+   * Runs a call that sends the capture spool (tick, flush, spool commands) on the instance kept for
+   * sending, so turns never wait behind one. The caller runs one at a time.
+   * @template T
+   * @param {string} what  for the log
+   * @param {(plugin: any) => T | Promise<T>} call
+   * @returns {Promise<T>}
+   */
+  async runSending(what, call) {
+    const sender = await this.sender();
+    // Only a configuration reload shares it.
+    while (sender.busy) await pause(5);
+    sender.busy = true;
+    try {
+      return await this.callOn(sender, what, call);
+    } finally {
+      sender.busy = false;
+    }
+  }
+
+  /** The instance for sending, started on first use (a failed start is retried on the next). */
+  sender() {
+    this.senderReady ??= this.startInstance().catch((error) => {
+      this.senderReady = undefined;
+      throw error;
+    });
+    return this.senderReady;
+  }
+
+  async callOn(instance, what, call) {
+    try {
+      return await call(instance.plugin);
+    } catch (error) {
+      this.logger.error(`graphiti-openclaw: ${what} failed in the component, replacing the instance: ${error?.stack ?? error}`);
+      await this.replace(instance);
+      throw error;
+    }
+  }
+
+  /** A fresh instance in place of a failed one; the failed one's locks are given up first. */
   async replace(instance) {
+    instance.locks.releaseAll();
     try {
       const fresh = await this.startInstance();
+      instance.locks.close();
       instance.plugin = fresh.plugin;
+      instance.locks = fresh.locks;
     } catch (error) {
       this.logger.error(`graphiti-openclaw: cannot replace the component instance: ${error?.stack ?? error}`);
+    }
+  }
+
+  /** Every instance, the sender included once it is up. */
+  async everyInstance() {
+    await this.growing;
+    const sender = this.senderReady && (await this.senderReady.catch(() => undefined));
+    return sender ? [...this.instances, sender] : [...this.instances];
+  }
+
+  /** Gives up every lock an instance still holds (on service stop), each once it is idle. */
+  async releaseLocks() {
+    for (const instance of await this.everyInstance()) {
+      while (instance.busy) await pause(5);
+      instance.locks.releaseAll();
     }
   }
 
@@ -182,10 +256,9 @@ export class ComponentPool {
    */
   async reload(hostSettings) {
     this.hostSettings = hostSettings;
-    await this.growing;
     let summary;
-    for (const instance of this.instances) {
-      while (instance.busy) await new Promise((resolve) => setTimeout(resolve, 5));
+    for (const instance of await this.everyInstance()) {
+      while (instance.busy) await pause(5);
       instance.busy = true;
       try {
         summary = instance.plugin.reloadConfig(hostSettings);
@@ -194,7 +267,9 @@ export class ComponentPool {
         const lines = list.map((e) => `${e.file}${e.line ? `:${e.line}` : ''}${e.field ? `: ${e.field}` : ''}: ${e.message}`);
         throw new Error(`graphiti-openclaw: configuration has ${lines.length} error(s); the last good configuration stays in force:\n  ${lines.join('\n  ')}`);
       } finally {
-        this.release(instance);
+        // The sender is not the pool's to hand to a waiting turn.
+        if (this.instances.includes(instance)) this.release(instance);
+        else instance.busy = false;
       }
     }
     const allowed = this.options.allowOrigins ?? (summary?.graphitiUrl ? [summary.graphitiUrl] : []);

@@ -1,6 +1,7 @@
 // `host.http-request` for the component: fetch with a deadline, only to allowed origins, never
 // following redirects (one could lead to an origin that is not allowed). Every status is a response;
-// errors are the WIT `http-error` cases. Same rules as the wasmtime host shim.
+// errors are the WIT `http-error` cases (`connect` only when nothing was sent). Same rules as the
+// wasmtime host shim.
 
 /**
  * The origin of an http(s) URL, normalised as the shim does (`http://host:port`, default port
@@ -54,7 +55,18 @@ export function createHttpRequest({ allowedOrigins, fetchImpl = fetch }) {
       }
       const code = error?.cause?.code ?? error?.code;
       const detail = error?.cause?.message ?? '';
-      throw { tag: 'transport', val: [code, error?.message ?? String(error), detail].filter(Boolean).join(': ') };
+      const tag = CONNECT_FAILURES.has(code) || /^(ERR_TLS_|ERR_SSL_|CERT_)/.test(code ?? '') ? 'connect' : 'transport';
+      throw { tag, val: [code, error?.message ?? String(error), detail].filter(Boolean).join(': ') };
     }
   };
 }
+
+/** Error codes that mean no connection was made, so nothing was sent (`connect`). Anything else after
+ * a connection (reset, closed early: ECONNRESET, EPIPE, UND_ERR_SOCKET, ...) is `transport`: the
+ * outcome is unknown. When unsure, not `connect`. TLS handshake failures (ERR_TLS_*, ERR_SSL_*,
+ * CERT_*) are `connect` too. */
+const CONNECT_FAILURES = new Set([
+  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EHOSTUNREACH', 'ENETUNREACH',
+  'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+]);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ComponentPool } from './component.js';
 import { agentEndEvent, hookContext, promptEvent } from './context.js';
-import { expertsCommand, expertsSlashCommand, graphitiSlashCommand, intentTest, outputText, recallSlashCommand } from './commands.js';
+import { expertsCommand, expertsSlashCommand, graphitiSlashCommand, intentTest, outputText, recallSlashCommand, spoolCommand } from './commands.js';
 import { defaultOpenclawStateDir, resolveOptions } from './options.js';
 
 export const PLUGIN_ID = 'graphiti-openclaw';
@@ -29,7 +29,14 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
   const options = resolveOptions(api.pluginConfig, { pluginRoot: PLUGIN_ROOT, openclawStateDir, workspaceDir, mcpServers });
   let pool;
   let flushPending = false;
-  let ticking = Promise.resolve();
+  let sending = Promise.resolve();
+  /** Runs a call that sends on the pool's sending instance, after every earlier one: in one process,
+   * two at once could send the same turn twice (other processes are kept out by the send lock). */
+  const serialised = (what, call) => {
+    const next = sending.catch(() => {}).then(async () => (await runtime.pool()).runSending(what, call));
+    sending = next;
+    return next;
+  };
   const runtime = {
     options,
     logger,
@@ -41,19 +48,20 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
       });
       return pool;
     },
-    /** Runs a `run-command` variant and returns its output. */
+    /** Runs a `run-command` variant and returns its output. Those on the spool go with the ticks. */
     async command(command) {
+      if (SPOOL_COMMANDS.has(command.tag)) return serialised(command.tag, (plugin) => plugin.runCommand(command));
       const ready = await runtime.pool();
       return ready.run(command.tag, (plugin) => plugin.runCommand(command));
     },
-    /** Sends spooled turns. One at a time: two ticks at once could both send the same turn. */
+    /** Sends spooled turns, one tick at a time. */
     tick() {
-      const next = ticking.catch(() => {}).then(async () => {
-        const ready = await runtime.pool();
-        return ready.run('tick', (plugin) => plugin.tick());
-      });
-      ticking = next;
-      return next;
+      return serialised('tick', (plugin) => plugin.tick());
+    },
+    /** Gives up the locks the component instances still hold (the service stops). */
+    async releaseLocks() {
+      const ready = await pool?.catch(() => undefined);
+      await ready?.releaseLocks();
     },
     /** One background `tick` after the current call; captures arriving meanwhile share it. */
     flushSoon() {
@@ -68,6 +76,9 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
   };
   return runtime;
 }
+
+/** Commands that send or change the capture spool: they run with the ticks, never beside one. */
+const SPOOL_COMMANDS = new Set(['flush', 'spool']);
 
 function safe(read) {
   try {
@@ -182,7 +193,7 @@ function registerSlashCommands(api, runtime) {
   };
   api.registerCommand({
     name: 'graphiti',
-    description: 'Graphiti memory and workflow routing: status, debug, intent-test <text>',
+    description: 'Graphiti memory and workflow routing: status, debug, intent-test <text>, spool [list|requeue]',
     acceptsArgs: true,
     handler: (ctx) => reply(graphitiSlashCommand(ctx.args, ctx)),
   });
@@ -235,11 +246,17 @@ function registerCliCommands(api, runtime) {
     experts.command('registry').description('EXPERTS.md, as the main agent gets it').action(() => print(expertsCommand('registry')));
     experts.command('pending').description('Tool calls waiting for approval').action(() => print(expertsCommand('pending')));
     experts.command('approve <id>').description('Approve one pending tool call').action((id) => print(expertsCommand('approve', id)));
-    graphiti.command('flush').description('Send spooled turns to Graphiti now')
-      .action(async () => {
-        const report = await runtime.tick();
-        process.stdout.write(`sent ${report.sent}, waiting ${report.pending}${report.error ? `; ${report.error}` : ''}\n`);
-        process.exitCode = report.error ? 1 : 0;
+    graphiti.command('flush').description('Send spooled turns to Graphiti now (exit 1 when some are left)')
+      .action(() => print({ tag: 'flush' }));
+    graphiti.command('spool [action]')
+      .description('The capture spool: list (the default: what waits, is in doubt or was set aside, and why) or requeue (set-aside entries back in the queue)')
+      .action((action = 'list') => {
+        if (action !== 'list' && action !== 'requeue') {
+          process.stderr.write(`graphiti spool: unknown action "${action}"; use list or requeue\n`);
+          process.exitCode = 2;
+          return undefined;
+        }
+        return print(spoolCommand(action));
       });
   }, { descriptors: [CLI_DESCRIPTOR] });
 }
@@ -259,6 +276,7 @@ function registerCaptureService(api, runtime) {
     async stop() {
       clearInterval(timer);
       await tick();
+      await runtime.releaseLocks();
     },
   });
 }

@@ -38,3 +38,11 @@ test('/experts subcommands become component commands; missing names are usage er
   assert.match(expertsSlashCommand('prompt').usage, /Usage: \/experts prompt <name>/);
   assert.match(expertsSlashCommand('nope').usage, /Unknown subcommand "nope"/);
 });
+
+test('/graphiti spool lists by default, requeues on request, and names what it takes', () => {
+  assert.deepEqual(graphitiSlashCommand('spool', ctx), { command: { tag: 'spool', val: { tag: 'list' } } });
+  assert.deepEqual(graphitiSlashCommand('spool list', ctx), { command: { tag: 'spool', val: { tag: 'list' } } });
+  assert.deepEqual(graphitiSlashCommand('spool Requeue', ctx), { command: { tag: 'spool', val: { tag: 'requeue' } } });
+  assert.equal(graphitiSlashCommand('spool everything', ctx).usage, 'Usage: /graphiti spool [list|requeue]');
+  assert.match(graphitiSlashCommand('help', ctx).usage, /\/graphiti spool \[requeue\]/);
+});

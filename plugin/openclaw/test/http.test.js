@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
 import { createHttpRequest, originOf } from '../src/http.js';
 
 /** A loopback server; `handler(req, res)` answers. Resolves to its origin and a closer. */
@@ -58,9 +59,33 @@ test('a slow answer is a timeout within the deadline, body included', async () =
   server.close();
 });
 
-test('a closed port is a transport error that names the cause', async () => {
+test('a closed port is a connect error (nothing was sent) that names the cause', async () => {
   const server = await serve(() => {});
   await server.close();
   const httpRequest = createHttpRequest({ allowedOrigins: () => [server.origin] });
-  await assert.rejects(httpRequest(request(`${server.origin}/`)), (e) => e.tag === 'transport' && e.val.includes('ECONNREFUSED'));
+  await assert.rejects(httpRequest(request(`${server.origin}/`)), (e) => e.tag === 'connect' && e.val.includes('ECONNREFUSED'));
+  // By name too (localhost may resolve to ::1 and 127.0.0.1: every address refused).
+  const byName = server.origin.replace('127.0.0.1', 'localhost');
+  const viaName = createHttpRequest({ allowedOrigins: () => [byName] });
+  await assert.rejects(viaName(request(`${byName}/`)), (e) => e.tag === 'connect' && e.val.includes('ECONNREFUSED'));
+});
+
+test('a connection closed after the request was read is a transport error (the outcome is unknown)', async () => {
+  const requests = [];
+  const server = net.createServer((socket) => {
+    let head = '';
+    socket.on('data', (chunk) => {
+      head += chunk;
+      if (head.includes('\r\n\r\n')) {
+        requests.push(head.split('\r\n')[0]);
+        socket.destroy();
+      }
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  const httpRequest = createHttpRequest({ allowedOrigins: () => [origin] });
+  await assert.rejects(httpRequest(request(`${origin}/episodes`)), (e) => e.tag === 'transport');
+  assert.deepEqual(requests, ['GET /episodes HTTP/1.1'], 'the server had the request');
+  server.close();
 });

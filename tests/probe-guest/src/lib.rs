@@ -1,7 +1,9 @@
 //! A deliberately misbehaving guest of the `graphiti-plugin` world. The host shim's tests drive it to
-//! prove the limits: the text an export receives (the prompt, agent-end's messages, intent-test's prompt, eval's cases) is a
-//! command: "loop", "alloc", "panic", "http <url>", "log <text>", "read <path>", "write <path>";
-//! anything else is echoed back.
+//! prove the limits: the text an export receives (the prompt, agent-end's messages, intent-test's
+//! prompt, eval's cases) is a command: "loop", "alloc", "panic", "http <url> [timeout-ms]",
+//! "log <text>", "read <path>", "write <path>", "lock <name> <lease-ms> <wait-ms>",
+//! "unlock <name>", "sleep <ms>"; several joined by "; " run in turn; anything else is echoed back.
+//! `tick` and the `flush` command run the commands in `/config/send-script`, one a line.
 
 wit_bindgen::generate!({ world: "graphiti-plugin", path: "../../wit" });
 
@@ -9,7 +11,8 @@ use exports::graphiti::openclaw::plugin::Guest;
 use graphiti::openclaw::host;
 use graphiti::openclaw::types::{
     AgentEndEvent, CaptureOutcome, Command, CommandOutput, ConfigError, ConfigSummary, Decision,
-    HookContext, Injection, IntentTestRequest, PromptEvent, TickReport, ToolCall, ToolVerdict,
+    HookContext, Injection, IntentTestRequest, PromptEvent, SpoolCommand, TickReport, ToolCall,
+    ToolVerdict,
 };
 
 struct Probe;
@@ -43,13 +46,15 @@ impl Guest for Probe {
         CaptureOutcome::Skipped(run(&event.messages_json))
     }
 
+    /// The results of `/config/send-script` as notes.
     fn tick() -> TickReport {
         TickReport {
             sent: 0,
             pending: 0,
+            in_doubt: 0,
             error: None,
             retry_in_ms: None,
-            notes: vec![],
+            notes: send_script(),
         }
     }
 
@@ -65,6 +70,9 @@ impl Guest for Probe {
         let stdout = match cmd {
             Command::IntentTest((request, _)) => run(&request.prompt),
             Command::Eval((text, _)) => run(&text),
+            Command::Flush => send_script().join("\n"),
+            Command::Spool(SpoolCommand::List) => "spool list".into(),
+            Command::Spool(SpoolCommand::Requeue) => "spool requeue".into(),
             _ => "probe".into(),
         };
         CommandOutput {
@@ -75,9 +83,24 @@ impl Guest for Probe {
     }
 }
 
+/// Runs each line of `/config/send-script` (none when it is missing).
+fn send_script() -> Vec<String> {
+    let script = std::fs::read_to_string("/config/send-script").unwrap_or_default();
+    script
+        .lines()
+        .filter(|line| !line.is_empty())
+        .map(run)
+        .collect()
+}
+
 /// Does what the prompt says and describes the result.
 fn run(prompt: &str) -> String {
+    if prompt.contains("; ") {
+        return prompt.split("; ").map(run).collect::<Vec<_>>().join("; ");
+    }
     let (verb, arg) = prompt.split_once(' ').unwrap_or((prompt, ""));
+    let number =
+        |text: Option<&str>, default: u32| text.and_then(|t| t.parse().ok()).unwrap_or(default);
     match verb {
         // black_box keeps the optimizer from proving the loop has no effect and removing it.
         "loop" => loop {
@@ -93,14 +116,31 @@ fn run(prompt: &str) -> String {
         }
         "panic" => panic!("probe panicked on purpose"),
         "http" => {
+            let mut args = arg.split(' ');
             let request = host::Request {
                 method: "GET".into(),
-                url: arg.into(),
+                url: args.next().unwrap_or_default().into(),
                 headers: vec![("x-probe".into(), "1".into())],
                 body: Vec::new(),
-                timeout_ms: 1000,
+                timeout_ms: number(args.next(), 1000),
             };
             format!("{:?}", host::http_request(&request))
+        }
+        "lock" => {
+            let mut args = arg.split(' ');
+            let name = args.next().unwrap_or_default();
+            let (lease, wait) = (number(args.next(), 1000), number(args.next(), 0));
+            format!("{:?}", host::acquire_lock(name, lease, wait))
+        }
+        "unlock" => {
+            host::release_lock(arg);
+            format!("unlocked {arg}")
+        }
+        "sleep" => {
+            std::thread::sleep(std::time::Duration::from_millis(
+                number(Some(arg), 0).into(),
+            ));
+            "slept".into()
         }
         "log" => {
             host::log(host::LogLevel::Info, arg);
