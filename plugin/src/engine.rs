@@ -40,13 +40,17 @@ pub struct Engine {
     /// Counts not yet merged into the state directory's file.
     unsaved: stats::Stats,
     unsaved_updates: u32,
+    stats_saved_at_ms: u64,
     experts: ExpertSessions,
     /// The host's cross-process locks on the state directory.
     locks: Box<dyn Locks>,
 }
 
-/// Counts are merged into the file at least this often (and on every `tick` and `status`).
+/// Counts are merged into the file at least every this many updates or this often (and on every
+/// `tick` and `status`): a process killed with kill -9 loses at most that many seconds of counts,
+/// never a turn.
 const STATS_FLUSH_EVERY: u32 = 50;
+const STATS_FLUSH_INTERVAL_MS: u64 = 2_000;
 /// Merging counters takes milliseconds: a lock held longer than this was left by a stuck process.
 const STATS_LOCK_LEASE_MS: u64 = 10_000;
 const STATS_LOCK_WAIT_MS: u64 = 2_000;
@@ -66,6 +70,7 @@ impl Engine {
             client: None,
             unsaved: stats::Stats::default(),
             unsaved_updates: 0,
+            stats_saved_at_ms: 0,
             experts: ExpertSessions::new(ExpertRoots {
                 state: state_dir_for_experts,
                 ..ExpertRoots::default()
@@ -93,8 +98,12 @@ impl Engine {
     fn count(&mut self, change: impl FnOnce(&mut stats::Stats)) {
         change(&mut self.unsaved);
         self.unsaved_updates += 1;
-        if self.unsaved_updates >= STATS_FLUSH_EVERY {
+        let now = spool::now_ms();
+        if self.unsaved_updates >= STATS_FLUSH_EVERY
+            || now.saturating_sub(self.stats_saved_at_ms) >= STATS_FLUSH_INTERVAL_MS
+        {
             self.flush_stats();
+            self.stats_saved_at_ms = now;
         }
     }
 
