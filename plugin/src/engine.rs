@@ -46,9 +46,8 @@ pub struct Engine {
     locks: Box<dyn Locks>,
 }
 
-/// Counts are merged into the file at least every this many updates or this often (and on every
-/// `tick` and `status`): a process killed with kill -9 loses at most that many seconds of counts,
-/// never a turn.
+/// Counts are merged into the file at the end of every turn (`agent-end`), on every `tick` and
+/// `status`, and otherwise at least every this many updates or this often.
 const STATS_FLUSH_EVERY: u32 = 50;
 const STATS_FLUSH_INTERVAL_MS: u64 = 2_000;
 /// Merging counters takes milliseconds: a lock held longer than this was left by a stuck process.
@@ -394,6 +393,8 @@ impl Engine {
         Ok(Recall::from_lists(nodes, facts))
     }
 
+    /// Captures the turn; its counts (this hook's and `before-agent-start`'s) are saved before it
+    /// returns, since the process may end with the turn (`openclaw agent --local`, the CLI).
     pub fn agent_end(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> CaptureOutcome {
         let outcome = self.capture(event, ctx);
         self.count(|s| match &outcome {
@@ -405,6 +406,7 @@ impl Engine {
                 s.last_error_at_ms = spool::now_ms();
             }
         });
+        self.flush_stats();
         outcome
     }
 
