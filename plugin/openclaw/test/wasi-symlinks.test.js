@@ -284,3 +284,16 @@ test('unlink, rename, mkdir and rmdir act on links themselves and never reach ou
   assert.equal(fs.readlinkSync(at('state/dir-out')), '../outside');
   fs.rmSync(root, { recursive: true });
 });
+
+test('a directory swapped for a symlink after it was opened is not followed out', () => {
+  const { root, at, dirs } = fixture();
+  const state = dirs['/state'];
+  const sub = state.openAt({ symlinkFollow: true }, 'sub', { create: false, exclusive: false, truncate: false, directory: true }, ACCESS.read);
+  fs.renameSync(at('state/sub'), at('state/sub-old'));
+  fs.symlinkSync('../outside', at('state/sub'));
+  assert.throws(() => sub.readDirectory(), (e) => e === 'not-directory', 'readdir');
+  assert.throws(() => sub.statAt({ symlinkFollow: true }, 'secret.txt'), (e) => e === 'not-directory', 'stat');
+  assert.throws(() => sub.openAt({ symlinkFollow: true }, 'secret.txt', { create: false, exclusive: false, truncate: true, directory: false }, ACCESS.write), (e) => e === 'not-directory', 'open');
+  assert.equal(fs.readFileSync(at('outside/secret.txt'), 'utf8'), 'secret');
+  fs.rmSync(root, { recursive: true });
+});
