@@ -14,7 +14,8 @@
 //!   answer that says why ("no injection" for `before-agent-start`), the poisoned instance is dropped
 //!   and a fresh one, with its configuration reloaded, serves the next call.
 //! - **Compilation** happens once per wasm and engine: the compiled component is cached on disk,
-//!   checksummed, see [`CacheOutcome`].
+//!   checksummed, and read only from a directory and file no other user can write, see
+//!   [`CacheOutcome`].
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -43,6 +44,7 @@
 //! ```
 
 mod cache;
+mod cache_trust;
 mod http;
 mod limits;
 
@@ -402,7 +404,8 @@ impl Shim {
         &self.cache_outcome
     }
 
-    /// The cache entry for this wasm, when there is a cache directory.
+    /// The cache entry for this wasm; None when no cache directory is in use (none given, unusable,
+    /// or untrusted: see [`CacheOutcome::Untrusted`]).
     pub fn cache_file(&self) -> Option<&Path> {
         self.cache_file.as_deref()
     }
