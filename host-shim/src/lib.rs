@@ -5,8 +5,10 @@
 //! (`wit/plugin.wit`) and only moves bytes; every decision is the component's. What the host enforces:
 //!
 //! - **Files**: only preopens. The configuration directory is read-only at `/config`, an optional
-//!   overlay read-only at `/overlay`, an optional state directory read-write at `/state`. No
-//!   environment, no arguments; guest stdout/stderr go to the host's stderr or nowhere.
+//!   overlay read-only at `/overlay`, an optional state directory read-write at `/state`. The guest
+//!   opens only regular files and directories, and its opens never block (a FIFO or a device is
+//!   refused with `access`). No environment, no arguments; guest stdout/stderr go to the host's
+//!   stderr or nowhere.
 //! - **Network**: `host.http-request` reaches only the configured origins (plain HTTP), follows no
 //!   redirects and returns every status as a response.
 //! - **Limits** on every export call: a deadline (epoch interruption) and a memory cap, see [`Limits`].
@@ -45,6 +47,7 @@
 
 mod cache;
 mod cache_trust;
+mod guest_files;
 mod http;
 mod limits;
 
@@ -373,6 +376,7 @@ impl Shim {
 
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(load_error)?;
+        guest_files::add_to_linker(&mut linker).map_err(load_error)?;
         GraphitiPlugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)
             .map_err(load_error)?;
         let instance_pre = linker
@@ -569,8 +573,7 @@ impl Shim {
         wasi.allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false)
-            // Calls are synchronous: do file I/O on this thread, not via a blocking pool and back.
-            .allow_blocking_current_thread(true);
+            .allow_blocking_current_thread(guest_files::FILE_IO_ON_CALLING_THREAD);
         wasi.preopened_dir(&options.config_dir, "/config", FsPerms::ReadOnly)?;
         if let Some(dir) = &options.overlay_dir {
             wasi.preopened_dir(dir, "/overlay", FsPerms::ReadOnly)?;
