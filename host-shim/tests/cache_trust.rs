@@ -17,8 +17,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use common::{
-    TempDir, example_config, give_to_another_user, mode, plugin_wasm, probe_wasm, set_mode,
-    shim_with_cache,
+    TempDir, as_root, example_config, give_to_another_user, mode, plugin_wasm, probe_wasm,
+    set_mode, shim_with_cache,
 };
 use host_shim::{CacheOutcome, Command, Shim};
 use sha2::{Digest, Sha256};
@@ -181,6 +181,9 @@ fn a_forged_entry_writable_by_others_or_owned_by_another_user_is_recompiled() {
         ("world-writable-file", |file| set_mode(file, 0o666)),
         ("file-of-another-user", |file| give_to_another_user(file)),
     ] {
+        if label == "file-of-another-user" && !as_root(label) {
+            continue;
+        }
         let cache = ProbeCache::new(label);
         cache.forge();
         spoil(&cache.file);
@@ -198,6 +201,9 @@ fn a_forged_entry_writable_by_others_or_owned_by_another_user_is_recompiled() {
 
 #[test]
 fn a_cache_directory_of_another_user_is_neither_read_nor_written() {
+    if !as_root("a cache directory of another user") {
+        return;
+    }
     let cache = ProbeCache::new("dir-of-another-user");
     cache.forge();
     let forged = std::fs::read(&cache.file).unwrap();
@@ -285,6 +291,9 @@ fn another_guests_code_swapped_into_an_open_cache_is_not_run() {
         ),
         ("another user's file", |file, _| give_to_another_user(file)),
     ] {
+        if label == "another user's file" && !as_root(label) {
+            continue;
+        }
         forge(&cache.file, &plugin_code);
         spoil(&cache.file, &cache.dir);
         let mut shim = cache.shim();
@@ -318,6 +327,9 @@ fn a_symlinked_entry_is_not_followed_and_is_replaced_not_written_through() {
 
 #[test]
 fn a_hard_link_to_another_users_file_is_not_trusted() {
+    if !as_root("a hard link to another user's file") {
+        return;
+    }
     let cache = ProbeCache::new("hard-link");
     let elsewhere = TempDir::new("hard-link-target");
     let target = elsewhere.join("forged.cwasm");
@@ -334,6 +346,9 @@ fn a_hard_link_to_another_users_file_is_not_trusted() {
 
 #[test]
 fn a_symlinked_cache_directory_is_judged_by_where_it_leads() {
+    if !as_root("a symlinked cache directory of another user") {
+        return;
+    }
     let links = TempDir::new("dir-links");
     let config = TempDir::new("dir-links-config");
 

@@ -104,6 +104,20 @@ pub fn set_mode(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
+/// Whether the tests run as root: only root can give a file to another user or make a device node.
+/// Cases that need it are skipped otherwise, saying so.
+pub fn as_root(case: &str) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let probe = std::env::temp_dir().join(format!(".uid-probe-{}", std::process::id()));
+    let _ = std::fs::write(&probe, b"");
+    let root = std::fs::metadata(&probe).is_ok_and(|m| m.uid() == 0);
+    let _ = std::fs::remove_file(&probe);
+    if !root {
+        eprintln!("SKIPPED (needs root): {case}");
+    }
+    root
+}
+
 /// Gives `path` to [`OTHER_UID`] (the tests run as root, which may do that).
 pub fn give_to_another_user(path: &Path) {
     std::os::unix::fs::lchown(path, Some(OTHER_UID), Some(OTHER_UID)).unwrap_or_else(|err| {
