@@ -3,7 +3,7 @@
 
 use crate::api::{ChatType, HookContext};
 use crate::config::{GroupIdSettings, InvalidFacts, RecallSettings};
-use crate::text::{escape_attr, escape_text, truncate_chars};
+use crate::text::{escape_attr, escape_line, escape_text, truncate_chars};
 use serde_json::Value;
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -214,9 +214,10 @@ pub fn query(prompt: &str, messages_json: &str, settings: &RecallSettings) -> St
     query
 }
 
-/// `2025-05-01T00:00:00+00:00` → `2025-05-01`.
-fn day(date: &Option<String>) -> Option<&str> {
-    date.as_deref().map(|d| d.get(..10).unwrap_or(d))
+/// `2025-05-01T00:00:00+00:00` → `2025-05-01`, escaped: the date comes from the server too.
+fn day(date: &Option<String>) -> Option<String> {
+    date.as_deref()
+        .map(|d| escape_line(&d.chars().take(10).collect::<String>()))
 }
 
 impl Recall {
@@ -235,15 +236,15 @@ impl Recall {
                 let since = day(&fact.valid_at)
                     .map(|d| format!(" (since {d})"))
                     .unwrap_or_default();
-                current.push(format!("- {}{since}", escape_text(fact.fact.trim())));
+                current.push(format!("- {}{since}", escape_line(&fact.fact)));
             } else if settings.invalid_facts == InvalidFacts::Past {
-                let from = day(&fact.valid_at).unwrap_or("?");
+                let from = day(&fact.valid_at).unwrap_or_else(|| "?".into());
                 let until = day(&fact.invalid_at)
-                    .or(day(&fact.expired_at))
-                    .unwrap_or("?");
+                    .or_else(|| day(&fact.expired_at))
+                    .unwrap_or_else(|| "?".into());
                 past.push(format!(
                     "- {} (true {from} – {until}, no longer)",
-                    escape_text(fact.fact.trim())
+                    escape_line(&fact.fact)
                 ));
             }
         }
@@ -263,14 +264,14 @@ impl Recall {
                 let labels = if labels.is_empty() {
                     String::new()
                 } else {
-                    format!(" [{}]", escape_text(&labels.join(", ")))
+                    format!(" [{}]", escape_line(&labels.join(", ")))
                 };
                 let summary = if n.summary.trim().is_empty() {
                     String::new()
                 } else {
-                    format!(": {}", escape_text(&truncate_chars(n.summary.trim(), 300)))
+                    format!(": {}", escape_line(&truncate_chars(n.summary.trim(), 300)))
                 };
-                format!("- {}{labels}{summary}", escape_text(n.name.trim()))
+                format!("- {}{labels}{summary}", escape_line(&n.name))
             })
             .collect();
         if current.is_empty() && past.is_empty() && entities.is_empty() {

@@ -46,10 +46,11 @@ impl std::fmt::Display for GraphitiError {
 
 pub type Result<T> = std::result::Result<T, GraphitiError>;
 
-/// A failure that may pass (network, server trouble, timeouts).
+/// A failure that may pass (network, server trouble, timeouts). Messages quote the server's own text,
+/// so they are folded into one printable line before they reach a log, a note or a terminal.
 pub fn error(message: impl Into<String>) -> GraphitiError {
     GraphitiError {
-        message: message.into(),
+        message: crate::text::one_line(&message.into()),
         permanent: false,
     }
 }
@@ -57,7 +58,7 @@ pub fn error(message: impl Into<String>) -> GraphitiError {
 /// Graphiti rejected the request as such.
 pub fn rejected(message: impl Into<String>) -> GraphitiError {
     GraphitiError {
-        message: message.into(),
+        message: crate::text::one_line(&message.into()),
         permanent: true,
     }
 }
@@ -190,4 +191,17 @@ fn timeout_of(what: &str, deadline: Deadline) -> Result<std::time::Duration> {
     deadline
         .remaining()
         .ok_or_else(|| error(format!("{what}: no time left in the budget")))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_servers_text_in_an_error_is_one_printable_line() {
+        let e = super::error("POST /messages: HTTP 500: boom\r\n\u{1b}[2Jlast error: none");
+        assert_eq!(
+            e.message,
+            "POST /messages: HTTP 500: boom \\u{1b}[2Jlast error: none"
+        );
+        assert!(super::rejected("a\nb").message == "a b");
+    }
 }
