@@ -3,13 +3,12 @@
 //! One file per wasm file name (`<stem>.cwasm`), so rebuilding the wasm replaces its entry instead of
 //! piling up new ones. Layout: magic, key, sha256 of the payload, payload (`Component::serialize`).
 //! The key is sha256(sha256(wasm) ‖ engine compatibility hash): a new wasm or another wasmtime makes the
-//! entry stale. The payload checksum catches corruption before anything is deserialized.
+//! entry stale. The payload checksum catches corruption before anything is deserialized; what keeps
+//! other users' code out is [`cache_trust`](crate::cache_trust): only a directory and an entry no one
+//! else can write are read.
 
-use std::fs;
 use std::hash::{Hash, Hasher};
-use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use sha2::{Digest, Sha256};
 use wasmtime::Engine;
@@ -17,6 +16,7 @@ use wasmtime::component::Component;
 
 use crate::LogSink;
 use crate::bindings::graphiti::openclaw::host::LogLevel;
+use crate::cache_trust::{self, CacheDir, DirTrust, EntryError};
 
 const MAGIC: &[u8; 8] = b"GOCWASM\x01";
 const HEADER_LEN: usize = MAGIC.len() + 32 + 32;
@@ -28,8 +28,12 @@ pub enum CacheOutcome {
     Hit,
     /// There was no entry: compiled (and written, unless the cache directory was unusable).
     Miss,
-    /// An entry existed but was stale or corrupt: compiled and rewritten.
+    /// An entry existed but was stale, corrupt or untrusted (another user could have written it):
+    /// compiled and rewritten.
     Recompiled { reason: String },
+    /// The cache directory could have been written by another user ("untrusted: …" says how):
+    /// compiled in memory; nothing there was read, written or changed.
+    Untrusted { reason: String },
 }
 
 /// `$XDG_CACHE_HOME/graphiti-openclaw`, else `~/.cache/graphiti-openclaw`.
@@ -44,7 +48,7 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 pub(crate) struct Loaded {
     pub component: Component,
     pub outcome: CacheOutcome,
-    /// None when there is no cache directory.
+    /// None when no cache directory is in use.
     pub file: Option<PathBuf>,
 }
 
@@ -57,60 +61,50 @@ pub(crate) fn load_or_compile(
     dir: Option<&Path>,
     logs: &LogSink,
 ) -> wasmtime::Result<Loaded> {
-    let Some(dir) = dir else {
-        logs.push(
-            LogLevel::Warn,
-            "no cache directory (neither XDG_CACHE_HOME nor HOME is set)".into(),
-        );
-        let component = Component::new(engine, wasm)?;
-        return Ok(Loaded {
-            component,
-            outcome: CacheOutcome::Miss,
-            file: None,
-        });
+    let cache = match usable_dir(dir, logs) {
+        Ok(cache) => cache,
+        Err(outcome) => {
+            return Ok(Loaded {
+                component: Component::new(engine, wasm)?,
+                outcome,
+                file: None,
+            });
+        }
     };
-    let stem = wasm_path
-        .file_stem()
-        .map_or("plugin".into(), |s| s.to_string_lossy());
-    let file = dir.join(format!("{stem}.cwasm"));
+    let name = format!(
+        "{}.cwasm",
+        wasm_path
+            .file_stem()
+            .map_or("plugin".into(), |s| s.to_string_lossy())
+    );
     let key = cache_key(engine, wasm);
-
-    let outcome = match fs::read(&file) {
-        Err(err) if err.kind() == io::ErrorKind::NotFound => CacheOutcome::Miss,
-        Err(err) => CacheOutcome::Recompiled {
-            reason: format!("unreadable: {err}"),
-        },
-        Ok(entry) => match payload(&entry, &key) {
-            Err(reason) => CacheOutcome::Recompiled { reason },
-            // SAFETY: the checksum proves these are the bytes this cache wrote from
-            // `Component::serialize`, and the key proves an engine of the same configuration did.
-            Ok(bytes) => match unsafe { Component::deserialize(engine, bytes) } {
-                Ok(component) => {
-                    return Ok(Loaded {
-                        component,
-                        outcome: CacheOutcome::Hit,
-                        file: Some(file),
-                    });
-                }
-                Err(err) => CacheOutcome::Recompiled {
-                    reason: format!("not loadable: {err}"),
-                },
-            },
-        },
+    let outcome = match load_entry(engine, &cache, &name, &key) {
+        Ok(component) => {
+            return Ok(Loaded {
+                component,
+                outcome: CacheOutcome::Hit,
+                file: Some(cache.file(&name)),
+            });
+        }
+        Err(outcome) => outcome,
     };
     if let CacheOutcome::Recompiled { reason } = &outcome {
-        logs.push(
-            LogLevel::Info,
-            format!("recompiling {}: cache entry {reason}", wasm_path.display()),
-        );
+        let level = if reason.starts_with("untrusted") {
+            LogLevel::Warn
+        } else {
+            LogLevel::Info
+        };
+        let message = format!("recompiling {}: cache entry {reason}", wasm_path.display());
+        logs.push(level, message);
     }
 
     let component = Component::new(engine, wasm)?;
-    if let Err(err) = component
+    let written = component
         .serialize()
-        .map_err(io::Error::other)
-        .and_then(|bytes| write_entry(&file, &key, &bytes))
-    {
+        .map_err(std::io::Error::other)
+        .and_then(|payload| cache.write_entry(&name, &entry(&key, &payload)));
+    if let Err(err) = written {
+        let file = cache.file(&name);
         logs.push(
             LogLevel::Warn,
             format!("cannot write cache file {}: {err}", file.display()),
@@ -119,8 +113,74 @@ pub(crate) fn load_or_compile(
     Ok(Loaded {
         component,
         outcome,
-        file: Some(file),
+        file: Some(cache.file(&name)),
     })
+}
+
+/// The cache directory to use; Err is the outcome to report when the component is compiled in
+/// memory instead (no directory, an unusable one, or one another user could have written).
+fn usable_dir(dir: Option<&Path>, logs: &LogSink) -> Result<CacheDir, CacheOutcome> {
+    let Some(dir) = dir else {
+        logs.push(
+            LogLevel::Warn,
+            "no cache directory (neither XDG_CACHE_HOME nor HOME is set)".into(),
+        );
+        return Err(CacheOutcome::Miss);
+    };
+    match cache_trust::open_dir(dir) {
+        Ok(DirTrust::Trusted(cache)) => {
+            if let Some(tightened) = &cache.tightened {
+                logs.push(LogLevel::Warn, format!("cache directory: {tightened}"));
+            }
+            Ok(cache)
+        }
+        Ok(DirTrust::Untrusted(reason)) => {
+            let reason = format!("untrusted: {reason}");
+            logs.push(
+                LogLevel::Warn,
+                format!("not using the compiled-component cache, {reason}: compiled in memory"),
+            );
+            Err(CacheOutcome::Untrusted { reason })
+        }
+        Err(err) => {
+            logs.push(
+                LogLevel::Warn,
+                format!("cannot use cache directory {}: {err}", dir.display()),
+            );
+            Err(CacheOutcome::Miss)
+        }
+    }
+}
+
+/// The cached component, or what to report when there is none that may be used.
+fn load_entry(
+    engine: &Engine,
+    cache: &CacheDir,
+    name: &str,
+    key: &[u8; 32],
+) -> Result<Component, CacheOutcome> {
+    let recompiled = |reason: String| CacheOutcome::Recompiled { reason };
+    let read = cache.read_entry(name);
+    if let Some(tightened) = &cache.tightened {
+        return Err(match read {
+            Ok(None) => CacheOutcome::Miss,
+            _ => recompiled(format!("untrusted: {tightened}")),
+        });
+    }
+    let entry = match read {
+        Ok(Some(entry)) => entry,
+        Ok(None) => return Err(CacheOutcome::Miss),
+        Err(EntryError::Untrusted(reason)) => {
+            return Err(recompiled(format!("untrusted: {reason}")));
+        }
+        Err(EntryError::Unreadable(err)) => return Err(recompiled(format!("unreadable: {err}"))),
+    };
+    let bytes = payload(&entry, key).map_err(recompiled)?;
+    // SAFETY: the entry was read from a file only this user (or root) can have written, and its
+    // key and checksum match: these are the bytes this cache wrote from `Component::serialize` on an
+    // engine of the same configuration.
+    unsafe { Component::deserialize(engine, bytes) }
+        .map_err(|err| recompiled(format!("not loadable: {err}")))
 }
 
 fn cache_key(engine: &Engine, wasm: &[u8]) -> [u8; 32] {
@@ -145,25 +205,14 @@ fn payload<'a>(entry: &'a [u8], key: &[u8; 32]) -> Result<&'a [u8], String> {
     Ok(payload)
 }
 
-/// Writes a temporary file and renames it over the entry, so readers never see half an entry.
-fn write_entry(file: &Path, key: &[u8; 32], payload: &[u8]) -> io::Result<()> {
-    let dir = file.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
-    let name = file.file_name().unwrap_or_default().to_string_lossy();
-    // Unique per process and per write: two shims may be compiling the same wasm at once.
-    static WRITES: AtomicU64 = AtomicU64::new(0);
-    let serial = WRITES.fetch_add(1, Ordering::Relaxed);
-    let temp = dir.join(format!(".{name}.{}-{serial}.tmp", std::process::id()));
+/// A cache entry: header, then the payload.
+fn entry(key: &[u8; 32], payload: &[u8]) -> Vec<u8> {
     let mut entry = Vec::with_capacity(HEADER_LEN + payload.len());
     entry.extend_from_slice(MAGIC);
     entry.extend_from_slice(key);
     entry.extend_from_slice(&Sha256::digest(payload));
     entry.extend_from_slice(payload);
-    let written = fs::write(&temp, &entry).and_then(|()| fs::rename(&temp, file));
-    if written.is_err() {
-        let _ = fs::remove_file(&temp);
-    }
-    written
+    entry
 }
 
 /// Feeds `Hash` output into sha256, so the engine hash is stable across processes

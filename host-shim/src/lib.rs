@@ -5,8 +5,10 @@
 //! (`wit/plugin.wit`) and only moves bytes; every decision is the component's. What the host enforces:
 //!
 //! - **Files**: only preopens. The configuration directory is read-only at `/config`, an optional
-//!   overlay read-only at `/overlay`, an optional state directory read-write at `/state`. No
-//!   environment, no arguments; guest stdout/stderr go to the host's stderr or nowhere.
+//!   overlay read-only at `/overlay`, an optional state directory read-write at `/state`. The guest
+//!   opens only regular files and directories, and its opens never block (a FIFO or a device is
+//!   refused with `access`). No environment, no arguments; guest stdout/stderr go to the host's
+//!   stderr or nowhere.
 //! - **Network**: `host.http-request` reaches only the configured origins (plain HTTP), follows no
 //!   redirects and returns every status as a response.
 //! - **Locks**: `host.acquire-lock` / `host.release-lock` take lock files in the state directory,
@@ -18,7 +20,8 @@
 //!   and a fresh one, with its configuration reloaded, serves the next call. `tick` and the `flush`
 //!   command, which send to Graphiti, have a deadline of their own (`send_timeout`).
 //! - **Compilation** happens once per wasm and engine: the compiled component is cached on disk,
-//!   checksummed, see [`CacheOutcome`].
+//!   checksummed, and read only from a directory and file no other user can write, see
+//!   [`CacheOutcome`].
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -51,6 +54,8 @@
 //! ```
 
 mod cache;
+mod cache_trust;
+mod guest_files;
 mod http;
 mod limits;
 pub mod state_lock;
@@ -398,6 +403,7 @@ impl Shim {
 
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(load_error)?;
+        guest_files::add_to_linker(&mut linker).map_err(load_error)?;
         GraphitiPlugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)
             .map_err(load_error)?;
         let instance_pre = linker
@@ -429,7 +435,8 @@ impl Shim {
         &self.cache_outcome
     }
 
-    /// The cache entry for this wasm, when there is a cache directory.
+    /// The cache entry for this wasm; None when no cache directory is in use (none given, unusable,
+    /// or untrusted: see [`CacheOutcome::Untrusted`]).
     pub fn cache_file(&self) -> Option<&Path> {
         self.cache_file.as_deref()
     }
@@ -614,8 +621,7 @@ impl Shim {
         wasi.allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false)
-            // Calls are synchronous: do file I/O on this thread, not via a blocking pool and back.
-            .allow_blocking_current_thread(true);
+            .allow_blocking_current_thread(guest_files::FILE_IO_ON_CALLING_THREAD);
         wasi.preopened_dir(&options.config_dir, "/config", FsPerms::ReadOnly)?;
         if let Some(dir) = &options.overlay_dir {
             wasi.preopened_dir(dir, "/overlay", FsPerms::ReadOnly)?;

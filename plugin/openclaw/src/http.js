@@ -1,6 +1,7 @@
 // `host.http-request` for the component: fetch with a deadline, only to allowed origins, never
-// following redirects (one could lead to an origin that is not allowed). Every status is a response;
-// errors are the WIT `http-error` cases (`connect` only when nothing was sent). Same rules as the
+// following redirects (one could lead to an origin that is not allowed), keeping no body of 10 MiB
+// or more (read as a stream, the request aborted there). Every status is a response; errors are the
+// WIT `http-error` cases (`connect` only when nothing was sent). Same rules, cap and error text as the
 // wasmtime host shim.
 
 /**
@@ -16,6 +17,12 @@ export function originOf(url) {
   }
   return parsed.origin.toLowerCase();
 }
+
+/** The largest answer body the wasmtime shim keeps (ureq's `read_to_vec` limit). */
+const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+/** The shim's error for a longer body, word for word (ureq's `BodyExceedsLimit`), as `transport`. */
+const BODY_TOO_LARGE = { tag: 'transport', val: `the response body is larger than request limit: ${MAX_BODY_BYTES}` };
 
 /**
  * @param {{ allowedOrigins: () => Iterable<string>, fetchImpl?: typeof fetch }} options
@@ -35,29 +42,29 @@ export function createHttpRequest({ allowedOrigins, fetchImpl = fetch }) {
     if (![...allowedOrigins()].includes(origin)) {
       throw { tag: 'refused', val: `${origin} is not an allowed origin` };
     }
+    const tooLarge = new AbortController();
     const init = {
       method: request.method,
       headers: request.headers,
       body: request.body.length > 0 ? request.body : undefined,
       redirect: 'manual',
-      signal: AbortSignal.timeout(Math.max(1, request.timeoutMs)),
-    };
-    try {
-      const response = await fetchImpl(request.url, init);
       // The deadline covers the body too: the same signal aborts a slow read.
-      const body = new Uint8Array(await response.arrayBuffer());
-      return { status: response.status, headers: [...response.headers].map(([k, v]) => [k.toLowerCase(), v]), body };
+      signal: AbortSignal.any([AbortSignal.timeout(Math.max(1, request.timeoutMs)), tooLarge.signal]),
+    };
+    let response;
+    let body;
+    try {
+      response = await fetchImpl(request.url, init);
+      body = await readBody(response, MAX_BODY_BYTES);
     } catch (error) {
-      if (error?.name === 'TimeoutError' || error?.cause?.name === 'TimeoutError') throw { tag: 'timeout' };
-      if (error instanceof TypeError && !error.cause) {
-        // fetch rejects a malformed method or header before sending anything.
-        throw { tag: 'invalid-request', val: error.message };
-      }
-      const code = error?.cause?.code ?? error?.code;
-      const detail = error?.cause?.message ?? '';
-      const tag = CONNECT_FAILURES.has(code) || /^(ERR_TLS_|ERR_SSL_|CERT_)/.test(code ?? '') ? 'connect' : 'transport';
-      throw { tag, val: [code, error?.message ?? String(error), detail].filter(Boolean).join(': ') };
+      throw httpError(error);
     }
+    if (body === undefined) {
+      // Closes the connection: the rest of the body is never read.
+      tooLarge.abort();
+      throw BODY_TOO_LARGE;
+    }
+    return { status: response.status, headers: [...response.headers].map(([k, v]) => [k.toLowerCase(), v]), body };
   };
 }
 
@@ -70,3 +77,44 @@ const CONNECT_FAILURES = new Set([
   'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'DEPTH_ZERO_SELF_SIGNED_CERT',
   'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
 ]);
+
+/**
+ * The body, read as a stream; undefined once it reaches `limit` bytes (as ureq, which fails on the
+ * read after the limit even when the body ends there), so no more than `limit` bytes are ever held.
+ * @param {Response} response
+ * @param {number} limit
+ * @returns {Promise<Uint8Array | undefined>}
+ */
+async function readBody(response, limit) {
+  if (!response.body) return new Uint8Array();
+  const reader = response.body.getReader();
+  const chunks = [];
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    length += value.length;
+    if (length >= limit) return undefined;
+    chunks.push(value);
+  }
+  const body = new Uint8Array(length);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return body;
+}
+
+/** A fetch failure as the WIT `http-error`. */
+function httpError(error) {
+  if (error?.name === 'TimeoutError' || error?.cause?.name === 'TimeoutError') return { tag: 'timeout' };
+  if (error instanceof TypeError && !error.cause) {
+    // fetch rejects a malformed method or header before sending anything.
+    return { tag: 'invalid-request', val: error.message };
+  }
+  const code = error?.cause?.code ?? error?.code;
+  const detail = error?.cause?.message ?? '';
+  const tag = CONNECT_FAILURES.has(code) || /^(ERR_TLS_|ERR_SSL_|CERT_)/.test(code ?? '') ? 'connect' : 'transport';
+  return { tag, val: [code, error?.message ?? String(error), detail].filter(Boolean).join(': ') };
+}

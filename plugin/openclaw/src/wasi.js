@@ -1,8 +1,16 @@
 // WASI 0.2 for the component under Node: exactly the interfaces and functions that Rust's
 // wasm32-wasip2 standard library imports (see the `imports` list of `jco transpile`), over synchronous
 // node:fs. The component sees only its preopened directories, as with the wasmtime host shim:
-// a path never leaves its directory (`..` and symlinks included), and read-only preopens refuse
-// every change. Errors are WASI error codes, which jco hands to the guest as `result` errors.
+// a path never leaves its directory (`..` and symlinks included), a symlink is followed only where
+// the guest asks for it, only regular files and directories are opened (never in a way that can
+// block: a FIFO would freeze Node's event loop), and read-only preopens refuse every change. Errors
+// are WASI error codes, which jco hands to the guest as `result` errors.
+//
+// Node has no `openat`, so paths are resolved here one component at a time with lstat (see
+// `Preopen.walk`) and the result is opened with O_NOFOLLOW. The guest cannot race that check: its
+// calls are synchronous and it cannot create symlinks (no `symlink-at`). Another process that can
+// write inside a preopen could swap a directory for a symlink between the check and the open and
+// redirect that one open; a preopen others can write is unsafe anyway (they can rewrite its files).
 //
 // Why not @bytecodealliance/preview2-shim: it runs file streams through a worker thread with
 // Atomics.wait, its preopens are process-wide, and its `open-at` refuses the `mutate-directory`
@@ -15,12 +23,19 @@ import { randomBytes } from 'node:crypto';
 /** Largest write the guest may hand over at once (it loops for more). */
 const WRITE_CHUNK = 1n << 20n;
 
+/** Most symlinks one path may expand before it is a loop (Linux's limit). */
+const MAX_SYMLINK_EXPANSIONS = 40;
+
+/** What an open of anything but a regular file or a directory gives the guest (std: "Permission denied"). */
+const NOT_A_REGULAR_FILE = 'access';
+
 /** Node's errno codes as WASI `error-code`s. */
 const ERROR_CODES = {
   ENOENT: 'no-entry', EEXIST: 'exist', ENOTDIR: 'not-directory', EISDIR: 'is-directory',
   ENOTEMPTY: 'not-empty', EACCES: 'access', EPERM: 'not-permitted', EROFS: 'read-only',
   EINVAL: 'invalid', ELOOP: 'loop', ENAMETOOLONG: 'name-too-long', ENOSPC: 'insufficient-space',
   EBUSY: 'busy', EMFILE: 'insufficient-memory', EXDEV: 'cross-device', EBADF: 'bad-descriptor',
+  ENXIO: 'no-such-device',
 };
 
 /** Runs `action`, turning a Node fs error into the WASI error code the guest expects. */
@@ -59,8 +74,14 @@ function descriptorStat(stats) {
   };
 }
 
-function isInside(root, candidate) {
-  return candidate === root || candidate.startsWith(root + path.sep);
+/** The names in a relative path, without empty and `.` ones. */
+function pathNames(relative) {
+  return relative.split('/').filter((name) => name !== '' && name !== '.');
+}
+
+/** lstat that says "absent" with undefined. */
+function entryStats(hostPath) {
+  return fsCall(() => fs.lstatSync(hostPath, { bigint: true, throwIfNoEntry: false }));
 }
 
 /** One preopened directory on the host: where it is, and whether the guest may change it. */
@@ -70,24 +91,81 @@ class Preopen {
     this.writable = writable;
   }
 
-  /** The host path for `relative` inside `base`, refusing anything that would leave the preopen. */
-  resolve(base, relative, followSymlinks = true) {
-    if (path.isAbsolute(relative)) throw 'not-permitted';
-    const lexical = path.resolve(base, relative);
-    if (!isInside(this.root, lexical)) throw 'not-permitted';
-    // A symlink may point anywhere: check where the existing part of the path really is.
-    let existing = followSymlinks || lexical === this.root ? lexical : path.dirname(lexical);
-    while (!fs.existsSync(existing) && isInside(this.root, existing) && existing !== this.root) {
-      existing = path.dirname(existing);
+  /**
+   * Resolves `relative` inside the directory `base` (a host path in this preopen) one name at a time,
+   * as cap-std does for the wasmtime shim: `..` never climbs above `base`; a symlink is expanded where
+   * it is not the last name, or is the last and `follow` is set; an absolute one, or one leading above
+   * `base`, is refused. Only lstat and readlink are used, so nothing here can block.
+   * @returns {{ hostPath: string, stats: fs.BigIntStats | undefined }}  the entry reached (a symlink
+   *   itself when it was not followed); `stats` is undefined when it does not exist.
+   */
+  walk(base, relative, follow) {
+    if (relative === '') throw 'no-entry';
+    if (relative.startsWith('/')) throw 'not-permitted';
+    // `a/`, `a/.` and `a/..` name a directory: a final symlink in them is followed, as the kernel does.
+    const namesDirectory = /(^|\/)\.{0,2}$/.test(relative);
+    const entered = [];
+    const pending = pathNames(relative).reverse();
+    let expansions = 0;
+    while (pending.length > 0) {
+      const name = pending.pop();
+      if (name === '..') {
+        if (entered.length === 0) throw 'not-permitted';
+        entered.pop();
+        continue;
+      }
+      const hostPath = path.join(base, ...entered, name);
+      const stats = entryStats(hostPath);
+      const last = pending.length === 0;
+      if (stats?.isSymbolicLink() && (!last || follow || namesDirectory)) {
+        expansions += 1;
+        if (expansions > MAX_SYMLINK_EXPANSIONS) throw 'loop';
+        const target = fsCall(() => fs.readlinkSync(hostPath));
+        if (target.startsWith('/')) throw 'not-permitted';
+        pending.push(...pathNames(target).reverse());
+        continue;
+      }
+      if (last) {
+        if (namesDirectory && stats && !stats.isDirectory()) throw 'not-directory';
+        return { hostPath, stats };
+      }
+      if (!stats) throw 'no-entry';
+      if (!stats.isDirectory()) throw 'not-directory';
+      entered.push(name);
     }
-    const real = fsCall(() => fs.realpathSync(existing));
-    if (!isInside(this.root, real)) throw 'not-permitted';
-    return lexical;
+    const hostPath = path.join(base, ...entered);
+    return { hostPath, stats: entryStats(hostPath) };
   }
 
   mustWrite() {
     if (!this.writable) throw 'read-only';
   }
+}
+
+/**
+ * Opens a regular file that the walk found (or that is to be created) at `hostPath`.
+ * O_NOFOLLOW: every symlink to be followed was expanded by the walk, so one here was not to be (or
+ * was put there since): the open fails with ELOOP. O_NONBLOCK: opening a FIFO must not wait for the
+ * other end (it would freeze Node's event loop); it changes nothing for regular files, whose reads
+ * and writes never block or return EAGAIN (Linux, macOS), and only regular files are kept.
+ */
+function openRegularFile(hostPath, openFlags, { read, write }) {
+  const { constants } = fs;
+  let flags = constants.O_NOFOLLOW | constants.O_NONBLOCK;
+  if (openFlags.create) flags |= constants.O_CREAT;
+  if (openFlags.exclusive) flags |= constants.O_EXCL;
+  if (openFlags.truncate) flags |= constants.O_TRUNC;
+  flags |= write ? (read ? constants.O_RDWR : constants.O_WRONLY) : constants.O_RDONLY;
+  const fd = fsCall(() => fs.openSync(hostPath, flags, 0o644));
+  // The entry may have changed since the walk looked at it: check what was really opened.
+  let regular = false;
+  try {
+    regular = fsCall(() => fs.fstatSync(fd).isFile());
+  } finally {
+    if (!regular) fs.closeSync(fd);
+  }
+  if (!regular) throw NOT_A_REGULAR_FILE;
+  return fd;
 }
 
 class Pollable {
@@ -157,24 +235,44 @@ class DirectoryEntryStream {
   }
 }
 
+const READ_ONLY = { read: true, write: false };
+
 class Descriptor {
   /**
    * @param {Preopen} preopen
-   * @param {string} hostPath
+   * @param {string | null} location  a directory's path from the preopen's root ('' for the root);
+   *   null for a file
    * @param {number | null} fd  an open file, or null for a directory
    * @param {{read: boolean, write: boolean}} access
    */
-  constructor(preopen, hostPath, fd, access) {
+  constructor(preopen, location, fd, access) {
     this.preopen = preopen;
-    this.hostPath = hostPath;
+    this.location = location;
     this.fd = fd;
     this.access = access;
   }
 
   isDirectory() { return this.fd === null; }
 
-  mustBeDirectory() {
+  /** This directory's host path, walked again from the root: it may have been replaced since. */
+  directoryPath() {
     if (!this.isDirectory()) throw 'not-directory';
+    if (this.location === '') return this.preopen.root;
+    const { hostPath, stats } = this.preopen.walk(this.preopen.root, this.location, false);
+    if (!stats) throw 'no-entry';
+    if (!stats.isDirectory()) throw 'not-directory';
+    return hostPath;
+  }
+
+  /** lstat of `relative` under this directory, following a final symlink if asked. */
+  entryAt(pathFlags, relative) {
+    const { stats } = this.preopen.walk(this.directoryPath(), relative, pathFlags.symlinkFollow);
+    if (!stats) throw 'no-entry';
+    return stats;
+  }
+
+  ownStats() {
+    return this.isDirectory() ? entryStats(this.directoryPath()) : fsCall(() => fs.fstatSync(this.fd, { bigint: true }));
   }
 
   getFlags() {
@@ -186,50 +284,43 @@ class Descriptor {
   }
 
   stat() {
-    return descriptorStat(fsCall(() => this.fd === null ? fs.statSync(this.hostPath, { bigint: true }) : fs.fstatSync(this.fd, { bigint: true })));
+    return descriptorStat(this.ownStats());
   }
 
   statAt(pathFlags, relative) {
-    this.mustBeDirectory();
-    const target = this.preopen.resolve(this.hostPath, relative, pathFlags.symlinkFollow);
-    return descriptorStat(fsCall(() => pathFlags.symlinkFollow ? fs.statSync(target, { bigint: true }) : fs.lstatSync(target, { bigint: true })));
+    return descriptorStat(this.entryAt(pathFlags, relative));
   }
 
   metadataHash() {
-    const stats = fsCall(() => fs.statSync(this.hostPath, { bigint: true }));
+    const stats = this.ownStats();
     return { lower: stats.ino, upper: stats.dev };
   }
 
   metadataHashAt(pathFlags, relative) {
-    this.mustBeDirectory();
-    const target = this.preopen.resolve(this.hostPath, relative, pathFlags.symlinkFollow);
-    const stats = fsCall(() => pathFlags.symlinkFollow ? fs.statSync(target, { bigint: true }) : fs.lstatSync(target, { bigint: true }));
+    const stats = this.entryAt(pathFlags, relative);
     return { lower: stats.ino, upper: stats.dev };
   }
 
   openAt(pathFlags, relative, openFlags, descriptorFlags) {
-    this.mustBeDirectory();
-    const target = this.preopen.resolve(this.hostPath, relative, pathFlags.symlinkFollow);
+    const base = this.directoryPath();
     // Rust's std asks for `mutate-directory` on every write; alone it changes nothing here.
     const writes = descriptorFlags.write || openFlags.create || openFlags.truncate;
     if (writes) this.preopen.mustWrite();
-    const existing = fsCall(() => fs.statSync(target, { throwIfNoEntry: false }));
-    if (openFlags.directory || (existing?.isDirectory() && !writes)) {
+    // An exclusive create never follows a final symlink (POSIX O_CREAT|O_EXCL): it fails with `exist`.
+    const follow = pathFlags.symlinkFollow && !(openFlags.create && openFlags.exclusive);
+    const { hostPath, stats } = this.preopen.walk(base, relative, follow);
+    if (openFlags.directory || (stats?.isDirectory() && !writes)) {
       if (openFlags.create) throw 'invalid';
-      if (!existing) throw 'no-entry';
-      if (!existing.isDirectory()) throw 'not-directory';
-      return new Descriptor(this.preopen, target, null, { read: true, write: false });
+      if (!stats) throw 'no-entry';
+      if (stats.isSymbolicLink()) throw 'loop';
+      if (!stats.isDirectory()) throw 'not-directory';
+      return new Descriptor(this.preopen, path.relative(this.preopen.root, hostPath), null, READ_ONLY);
     }
-    if (existing?.isDirectory()) throw 'is-directory';
-    let flags = 0;
-    const { constants } = fs;
-    if (openFlags.create) flags |= constants.O_CREAT;
-    if (openFlags.exclusive) flags |= constants.O_EXCL;
-    if (openFlags.truncate) flags |= constants.O_TRUNC;
-    const read = descriptorFlags.read || !descriptorFlags.write;
-    flags |= descriptorFlags.write ? (read ? constants.O_RDWR : constants.O_WRONLY) : constants.O_RDONLY;
-    const fd = fsCall(() => fs.openSync(target, flags, 0o644));
-    return new Descriptor(this.preopen, target, fd, { read, write: Boolean(descriptorFlags.write) });
+    if (stats?.isDirectory()) throw 'is-directory';
+    // Refused before opening: opening a device or socket may itself do something.
+    if (stats && !stats.isFile() && !stats.isSymbolicLink()) throw NOT_A_REGULAR_FILE;
+    const access = { read: descriptorFlags.read || !descriptorFlags.write, write: Boolean(descriptorFlags.write) };
+    return new Descriptor(this.preopen, null, openRegularFile(hostPath, openFlags, access), access);
   }
 
   readViaStream(offset) {
@@ -255,43 +346,37 @@ class Descriptor {
   }
 
   readDirectory() {
-    this.mustBeDirectory();
-    const entries = fsCall(() => fs.readdirSync(this.hostPath, { withFileTypes: true }));
+    const entries = fsCall(() => fs.readdirSync(this.directoryPath(), { withFileTypes: true }));
     return new DirectoryEntryStream(entries);
   }
 
-  createDirectoryAt(relative) {
-    this.mustBeDirectory();
+  /** The host path of the entry `relative` names itself (a final symlink is not followed), for a change. */
+  entryToChange(relative) {
+    const base = this.directoryPath();
     this.preopen.mustWrite();
-    const target = this.preopen.resolve(this.hostPath, relative, false);
-    fsCall(() => fs.mkdirSync(target));
+    return this.preopen.walk(base, relative, false);
+  }
+
+  createDirectoryAt(relative) {
+    const { hostPath } = this.entryToChange(relative);
+    fsCall(() => fs.mkdirSync(hostPath));
   }
 
   renameAt(oldRelative, newDescriptor, newRelative) {
-    this.mustBeDirectory();
-    newDescriptor.mustBeDirectory();
-    this.preopen.mustWrite();
-    newDescriptor.preopen.mustWrite();
-    const from = this.preopen.resolve(this.hostPath, oldRelative, false);
-    const to = newDescriptor.preopen.resolve(newDescriptor.hostPath, newRelative, false);
+    const from = this.entryToChange(oldRelative).hostPath;
+    const to = newDescriptor.entryToChange(newRelative).hostPath;
     fsCall(() => fs.renameSync(from, to));
   }
 
   unlinkFileAt(relative) {
-    this.mustBeDirectory();
-    this.preopen.mustWrite();
-    const target = this.preopen.resolve(this.hostPath, relative, false);
-    fsCall(() => {
-      if (fs.lstatSync(target).isDirectory()) throw 'is-directory';
-      fs.unlinkSync(target);
-    });
+    const { hostPath, stats } = this.entryToChange(relative);
+    if (stats?.isDirectory()) throw 'is-directory';
+    fsCall(() => fs.unlinkSync(hostPath));
   }
 
   removeDirectoryAt(relative) {
-    this.mustBeDirectory();
-    this.preopen.mustWrite();
-    const target = this.preopen.resolve(this.hostPath, relative, false);
-    fsCall(() => fs.rmdirSync(target));
+    const { hostPath } = this.entryToChange(relative);
+    fsCall(() => fs.rmdirSync(hostPath));
   }
 
   [Symbol.dispose]() {
@@ -344,7 +429,7 @@ export function createWasi({ preopens, stdout = () => {}, stderr = () => {} }) {
     },
     'wasi:filesystem/preopens': {
       getDirectories: () => mounted.map(([preopen, guestPath]) => [
-        new Descriptor(preopen, preopen.root, null, { read: true, write: false }),
+        new Descriptor(preopen, '', null, READ_ONLY),
         guestPath,
       ]),
     },
