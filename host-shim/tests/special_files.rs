@@ -40,6 +40,7 @@ fn probe_shim(config: &Path, state: Option<&Path>) -> Shim {
             Limits {
                 call_timeout: CALL_TIMEOUT,
                 memory_bytes: 64 << 20,
+                send_timeout: CALL_TIMEOUT,
             },
         )
     })

@@ -129,6 +129,7 @@ fn guest_state() -> GuestState {
             echo: false,
             kept: Default::default(),
         },
+        locks: crate::state_lock::StateLocks::new(None, |_| {}),
         call_deadline: Instant::now(),
     }
 }

@@ -80,6 +80,7 @@ impl Drop for TempDir {
 pub const LIMITS: Limits = Limits {
     call_timeout: Duration::from_secs(5),
     memory_bytes: 64 << 20,
+    send_timeout: Duration::from_secs(10),
 };
 
 /// A shim for `wasm` with an empty config directory and the given cache directory.
