@@ -389,6 +389,10 @@ impl Shim {
 
         let mut config = Config::new();
         config.epoch_interruption(true);
+        // Copy-on-write memory images live in memfd files, which a file-size limit (`ulimit -f`)
+        // refuses: the CLI then could not start at all. Copying the data segments costs nothing
+        // measurable here (intent-test: CPU time ratio 0.98 against CoW, median of 20 paired runs).
+        config.memory_init_cow(false);
         let engine = Engine::new(&config).map_err(|err| ShimError::Engine(format!("{err:#}")))?;
 
         let wasm_path = options.wasm.clone();

@@ -195,6 +195,12 @@ enum ExpertsCli {
 }
 
 fn main() -> ExitCode {
+    // A file-size limit (`ulimit -f`) or a full disk must fail the write that hits it (the cache
+    // entry, a spool entry: each says so), not kill the whole CLI with SIGXFSZ.
+    // SAFETY: setting a signal's disposition to "ignore" before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     // clap exits with 2 on usage errors.
     let cli = Cli::parse();
     match run(cli) {
@@ -421,9 +427,30 @@ fn relative_to_cwd(path: PathBuf) -> PathBuf {
         .unwrap_or(path)
 }
 
+/// Files the user names are read up to this size (the HTTP cap for a Graphiti answer): a wrong path
+/// to a huge file is an error, not a CLI that eats the machine's memory.
+const MAX_INPUT_FILE_BYTES: u64 = 10 << 20;
+
 fn read_text(what: &str, path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path)
-        .map_err(|err| format!("cannot read {what} {}: {err}", path.display()))
+    use std::io::Read;
+    let cannot = |err: std::io::Error| format!("cannot read {what} {}: {err}", path.display());
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_INPUT_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_INPUT_FILE_BYTES {
+        return Err(format!(
+            "{what} {} is larger than {} MiB: not read",
+            path.display(),
+            MAX_INPUT_FILE_BYTES >> 20
+        ));
+    }
+    String::from_utf8(bytes).map_err(|err| {
+        format!(
+            "cannot read {what} {}: not UTF-8 text ({err})",
+            path.display()
+        )
+    })
 }
 
 fn print_output(output: &CommandOutput) -> u8 {

@@ -1,0 +1,74 @@
+//! What the CLI reads and writes on the user's say-so: a file named on the command line is read within
+//! a size limit, and a file-size limit (`ulimit -f`, what a full disk looks like to a process) fails
+//! the writes it hits instead of killing the CLI.
+
+mod support;
+
+use std::process::Command;
+
+use support::{TempDir, cli};
+
+#[test]
+fn a_huge_file_named_on_the_command_line_is_refused_not_read() {
+    let home = TempDir::new("cli-huge-input");
+    let huge = home.path().join("recall.json");
+    let file = std::fs::File::create(&huge).unwrap();
+    file.set_len(11 << 20).unwrap(); // sparse: 11 MiB of zeros
+    let out = cli(
+        &home,
+        &[
+            "intent-test",
+            "Book a table",
+            "--recall",
+            huge.to_str().unwrap(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("recall file") && stderr.contains("is larger than 10 MiB: not read"),
+        "{stderr}"
+    );
+    let settings = home.path().join("settings.json");
+    std::fs::File::create(&settings)
+        .unwrap()
+        .set_len(11 << 20)
+        .unwrap();
+    let out = cli(
+        &home,
+        &["--settings", settings.to_str().unwrap(), "check-config"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("settings file") && stderr.contains("larger than 10 MiB"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_file_size_limit_fails_the_write_it_hits_and_the_cli_goes_on() {
+    let home = TempDir::new("cli-ulimit");
+    std::fs::create_dir_all(home.path().join("config")).unwrap();
+    // Every write to a file fails (EFBIG): the compiled-component cache entry cannot be written.
+    let script = format!(
+        "ulimit -f 0; exec {} --wasm {} --config-dir {} check-config",
+        env!("CARGO_BIN_EXE_graphiti-openclaw"),
+        support::probe_wasm().display(),
+        home.path().join("config").display()
+    );
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(&script)
+        .env("HOME", home.path())
+        .env_remove("XDG_CACHE_HOME")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(
+        out.status.code(),
+        None,
+        "killed by a signal (SIGXFSZ): {out:?}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("cannot write cache file"), "{stderr}");
+}
