@@ -228,6 +228,22 @@ proptest! {
         prop_assert_eq!(strip_injected_from_assistant(&answer, &[blocks]), stripped);
     }
 
+    /// (c') A model that echoes one of the turn's blocks (the recalled facts, say, and not the pack)
+    /// echoes the plugin's text all the same: that block goes too, and only it.
+    #[test]
+    fn an_echo_of_any_one_injected_block_goes(
+        blocks in blocks().prop_filter("two blocks", |b| b.len() == 2),
+        which in any::<prop::sample::Index>(),
+        before in text(8),
+        after in text(8),
+    ) {
+        let record = vec![blocks.join("\n\n")];
+        let echoed = &blocks[which.index(blocks.len())];
+        let answer = format!("{before}{echoed}{after}");
+        let without = answer.replace(echoed.as_str(), "");
+        prop_assert_eq!(strip_injected_from_assistant(&answer, &record), without.trim());
+    }
+
     /// `last_exchange` over OpenClaw's message list: the user's text and the answer, either as a
     /// string or as one text part, with earlier turns and tool results around them.
     #[test]
@@ -393,4 +409,31 @@ fn a_turn_with_nothing_injected_keeps_the_users_leading_block() {
         panic!("not captured: {outcome:?}");
     };
     assert_eq!(user, prompt);
+}
+
+/// Found by `an_echo_of_any_one_injected_block_goes`: the turn's record holds the injection as one
+/// string (recalled facts, then the pack), so a model echoing only the recalled facts had them
+/// captured as its own words, and the next recall found them again as new facts.
+#[test]
+fn an_echo_of_the_recalled_facts_alone_is_removed() {
+    let recall = Recall {
+        facts: vec![RecalledFact {
+            fact: "Alice prefers the window table at Chez Lune".into(),
+            ..RecalledFact::default()
+        }],
+        ..Recall::default()
+    };
+    let memory = recall
+        .context_block("agent-dm-u1", &RecallSettings::default())
+        .unwrap();
+    let pack = PACK_BLOCKS[0].clone();
+    let record = vec![format!("{memory}\n\n{pack}")];
+    let answer = format!("As you asked:\n{memory}\nBooked the window table for 8.");
+    assert_eq!(
+        strip_injected_from_assistant(&answer, &record),
+        "As you asked:\n\nBooked the window table for 8."
+    );
+    // The whole injection echoed goes as one, as before.
+    let answer = format!("{}\nBooked.", record[0]);
+    assert_eq!(strip_injected_from_assistant(&answer, &record), "Booked.");
 }
