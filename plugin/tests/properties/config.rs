@@ -393,3 +393,63 @@ proptest! {
         }
     }
 }
+
+/// A value that is wrong for one rule field (by type or by meaning), and what the error says.
+const BAD_FIELDS: [(&str, &str); 5] = [
+    ("min_confidence", "-1"),
+    ("keyword_weight", "0"),
+    ("pack_type", "\"\""),
+    ("consumer_profile", "nobody_has_this_profile"),
+    ("scope", "secret"),
+];
+
+/// The example's rules file with `field: value` as the first line of rule `rule`'s item (replacing
+/// the field's own line, if it has one), and that line's number.
+fn with_bad_field(text: &str, rule: usize, field: &str, value: &str) -> (String, u32) {
+    let lines: Vec<&str> = text.lines().collect();
+    let items: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].starts_with("  - id: "))
+        .collect();
+    let start = items[rule % items.len()];
+    let end = items
+        .iter()
+        .find(|&&i| i > start)
+        .copied()
+        .unwrap_or(lines.len());
+    let mut out: Vec<String> = vec![];
+    for (i, line) in lines.iter().enumerate() {
+        let own_line = i > start && i < end && line.trim_start().starts_with(&format!("{field}:"));
+        if !own_line {
+            out.push(line.to_string());
+        }
+        if i == start {
+            out.push(format!("    {field}: {value}"));
+        }
+    }
+    (out.join("\n") + "\n", start as u32 + 2)
+}
+
+proptest! {
+    #![proptest_config(config(48))]
+
+    /// An error in one rule's field names the rules file, the field, and the line it is on.
+    #[test]
+    fn a_rule_field_error_points_at_its_line(rule in 0usize..64, bad in prop::sample::select(BAD_FIELDS.to_vec())) {
+        let (field, value) = bad;
+        let dir = TempDir::new("field");
+        copy_example(dir.path());
+        let file = dir.path().join("intent_rules.yaml");
+        let (text, line) = with_bad_field(&std::fs::read_to_string(&file).unwrap(), rule, field, value);
+        std::fs::write(&file, &text).unwrap();
+        let (_, result) = load(dir.path(), false);
+        let errors = result.expect_err("a bad field is an error");
+        check_errors_name_files(&errors, dir.path())?;
+        let file = file.display().to_string();
+        prop_assert!(
+            errors.iter().any(|e| e.file == file
+                && e.line == Some(line)
+                && e.field.as_deref().is_some_and(|f| f.ends_with(field))),
+            "no error for {} at line {}: {:?}\n{}", field, line, errors, text
+        );
+    }
+}
