@@ -237,3 +237,33 @@ proptest! {
         }
     }
 }
+
+/// Found by `sse_framing_never_changes_what_an_answer_means`: an event stream whose lines end with a
+/// lone CR (allowed by the event-stream format, like LF and CRLF) was read as one line, so the answer
+/// was "not found" and the recall failed.
+#[test]
+fn an_event_stream_with_lone_cr_line_ends_is_read() {
+    let answer =
+        RpcAnswer::Structured(json!({"message": "ok", "facts": [{"fact": "Alice works at Acme"}]}));
+    let framing = Framing::Sse {
+        line_end: "\r",
+        splits: vec![],
+        space_after_colon: true,
+        event_line: true,
+        comment: false,
+        before: vec![json!({"jsonrpc": "2.0", "method": "notifications/message"})],
+    };
+    let mut script: VecDeque<Plan> = handshake().into();
+    script.push_back(Plan::Rpc {
+        status: 200,
+        framing,
+        answer,
+    });
+    let mut client = Client::new(Transport::Mcp, "http://graphiti.test/mcp");
+    let mut http = Planned {
+        plans: script,
+        sent: vec![],
+    };
+    let facts = run(&mut client, &mut http, Operation::SearchFacts).expect("the answer is read");
+    assert_eq!(facts, json!([{"fact": "Alice works at Acme"}]));
+}

@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 pub enum Framing {
     Plain,
     Sse {
+        /// LF, CRLF or a lone CR: the event-stream format allows all three.
         line_end: &'static str,
         /// Per line of the pretty-printed answer: start a new `data:` line (true) or continue.
         splits: Vec<bool>,
@@ -25,7 +26,7 @@ pub enum Framing {
 
 pub fn sse_framing() -> impl Strategy<Value = Framing> {
     (
-        prop::sample::select(vec!["\n", "\r\n"]),
+        prop::sample::select(vec!["\n", "\r\n", "\r"]),
         prop::collection::vec(any::<bool>(), 0..40),
         any::<bool>(),
         any::<bool>(),
