@@ -167,8 +167,11 @@ proptest! {
     fn prepended_blocks_go_and_the_users_text_stays(
         injected in injection(),
         user in user_text(),
+        quotes_them in any::<bool>(),
     ) {
         let Some(blocks) = injected else { return Ok(()); };
+        // A user may paste the blocks (from a log, say): that copy is theirs.
+        let user = if quotes_them { format!("{user}{blocks}") } else { user };
         let message = format!("{blocks}\n\n{user}");
         let with_record = strip_injected_from_user(&message, std::slice::from_ref(&blocks));
         prop_assert_eq!(&with_record, user.trim());

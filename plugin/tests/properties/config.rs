@@ -339,7 +339,7 @@ fn load(dir: &Path, host_settings: bool) -> (Engine, ConfigResult) {
 }
 
 proptest! {
-    #![proptest_config(config(160))]
+    #![proptest_config(config(128))]
 
     #[test]
     fn reload_never_panics_and_errors_name_their_file(
