@@ -34,11 +34,15 @@ pub fn strip_injected_from_user(text: &str, injected: &[String]) -> String {
     }
 }
 
-/// Removes verbatim copies of the recorded blocks from the assistant's answer; nothing else.
+/// Removes verbatim copies of the recorded blocks from the assistant's answer, the whole injection or
+/// any one block of it (a model may echo the recalled facts alone); nothing else.
 pub fn strip_injected_from_assistant(text: &str, injected: &[String]) -> String {
     let mut out = text.to_string();
-    for block in injected.iter().filter(|b| !b.is_empty()) {
-        out = out.replace(block.as_str(), "");
+    for recorded in injected.iter().filter(|b| !b.is_empty()) {
+        out = out.replace(recorded.as_str(), "");
+        for block in blocks_of(recorded) {
+            out = out.replace(block, "");
+        }
     }
     if out.len() == text.len() {
         out
@@ -58,6 +62,17 @@ pub fn strip_leading_blocks(text: &str) -> String {
     } else {
         rest.trim_start().to_string()
     }
+}
+
+/// The blocks a recorded injection is made of: it is a run of well-formed blocks.
+fn blocks_of(recorded: &str) -> Vec<&str> {
+    let mut blocks = Vec::new();
+    let mut rest = recorded.trim_start();
+    while let Some(end) = leading_block_end(rest) {
+        blocks.push(&rest[..end]);
+        rest = rest[end..].trim_start();
+    }
+    blocks
 }
 
 /// The end of a well-formed plugin block at the start of `text`: `<name …>` with no `<` in its

@@ -246,10 +246,11 @@ fn rpc_answer(what: &str, response: &Response, id: u64) -> Result<Value> {
     if !is_sse {
         return json_body(what, &response.body);
     }
-    let text = response.text();
+    // Event-stream lines end with CRLF, LF or a lone CR.
+    let text = response.text().replace("\r\n", "\n");
     let mut data = String::new();
     let mut messages = Vec::new();
-    for line in text.lines().chain([""]) {
+    for line in text.split(['\r', '\n']).chain([""]) {
         if let Some(rest) = line.strip_prefix("data:") {
             if !data.is_empty() {
                 data.push('\n');
