@@ -2,19 +2,50 @@
 //! with exactly the blocks the plugin itself prepended to that turn removed, and nothing else.
 //!
 //! How the plugin's blocks are found, deterministically (same inputs, same bytes: P2):
-//! 1. `before-agent-start` records the blocks it injected for the session (the last-turn record in the
-//!    state directory). Each recorded block is removed where it occurs byte for byte: once from the
-//!    user message (OpenClaw puts it in front of the user's text), and from the assistant's answer
-//!    if the model echoed it verbatim.
-//! 2. When the record is missing or does not match (the process was killed before writing it, no
-//!    state directory), only a run of well-formed plugin blocks at the very start of the user
-//!    message is removed: a block that opens with one of our tags and whose body has no `<` (ours are
-//!    always escaped). Text that merely mentions a tag name, anywhere, is the user's and stays.
+//! 1. `before-agent-start` records, with the session's last turn in the state directory, a digest of
+//!    the prompt and exactly what it prepended ([`Injected`]). When this turn's user message is that
+//!    prompt, the record decides: what was prepended is removed where it occurs byte for byte (once
+//!    from the user message, where OpenClaw puts it; from the assistant's answer wherever the model
+//!    echoed it, whole or one block of it); when nothing was prepended, nothing is removed.
+//! 2. Without a record for this turn (the process was killed before writing it, no state directory,
+//!    another turn of the session recorded since), only a run of well-formed plugin blocks at the very
+//!    start of the user message is removed: a block that opens with one of our tags and whose body has
+//!    no `<` (ours are always escaped). Text that merely mentions a tag name, anywhere, stays.
 
 use serde_json::Value;
 
 /// Every block the plugin injects.
 pub const OUR_BLOCKS: [&str; 3] = ["graphiti-context", "graphiti-fallback", "pack-context"];
+
+/// What `before-agent-start` recorded about the turn it served.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Injected {
+    /// [`prompt_digest`] of the prompt it was given.
+    pub prompt_digest: u64,
+    /// Exactly what it prepended, if anything.
+    pub text: Option<String>,
+}
+
+/// A digest of a prompt, to tell whether a record is this turn's.
+pub fn prompt_digest(prompt: &str) -> u64 {
+    crate::spool::stable_hash(prompt.trim())
+}
+
+/// The user's text of this turn: the record's injection removed when it is this turn's record;
+/// otherwise the well-formed plugin blocks the text starts with.
+pub fn strip_for_turn(text: &str, record: Option<&Injected>) -> String {
+    match record {
+        Some(Injected {
+            text: Some(injected),
+            ..
+        }) => strip_injected_from_user(text, std::slice::from_ref(injected)),
+        Some(Injected {
+            text: None,
+            prompt_digest: recorded,
+        }) if prompt_digest(text) == *recorded => text.trim().to_string(),
+        _ => strip_leading_blocks(text),
+    }
+}
 
 /// Removes the recorded blocks (see the module doc) from the user's text; without a match, the
 /// well-formed plugin blocks it starts with.
@@ -121,8 +152,17 @@ pub fn message_text(message: &Value) -> Option<String> {
 }
 
 /// The last user message and the last assistant text after it, without the plugin's blocks
-/// (`injected`: what `before-agent-start` recorded for this session, if anything).
-pub fn last_exchange(messages_json: &str, injected: &[String]) -> Result<(String, String), String> {
+/// (`record`: what `before-agent-start` recorded for this session, if anything).
+pub fn last_exchange(
+    messages_json: &str,
+    record: Option<&Injected>,
+) -> Result<(String, String), String> {
+    let injected: &[String] = match record {
+        Some(Injected {
+            text: Some(text), ..
+        }) => std::slice::from_ref(text),
+        _ => &[],
+    };
     let messages: Value = if messages_json.trim().is_empty() {
         Value::Array(vec![])
     } else {
@@ -142,7 +182,7 @@ pub fn last_exchange(messages_json: &str, injected: &[String]) -> Result<(String
         return Err("no user message in this turn".into());
     };
     let user = message_text(&messages[user_at])
-        .map(|t| strip_injected_from_user(&t, injected))
+        .map(|t| strip_for_turn(&t, record))
         .unwrap_or_default();
     let assistant = messages[user_at + 1..]
         .iter()
@@ -209,12 +249,12 @@ mod tests {
             {"role":"user","content":[{"type":"text","text":"<graphiti-context>f</graphiti-context>\n\nnew question"}]},
             {"role":"toolResult","content":"tool"},{"role":"assistant","content":[{"type":"text","text":"new answer"}]}]"#;
         assert_eq!(
-            last_exchange(messages, &[]).unwrap(),
+            last_exchange(messages, None).unwrap(),
             ("new question".into(), "new answer".into())
         );
-        assert!(last_exchange("{}", &[]).unwrap_err().contains("array"));
+        assert!(last_exchange("{}", None).unwrap_err().contains("array"));
         assert!(
-            last_exchange(r#"[{"role":"user","content":"q"}]"#, &[])
+            last_exchange(r#"[{"role":"user","content":"q"}]"#, None)
                 .unwrap_err()
                 .contains("no assistant")
         );

@@ -428,19 +428,18 @@ impl Engine {
             return CaptureOutcome::Skipped("capture is disabled in settings".into());
         }
         // What this session's last turn prepended: capture removes exactly that.
-        let injected: Vec<String> = match (
+        let record = match (
             &self.state_dir,
             ctx.session_key.as_deref().or(ctx.session_id.as_deref()),
         ) {
             (Some(dir), Some(key)) => turns::load(dir, Some(key))
                 .ok()
                 .flatten()
-                .and_then(|record| record.injected)
-                .into_iter()
-                .collect(),
-            _ => vec![],
+                .and_then(TurnRecord::injection),
+            _ => None,
         };
-        let (user, assistant) = match capture::last_exchange(&event.messages_json, &injected) {
+        let (user, assistant) = match capture::last_exchange(&event.messages_json, record.as_ref())
+        {
             Ok(exchange) => exchange,
             Err(why) => return CaptureOutcome::Skipped(why),
         };

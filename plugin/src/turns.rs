@@ -29,6 +29,9 @@ pub struct TurnRecord {
     /// Exactly what was prepended to the prompt, so capture removes that and nothing else.
     #[serde(default)]
     pub injected: Option<String>,
+    /// `capture::prompt_digest` of the whole prompt: whether a captured message is this turn's.
+    #[serde(default)]
+    pub prompt_digest: Option<u64>,
 }
 
 impl TurnRecord {
@@ -62,7 +65,16 @@ impl TurnRecord {
                 .map_or(0, |c| c.chars().count()),
             notes: injection.notes.clone(),
             injected: injection.prepend_context.clone(),
+            prompt_digest: Some(crate::capture::prompt_digest(prompt)),
         }
+    }
+
+    /// What capture needs to remove exactly this turn's injection (None for older records).
+    pub fn injection(self) -> Option<crate::capture::Injected> {
+        Some(crate::capture::Injected {
+            prompt_digest: self.prompt_digest?,
+            text: self.injected,
+        })
     }
 
     pub fn render(&self) -> String {
