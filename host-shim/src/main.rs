@@ -51,8 +51,9 @@ struct GlobalOptions {
     #[arg(long, global = true, value_name = "N", default_value_t = 5000)]
     call_timeout_ms: u64,
     /// Time limit of the calls that send captured turns to Graphiti (flush, and the send after a
-    /// turn or an ingest)
-    #[arg(long, global = true, value_name = "N", default_value_t = 60000)]
+    /// turn or an ingest); above the component's own send lease (flush budget plus two send
+    /// timeouts, 68 s with the default settings)
+    #[arg(long, global = true, value_name = "N", default_value_t = 120000)]
     send_timeout_ms: u64,
     /// Memory limit of the component
     #[arg(long, global = true, value_name = "N", default_value_t = 256)]

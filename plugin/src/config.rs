@@ -337,7 +337,7 @@ pub struct CaptureSettings {
     pub flush_budget_ms: u64,
     /// How long one send may wait for Graphiti's answer. Longer than recall's budget: right after an
     /// outage Graphiti accepts slowly while it ingests the backlog, and a send given up too early may
-    /// still have been stored.
+    /// still have been stored. A send that goes again after an unknown outcome gets twice this.
     pub send_timeout_ms: u64,
     /// A send whose outcome is unknown (no answer in time, the connection broke) is not sent again
     /// until Graphiti is seen to lack it after this long (or at once, when Graphiti lists it as

@@ -49,10 +49,9 @@ pub enum Pass {
 }
 
 impl Sender<'_> {
+    /// Long enough for the budget and one send at its longest.
     fn lease(&self) -> Duration {
-        Duration::from_millis(
-            self.capture.flush_budget_ms + self.capture.send_timeout_ms + LEASE_MARGIN_MS,
-        )
+        Duration::from_millis(self.capture.flush_budget_ms + LEASE_MARGIN_MS) + self.longest_send()
     }
 
     /// One pass over the spool under the send lock.
@@ -224,6 +223,21 @@ impl Sender<'_> {
         Duration::from_millis(self.capture.send_timeout_ms)
     }
 
+    /// A send whose outcome was unknown before gets twice the time when it goes again: Graphiti
+    /// that answered too late once is likely still slow, and every late answer is a possible
+    /// duplicate.
+    fn timeout_for(&self, stem: &str) -> Duration {
+        if self.spool.meta(stem).times_in_doubt > 0 {
+            self.longest_send()
+        } else {
+            self.send_timeout()
+        }
+    }
+
+    fn longest_send(&self) -> Duration {
+        self.send_timeout() * 2
+    }
+
     /// Waiting entries in order until the batch or the budget is used, or one fails (Err: why).
     fn send_waiting(
         &mut self,
@@ -240,8 +254,9 @@ impl Sender<'_> {
             .take(self.capture.flush_batch)
         {
             // A send that starts must end within the lease, and the lock must still be ours.
+            let timeout = self.timeout_for(&entry.stem);
             let lease_left = lease.saturating_sub(locked_at.elapsed());
-            if deadline.remaining().is_none() || lease_left < self.send_timeout() {
+            if deadline.remaining().is_none() || lease_left < timeout {
                 break;
             }
             if let Err(e) = self.locks.acquire(locks::SEND, lease, Duration::ZERO) {
@@ -263,8 +278,9 @@ impl Sender<'_> {
                 continue;
             }
             let sending = self.spool.move_to(&entry, State::Sending)?;
-            let budget = Deadline::after(self.send_timeout());
-            let sent = self.client.add_episode(self.http, &episode, budget);
+            let sent = self
+                .client
+                .add_episode(self.http, &episode, Deadline::after(timeout));
             match sent {
                 Ok(()) => {
                     self.spool.delivered(&sending, &episode.name)?;

@@ -85,6 +85,8 @@ pub struct Entry {
 pub struct Meta {
     /// When the last send's outcome became unknown (unix ms).
     pub in_doubt_since_ms: Option<u64>,
+    /// How often a send's outcome was unknown.
+    pub times_in_doubt: u32,
     /// Times the entry was set aside (it may have been put back and set aside again).
     pub set_aside_times: u32,
     /// Why it was set aside the last time.
@@ -254,6 +256,7 @@ impl Spool {
     pub fn put_in_doubt(&self, entry: &Entry, now: u64) -> Result<Entry, String> {
         let mut meta = self.meta(&entry.stem);
         meta.in_doubt_since_ms = Some(now);
+        meta.times_in_doubt += 1;
         self.save_meta(&entry.stem, &meta)?;
         self.move_to(entry, State::InDoubt)
     }
