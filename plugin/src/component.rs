@@ -32,14 +32,33 @@ fn mounted(dir: &str) -> Option<PathBuf> {
 }
 
 thread_local! {
-    static ENGINE: RefCell<Engine> = RefCell::new(Engine::new(
-        ConfigRoots {
-            config: PathBuf::from(CONFIG_DIR),
-            overlay: Some(PathBuf::from(if Path::new(OVERLAY_DIR).is_dir() { OVERLAY_DIR } else { CONFIG_PRIVATE_OVERLAY })),
-        },
-        mounted(STATE_DIR),
-        Box::new(HostHttp),
-    ).with_experts(mounted(EXPERTS_DIR), mounted(WORKSPACE_DIR)));
+    static ENGINE: RefCell<Engine> = RefCell::new(
+        Engine::new(config_roots(), mounted(STATE_DIR), Box::new(HostHttp))
+            .with_experts(mounted(EXPERTS_DIR), mounted(WORKSPACE_DIR)),
+    );
+}
+
+/// The config directory and its overlay, named in messages as the host says the user named them.
+fn config_roots() -> ConfigRoots {
+    let mounts = host::mounts();
+    let name_of = |guest: &str| {
+        mounts
+            .iter()
+            .find(|m| m.guest_path == guest)
+            .map_or_else(|| guest.to_string(), |m| m.host_path.clone())
+    };
+    let config_name = name_of(CONFIG_DIR);
+    let (overlay, overlay_name) = if Path::new(OVERLAY_DIR).is_dir() {
+        (OVERLAY_DIR, name_of(OVERLAY_DIR))
+    } else {
+        let private = format!("{}/private", config_name.trim_end_matches('/'));
+        (CONFIG_PRIVATE_OVERLAY, private)
+    };
+    ConfigRoots {
+        config_name,
+        overlay_name: Some(overlay_name),
+        ..ConfigRoots::new(PathBuf::from(CONFIG_DIR), Some(PathBuf::from(overlay)))
+    }
 }
 
 /// The host's `http-request` import, the only network the component has.
@@ -79,7 +98,7 @@ struct Component;
 impl Guest for Component {
     fn reload_config(
         host_settings: Option<String>,
-    ) -> Result<wit::ConfigSummary, Vec<wit::ConfigError>> {
+    ) -> Result<wit::ConfigSummary, wit::ConfigFailure> {
         let loaded = with_engine(|engine| {
             engine.set_host_settings(host_settings);
             engine.reload()
@@ -98,12 +117,12 @@ impl Guest for Component {
                     graphiti_url: summary.graphiti_url,
                 })
             }
-            Err(errors) => {
-                for e in &errors {
-                    host::log(LogLevel::Error, &format!("config: {e}"));
-                }
-                Err(errors.into_iter().map(config_error).collect())
-            }
+            // The host reports the errors (once, whatever the number of instances).
+            Err(failure) => Err(wit::ConfigFailure {
+                errors: failure.errors.into_iter().map(config_error).collect(),
+                in_force: failure.in_force,
+                graphiti_url: failure.graphiti_url,
+            }),
         }
     }
 

@@ -4,13 +4,15 @@
 use crate::api::*;
 use crate::capture;
 use crate::commands;
-use crate::config::{ConfigError, ConfigRoots, PluginSettings};
+use crate::config::{
+    self, ConfigError, ConfigRoots, LoadedSettings, PluginSettings, RoutingSettings,
+};
 use crate::decision::{CaptureOutcome, Decision, Injection};
 use crate::expert_sessions::{ExpertRoots, ExpertSessions, ToolVerdict};
 use crate::graphiti::http::{Deadline, Http};
 use crate::graphiti::{Client, Episode, EpisodeKind, GraphitiError, Transport};
 use crate::recall::{self, Recall};
-use crate::routing::{RouteInput, Router};
+use crate::routing::{LoadedRouting, RouteInput, Routed, Router};
 use crate::spool::{self, Appended, Spool};
 use crate::state;
 use crate::stats;
@@ -25,13 +27,19 @@ pub struct Engine {
     roots: ConfigRoots,
     state_dir: Option<PathBuf>,
     http: Box<dyn Http>,
-    /// The last configuration that loaded without errors.
-    router: Option<Router>,
+    // The configuration's concerns load and fail apart: routing (rules, registry, packs,
+    // composition) and settings; each keeps its last good state and the errors of its last load.
+    /// The last routing configuration that loaded; none means no pack is injected.
+    routing: Option<LoadedRouting>,
+    routing_errors: Vec<ConfigError>,
+    /// The last settings that loaded, the defaults until some do.
     settings: PluginSettings,
+    routing_settings: RoutingSettings,
+    settings_files: Vec<String>,
+    settings_loaded: bool,
+    settings_errors: Vec<ConfigError>,
     /// Settings the host lays over the settings file (OpenClaw's plugin config), as JSON.
     host_settings: Option<String>,
-    /// Errors of the last failed load, while no configuration is in force.
-    load_errors: Vec<ConfigError>,
     loaded_once: bool,
     /// The Graphiti client, for the transport and URL it was made for (MCP keeps a session).
     client: Option<(Transport, String, Client)>,
@@ -51,10 +59,14 @@ impl Engine {
             roots,
             state_dir,
             http,
-            router: None,
+            routing: None,
+            routing_errors: vec![],
             settings: PluginSettings::default(),
+            routing_settings: RoutingSettings::default(),
+            settings_files: vec![],
+            settings_loaded: false,
+            settings_errors: vec![],
             host_settings: None,
-            load_errors: vec![],
             loaded_once: false,
             client: None,
             unsaved: stats::Stats::default(),
@@ -100,50 +112,158 @@ impl Engine {
         self.host_settings = json;
     }
 
-    /// Loads the configuration; on failure the previous one stays in force.
+    /// Loads the configuration, concern by concern: settings, then routing with the routing settings
+    /// in force. A concern that fails keeps its last good state (settings: the defaults until one
+    /// loads; routing: none, so no pack is injected); the others are not held back.
     pub fn reload(&mut self) -> ConfigResult {
         self.loaded_once = true;
-        match Router::load_with(&self.roots, self.host_settings.as_deref()) {
+        let mut errors = Vec::new();
+        match config::load_settings(&self.roots, self.host_settings.as_deref()) {
+            Ok(LoadedSettings {
+                plugin,
+                routing,
+                files,
+            }) => {
+                self.experts.configure(plugin.experts.clone());
+                self.settings = plugin;
+                self.routing_settings = routing;
+                self.settings_files = files;
+                self.settings_loaded = true;
+                self.settings_errors.clear();
+            }
+            Err(failed) => {
+                errors.extend(failed.iter().cloned());
+                self.settings_errors = failed;
+            }
+        }
+        match Router::load(&self.roots, &self.routing_settings) {
             Ok(loaded) => {
-                let summary = ConfigSummary {
-                    rules: loaded.router.rules.len() as u32,
-                    packs: loaded.router.registry.packs.len() as u32,
-                    composition_rules: loaded.router.composition_rules as u32,
-                    files: loaded.files,
-                    warnings: loaded.warnings,
-                    graphiti_url: loaded.plugin.graphiti.url.clone(),
-                };
-                self.router = Some(loaded.router);
-                self.experts.configure(loaded.plugin.experts.clone());
-                self.settings = loaded.plugin;
-                self.load_errors.clear();
-                Ok(summary)
+                self.routing = Some(loaded);
+                self.routing_errors.clear();
             }
-            Err(errors) => {
-                if self.router.is_none() {
-                    self.load_errors = errors.clone();
+            Err(failed) => {
+                if let Some(last_good) = &mut self.routing {
+                    last_good.router.set_settings(self.routing_settings.clone());
                 }
-                Err(errors)
+                errors.extend(failed.iter().cloned());
+                self.routing_errors = failed;
             }
+        }
+        if errors.is_empty() {
+            Ok(self.summary())
+        } else {
+            Err(ConfigFailure {
+                errors,
+                in_force: self.in_force(),
+                graphiti_url: self.settings.graphiti.url.clone(),
+            })
         }
     }
 
-    /// The configuration in force, loading it on first use.
-    pub fn router(&mut self) -> Result<&Router, String> {
+    /// What is in force, for a load that succeeded.
+    fn summary(&self) -> ConfigSummary {
+        let routing = self.routing.as_ref();
+        ConfigSummary {
+            rules: routing.map_or(0, |r| r.router.rules.len() as u32),
+            packs: routing.map_or(0, |r| r.router.registry.packs.len() as u32),
+            composition_rules: routing.map_or(0, |r| r.router.composition_rules as u32),
+            files: self
+                .settings_files
+                .iter()
+                .chain(routing.map(|r| &r.files).into_iter().flatten())
+                .cloned()
+                .collect(),
+            warnings: routing.map(|r| r.warnings.clone()).unwrap_or_default(),
+            graphiti_url: self.settings.graphiti.url.clone(),
+        }
+    }
+
+    /// For each concern whose last load failed: what is in force instead.
+    fn in_force(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if !self.settings_errors.is_empty() {
+            lines.push(if self.settings_loaded {
+                "settings: the last good settings stay in force".to_string()
+            } else {
+                "settings: no settings have loaded yet: recall and capture run with the defaults"
+                    .to_string()
+            });
+        }
+        if !self.routing_errors.is_empty() {
+            lines.push(if self.routing.is_some() {
+                "routing: the last good routing configuration stays in force".to_string()
+            } else {
+                "routing: no routing configuration has loaded yet: no workflow pack is injected \
+                 until one does; recall and capture go on"
+                    .to_string()
+            });
+        }
+        lines
+    }
+
+    /// Loads the configuration on first use.
+    fn ensure_loaded(&mut self) {
         if !self.loaded_once {
             let _ = self.reload();
         }
-        match &self.router {
-            Some(router) => Ok(router),
-            None => Err(format!(
-                "no configuration loaded: {}",
-                self.load_errors
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("; ")
+    }
+
+    /// The routing configuration in force, loading the configuration on first use.
+    pub fn router(&mut self) -> Result<&Router, String> {
+        self.ensure_loaded();
+        match &self.routing {
+            Some(loaded) => Ok(&loaded.router),
+            None => Err(self.routing_off_reason()),
+        }
+    }
+
+    /// Why no routing configuration is in force, with the first error of its last load.
+    fn routing_off_reason(&self) -> String {
+        format!(
+            "no routing configuration has loaded yet: {}",
+            first_errors(&self.routing_errors)
+        )
+    }
+
+    /// What status shows about the configuration in force, concern by concern.
+    fn config_status(&self) -> Vec<String> {
+        let reloaded_with = |errors: &[ConfigError]| {
+            format!(
+                "the last reload had {} error(s); check-config lists them",
+                errors.len()
+            )
+        };
+        let mut lines = vec![match &self.routing {
+            None => format!("config:   ROUTING OFF: {}", self.routing_off_reason()),
+            Some(loaded) => {
+                let router = &loaded.router;
+                let counts = format!(
+                    "config:   {} rules, {} packs, {} composition rules",
+                    router.rules.len(),
+                    router.registry.packs.len(),
+                    router.composition_rules
+                );
+                match self.routing_errors.as_slice() {
+                    [] => counts,
+                    errors => format!(
+                        "{counts} (the last good routing configuration: {})",
+                        reloaded_with(errors)
+                    ),
+                }
+            }
+        }];
+        match (self.settings_errors.as_slice(), self.settings_loaded) {
+            ([], _) => {}
+            (errors, false) => lines.push(format!(
+                "settings: DEFAULTS: no settings have loaded yet: {}",
+                first_errors(errors)
+            )),
+            (errors, true) => lines.push(format!(
+                "settings: the last good settings ({})",
+                reloaded_with(errors)
             )),
         }
+        lines
     }
 
     fn is_user_turn(&self, ctx: &HookContext) -> bool {
@@ -187,13 +307,7 @@ impl Engine {
     }
 
     fn recall_and_route(&mut self, event: &PromptEvent, ctx: &HookContext) -> Injection {
-        if let Err(e) = self.router() {
-            return Injection {
-                decision: Decision::none(e.clone()),
-                notes: vec![e],
-                ..Injection::default()
-            };
-        }
+        self.ensure_loaded();
         if !self.is_user_turn(ctx) {
             let reason = format!(
                 "trigger {:?} is not a user turn",
@@ -228,13 +342,19 @@ impl Engine {
             ),
             RecallOutcome::Skipped => "skipped (disabled or prompt too short)".into(),
         };
-        let router = self.router.as_ref().expect("loaded above");
-        let routed = router.route(&RouteInput {
-            prompt: &event.prompt,
-            recall: &recall,
-            group_chat: ctx.chat_type == ChatType::Group,
-            previous: previous.as_deref(),
-        });
+        let routed = match &self.routing {
+            Some(loaded) => loaded.router.route(&RouteInput {
+                prompt: &event.prompt,
+                recall: &recall,
+                group_chat: ctx.chat_type == ChatType::Group,
+                previous: previous.as_deref(),
+            }),
+            // The load reported why; the decision says it, the turn's notes do not repeat it.
+            None => Routed {
+                decision: Decision::none(self.routing_off_reason()),
+                ..Routed::default()
+            },
+        };
         if let (Some(dir), Some(key)) = (&self.state_dir, session_key) {
             let injected = routed
                 .pack_context
@@ -365,9 +485,8 @@ impl Engine {
     }
 
     fn capture(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> CaptureOutcome {
-        if let Err(e) = self.router() {
-            return CaptureOutcome::Skipped(e);
-        }
+        // Capture needs the settings only, never routing.
+        self.ensure_loaded();
         if !event.success {
             let why = event.error.as_deref().unwrap_or("no error given");
             return CaptureOutcome::Skipped(format!("the turn failed ({why})"));
@@ -432,10 +551,7 @@ impl Engine {
 
     fn send_spooled(&mut self) -> TickReport {
         let mut report = TickReport::default();
-        if let Err(e) = self.router() {
-            report.error = Some(e);
-            return report;
-        }
+        self.ensure_loaded();
         let Some(state_dir) = self.state_dir.clone() else {
             report.notes.push("no state directory: no spool".into());
             return report;
@@ -593,7 +709,7 @@ impl Engine {
             Command::Debug(session_key) => self.debug(session_key.as_deref()),
             Command::Experts(command) => {
                 // The `experts` settings (servers, mappings) come with the configuration.
-                let _ = self.router();
+                self.ensure_loaded();
                 let (exit_code, stdout) = self.experts.command(command, spool::now_ms() / 1000);
                 CommandOutput {
                     exit_code,
@@ -611,16 +727,14 @@ impl Engine {
         arguments_json: &str,
         ctx: &HookContext,
     ) -> ToolVerdict {
-        let _ = self.router();
+        self.ensure_loaded();
         self.experts
             .before_tool_call(tool_name, arguments_json, ctx, spool::now_ms() / 1000)
     }
 
     /// Text to remember, spooled for the conversation's group; `tick` sends it.
     fn ingest(&mut self, text: &str, source: Option<&str>, ctx: &HookContext) -> CommandOutput {
-        if let Err(e) = self.router() {
-            return commands::failure(2, e);
-        }
+        self.ensure_loaded();
         let text = text.trim();
         if text.is_empty() {
             return commands::failure(2, "nothing to ingest: the text is empty");
@@ -692,9 +806,7 @@ impl Engine {
         query: &str,
         group: impl FnOnce(&PluginSettings) -> String,
     ) -> CommandOutput {
-        if let Err(e) = self.router() {
-            return commands::failure(2, e);
-        }
+        self.ensure_loaded();
         if query.trim().is_empty() {
             return commands::failure(2, "nothing to search for: the query is empty");
         }
@@ -733,9 +845,8 @@ impl Engine {
     }
 
     fn status(&mut self) -> CommandOutput {
-        if let Err(e) = self.router() {
-            return commands::failure(2, e);
-        }
+        self.ensure_loaded();
+        let config = self.config_status();
         let graphiti = self.settings.graphiti.clone();
         let (client, http) = self.graphiti();
         let health = client.health(http, Deadline::after(STATUS_HEALTH_TIMEOUT));
@@ -751,11 +862,21 @@ impl Engine {
         let retry_in = backoff.next_attempt_ms.saturating_sub(spool::now_ms());
         commands::render_status(
             &graphiti,
+            &config,
             health.map_err(|e| e.message),
             &stats,
             depth,
             (backoff.failures > 0).then_some(retry_in),
         )
+    }
+}
+
+/// The first of `errors`, and how many more there are.
+fn first_errors(errors: &[ConfigError]) -> String {
+    match errors {
+        [] => "no error was recorded".into(),
+        [one] => one.to_string(),
+        [first, rest @ ..] => format!("{first} (and {} more: check-config lists them)", rest.len()),
     }
 }
 

@@ -13,7 +13,7 @@ use crate::recall::Recall;
 use crate::text::{self, escape_attr};
 use aho_corasick::{AhoCorasick, MatchKind};
 use regex::{Regex, RegexBuilder};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Limits for rule authors' regexes: a pattern is data from a config file.
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
@@ -107,84 +107,37 @@ pub struct Router {
     owners: Vec<Vec<KeywordOwner>>,
     continuation_signals: Vec<String>,
     pub composition_rules: usize,
+    /// Rule index by id.
+    by_id: HashMap<String, usize>,
+    /// The first rule whose primary pack is this registry index.
+    by_primary_pack: HashMap<usize, usize>,
 }
 
-/// The result of loading a configuration directory.
-pub struct Loaded {
+/// The routing configuration of a directory: rules, registry, packs, composition.
+pub struct LoadedRouting {
     pub router: Router,
-    pub plugin: config::PluginSettings,
     pub files: Vec<String>,
     pub warnings: Vec<String>,
 }
 
 impl Router {
-    /// Reads and compiles the whole configuration; every problem found is returned, not just the first.
-    pub fn load(roots: &ConfigRoots) -> Result<Loaded, Vec<ConfigError>> {
-        Router::load_with(roots, None)
-    }
-
-    /// As [`Router::load`], with the host's settings (a JSON object) laid over the settings file.
-    pub fn load_with(
+    /// Reads and compiles the routing files (rules, registry, packs, composition) with the routing
+    /// settings in force; every problem found is returned, not just the first.
+    pub fn load(
         roots: &ConfigRoots,
-        host_settings: Option<&str>,
-    ) -> Result<Loaded, Vec<ConfigError>> {
+        settings: &RoutingSettings,
+    ) -> Result<LoadedRouting, Vec<ConfigError>> {
+        if !roots.config_dir().is_dir() {
+            return Err(vec![ConfigError {
+                file: roots.config_name().into(),
+                line: None,
+                field: None,
+                message: "the configuration directory does not exist".into(),
+            }]);
+        }
         let mut files = Vec::new();
         let mut warnings = Vec::new();
         let mut errors = Vec::new();
-
-        let file = match roots.read_named(config::SETTINGS_FILE) {
-            Ok(file) => file,
-            Err(e) => {
-                errors.push(e);
-                None
-            }
-        };
-        let mut from_file = None;
-        if let Some(source) = &file {
-            files.push(packs::display_name(source));
-            match config::parse::<config::SettingsFile>(source) {
-                Ok(s) => {
-                    if s.schema_version != 1 {
-                        errors.push(schema_error(&source.display, s.schema_version));
-                    }
-                    errors.extend(config::validate_plugin_settings(&s.plugin(), source));
-                    from_file = Some(s);
-                }
-                Err(e) => errors.push(e),
-            }
-        }
-        let settings_file = match host_settings {
-            // A broken settings file is reported as such, not again as the host's fault.
-            Some(host) if file.is_none() || from_file.is_some() => {
-                files.push(config::HOST_SETTINGS.into());
-                match config::layered_settings(file.as_ref(), host) {
-                    Ok(layered) => {
-                        let host_source = config::SourceFile {
-                            display: config::HOST_SETTINGS.into(),
-                            text: host.into(),
-                            from_overlay: false,
-                        };
-                        // Fields the settings file is already reported for.
-                        let fields_in_error: Vec<Option<String>> =
-                            errors.iter().map(|e| e.field.clone()).collect();
-                        for e in config::validate_plugin_settings(&layered.plugin(), &host_source) {
-                            if !fields_in_error.contains(&e.field) {
-                                errors.push(e);
-                            }
-                        }
-                        Some(layered)
-                    }
-                    Err(e) => {
-                        errors.push(e);
-                        None
-                    }
-                }
-            }
-            _ => from_file,
-        };
-        let (settings, plugin) = settings_file
-            .map(|s| (s.routing.clone(), s.plugin()))
-            .unwrap_or_default();
         let registry = PackRegistry::load(roots, &mut files, &mut warnings, &mut errors);
 
         let rules_source = match roots.read_named(config::RULES_FILE) {
@@ -199,15 +152,16 @@ impl Router {
             }
         };
         let mut rules = Vec::new();
-        let mut declared_rules: Vec<String> = Vec::new();
+        // None when the rules file could not be read: then no rule id can be checked against it.
+        let mut declared_rules: Option<HashSet<String>> = None;
         if let Some(source) = &rules_source {
-            files.push(packs::display_name(source));
+            files.push(config::display_name(source));
             match config::parse::<config::RulesFile>(source) {
                 Ok(spec) => {
                     if spec.schema_version != 1 {
-                        errors.push(schema_error(&source.display, spec.schema_version));
+                        errors.push(config::schema_error(&source.display, spec.schema_version));
                     }
-                    declared_rules = spec.rules.iter().map(|r| r.id.clone()).collect();
+                    declared_rules = Some(spec.rules.iter().map(|r| r.id.clone()).collect());
                     rules = compile_rules(spec.rules, source, &registry, &mut errors);
                 }
                 Err(e) => errors.push(e),
@@ -217,18 +171,18 @@ impl Router {
         let mut composition_rules = 0;
         match roots.read_named(config::COMPOSITION_FILE) {
             Ok(Some(source)) => {
-                files.push(packs::display_name(&source));
+                files.push(config::display_name(&source));
                 match config::parse::<config::CompositionFile>(&source) {
                     Ok(spec) => {
                         if spec.schema_version != 1 {
-                            errors.push(schema_error(&source.display, spec.schema_version));
+                            errors.push(config::schema_error(&source.display, spec.schema_version));
                         }
                         composition_rules = spec.rules.len();
                         attach_compositions(
                             spec.rules,
                             &source,
                             &registry,
-                            &declared_rules,
+                            declared_rules.as_ref(),
                             &mut rules,
                             &mut warnings,
                             &mut errors,
@@ -241,13 +195,6 @@ impl Router {
             Err(e) => errors.push(e),
         }
 
-        let continuation_signals = settings
-            .sticky
-            .continuation_signals
-            .iter()
-            .map(|s| text::normalize(s))
-            .filter(|s| !s.is_empty())
-            .collect();
         let (automaton, owners) = match build_automaton(&rules) {
             Ok(built) => built,
             Err(message) => {
@@ -263,24 +210,48 @@ impl Router {
         if !errors.is_empty() {
             return Err(errors);
         }
-        Ok(Loaded {
-            router: Router {
-                rules,
-                registry,
-                settings,
-                automaton,
-                owners,
-                continuation_signals,
-                composition_rules,
-            },
-            plugin,
+        let by_id = rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.id.clone(), i))
+            .collect();
+        let mut by_primary_pack = HashMap::new();
+        for (i, rule) in rules.iter().enumerate() {
+            by_primary_pack.entry(rule.primary_pack).or_insert(i);
+        }
+        let mut router = Router {
+            rules,
+            registry,
+            settings: RoutingSettings::default(),
+            automaton,
+            owners,
+            continuation_signals: vec![],
+            composition_rules,
+            by_id,
+            by_primary_pack,
+        };
+        router.set_settings(settings.clone());
+        Ok(LoadedRouting {
+            router,
             files,
             warnings,
         })
     }
 
+    /// The routing settings in force (they come with the settings, which load apart).
+    pub fn set_settings(&mut self, settings: RoutingSettings) {
+        self.continuation_signals = settings
+            .sticky
+            .continuation_signals
+            .iter()
+            .map(|s| text::normalize(s))
+            .filter(|s| !s.is_empty())
+            .collect();
+        self.settings = settings;
+    }
+
     pub fn rule(&self, id: &str) -> Option<&Rule> {
-        self.rules.iter().find(|r| r.id == id)
+        self.by_id.get(id).map(|&i| &self.rules[i])
     }
 
     /// Decides which pack (if any) this turn gets, and builds its block.
@@ -495,13 +466,10 @@ impl Router {
 
     /// A previous turn is remembered by intent id; a pack id is accepted too (first rule using it).
     pub fn resolve_previous(&self, previous: &str) -> Option<usize> {
-        self.rules
-            .iter()
-            .position(|r| r.id == previous)
-            .or_else(|| {
-                let pack = self.registry.index_of(previous)?;
-                self.rules.iter().position(|r| r.primary_pack == pack)
-            })
+        self.by_id.get(previous).copied().or_else(|| {
+            let pack = self.registry.index_of(previous)?;
+            self.by_primary_pack.get(&pack).copied()
+        })
     }
 
     fn no_pack(&self, mut decision: Decision, reason: String) -> Routed {
@@ -717,12 +685,24 @@ fn glob_matches(pattern: &str, id: &str) -> bool {
     }
 }
 
-fn schema_error(file: &str, version: u32) -> ConfigError {
-    ConfigError {
-        file: file.into(),
-        line: None,
-        field: Some("schema_version".into()),
-        message: format!("unsupported schema_version {version} (this plugin reads 1)"),
+/// Rule ids as declared, for `suppresses` targets: exact ids, and `prefix*` patterns by binary search.
+struct RuleIds {
+    sorted: Vec<String>,
+}
+
+impl RuleIds {
+    fn new(specs: &[config::RuleSpec]) -> RuleIds {
+        let mut sorted: Vec<String> = specs.iter().map(|s| s.id.clone()).collect();
+        sorted.sort_unstable();
+        RuleIds { sorted }
+    }
+
+    fn any_matches(&self, pattern: &str) -> bool {
+        let prefix = pattern.strip_suffix('*').unwrap_or(pattern);
+        let first = self.sorted.partition_point(|id| id.as_str() < prefix);
+        self.sorted
+            .get(first)
+            .is_some_and(|id| glob_matches(pattern, id))
     }
 }
 
@@ -732,16 +712,16 @@ fn compile_rules(
     registry: &PackRegistry,
     errors: &mut Vec<ConfigError>,
 ) -> Vec<Rule> {
-    let all_ids: Vec<String> = specs.iter().map(|s| s.id.clone()).collect();
-    let mut seen = std::collections::HashSet::new();
+    let ids = RuleIds::new(&specs);
+    let lines = config::ItemLines::new(&source.text, "id");
+    let mut seen = HashSet::new();
     let mut rules = Vec::new();
     for spec in specs {
         let start = errors.len();
-        let mut failed = false;
         let mut error = |field: &str, message: String| {
             errors.push(ConfigError {
                 file: source.display.clone(),
-                line: config::locate(&source.text, "id", &spec.id, Some(field)),
+                line: lines.locate(&spec.id, Some(field)),
                 field: Some(format!("{}.{field}", spec.id)),
                 message,
             })
@@ -758,22 +738,7 @@ fn compile_rules(
         if !seen.insert(spec.id.clone()) {
             error("id", format!("rule {:?} is defined twice", spec.id));
         }
-        let mut keywords = Vec::new();
-        for keyword in &spec.keywords {
-            let normalized = text::normalize(keyword);
-            if normalized.is_empty() {
-                error("keywords", "a keyword is empty".into());
-            } else if !keywords.contains(&normalized) {
-                keywords.push(normalized);
-            }
-        }
-        if keywords.is_empty() && spec.keywords.is_empty() {
-            error(
-                "keywords",
-                "a rule needs at least one keyword (a rule is a candidate only when one matches)"
-                    .into(),
-            );
-        }
+        let keywords = compile_keywords(&spec.keywords, &mut error);
         if !(spec.keyword_weight.is_finite() && spec.keyword_weight > 0.0) {
             error(
                 "keyword_weight",
@@ -789,12 +754,11 @@ fn compile_rules(
         if spec.pack_type.trim().is_empty() {
             error("pack_type", "must not be empty".into());
         }
+        // A broken profile is reported with the profile itself.
+        let broken_profile = registry.is_broken_profile(&spec.consumer_profile);
         let primary_pack = match registry.profile_pack(&spec.consumer_profile) {
             Some(pack) => registry.index_of(pack),
-            None if registry.is_broken_profile(&spec.consumer_profile) => {
-                failed = true; // reported with the profile
-                None
-            }
+            None if broken_profile => None,
             None => {
                 error(
                     "consumer_profile",
@@ -806,68 +770,13 @@ fn compile_rules(
                 None
             }
         };
-        let mut boosts = Vec::new();
-        for (i, b) in spec.entity_boosts.iter().enumerate() {
-            let mut compile = |field: &str, pattern: &Option<String>| -> Option<Regex> {
-                let pattern = pattern.as_ref()?;
-                if pattern.len() > REGEX_MAX_LEN {
-                    error(
-                        field,
-                        format!(
-                            "entity_boosts[{i}]: pattern longer than {REGEX_MAX_LEN} characters"
-                        ),
-                    );
-                    return None;
-                }
-                match RegexBuilder::new(pattern)
-                    .case_insensitive(true)
-                    .size_limit(REGEX_SIZE_LIMIT)
-                    .dfa_size_limit(REGEX_SIZE_LIMIT)
-                    .build()
-                {
-                    Ok(re) => Some(re),
-                    Err(e) => {
-                        error(
-                            field,
-                            format!("entity_boosts[{i}]: invalid pattern {pattern:?}: {e}"),
-                        );
-                        None
-                    }
-                }
-            };
-            let summary = compile("summary_pattern", &b.summary_pattern);
-            let fact = compile("fact_pattern", &b.fact_pattern);
-            if b.summary_pattern.is_none() && b.fact_pattern.is_none() {
-                error(
-                    "entity_boosts",
-                    format!("entity_boosts[{i}] needs a summary_pattern or a fact_pattern"),
-                );
-            }
-            if !(b.weight.is_finite() && b.weight >= 0.0) {
-                error(
-                    "weight",
-                    format!(
-                        "entity_boosts[{i}]: weight must be ≥ 0 (boosts only add), not {}",
-                        b.weight
-                    ),
-                );
-            }
-            for target in &b.suppresses {
-                if !all_ids.iter().any(|id| glob_matches(target, id)) {
-                    error(
-                        "suppresses",
-                        format!("entity_boosts[{i}]: suppresses {target:?}, which names no rule"),
-                    );
-                }
-            }
-            boosts.push(Boost {
-                summary,
-                fact,
-                weight: to_milli(b.weight),
-                suppresses: b.suppresses.clone(),
-            });
-        }
-        if failed || errors.len() > start {
+        let boosts: Vec<Boost> = spec
+            .entity_boosts
+            .iter()
+            .enumerate()
+            .map(|(i, b)| compile_boost(i, b, &ids, &mut error))
+            .collect();
+        if broken_profile || errors.len() > start {
             continue;
         }
         rules.push(Rule {
@@ -886,26 +795,119 @@ fn compile_rules(
     rules
 }
 
+/// A rule's keywords, normalized, without duplicates (in linear time: a rule may have 100,000).
+fn compile_keywords(keywords: &[String], error: &mut impl FnMut(&str, String)) -> Vec<String> {
+    let mut seen = HashSet::with_capacity(keywords.len());
+    let mut compiled = Vec::with_capacity(keywords.len());
+    let mut empty = 0;
+    for keyword in keywords {
+        let normalized = text::normalize(keyword);
+        if normalized.is_empty() {
+            empty += 1;
+        } else if seen.insert(normalized.clone()) {
+            compiled.push(normalized);
+        }
+    }
+    match empty {
+        0 => {}
+        1 => error("keywords", "a keyword is empty".into()),
+        n => error("keywords", format!("{n} keywords are empty")),
+    }
+    if keywords.is_empty() {
+        error(
+            "keywords",
+            "a rule needs at least one keyword (a rule is a candidate only when one matches)"
+                .into(),
+        );
+    }
+    compiled
+}
+
+fn compile_boost(
+    i: usize,
+    spec: &config::BoostSpec,
+    ids: &RuleIds,
+    error: &mut impl FnMut(&str, String),
+) -> Boost {
+    let mut compile = |field: &str, pattern: &Option<String>| -> Option<Regex> {
+        let pattern = pattern.as_ref()?;
+        if pattern.len() > REGEX_MAX_LEN {
+            error(
+                field,
+                format!("entity_boosts[{i}]: pattern longer than {REGEX_MAX_LEN} characters"),
+            );
+            return None;
+        }
+        match RegexBuilder::new(pattern)
+            .case_insensitive(true)
+            .size_limit(REGEX_SIZE_LIMIT)
+            .dfa_size_limit(REGEX_SIZE_LIMIT)
+            .build()
+        {
+            Ok(re) => Some(re),
+            Err(e) => {
+                error(
+                    field,
+                    format!("entity_boosts[{i}]: invalid pattern {pattern:?}: {e}"),
+                );
+                None
+            }
+        }
+    };
+    let summary = compile("summary_pattern", &spec.summary_pattern);
+    let fact = compile("fact_pattern", &spec.fact_pattern);
+    if spec.summary_pattern.is_none() && spec.fact_pattern.is_none() {
+        error(
+            "entity_boosts",
+            format!("entity_boosts[{i}] needs a summary_pattern or a fact_pattern"),
+        );
+    }
+    if !(spec.weight.is_finite() && spec.weight >= 0.0) {
+        error(
+            "weight",
+            format!(
+                "entity_boosts[{i}]: weight must be ≥ 0 (boosts only add), not {}",
+                spec.weight
+            ),
+        );
+    }
+    for target in &spec.suppresses {
+        if !ids.any_matches(target) {
+            error(
+                "suppresses",
+                format!("entity_boosts[{i}]: suppresses {target:?}, which names no rule"),
+            );
+        }
+    }
+    Boost {
+        summary,
+        fact,
+        weight: to_milli(spec.weight),
+        suppresses: spec.suppresses.clone(),
+    }
+}
+
 fn attach_compositions(
     specs: Vec<config::CompositionSpec>,
     source: &config::SourceFile,
     registry: &PackRegistry,
-    declared_rules: &[String],
+    declared_rules: Option<&HashSet<String>>,
     rules: &mut [Rule],
     warnings: &mut Vec<String>,
     errors: &mut Vec<ConfigError>,
 ) {
-    let mut seen = std::collections::HashSet::new();
+    let lines = config::ItemLines::new(&source.text, "primary_intent");
+    let rule_index: HashMap<String, usize> = rules
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.id.clone(), i))
+        .collect();
+    let mut seen = HashSet::new();
     for spec in specs {
         let mut error = |field: &str, message: String| {
             errors.push(ConfigError {
                 file: source.display.clone(),
-                line: config::locate(
-                    &source.text,
-                    "primary_intent",
-                    &spec.primary_intent,
-                    Some(field),
-                ),
+                line: lines.locate(&spec.primary_intent, Some(field)),
                 field: Some(format!("{}.{field}", spec.primary_intent)),
                 message,
             })
@@ -917,79 +919,22 @@ fn attach_compositions(
             );
             continue;
         }
-        let Some(rule) = rules.iter_mut().find(|r| r.id == spec.primary_intent) else {
-            if declared_rules.contains(&spec.primary_intent) {
-                continue; // the rule itself has errors, reported already
+        let Some(&index) = rule_index.get(&spec.primary_intent) else {
+            // Unknown only when the rules file was read: else its own error says why.
+            if declared_rules.is_some_and(|declared| !declared.contains(&spec.primary_intent)) {
+                error(
+                    "primary_intent",
+                    format!("{:?} is not an intent rule id", spec.primary_intent),
+                );
             }
-            error(
-                "primary_intent",
-                format!("{:?} is not an intent rule id", spec.primary_intent),
-            );
             continue;
         };
+        let rule = &mut rules[index];
         for (i, extra) in spec.inject_additional.iter().enumerate() {
-            if extra.condition != "always" {
-                error(
-                    "condition",
-                    format!(
-                        "inject_additional[{i}]: condition {:?} is not supported (v1 supports \"always\")",
-                        extra.condition
-                    ),
-                );
-                continue;
-            }
-            let (label, pack) = match (&extra.pack, &extra.pack_type) {
-                (Some(id), None) => {
-                    let pack = match (registry.index_of(id), &extra.mode) {
-                        (None, _) => Err(format!("pack {id} is not in the registry")),
-                        (Some(p), Some(mode)) if !registry.packs[p].modes.contains(mode) => {
-                            Err(format!("pack {id} has no mode {mode}"))
-                        }
-                        (Some(p), _) => Ok(p),
-                    };
-                    (id.clone(), pack)
-                }
-                (None, Some(pack_type)) => {
-                    let fits: Vec<usize> = registry
-                        .of_type(pack_type)
-                        .filter(|&p| {
-                            extra
-                                .mode
-                                .as_ref()
-                                .is_none_or(|m| registry.packs[p].modes.contains(m))
-                        })
-                        .collect();
-                    let pack = match fits.as_slice() {
-                        [one] => Ok(*one),
-                        [] => Err(match &extra.mode {
-                            Some(mode) => {
-                                format!("no registered pack of type {pack_type} has mode {mode}")
-                            }
-                            None => format!("no pack of type {pack_type} is registered"),
-                        }),
-                        many => {
-                            let ids: Vec<&str> = many
-                                .iter()
-                                .map(|&p| registry.packs[p].id.as_str())
-                                .collect();
-                            error(
-                                "pack_type",
-                                format!(
-                                    "inject_additional[{i}]: {} packs have type {pack_type} ({}); name one with `pack`",
-                                    many.len(),
-                                    ids.join(", ")
-                                ),
-                            );
-                            continue;
-                        }
-                    };
-                    (pack_type.clone(), pack)
-                }
-                _ => {
-                    error(
-                        "inject_additional",
-                        format!("inject_additional[{i}] needs exactly one of pack_type and pack"),
-                    );
+            let (label, pack) = match resolve_additional(i, extra, registry) {
+                Ok(resolved) => resolved,
+                Err((field, message)) => {
+                    error(field, message);
                     continue;
                 }
             };
@@ -1006,6 +951,73 @@ fn attach_compositions(
                 pack,
             });
         }
+    }
+}
+
+/// The pack an `inject_additional` entry names: its label, and its registry index or why no pack
+/// fits (a warning: the pack is unavailable). Err is a configuration error: field and message.
+fn resolve_additional(
+    i: usize,
+    extra: &config::AdditionalSpec,
+    registry: &PackRegistry,
+) -> Result<(String, Result<usize, String>), (&'static str, String)> {
+    if extra.condition != "always" {
+        return Err((
+            "condition",
+            format!(
+                "inject_additional[{i}]: condition {:?} is not supported (v1 supports \"always\")",
+                extra.condition
+            ),
+        ));
+    }
+    match (&extra.pack, &extra.pack_type) {
+        (Some(id), None) => {
+            let pack = match (registry.index_of(id), &extra.mode) {
+                (None, _) => Err(format!("pack {id} is not in the registry")),
+                (Some(p), Some(mode)) if !registry.packs[p].modes.contains(mode) => {
+                    Err(format!("pack {id} has no mode {mode}"))
+                }
+                (Some(p), _) => Ok(p),
+            };
+            Ok((id.clone(), pack))
+        }
+        (None, Some(pack_type)) => {
+            let fits: Vec<usize> = registry
+                .of_type(pack_type)
+                .filter(|&p| {
+                    extra
+                        .mode
+                        .as_ref()
+                        .is_none_or(|m| registry.packs[p].modes.contains(m))
+                })
+                .collect();
+            let pack = match fits.as_slice() {
+                [one] => Ok(*one),
+                [] => Err(match &extra.mode {
+                    Some(mode) => format!("no registered pack of type {pack_type} has mode {mode}"),
+                    None => format!("no pack of type {pack_type} is registered"),
+                }),
+                many => {
+                    let ids: Vec<&str> = many
+                        .iter()
+                        .map(|&p| registry.packs[p].id.as_str())
+                        .collect();
+                    return Err((
+                        "pack_type",
+                        format!(
+                            "inject_additional[{i}]: {} packs have type {pack_type} ({}); name one with `pack`",
+                            many.len(),
+                            ids.join(", ")
+                        ),
+                    ));
+                }
+            };
+            Ok((pack_type.clone(), pack))
+        }
+        _ => Err((
+            "inject_additional",
+            format!("inject_additional[{i}] needs exactly one of pack_type and pack"),
+        )),
     }
 }
 

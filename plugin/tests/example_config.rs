@@ -8,14 +8,7 @@ use std::path::PathBuf;
 
 fn engine() -> Engine {
     let config = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../config");
-    Engine::new(
-        ConfigRoots {
-            config,
-            overlay: None,
-        },
-        None,
-        Box::new(NoNetwork),
-    )
+    Engine::new(ConfigRoots::new(config, None), None, Box::new(NoNetwork))
 }
 
 #[test]

@@ -158,12 +158,9 @@ fn main() {
         let text = prompt(target, other);
         let expected = format!("rule_{target}");
 
-        let router = Router::load(&ConfigRoots {
-            config: dir.clone(),
-            overlay: None,
-        })
-        .unwrap_or_else(|e| panic!("{e:?}"))
-        .router;
+        let router = Router::load(&ConfigRoots::new(dir.clone(), None), &Default::default())
+            .unwrap_or_else(|e| panic!("{e:?}"))
+            .router;
         let recall = Recall::default();
         let input = RouteInput {
             prompt: &text,

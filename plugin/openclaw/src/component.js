@@ -12,7 +12,7 @@ import { createHttpRequest, originOf } from './http.js';
 /** The WIT package's interfaces, as jco's generated code reads them (unversioned) and as its types
  * name them (versioned). Both are provided. */
 const WIT_PACKAGE = 'graphiti:openclaw';
-const WIT_VERSION = '0.3.0';
+const WIT_VERSION = '0.4.0';
 
 /**
  * @typedef {{ debug?: (m: string) => void, info: (m: string) => void, warn: (m: string) => void,
@@ -40,7 +40,12 @@ export class ComponentPool {
     const pool = new ComponentPool(componentDir, generated.instantiate, options, logger);
     // One instance serves the first turn; the others join as soon as they are ready.
     pool.instances.push(await pool.instantiate());
-    pool.summary = await pool.reload(options.hostSettings);
+    try {
+      pool.summary = await pool.reload(options.hostSettings);
+    } catch (error) {
+      // Reported once, here. What loaded stays in force: recall and capture never wait for routing.
+      logger.error(error.message);
+    }
     pool.growing = pool.grow(options.instances - 1);
     return pool;
   }
@@ -87,22 +92,26 @@ export class ComponentPool {
 
   hostImports() {
     const logger = this.logger;
+    const { options } = this;
+    const preopens = [
+      { guestPath: '/config', hostDir: options.configDir, writable: false },
+      { guestPath: '/overlay', hostDir: options.overlayDir, writable: false },
+      { guestPath: '/state', hostDir: options.stateDir, writable: true },
+      { guestPath: '/experts', hostDir: options.expertsDir, writable: false },
+      { guestPath: '/workspace', hostDir: options.workspaceDir, writable: true },
+    ];
     const host = {
       log(level, message) {
         const write = { debug: logger.debug ?? logger.info, info: logger.info, warn: logger.warn, error: logger.error }[level] ?? logger.info;
         write.call(logger, `graphiti-openclaw: ${message}`);
       },
       httpRequest: createHttpRequest({ allowedOrigins: () => this.origins }),
+      // Every directory asked for, mounted or not (a missing one is left out of the preopens): the
+      // component names files by these paths, and says so when one does not exist.
+      mounts: () => preopens.filter((p) => p.hostDir).map((p) => ({ guestPath: p.guestPath, hostPath: p.hostDir })),
     };
-    const { options } = this;
     const wasi = createWasi({
-      preopens: [
-        { guestPath: '/config', hostDir: options.configDir, writable: false },
-        { guestPath: '/overlay', hostDir: options.overlayDir, writable: false },
-        { guestPath: '/state', hostDir: options.stateDir, writable: true },
-        { guestPath: '/experts', hostDir: options.expertsDir, writable: false },
-        { guestPath: '/workspace', hostDir: options.workspaceDir, writable: true },
-      ],
+      preopens,
       stderr: (text) => logger.debug?.(`graphiti-openclaw (stderr): ${text.trimEnd()}`),
     });
     const imports = { ...wasi, [`${WIT_PACKAGE}/host`]: host, [`${WIT_PACKAGE}/types`]: {} };
@@ -119,10 +128,14 @@ export class ComponentPool {
     return new Instance(exports);
   }
 
-  /** A new instance with the configuration in force. */
+  /** A new instance with the configuration in force (its errors were reported when it was loaded). */
   async startInstance() {
     const instance = await this.instantiate();
-    instance.plugin.reloadConfig(this.hostSettings);
+    try {
+      instance.plugin.reloadConfig(this.hostSettings);
+    } catch (error) {
+      if (!configFailure(error)) throw error;
+    }
     return instance;
   }
 
@@ -177,28 +190,40 @@ export class ComponentPool {
 
   /**
    * Reloads the configuration in every instance (waiting for each to be idle). Returns the summary,
-   * or throws an Error listing every configuration problem; the last good configuration stays.
+   * or throws an Error listing every configuration problem and what stays in force (routing and
+   * settings load apart: each keeps its last good state).
    * @param {string | undefined} hostSettings
    */
   async reload(hostSettings) {
     this.hostSettings = hostSettings;
     await this.growing;
     let summary;
+    let failure;
     for (const instance of this.instances) {
       while (instance.busy) await new Promise((resolve) => setTimeout(resolve, 5));
       instance.busy = true;
       try {
         summary = instance.plugin.reloadConfig(hostSettings);
-      } catch (errors) {
-        const list = Array.isArray(errors) ? errors : errors?.payload ?? [errors];
-        const lines = list.map((e) => `${e.file}${e.line ? `:${e.line}` : ''}${e.field ? `: ${e.field}` : ''}: ${e.message}`);
-        throw new Error(`graphiti-openclaw: configuration has ${lines.length} error(s); the last good configuration stays in force:\n  ${lines.join('\n  ')}`);
+      } catch (error) {
+        failure = configFailure(error);
+        if (!failure) throw error;
       } finally {
         this.release(instance);
       }
     }
-    const allowed = this.options.allowOrigins ?? (summary?.graphitiUrl ? [summary.graphitiUrl] : []);
+    const graphitiUrl = failure?.graphitiUrl ?? summary?.graphitiUrl;
+    const allowed = this.options.allowOrigins ?? (graphitiUrl ? [graphitiUrl] : []);
     this.origins = new Set(allowed.map((url) => originOf(url)));
+    if (failure) {
+      const lines = failure.errors.map((e) => `${e.file}${e.line ? `:${e.line}` : ''}${e.field ? `: ${e.field}` : ''}: ${e.message}`);
+      throw new Error(`graphiti-openclaw: configuration has ${lines.length} error(s):\n  ${lines.join('\n  ')}\n${failure.inForce.join('\n')}`);
+    }
     return summary;
   }
+}
+
+/** The component's `config-failure` when `error` is one (jco throws a result's error as its payload). */
+function configFailure(error) {
+  const payload = error?.payload;
+  return payload && Array.isArray(payload.errors) ? payload : undefined;
 }
