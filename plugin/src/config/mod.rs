@@ -13,7 +13,7 @@ pub use settings::{
     HOST_SETTINGS, LoadedSettings, layered_settings, load_settings, validate_plugin_settings,
 };
 pub use source::{ConfigRoots, ItemLines, SourceFile, locate, parse};
-pub(crate) use source::{split_path, strip_location, yaml_error};
+pub(crate) use source::{split_path, yaml_error};
 
 /// Base names of the configuration files; each may end in `.yaml`, `.yml` or `.json`.
 pub const RULES_FILE: &str = "intent_rules";
