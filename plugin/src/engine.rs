@@ -4,15 +4,14 @@
 use crate::api::*;
 use crate::capture;
 use crate::commands;
-use crate::config::{
-    self, ConfigError, ConfigRoots, LoadedSettings, PluginSettings, RoutingSettings,
-};
+use crate::config::{ConfigRoots, PluginSettings};
+use crate::config_in_force::ConfigInForce;
 use crate::decision::{CaptureOutcome, Decision, Injection};
 use crate::expert_sessions::{ExpertRoots, ExpertSessions, ToolVerdict};
 use crate::graphiti::http::{Deadline, Http};
 use crate::graphiti::{Client, Episode, EpisodeKind, GraphitiError, Transport};
 use crate::recall::{self, Recall};
-use crate::routing::{LoadedRouting, RouteInput, Routed, Router};
+use crate::routing::{RouteInput, Routed, Router};
 use crate::spool::{self, Appended, Spool};
 use crate::state;
 use crate::stats;
@@ -27,17 +26,10 @@ pub struct Engine {
     roots: ConfigRoots,
     state_dir: Option<PathBuf>,
     http: Box<dyn Http>,
-    // The configuration's concerns load and fail apart: routing (rules, registry, packs,
-    // composition) and settings; each keeps its last good state and the errors of its last load.
-    /// The last routing configuration that loaded; none means no pack is injected.
-    routing: Option<LoadedRouting>,
-    routing_errors: Vec<ConfigError>,
+    /// Routing and settings, loaded and failed apart.
+    config: ConfigInForce,
     /// The last settings that loaded, the defaults until some do.
     settings: PluginSettings,
-    routing_settings: RoutingSettings,
-    settings_files: Vec<String>,
-    settings_loaded: bool,
-    settings_errors: Vec<ConfigError>,
     /// Settings the host lays over the settings file (OpenClaw's plugin config), as JSON.
     host_settings: Option<String>,
     loaded_once: bool,
@@ -59,13 +51,8 @@ impl Engine {
             roots,
             state_dir,
             http,
-            routing: None,
-            routing_errors: vec![],
+            config: ConfigInForce::default(),
             settings: PluginSettings::default(),
-            routing_settings: RoutingSettings::default(),
-            settings_files: vec![],
-            settings_loaded: false,
-            settings_errors: vec![],
             host_settings: None,
             loaded_once: false,
             client: None,
@@ -112,93 +99,18 @@ impl Engine {
         self.host_settings = json;
     }
 
-    /// Loads the configuration, concern by concern: settings, then routing with the routing settings
-    /// in force. A concern that fails keeps its last good state (settings: the defaults until one
-    /// loads; routing: none, so no pack is injected); the others are not held back.
+    /// Loads the configuration, concern by concern (see [`ConfigInForce::reload`]); settings that
+    /// loaded are put in force, with the experts' part.
     pub fn reload(&mut self) -> ConfigResult {
         self.loaded_once = true;
-        let mut errors = Vec::new();
-        match config::load_settings(&self.roots, self.host_settings.as_deref()) {
-            Ok(LoadedSettings {
-                plugin,
-                routing,
-                files,
-            }) => {
-                self.experts.configure(plugin.experts.clone());
-                self.settings = plugin;
-                self.routing_settings = routing;
-                self.settings_files = files;
-                self.settings_loaded = true;
-                self.settings_errors.clear();
-            }
-            Err(failed) => {
-                errors.extend(failed.iter().cloned());
-                self.settings_errors = failed;
-            }
+        let (result, settings) =
+            self.config
+                .reload(&self.roots, self.host_settings.as_deref(), &self.settings);
+        if let Some(settings) = settings {
+            self.experts.configure(settings.experts.clone());
+            self.settings = settings;
         }
-        match Router::load(&self.roots, &self.routing_settings) {
-            Ok(loaded) => {
-                self.routing = Some(loaded);
-                self.routing_errors.clear();
-            }
-            Err(failed) => {
-                if let Some(last_good) = &mut self.routing {
-                    last_good.router.set_settings(self.routing_settings.clone());
-                }
-                errors.extend(failed.iter().cloned());
-                self.routing_errors = failed;
-            }
-        }
-        if errors.is_empty() {
-            Ok(self.summary())
-        } else {
-            Err(ConfigFailure {
-                errors,
-                in_force: self.in_force(),
-                graphiti_url: self.settings.graphiti.url.clone(),
-            })
-        }
-    }
-
-    /// What is in force, for a load that succeeded.
-    fn summary(&self) -> ConfigSummary {
-        let routing = self.routing.as_ref();
-        ConfigSummary {
-            rules: routing.map_or(0, |r| r.router.rules.len() as u32),
-            packs: routing.map_or(0, |r| r.router.registry.packs.len() as u32),
-            composition_rules: routing.map_or(0, |r| r.router.composition_rules as u32),
-            files: self
-                .settings_files
-                .iter()
-                .chain(routing.map(|r| &r.files).into_iter().flatten())
-                .cloned()
-                .collect(),
-            warnings: routing.map(|r| r.warnings.clone()).unwrap_or_default(),
-            graphiti_url: self.settings.graphiti.url.clone(),
-        }
-    }
-
-    /// For each concern whose last load failed: what is in force instead.
-    fn in_force(&self) -> Vec<String> {
-        let mut lines = Vec::new();
-        if !self.settings_errors.is_empty() {
-            lines.push(if self.settings_loaded {
-                "settings: the last good settings stay in force".to_string()
-            } else {
-                "settings: no settings have loaded yet: recall and capture run with the defaults"
-                    .to_string()
-            });
-        }
-        if !self.routing_errors.is_empty() {
-            lines.push(if self.routing.is_some() {
-                "routing: the last good routing configuration stays in force".to_string()
-            } else {
-                "routing: no routing configuration has loaded yet: no workflow pack is injected \
-                 until one does; recall and capture go on"
-                    .to_string()
-            });
-        }
-        lines
+        result
     }
 
     /// Loads the configuration on first use.
@@ -211,59 +123,10 @@ impl Engine {
     /// The routing configuration in force, loading the configuration on first use.
     pub fn router(&mut self) -> Result<&Router, String> {
         self.ensure_loaded();
-        match &self.routing {
-            Some(loaded) => Ok(&loaded.router),
-            None => Err(self.routing_off_reason()),
+        match self.config.router() {
+            Some(router) => Ok(router),
+            None => Err(self.config.routing_off_reason()),
         }
-    }
-
-    /// Why no routing configuration is in force, with the first error of its last load.
-    fn routing_off_reason(&self) -> String {
-        format!(
-            "no routing configuration has loaded yet: {}",
-            first_errors(&self.routing_errors)
-        )
-    }
-
-    /// What status shows about the configuration in force, concern by concern.
-    fn config_status(&self) -> Vec<String> {
-        let reloaded_with = |errors: &[ConfigError]| {
-            format!(
-                "the last reload had {} error(s); check-config lists them",
-                errors.len()
-            )
-        };
-        let mut lines = vec![match &self.routing {
-            None => format!("config:   ROUTING OFF: {}", self.routing_off_reason()),
-            Some(loaded) => {
-                let router = &loaded.router;
-                let counts = format!(
-                    "config:   {} rules, {} packs, {} composition rules",
-                    router.rules.len(),
-                    router.registry.packs.len(),
-                    router.composition_rules
-                );
-                match self.routing_errors.as_slice() {
-                    [] => counts,
-                    errors => format!(
-                        "{counts} (the last good routing configuration: {})",
-                        reloaded_with(errors)
-                    ),
-                }
-            }
-        }];
-        match (self.settings_errors.as_slice(), self.settings_loaded) {
-            ([], _) => {}
-            (errors, false) => lines.push(format!(
-                "settings: DEFAULTS: no settings have loaded yet: {}",
-                first_errors(errors)
-            )),
-            (errors, true) => lines.push(format!(
-                "settings: the last good settings ({})",
-                reloaded_with(errors)
-            )),
-        }
-        lines
     }
 
     fn is_user_turn(&self, ctx: &HookContext) -> bool {
@@ -342,8 +205,8 @@ impl Engine {
             ),
             RecallOutcome::Skipped => "skipped (disabled or prompt too short)".into(),
         };
-        let routed = match &self.routing {
-            Some(loaded) => loaded.router.route(&RouteInput {
+        let routed = match self.config.router() {
+            Some(router) => router.route(&RouteInput {
                 prompt: &event.prompt,
                 recall: &recall,
                 group_chat: ctx.chat_type == ChatType::Group,
@@ -351,7 +214,7 @@ impl Engine {
             }),
             // The load reported why; the decision says it, the turn's notes do not repeat it.
             None => Routed {
-                decision: Decision::none(self.routing_off_reason()),
+                decision: Decision::none(self.config.routing_off_reason()),
                 ..Routed::default()
             },
         };
@@ -846,7 +709,7 @@ impl Engine {
 
     fn status(&mut self) -> CommandOutput {
         self.ensure_loaded();
-        let config = self.config_status();
+        let config = self.config.status_lines();
         let graphiti = self.settings.graphiti.clone();
         let (client, http) = self.graphiti();
         let health = client.health(http, Deadline::after(STATUS_HEALTH_TIMEOUT));
@@ -868,15 +731,6 @@ impl Engine {
             depth,
             (backoff.failures > 0).then_some(retry_in),
         )
-    }
-}
-
-/// The first of `errors`, and how many more there are.
-fn first_errors(errors: &[ConfigError]) -> String {
-    match errors {
-        [] => "no error was recorded".into(),
-        [one] => one.to_string(),
-        [first, rest @ ..] => format!("{first} (and {} more: check-config lists them)", rest.len()),
     }
 }
 

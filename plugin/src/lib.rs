@@ -7,6 +7,7 @@ pub mod api;
 pub mod capture;
 pub mod commands;
 pub mod config;
+pub mod config_in_force;
 pub mod decision;
 pub mod engine;
 pub mod expert_sessions;
