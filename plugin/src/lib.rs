@@ -14,6 +14,7 @@ pub mod expert_sessions;
 pub mod experts;
 pub mod files;
 pub mod graphiti;
+pub mod keywords;
 pub mod packs;
 pub mod recall;
 pub mod routing;
