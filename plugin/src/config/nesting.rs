@@ -7,7 +7,7 @@
 //! done until then is linear. JSON nesting is counted directly (its syntax is unambiguous).
 
 use std::mem::MaybeUninit;
-use unsafe_libyaml_norway as sys;
+use unsafe_libyaml_norway as unsafe_libyaml;
 
 /// Deepest nesting of collections accepted in a configuration or expert file.
 pub const MAX_NESTING: usize = 64;
@@ -35,16 +35,17 @@ pub fn check_yaml(text: &str) -> Result<(), TooDeep> {
             return Ok(());
         };
         match kind {
-            sys::YAML_SEQUENCE_START_EVENT | sys::YAML_MAPPING_START_EVENT => {
+            unsafe_libyaml::YAML_SEQUENCE_START_EVENT
+            | unsafe_libyaml::YAML_MAPPING_START_EVENT => {
                 depth += 1;
                 if depth > MAX_NESTING {
                     return Err(TooDeep { line });
                 }
             }
-            sys::YAML_SEQUENCE_END_EVENT | sys::YAML_MAPPING_END_EVENT => {
+            unsafe_libyaml::YAML_SEQUENCE_END_EVENT | unsafe_libyaml::YAML_MAPPING_END_EVENT => {
                 depth = depth.saturating_sub(1);
             }
-            sys::YAML_STREAM_END_EVENT => return Ok(()),
+            unsafe_libyaml::YAML_STREAM_END_EVENT => return Ok(()),
             _ => {}
         }
     }
@@ -79,7 +80,7 @@ pub fn check_json(text: &str) -> Result<(), TooDeep> {
 /// libyaml's event parser over a borrowed text.
 struct Parser<'text> {
     /// Boxed: libyaml keeps its state behind this pointer for the parser's whole life.
-    sys: Box<MaybeUninit<sys::yaml_parser_t>>,
+    sys: Box<MaybeUninit<unsafe_libyaml::yaml_parser_t>>,
     initialized: bool,
     failed: bool,
     _text: std::marker::PhantomData<&'text str>,
@@ -87,14 +88,21 @@ struct Parser<'text> {
 
 impl<'text> Parser<'text> {
     fn new(text: &'text str) -> Parser<'text> {
-        let mut sys = Box::new(MaybeUninit::<sys::yaml_parser_t>::uninit());
+        let mut sys = Box::new(MaybeUninit::<unsafe_libyaml::yaml_parser_t>::uninit());
         // SAFETY: initialize fills the struct; the input outlives the parser (the lifetime above).
         let initialized = unsafe {
             let parser = sys.as_mut_ptr();
-            let ok = sys::yaml_parser_initialize(parser).ok;
+            let ok = unsafe_libyaml::yaml_parser_initialize(parser).ok;
             if ok {
-                sys::yaml_parser_set_encoding(parser, sys::YAML_UTF8_ENCODING);
-                sys::yaml_parser_set_input_string(parser, text.as_ptr(), text.len() as u64);
+                unsafe_libyaml::yaml_parser_set_encoding(
+                    parser,
+                    unsafe_libyaml::YAML_UTF8_ENCODING,
+                );
+                unsafe_libyaml::yaml_parser_set_input_string(
+                    parser,
+                    text.as_ptr(),
+                    text.len() as u64,
+                );
             }
             ok
         };
@@ -107,21 +115,21 @@ impl<'text> Parser<'text> {
     }
 
     /// The next event's kind and 1-based line; None after an error or the end.
-    fn next(&mut self) -> Option<(sys::yaml_event_type_t, u32)> {
+    fn next(&mut self) -> Option<(unsafe_libyaml::yaml_event_type_t, u32)> {
         if self.failed {
             return None;
         }
-        let mut event = MaybeUninit::<sys::yaml_event_t>::uninit();
+        let mut event = MaybeUninit::<unsafe_libyaml::yaml_event_t>::uninit();
         // SAFETY: the parser was initialized; a parsed event is read, then deleted once.
         unsafe {
             let parser = self.sys.as_mut_ptr();
-            if sys::yaml_parser_parse(parser, event.as_mut_ptr()).fail {
+            if unsafe_libyaml::yaml_parser_parse(parser, event.as_mut_ptr()).fail {
                 self.failed = true;
                 return None;
             }
             let event = event.as_mut_ptr();
             let next = ((*event).type_, (*event).start_mark.line as u32 + 1);
-            sys::yaml_event_delete(event);
+            unsafe_libyaml::yaml_event_delete(event);
             Some(next)
         }
     }
@@ -131,7 +139,7 @@ impl Drop for Parser<'_> {
     fn drop(&mut self) {
         if self.initialized {
             // SAFETY: an initialized parser is deleted once (a failed initialize freed its own).
-            unsafe { sys::yaml_parser_delete(self.sys.as_mut_ptr()) }
+            unsafe { unsafe_libyaml::yaml_parser_delete(self.sys.as_mut_ptr()) }
         }
     }
 }

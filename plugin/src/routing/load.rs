@@ -390,13 +390,16 @@ fn attach_compositions(
     }
 }
 
-/// The pack an `inject_additional` entry names: its label, and its registry index or why no pack
-/// fits (a warning: the pack is unavailable). Err is a configuration error: field and message.
+/// A composition entry's label, and its pack's registry index or why no pack fits.
+type Resolved = (String, Result<usize, String>);
+
+/// The pack an `inject_additional` entry names (unavailable is a warning). Err is a configuration
+/// error: field and message.
 fn resolve_additional(
     i: usize,
     extra: &config::AdditionalSpec,
     registry: &PackRegistry,
-) -> Result<(String, Result<usize, String>), (&'static str, String)> {
+) -> Result<Resolved, (&'static str, String)> {
     if extra.condition != "always" {
         return Err((
             "condition",
