@@ -48,13 +48,16 @@ fn config_roots() -> ConfigRoots {
             .map_or_else(|| guest.to_string(), |m| m.host_path.clone())
     };
     let config_name = name_of(CONFIG_DIR);
-    let (overlay, overlay_name) = if Path::new(OVERLAY_DIR).is_dir() {
+    let named_overlay = mounts.iter().any(|m| m.guest_path == OVERLAY_DIR);
+    let mounted_overlay = Path::new(OVERLAY_DIR).is_dir();
+    let (overlay, overlay_name) = if mounted_overlay {
         (OVERLAY_DIR, name_of(OVERLAY_DIR))
     } else {
         let private = format!("{}/private", config_name.trim_end_matches('/'));
         (CONFIG_PRIVATE_OVERLAY, private)
     };
     ConfigRoots {
+        missing_overlay: (named_overlay && !mounted_overlay).then(|| name_of(OVERLAY_DIR)),
         config_name,
         overlay_name: Some(overlay_name),
         ..ConfigRoots::new(PathBuf::from(CONFIG_DIR), Some(PathBuf::from(overlay)))

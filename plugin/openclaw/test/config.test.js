@@ -67,3 +67,16 @@ test('a configDir that does not exist is reported once; recall and capture still
     standIn.stop();
   }
 });
+
+test('a privateDir that does not exist is a warning at every load, naming it', async () => {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'adapter-overlay-'));
+  const privateDir = path.join(home, 'private');
+  const logger = recordingLogger();
+  const rt = createRuntime({
+    logger,
+    pluginConfig: { configDir: path.join(repo, 'config'), privateDir, stateDir: path.join(home, 'state'), instances: 1, recall: { enabled: false } },
+  }, { componentDir });
+  const output = await rt.command({ tag: 'check-config' });
+  assert.equal(output.exitCode, 0, output.stderr);
+  assert.match(output.stdout, new RegExp(`^  warning: the overlay directory ${privateDir} does not exist: only ${path.join(repo, 'config')} is read$`, 'm'));
+});

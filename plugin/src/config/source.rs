@@ -26,6 +26,9 @@ pub struct ConfigRoots {
     pub overlay: Option<PathBuf>,
     pub config_name: String,
     pub overlay_name: Option<String>,
+    /// An overlay the host was given but could not mount (it does not exist): said at every load,
+    /// since the user expects its files to be read.
+    pub missing_overlay: Option<String>,
 }
 
 impl ConfigRoots {
@@ -34,6 +37,7 @@ impl ConfigRoots {
         ConfigRoots {
             config_name: config.display().to_string(),
             overlay_name: overlay.as_ref().map(|o| o.display().to_string()),
+            missing_overlay: None,
             config,
             overlay,
         }

@@ -29,7 +29,16 @@ impl Router {
             }]);
         }
         let mut files = Vec::new();
-        let mut warnings = Vec::new();
+        let mut warnings: Vec<String> = roots
+            .missing_overlay
+            .iter()
+            .map(|overlay| {
+                format!(
+                    "the overlay directory {overlay} does not exist: only {} is read",
+                    roots.config_name()
+                )
+            })
+            .collect();
         let mut errors = Vec::new();
         let registry = PackRegistry::load(roots, &mut files, &mut warnings, &mut errors);
 
