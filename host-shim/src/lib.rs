@@ -87,16 +87,16 @@ mod bindings {
 }
 
 use bindings::graphiti::openclaw::host::{
-    self as wit_host, HttpError, Request as HttpRequest, Response as HttpResponse,
+    self as wit_host, HttpError, Mount, Request as HttpRequest, Response as HttpResponse,
 };
 use bindings::{GraphitiPlugin, GraphitiPluginPre};
 
 pub use bindings::graphiti::openclaw::host::LogLevel;
 pub use bindings::graphiti::openclaw::types::{
     AgentEndEvent, BoostHit, Candidate, CaptureOutcome, ChatType, Command, CommandOutput,
-    ConfigError, ConfigSummary, Decision, ExpertsCommand, HookContext, IngestRequest, Injection,
-    IntentTestRequest, OutputFormat, PromptEvent, SearchRequest, SkippedPack, SpoolCommand,
-    SpooledTurn, TickReport, ToolCall, ToolVerdict,
+    ConfigError, ConfigFailure, ConfigSummary, Decision, ExpertsCommand, HookContext,
+    IngestRequest, Injection, IntentTestRequest, OutputFormat, PromptEvent, SearchRequest,
+    SkippedPack, SpoolCommand, SpooledTurn, TickReport, ToolCall, ToolVerdict,
 };
 
 /// Exit code of [`Shim::run_command`] when the guest failed (EX_SOFTWARE).
@@ -288,6 +288,8 @@ struct GuestState {
     logs: LogSink,
     /// The cross-process locks this instance holds; released when the instance is dropped.
     locks: StateLocks,
+    /// The mounted directories as the user gave them, for the guest's messages.
+    mounts: Vec<Mount>,
     /// When the current export call must be over; host calls are cut short to fit.
     call_deadline: Instant,
 }
@@ -325,6 +327,10 @@ impl wit_host::Host for GuestState {
     fn release_lock(&mut self, name: String) {
         self.locks.release(&name);
     }
+
+    fn mounts(&mut self) -> Vec<Mount> {
+        self.mounts.clone()
+    }
 }
 
 /// A live instance and its store; dropped as a whole once the guest has failed.
@@ -351,8 +357,8 @@ pub struct Shim {
 
 impl Shim {
     /// Compiles (or loads from the cache) the component, instantiates it and loads its
-    /// configuration. Configuration errors are logged, not returned: the guest then answers
-    /// "no injection" until a good configuration loads.
+    /// configuration. Configuration errors are logged, not returned: the guest then keeps what
+    /// loaded (no routing until a good one loads; recall and capture go on with the settings in force).
     pub fn new(options: ShimOptions) -> Result<Shim, ShimError> {
         if options.limits.call_timeout.is_zero() {
             return Err(ShimError::InvalidLimits("the call timeout is zero".into()));
@@ -452,11 +458,14 @@ impl Shim {
             plugin.call_reload_config(store, host_settings.as_deref())
         }) {
             Ok(Ok(summary)) => Ok(summary),
-            Ok(Err(errors)) => {
-                for error in &errors {
+            Ok(Err(failure)) => {
+                for error in &failure.errors {
                     self.logs.push(LogLevel::Error, config_error_line(error));
                 }
-                Err(ReloadError::Invalid(errors))
+                for line in &failure.in_force {
+                    self.logs.push(LogLevel::Warn, line.clone());
+                }
+                Err(ReloadError::Invalid(failure.errors))
             }
             Err(reason) => Err(ReloadError::Failed(reason)),
         }
@@ -653,6 +662,13 @@ impl Shim {
                 let logs = self.logs.clone();
                 move |line| logs.push(LogLevel::Info, line)
             }),
+            mounts: mounts(options)
+                .into_iter()
+                .map(|(guest_path, dir)| Mount {
+                    guest_path: guest_path.into(),
+                    host_path: dir.display().to_string(),
+                })
+                .collect(),
             call_deadline: Instant::now() + options.limits.call_timeout,
         };
         let mut store = Store::new(&self.engine, state);
@@ -669,6 +685,13 @@ fn mounts(options: &ShimOptions) -> Vec<(&'static str, &Path)> {
     let mut mounts = vec![("/config", options.config_dir.as_path())];
     mounts.extend(options.overlay_dir.as_deref().map(|dir| ("/overlay", dir)));
     mounts.extend(options.state_dir.as_deref().map(|dir| ("/state", dir)));
+    mounts.extend(options.experts_dir.as_deref().map(|dir| ("/experts", dir)));
+    mounts.extend(
+        options
+            .workspace_dir
+            .as_deref()
+            .map(|dir| ("/workspace", dir)),
+    );
     mounts
 }
 

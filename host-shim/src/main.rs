@@ -388,8 +388,30 @@ fn open_shim(options: GlobalOptions, dry_run: bool) -> Result<Shim, String> {
         {
             format!("{err}; run scripts/build.sh first")
         }
+        // Named by the option the user gave it with.
+        ShimError::Mount {
+            guest_path,
+            path,
+            reason,
+        } => format!(
+            "{} {}: {reason}",
+            option_of_mount(guest_path),
+            path.display()
+        ),
         err => err.to_string(),
     })
+}
+
+/// The command-line option that gives the directory mounted at `guest_path`.
+fn option_of_mount(guest_path: &str) -> &'static str {
+    match guest_path {
+        "/config" => "--config-dir",
+        "/overlay" => "--overlay-dir",
+        "/state" => "--state-dir",
+        "/experts" => "--experts-dir",
+        "/workspace" => "--workspace-dir",
+        _ => "directory",
+    }
 }
 
 /// $GRAPHITI_OPENCLAW_WASM; else `plugin.wasm` next to the executable (an installed layout); else

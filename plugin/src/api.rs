@@ -115,4 +115,14 @@ pub struct ConfigSummary {
     pub graphiti_url: String,
 }
 
-pub type ConfigResult = Result<ConfigSummary, Vec<ConfigError>>;
+/// A load that found errors: every error, and what is in force instead.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ConfigFailure {
+    pub errors: Vec<ConfigError>,
+    /// One sentence per concern whose load failed: what is in force instead.
+    pub in_force: Vec<String>,
+    /// The Graphiti endpoint in force (the last good settings', or the default).
+    pub graphiti_url: String,
+}
+
+pub type ConfigResult = Result<ConfigSummary, ConfigFailure>;

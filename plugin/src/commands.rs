@@ -189,13 +189,13 @@ pub fn check_config(result: ConfigResult) -> CommandOutput {
             }
             success(out)
         }
-        Err(errors) => {
-            let mut err = format!(
-                "configuration has {} error(s); the last good configuration stays in force:\n",
-                errors.len()
-            );
-            for e in &errors {
+        Err(failure) => {
+            let mut err = format!("configuration has {} error(s):\n", failure.errors.len());
+            for e in &failure.errors {
                 let _ = writeln!(err, "  {e}");
+            }
+            for line in &failure.in_force {
+                let _ = writeln!(err, "{line}");
             }
             CommandOutput {
                 exit_code: 1,
@@ -461,6 +461,7 @@ pub struct SpoolCounts {
 
 pub fn render_status(
     graphiti: &crate::config::GraphitiSettings,
+    config: &[String],
     health: Result<String, String>,
     stats: &crate::stats::Stats,
     spool: SpoolCounts,
@@ -477,6 +478,9 @@ pub fn render_status(
         graphiti.transport.name(),
         graphiti.url
     );
+    for line in config {
+        let _ = writeln!(out, "{line}");
+    }
     let _ = writeln!(
         out,
         "recall:   {} turns, {} recalled, {} fallbacks, {} skipped",

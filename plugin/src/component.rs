@@ -33,15 +33,37 @@ fn mounted(dir: &str) -> Option<PathBuf> {
 }
 
 thread_local! {
-    static ENGINE: RefCell<Engine> = RefCell::new(Engine::new(
-        ConfigRoots {
-            config: PathBuf::from(CONFIG_DIR),
-            overlay: Some(PathBuf::from(if Path::new(OVERLAY_DIR).is_dir() { OVERLAY_DIR } else { CONFIG_PRIVATE_OVERLAY })),
-        },
-        mounted(STATE_DIR),
-        Box::new(HostHttp),
-    ).with_experts(mounted(EXPERTS_DIR), mounted(WORKSPACE_DIR))
-    .with_locks(Box::new(HostLocks)));
+    static ENGINE: RefCell<Engine> = RefCell::new(
+        Engine::new(config_roots(), mounted(STATE_DIR), Box::new(HostHttp))
+            .with_experts(mounted(EXPERTS_DIR), mounted(WORKSPACE_DIR))
+            .with_locks(Box::new(HostLocks)),
+    );
+}
+
+/// The config directory and its overlay, named in messages as the host says the user named them.
+fn config_roots() -> ConfigRoots {
+    let mounts = host::mounts();
+    let name_of = |guest: &str| {
+        mounts
+            .iter()
+            .find(|m| m.guest_path == guest)
+            .map_or_else(|| guest.to_string(), |m| m.host_path.clone())
+    };
+    let config_name = name_of(CONFIG_DIR);
+    let named_overlay = mounts.iter().any(|m| m.guest_path == OVERLAY_DIR);
+    let mounted_overlay = Path::new(OVERLAY_DIR).is_dir();
+    let (overlay, overlay_name) = if mounted_overlay {
+        (OVERLAY_DIR, name_of(OVERLAY_DIR))
+    } else {
+        let private = format!("{}/private", config_name.trim_end_matches('/'));
+        (CONFIG_PRIVATE_OVERLAY, private)
+    };
+    ConfigRoots {
+        missing_overlay: (named_overlay && !mounted_overlay).then(|| name_of(OVERLAY_DIR)),
+        config_name,
+        overlay_name: Some(overlay_name),
+        ..ConfigRoots::new(PathBuf::from(CONFIG_DIR), Some(PathBuf::from(overlay)))
+    }
 }
 
 /// The host's lock imports (one lock-file protocol in every host).
@@ -105,7 +127,7 @@ struct Component;
 impl Guest for Component {
     fn reload_config(
         host_settings: Option<String>,
-    ) -> Result<wit::ConfigSummary, Vec<wit::ConfigError>> {
+    ) -> Result<wit::ConfigSummary, wit::ConfigFailure> {
         let loaded = with_engine(|engine| {
             engine.set_host_settings(host_settings);
             engine.reload()
@@ -124,12 +146,12 @@ impl Guest for Component {
                     graphiti_url: summary.graphiti_url,
                 })
             }
-            Err(errors) => {
-                for e in &errors {
-                    host::log(LogLevel::Error, &format!("config: {e}"));
-                }
-                Err(errors.into_iter().map(config_error).collect())
-            }
+            // The host reports the errors (once, whatever the number of instances).
+            Err(failure) => Err(wit::ConfigFailure {
+                errors: failure.errors.into_iter().map(config_error).collect(),
+                in_force: failure.in_force,
+                graphiti_url: failure.graphiti_url,
+            }),
         }
     }
 

@@ -4,7 +4,8 @@
 use crate::api::*;
 use crate::capture;
 use crate::commands;
-use crate::config::{ConfigError, ConfigRoots, PluginSettings};
+use crate::config::{ConfigRoots, PluginSettings};
+use crate::config_in_force::ConfigInForce;
 use crate::decision::{CaptureOutcome, Decision, Injection};
 use crate::delivery::{self, Pass, Sender};
 use crate::expert_sessions::{ExpertRoots, ExpertSessions, ToolVerdict};
@@ -12,7 +13,7 @@ use crate::graphiti::http::{Deadline, Http};
 use crate::graphiti::{Client, Episode, EpisodeKind, GraphitiError, Transport};
 use crate::locks::{self, Locks};
 use crate::recall::{self, Recall};
-use crate::routing::{RouteInput, Router};
+use crate::routing::{RouteInput, Routed, Router};
 use crate::spool::{self, Appended, Spool};
 use crate::state;
 use crate::stats;
@@ -27,13 +28,12 @@ pub struct Engine {
     roots: ConfigRoots,
     state_dir: Option<PathBuf>,
     http: Box<dyn Http>,
-    /// The last configuration that loaded without errors.
-    router: Option<Router>,
+    /// Routing and settings, loaded and failed apart.
+    config: ConfigInForce,
+    /// The last settings that loaded, the defaults until some do.
     settings: PluginSettings,
     /// Settings the host lays over the settings file (OpenClaw's plugin config), as JSON.
     host_settings: Option<String>,
-    /// Errors of the last failed load, while no configuration is in force.
-    load_errors: Vec<ConfigError>,
     loaded_once: bool,
     /// The Graphiti client, for the transport and URL it was made for (MCP keeps a session).
     client: Option<(Transport, String, Client)>,
@@ -61,10 +61,9 @@ impl Engine {
             roots,
             state_dir,
             http,
-            router: None,
+            config: ConfigInForce::default(),
             settings: PluginSettings::default(),
             host_settings: None,
-            load_errors: vec![],
             loaded_once: false,
             client: None,
             unsaved: stats::Stats::default(),
@@ -142,49 +141,33 @@ impl Engine {
         self.host_settings = json;
     }
 
-    /// Loads the configuration; on failure the previous one stays in force.
+    /// Loads the configuration, concern by concern (see [`ConfigInForce::reload`]); settings that
+    /// loaded are put in force, with the experts' part.
     pub fn reload(&mut self) -> ConfigResult {
         self.loaded_once = true;
-        match Router::load_with(&self.roots, self.host_settings.as_deref()) {
-            Ok(loaded) => {
-                let summary = ConfigSummary {
-                    rules: loaded.router.rules.len() as u32,
-                    packs: loaded.router.registry.packs.len() as u32,
-                    composition_rules: loaded.router.composition_rules as u32,
-                    files: loaded.files,
-                    warnings: loaded.warnings,
-                    graphiti_url: loaded.plugin.graphiti.url.clone(),
-                };
-                self.router = Some(loaded.router);
-                self.experts.configure(loaded.plugin.experts.clone());
-                self.settings = loaded.plugin;
-                self.load_errors.clear();
-                Ok(summary)
-            }
-            Err(errors) => {
-                if self.router.is_none() {
-                    self.load_errors = errors.clone();
-                }
-                Err(errors)
-            }
+        let (result, settings) =
+            self.config
+                .reload(&self.roots, self.host_settings.as_deref(), &self.settings);
+        if let Some(settings) = settings {
+            self.experts.configure(settings.experts.clone());
+            self.settings = settings;
         }
+        result
     }
 
-    /// The configuration in force, loading it on first use.
-    pub fn router(&mut self) -> Result<&Router, String> {
+    /// Loads the configuration on first use.
+    fn ensure_loaded(&mut self) {
         if !self.loaded_once {
             let _ = self.reload();
         }
-        match &self.router {
+    }
+
+    /// The routing configuration in force, loading the configuration on first use.
+    pub fn router(&mut self) -> Result<&Router, String> {
+        self.ensure_loaded();
+        match self.config.router() {
             Some(router) => Ok(router),
-            None => Err(format!(
-                "no configuration loaded: {}",
-                self.load_errors
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            )),
+            None => Err(self.config.routing_off_reason()),
         }
     }
 
@@ -229,13 +212,7 @@ impl Engine {
     }
 
     fn recall_and_route(&mut self, event: &PromptEvent, ctx: &HookContext) -> Injection {
-        if let Err(e) = self.router() {
-            return Injection {
-                decision: Decision::none(e.clone()),
-                notes: vec![e],
-                ..Injection::default()
-            };
-        }
+        self.ensure_loaded();
         if !self.is_user_turn(ctx) {
             let reason = format!(
                 "trigger {:?} is not a user turn",
@@ -270,13 +247,19 @@ impl Engine {
             ),
             RecallOutcome::Skipped => "skipped (disabled or prompt too short)".into(),
         };
-        let router = self.router.as_ref().expect("loaded above");
-        let routed = router.route(&RouteInput {
-            prompt: &event.prompt,
-            recall: &recall,
-            group_chat: ctx.chat_type == ChatType::Group,
-            previous: previous.as_deref(),
-        });
+        let routed = match self.config.router() {
+            Some(router) => router.route(&RouteInput {
+                prompt: &event.prompt,
+                recall: &recall,
+                group_chat: ctx.chat_type == ChatType::Group,
+                previous: previous.as_deref(),
+            }),
+            // The load reported why; the decision says it, the turn's notes do not repeat it.
+            None => Routed {
+                decision: Decision::none(self.config.routing_off_reason()),
+                ..Routed::default()
+            },
+        };
         if let (Some(dir), Some(key)) = (&self.state_dir, session_key) {
             let injected = routed
                 .pack_context
@@ -411,9 +394,8 @@ impl Engine {
     }
 
     fn capture(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> CaptureOutcome {
-        if let Err(e) = self.router() {
-            return CaptureOutcome::Skipped(e);
-        }
+        // Capture needs the settings only, never routing.
+        self.ensure_loaded();
         if !event.success {
             let why = event.error.as_deref().unwrap_or("no error given");
             return CaptureOutcome::Skipped(format!("the turn failed ({why})"));
@@ -488,7 +470,7 @@ impl Engine {
     }
 
     fn send_pass(&mut self, pass: Pass) -> TickReport {
-        let _ = self.router();
+        self.ensure_loaded();
         let Some(state_dir) = self.state_dir.clone() else {
             return TickReport {
                 notes: vec!["no state directory: no spool".into()],
@@ -612,7 +594,7 @@ impl Engine {
             Command::Spool(command) => self.spool_command(*command),
             Command::Experts(command) => {
                 // The `experts` settings (servers, mappings) come with the configuration.
-                let _ = self.router();
+                self.ensure_loaded();
                 let (exit_code, stdout) = self.experts.command(command, spool::now_ms() / 1000);
                 CommandOutput {
                     exit_code,
@@ -630,16 +612,14 @@ impl Engine {
         arguments_json: &str,
         ctx: &HookContext,
     ) -> ToolVerdict {
-        let _ = self.router();
+        self.ensure_loaded();
         self.experts
             .before_tool_call(tool_name, arguments_json, ctx, spool::now_ms() / 1000)
     }
 
     /// Text to remember, spooled for the conversation's group; `tick` sends it.
     fn ingest(&mut self, text: &str, source: Option<&str>, ctx: &HookContext) -> CommandOutput {
-        if let Err(e) = self.router() {
-            return commands::failure(2, e);
-        }
+        self.ensure_loaded();
         let text = text.trim();
         if text.is_empty() {
             return commands::failure(2, "nothing to ingest: the text is empty");
@@ -711,9 +691,7 @@ impl Engine {
         query: &str,
         group: impl FnOnce(&PluginSettings) -> String,
     ) -> CommandOutput {
-        if let Err(e) = self.router() {
-            return commands::failure(2, e);
-        }
+        self.ensure_loaded();
         if query.trim().is_empty() {
             return commands::failure(2, "nothing to search for: the query is empty");
         }
@@ -752,9 +730,8 @@ impl Engine {
     }
 
     fn status(&mut self) -> CommandOutput {
-        if let Err(e) = self.router() {
-            return commands::failure(2, e);
-        }
+        self.ensure_loaded();
+        let config = self.config.status_lines();
         let graphiti = self.settings.graphiti.clone();
         let (client, http) = self.graphiti();
         let health = client.health(http, Deadline::after(STATUS_HEALTH_TIMEOUT));
@@ -774,6 +751,7 @@ impl Engine {
         let retry_in = backoff.next_attempt_ms.saturating_sub(spool::now_ms());
         commands::render_status(
             &graphiti,
+            &config,
             health.map_err(|e| e.message),
             &stats,
             commands::SpoolCounts {

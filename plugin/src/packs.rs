@@ -44,6 +44,8 @@ pub struct RegisteredPack {
 pub struct PackRegistry {
     pub packs: Vec<RegisteredPack>,
     by_id: HashMap<String, usize>,
+    /// Registry indexes of each pack type, in registry order.
+    by_type: HashMap<String, Vec<usize>>,
     profiles: HashMap<String, String>,
     /// Profiles declared with an error (already reported): rules naming them need no second error.
     broken_profiles: std::collections::HashSet<String>,
@@ -70,7 +72,7 @@ impl PackRegistry {
                 return registry;
             }
         };
-        files.push(display_name(&source));
+        files.push(config::display_name(&source));
         let spec: RegistryFile = match config::parse(&source) {
             Ok(spec) => spec,
             Err(e) => {
@@ -78,28 +80,20 @@ impl PackRegistry {
                 return registry;
             }
         };
-        let error = |item: &str, key: &str, field: &str, message: String| ConfigError {
+        let lines = config::ItemLines::new(&source.text, "id");
+        let error = |item: &str, field: &str, message: String| ConfigError {
             file: source.display.clone(),
-            line: config::locate(&source.text, key, item, Some(field)),
+            line: lines.locate(item, Some(field)),
             field: Some(field.into()),
             message,
         };
         if spec.schema_version != 1 {
-            errors.push(ConfigError {
-                file: source.display.clone(),
-                line: None,
-                field: Some("schema_version".into()),
-                message: format!(
-                    "unsupported schema_version {} (this plugin reads 1)",
-                    spec.schema_version
-                ),
-            });
+            errors.push(config::schema_error(&source.display, spec.schema_version));
         }
         for entry in spec.packs {
             if !valid_id(&entry.id) {
                 errors.push(error(
                     &entry.id,
-                    "id",
                     "id",
                     format!(
                         "pack id {:?} must be letters, digits, '_', '-', '.' or ':'",
@@ -112,7 +106,6 @@ impl PackRegistry {
                 errors.push(error(
                     &entry.id,
                     "id",
-                    "id",
                     format!("pack {:?} is registered twice", entry.id),
                 ));
                 continue;
@@ -120,7 +113,6 @@ impl PackRegistry {
             if entry.pack_type.trim().is_empty() {
                 errors.push(error(
                     &entry.id,
-                    "id",
                     "pack_type",
                     "pack_type must not be empty".into(),
                 ));
@@ -128,7 +120,7 @@ impl PackRegistry {
             let content = match roots.read(&entry.file) {
                 Err(mut e) => {
                     e.file = source.display.clone();
-                    e.line = config::locate(&source.text, "id", &entry.id, Some("file"));
+                    e.line = lines.locate(&entry.id, Some("file"));
                     e.field = Some("file".into());
                     errors.push(e);
                     continue;
@@ -139,7 +131,7 @@ impl PackRegistry {
                     Err(reason)
                 }
                 Ok(Some(pack_source)) => {
-                    files.push(display_name(&pack_source));
+                    files.push(config::display_name(&pack_source));
                     match config::parse::<PackFile>(&pack_source) {
                         Err(e) => {
                             errors.push(e);
@@ -173,6 +165,11 @@ impl PackRegistry {
             registry
                 .by_id
                 .insert(entry.id.clone(), registry.packs.len());
+            registry
+                .by_type
+                .entry(entry.pack_type.clone())
+                .or_default()
+                .push(registry.packs.len());
             registry.packs.push(RegisteredPack {
                 id: entry.id,
                 pack_type: entry.pack_type,
@@ -186,7 +183,6 @@ impl PackRegistry {
                 registry.broken_profiles.insert(profile.id.clone());
                 errors.push(error(
                     &profile.id,
-                    "id",
                     "primary_pack",
                     format!(
                         "consumer profile {:?} names pack {:?}, which is not in the registry",
@@ -200,7 +196,6 @@ impl PackRegistry {
             {
                 errors.push(error(
                     &profile.id,
-                    "id",
                     "id",
                     format!("consumer profile {:?} is defined twice", profile.id),
                 ));
@@ -227,12 +222,8 @@ impl PackRegistry {
     }
 
     /// Registered packs of a type, in registry order.
-    pub fn of_type<'a>(&'a self, pack_type: &'a str) -> impl Iterator<Item = usize> + 'a {
-        self.packs
-            .iter()
-            .enumerate()
-            .filter(move |(_, p)| p.pack_type == pack_type)
-            .map(|(i, _)| i)
+    pub fn of_type(&self, pack_type: &str) -> impl Iterator<Item = usize> + '_ {
+        self.by_type.get(pack_type).into_iter().flatten().copied()
     }
 }
 
@@ -372,21 +363,9 @@ pub fn valid_id(id: &str) -> bool {
 
 pub fn missing_file(roots: &ConfigRoots, base: &str) -> ConfigError {
     ConfigError {
-        file: roots
-            .config_dir()
-            .join(format!("{base}.yaml"))
-            .display()
-            .to_string(),
+        file: format!("{}/{base}.yaml", roots.config_name().trim_end_matches('/')),
         line: None,
         field: None,
         message: format!("missing: the config directory needs {base}.yaml (or .yml / .json)"),
-    }
-}
-
-pub fn display_name(source: &config::SourceFile) -> String {
-    if source.from_overlay {
-        format!("{} (overlay)", source.display)
-    } else {
-        source.display.clone()
     }
 }

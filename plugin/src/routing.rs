@@ -6,13 +6,13 @@
 //!
 //! Scores are kept in thousandths (integers), so ties are exact and the same inputs give the same bytes.
 
-use crate::config::{self, ConfigError, ConfigRoots, KeywordMatch, RoutingSettings, Scope};
+use crate::config::{RoutingSettings, Scope};
 use crate::decision::{BoostHit, Candidate, Decision, SkippedPack};
-use crate::packs::{self, PackRegistry};
+use crate::keywords::Automaton;
+use crate::packs::PackRegistry;
 use crate::recall::Recall;
 use crate::text::{self, escape_attr};
-use aho_corasick::{AhoCorasick, MatchKind};
-use regex::{Regex, RegexBuilder};
+use regex::Regex;
 use std::collections::HashMap;
 
 /// Limits for rule authors' regexes: a pattern is data from a config file.
@@ -20,6 +20,8 @@ const REGEX_SIZE_LIMIT: usize = 1 << 20;
 const REGEX_MAX_LEN: usize = 1_000;
 /// How much of a matched recalled text the trace shows.
 const TRACE_TEXT_CHARS: usize = 80;
+
+mod load;
 
 type Milli = i64;
 
@@ -103,184 +105,38 @@ pub struct Router {
     pub rules: Vec<Rule>,
     pub registry: PackRegistry,
     pub settings: RoutingSettings,
-    automaton: Option<AhoCorasick>,
+    automaton: Option<Automaton>,
     owners: Vec<Vec<KeywordOwner>>,
     continuation_signals: Vec<String>,
     pub composition_rules: usize,
+    /// Rule index by id.
+    by_id: HashMap<String, usize>,
+    /// The first rule whose primary pack is this registry index.
+    by_primary_pack: HashMap<usize, usize>,
 }
 
-/// The result of loading a configuration directory.
-pub struct Loaded {
+/// The routing configuration of a directory: rules, registry, packs, composition.
+pub struct LoadedRouting {
     pub router: Router,
-    pub plugin: config::PluginSettings,
     pub files: Vec<String>,
     pub warnings: Vec<String>,
 }
 
 impl Router {
-    /// Reads and compiles the whole configuration; every problem found is returned, not just the first.
-    pub fn load(roots: &ConfigRoots) -> Result<Loaded, Vec<ConfigError>> {
-        Router::load_with(roots, None)
-    }
-
-    /// As [`Router::load`], with the host's settings (a JSON object) laid over the settings file.
-    pub fn load_with(
-        roots: &ConfigRoots,
-        host_settings: Option<&str>,
-    ) -> Result<Loaded, Vec<ConfigError>> {
-        let mut files = Vec::new();
-        let mut warnings = Vec::new();
-        let mut errors = Vec::new();
-
-        let file = match roots.read_named(config::SETTINGS_FILE) {
-            Ok(file) => file,
-            Err(e) => {
-                errors.push(e);
-                None
-            }
-        };
-        let mut from_file = None;
-        if let Some(source) = &file {
-            files.push(packs::display_name(source));
-            match config::parse::<config::SettingsFile>(source) {
-                Ok(s) => {
-                    if s.schema_version != 1 {
-                        errors.push(schema_error(&source.display, s.schema_version));
-                    }
-                    errors.extend(config::validate_plugin_settings(&s.plugin(), source));
-                    from_file = Some(s);
-                }
-                Err(e) => errors.push(e),
-            }
-        }
-        let settings_file = match host_settings {
-            // A broken settings file is reported as such, not again as the host's fault.
-            Some(host) if file.is_none() || from_file.is_some() => {
-                files.push(config::HOST_SETTINGS.into());
-                match config::layered_settings(file.as_ref(), host) {
-                    Ok(layered) => {
-                        let host_source = config::SourceFile {
-                            display: config::HOST_SETTINGS.into(),
-                            text: host.into(),
-                            from_overlay: false,
-                        };
-                        // Fields the settings file is already reported for.
-                        let fields_in_error: Vec<Option<String>> =
-                            errors.iter().map(|e| e.field.clone()).collect();
-                        for e in config::validate_plugin_settings(&layered.plugin(), &host_source) {
-                            if !fields_in_error.contains(&e.field) {
-                                errors.push(e);
-                            }
-                        }
-                        Some(layered)
-                    }
-                    Err(e) => {
-                        errors.push(e);
-                        None
-                    }
-                }
-            }
-            _ => from_file,
-        };
-        let (settings, plugin) = settings_file
-            .map(|s| (s.routing.clone(), s.plugin()))
-            .unwrap_or_default();
-        let registry = PackRegistry::load(roots, &mut files, &mut warnings, &mut errors);
-
-        let rules_source = match roots.read_named(config::RULES_FILE) {
-            Ok(Some(source)) => Some(source),
-            Ok(None) => {
-                errors.push(packs::missing_file(roots, config::RULES_FILE));
-                None
-            }
-            Err(e) => {
-                errors.push(e);
-                None
-            }
-        };
-        let mut rules = Vec::new();
-        let mut declared_rules: Vec<String> = Vec::new();
-        if let Some(source) = &rules_source {
-            files.push(packs::display_name(source));
-            match config::parse::<config::RulesFile>(source) {
-                Ok(spec) => {
-                    if spec.schema_version != 1 {
-                        errors.push(schema_error(&source.display, spec.schema_version));
-                    }
-                    declared_rules = spec.rules.iter().map(|r| r.id.clone()).collect();
-                    rules = compile_rules(spec.rules, source, &registry, &mut errors);
-                }
-                Err(e) => errors.push(e),
-            }
-        }
-
-        let mut composition_rules = 0;
-        match roots.read_named(config::COMPOSITION_FILE) {
-            Ok(Some(source)) => {
-                files.push(packs::display_name(&source));
-                match config::parse::<config::CompositionFile>(&source) {
-                    Ok(spec) => {
-                        if spec.schema_version != 1 {
-                            errors.push(schema_error(&source.display, spec.schema_version));
-                        }
-                        composition_rules = spec.rules.len();
-                        attach_compositions(
-                            spec.rules,
-                            &source,
-                            &registry,
-                            &declared_rules,
-                            &mut rules,
-                            &mut warnings,
-                            &mut errors,
-                        );
-                    }
-                    Err(e) => errors.push(e),
-                }
-            }
-            Ok(None) => {}
-            Err(e) => errors.push(e),
-        }
-
-        let continuation_signals = settings
+    /// The routing settings in force (they come with the settings, which load apart).
+    pub fn set_settings(&mut self, settings: RoutingSettings) {
+        self.continuation_signals = settings
             .sticky
             .continuation_signals
             .iter()
             .map(|s| text::normalize(s))
             .filter(|s| !s.is_empty())
             .collect();
-        let (automaton, owners) = match build_automaton(&rules) {
-            Ok(built) => built,
-            Err(message) => {
-                errors.push(ConfigError {
-                    file: "intent_rules".into(),
-                    line: None,
-                    field: Some("keywords".into()),
-                    message,
-                });
-                (None, vec![])
-            }
-        };
-        if !errors.is_empty() {
-            return Err(errors);
-        }
-        Ok(Loaded {
-            router: Router {
-                rules,
-                registry,
-                settings,
-                automaton,
-                owners,
-                continuation_signals,
-                composition_rules,
-            },
-            plugin,
-            files,
-            warnings,
-        })
+        self.settings = settings;
     }
 
     pub fn rule(&self, id: &str) -> Option<&Rule> {
-        self.rules.iter().find(|r| r.id == id)
+        self.by_id.get(id).map(|&i| &self.rules[i])
     }
 
     /// Decides which pack (if any) this turn gets, and builds its block.
@@ -310,16 +166,16 @@ impl Router {
         // Layer 1: every keyword of every rule in one pass. A rule is a candidate only if one matched.
         let mut hits: Vec<(u32, u32)> = Vec::new();
         if let Some(automaton) = &self.automaton {
-            for m in automaton.find_overlapping_iter(&normalized) {
-                let owners = &self.owners[m.pattern().as_usize()];
-                let bounded = text::on_word_boundaries(&normalized, m.start(), m.end());
+            automaton.for_each_match(normalized.as_bytes(), |pattern, start, end| {
+                let owners = &self.owners[pattern];
+                let bounded = text::on_word_boundaries(&normalized, start, end);
                 hits.extend(
                     owners
                         .iter()
                         .filter(|o| o.substring || bounded)
                         .map(|o| (o.rule, o.keyword)),
                 );
-            }
+            });
         }
         hits.sort_unstable();
         hits.dedup();
@@ -495,13 +351,10 @@ impl Router {
 
     /// A previous turn is remembered by intent id; a pack id is accepted too (first rule using it).
     pub fn resolve_previous(&self, previous: &str) -> Option<usize> {
-        self.rules
-            .iter()
-            .position(|r| r.id == previous)
-            .or_else(|| {
-                let pack = self.registry.index_of(previous)?;
-                self.rules.iter().position(|r| r.primary_pack == pack)
-            })
+        self.by_id.get(previous).copied().or_else(|| {
+            let pack = self.registry.index_of(previous)?;
+            self.by_primary_pack.get(&pack).copied()
+        })
     }
 
     fn no_pack(&self, mut decision: Decision, reason: String) -> Routed {
@@ -715,327 +568,4 @@ fn glob_matches(pattern: &str, id: &str) -> bool {
         Some(prefix) => id.starts_with(prefix),
         None => pattern == id,
     }
-}
-
-fn schema_error(file: &str, version: u32) -> ConfigError {
-    ConfigError {
-        file: file.into(),
-        line: None,
-        field: Some("schema_version".into()),
-        message: format!("unsupported schema_version {version} (this plugin reads 1)"),
-    }
-}
-
-fn compile_rules(
-    specs: Vec<config::RuleSpec>,
-    source: &config::SourceFile,
-    registry: &PackRegistry,
-    errors: &mut Vec<ConfigError>,
-) -> Vec<Rule> {
-    let all_ids: Vec<String> = specs.iter().map(|s| s.id.clone()).collect();
-    let mut seen = std::collections::HashSet::new();
-    let mut rules = Vec::new();
-    for spec in specs {
-        let start = errors.len();
-        let mut failed = false;
-        let mut error = |field: &str, message: String| {
-            errors.push(ConfigError {
-                file: source.display.clone(),
-                line: config::locate(&source.text, "id", &spec.id, Some(field)),
-                field: Some(format!("{}.{field}", spec.id)),
-                message,
-            })
-        };
-        if !packs::valid_id(&spec.id) {
-            error(
-                "id",
-                format!(
-                    "rule id {:?} must be letters, digits, '_', '-', '.' or ':'",
-                    spec.id
-                ),
-            );
-        }
-        if !seen.insert(spec.id.clone()) {
-            error("id", format!("rule {:?} is defined twice", spec.id));
-        }
-        let mut keywords = Vec::new();
-        for keyword in &spec.keywords {
-            let normalized = text::normalize(keyword);
-            if normalized.is_empty() {
-                error("keywords", "a keyword is empty".into());
-            } else if !keywords.contains(&normalized) {
-                keywords.push(normalized);
-            }
-        }
-        if keywords.is_empty() && spec.keywords.is_empty() {
-            error(
-                "keywords",
-                "a rule needs at least one keyword (a rule is a candidate only when one matches)"
-                    .into(),
-            );
-        }
-        if !(spec.keyword_weight.is_finite() && spec.keyword_weight > 0.0) {
-            error(
-                "keyword_weight",
-                format!("must be a number above 0, not {}", spec.keyword_weight),
-            );
-        }
-        if !(spec.min_confidence.is_finite() && spec.min_confidence >= 0.0) {
-            error(
-                "min_confidence",
-                format!("must be a number ≥ 0, not {}", spec.min_confidence),
-            );
-        }
-        if spec.pack_type.trim().is_empty() {
-            error("pack_type", "must not be empty".into());
-        }
-        let primary_pack = match registry.profile_pack(&spec.consumer_profile) {
-            Some(pack) => registry.index_of(pack),
-            None if registry.is_broken_profile(&spec.consumer_profile) => {
-                failed = true; // reported with the profile
-                None
-            }
-            None => {
-                error(
-                    "consumer_profile",
-                    format!(
-                        "consumer profile {:?} is not in the pack registry's consumer_profiles",
-                        spec.consumer_profile
-                    ),
-                );
-                None
-            }
-        };
-        let mut boosts = Vec::new();
-        for (i, b) in spec.entity_boosts.iter().enumerate() {
-            let mut compile = |field: &str, pattern: &Option<String>| -> Option<Regex> {
-                let pattern = pattern.as_ref()?;
-                if pattern.len() > REGEX_MAX_LEN {
-                    error(
-                        field,
-                        format!(
-                            "entity_boosts[{i}]: pattern longer than {REGEX_MAX_LEN} characters"
-                        ),
-                    );
-                    return None;
-                }
-                match RegexBuilder::new(pattern)
-                    .case_insensitive(true)
-                    .size_limit(REGEX_SIZE_LIMIT)
-                    .dfa_size_limit(REGEX_SIZE_LIMIT)
-                    .build()
-                {
-                    Ok(re) => Some(re),
-                    Err(e) => {
-                        error(
-                            field,
-                            format!("entity_boosts[{i}]: invalid pattern {pattern:?}: {e}"),
-                        );
-                        None
-                    }
-                }
-            };
-            let summary = compile("summary_pattern", &b.summary_pattern);
-            let fact = compile("fact_pattern", &b.fact_pattern);
-            if b.summary_pattern.is_none() && b.fact_pattern.is_none() {
-                error(
-                    "entity_boosts",
-                    format!("entity_boosts[{i}] needs a summary_pattern or a fact_pattern"),
-                );
-            }
-            if !(b.weight.is_finite() && b.weight >= 0.0) {
-                error(
-                    "weight",
-                    format!(
-                        "entity_boosts[{i}]: weight must be ≥ 0 (boosts only add), not {}",
-                        b.weight
-                    ),
-                );
-            }
-            for target in &b.suppresses {
-                if !all_ids.iter().any(|id| glob_matches(target, id)) {
-                    error(
-                        "suppresses",
-                        format!("entity_boosts[{i}]: suppresses {target:?}, which names no rule"),
-                    );
-                }
-            }
-            boosts.push(Boost {
-                summary,
-                fact,
-                weight: to_milli(b.weight),
-                suppresses: b.suppresses.clone(),
-            });
-        }
-        if failed || errors.len() > start {
-            continue;
-        }
-        rules.push(Rule {
-            id: spec.id,
-            pack_type: spec.pack_type,
-            scope: spec.scope,
-            keywords,
-            substring: spec.keyword_match == KeywordMatch::Substring,
-            keyword_weight: to_milli(spec.keyword_weight),
-            min_confidence: to_milli(spec.min_confidence),
-            boosts,
-            primary_pack: primary_pack.unwrap_or_default(),
-            additional: vec![],
-        });
-    }
-    rules
-}
-
-fn attach_compositions(
-    specs: Vec<config::CompositionSpec>,
-    source: &config::SourceFile,
-    registry: &PackRegistry,
-    declared_rules: &[String],
-    rules: &mut [Rule],
-    warnings: &mut Vec<String>,
-    errors: &mut Vec<ConfigError>,
-) {
-    let mut seen = std::collections::HashSet::new();
-    for spec in specs {
-        let mut error = |field: &str, message: String| {
-            errors.push(ConfigError {
-                file: source.display.clone(),
-                line: config::locate(
-                    &source.text,
-                    "primary_intent",
-                    &spec.primary_intent,
-                    Some(field),
-                ),
-                field: Some(format!("{}.{field}", spec.primary_intent)),
-                message,
-            })
-        };
-        if !seen.insert(spec.primary_intent.clone()) {
-            error(
-                "primary_intent",
-                format!("two composition rules for {:?}", spec.primary_intent),
-            );
-            continue;
-        }
-        let Some(rule) = rules.iter_mut().find(|r| r.id == spec.primary_intent) else {
-            if declared_rules.contains(&spec.primary_intent) {
-                continue; // the rule itself has errors, reported already
-            }
-            error(
-                "primary_intent",
-                format!("{:?} is not an intent rule id", spec.primary_intent),
-            );
-            continue;
-        };
-        for (i, extra) in spec.inject_additional.iter().enumerate() {
-            if extra.condition != "always" {
-                error(
-                    "condition",
-                    format!(
-                        "inject_additional[{i}]: condition {:?} is not supported (v1 supports \"always\")",
-                        extra.condition
-                    ),
-                );
-                continue;
-            }
-            let (label, pack) = match (&extra.pack, &extra.pack_type) {
-                (Some(id), None) => {
-                    let pack = match (registry.index_of(id), &extra.mode) {
-                        (None, _) => Err(format!("pack {id} is not in the registry")),
-                        (Some(p), Some(mode)) if !registry.packs[p].modes.contains(mode) => {
-                            Err(format!("pack {id} has no mode {mode}"))
-                        }
-                        (Some(p), _) => Ok(p),
-                    };
-                    (id.clone(), pack)
-                }
-                (None, Some(pack_type)) => {
-                    let fits: Vec<usize> = registry
-                        .of_type(pack_type)
-                        .filter(|&p| {
-                            extra
-                                .mode
-                                .as_ref()
-                                .is_none_or(|m| registry.packs[p].modes.contains(m))
-                        })
-                        .collect();
-                    let pack = match fits.as_slice() {
-                        [one] => Ok(*one),
-                        [] => Err(match &extra.mode {
-                            Some(mode) => {
-                                format!("no registered pack of type {pack_type} has mode {mode}")
-                            }
-                            None => format!("no pack of type {pack_type} is registered"),
-                        }),
-                        many => {
-                            let ids: Vec<&str> = many
-                                .iter()
-                                .map(|&p| registry.packs[p].id.as_str())
-                                .collect();
-                            error(
-                                "pack_type",
-                                format!(
-                                    "inject_additional[{i}]: {} packs have type {pack_type} ({}); name one with `pack`",
-                                    many.len(),
-                                    ids.join(", ")
-                                ),
-                            );
-                            continue;
-                        }
-                    };
-                    (pack_type.clone(), pack)
-                }
-                _ => {
-                    error(
-                        "inject_additional",
-                        format!("inject_additional[{i}] needs exactly one of pack_type and pack"),
-                    );
-                    continue;
-                }
-            };
-            if let Err(why) = &pack {
-                warnings.push(format!(
-                    "composition for {}: {label} unavailable ({why})",
-                    rule.id
-                ));
-            }
-            rule.additional.push(Additional {
-                label,
-                mode: extra.mode.clone(),
-                required: extra.required,
-                pack,
-            });
-        }
-    }
-}
-
-/// One automaton over the distinct keywords of all rules; each pattern knows the rules that own it.
-fn build_automaton(
-    rules: &[Rule],
-) -> Result<(Option<AhoCorasick>, Vec<Vec<KeywordOwner>>), String> {
-    let mut patterns: Vec<&str> = Vec::new();
-    let mut index: HashMap<&str, usize> = HashMap::new();
-    let mut owners: Vec<Vec<KeywordOwner>> = Vec::new();
-    for (r, rule) in rules.iter().enumerate() {
-        for (k, keyword) in rule.keywords.iter().enumerate() {
-            let p = *index.entry(keyword.as_str()).or_insert_with(|| {
-                patterns.push(keyword);
-                owners.push(Vec::new());
-                patterns.len() - 1
-            });
-            owners[p].push(KeywordOwner {
-                rule: r as u32,
-                keyword: k as u32,
-                substring: rule.substring,
-            });
-        }
-    }
-    if patterns.is_empty() {
-        return Ok((None, owners));
-    }
-    let automaton = AhoCorasick::builder()
-        .match_kind(MatchKind::Standard)
-        .build(&patterns)
-        .map_err(|e| format!("cannot build the keyword automaton: {e}"))?;
-    Ok((Some(automaton), owners))
 }

@@ -112,10 +112,7 @@ fn state_dir(label: &str) -> PathBuf {
 fn engine(graphiti: &Graphiti, state: &Path, resend_after_doubt_ms: u64) -> Engine {
     let config = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../config");
     let mut engine = Engine::new(
-        ConfigRoots {
-            config,
-            overlay: None,
-        },
+        ConfigRoots::new(config, None),
         Some(state.to_path_buf()),
         Box::new(graphiti.clone()),
     );

@@ -8,14 +8,7 @@ use std::path::PathBuf;
 
 fn engine() -> Engine {
     let config = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../config");
-    Engine::new(
-        ConfigRoots {
-            config,
-            overlay: None,
-        },
-        None,
-        Box::new(NoNetwork),
-    )
+    Engine::new(ConfigRoots::new(config, None), None, Box::new(NoNetwork))
 }
 
 #[test]
@@ -49,4 +42,22 @@ fn demo_prompt_picks_the_deal_pack() {
 fn example_rules_pass_the_overlap_lint() {
     let out = engine().run_command(&Command::LintRules);
     assert_eq!(out.exit_code, 0, "{}{}", out.stdout, out.stderr);
+}
+
+#[test]
+fn an_overlay_the_host_could_not_mount_is_a_warning_at_every_load() {
+    let config = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../config");
+    let roots = ConfigRoots {
+        config_name: "~/cfg".into(),
+        missing_overlay: Some("~/private".into()),
+        ..ConfigRoots::new(config, None)
+    };
+    let mut engine = Engine::new(roots, None, Box::new(NoNetwork));
+    for _ in 0..2 {
+        let summary = engine.reload().unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(
+            summary.warnings,
+            vec!["the overlay directory ~/private does not exist: only ~/cfg is read".to_string()]
+        );
+    }
 }

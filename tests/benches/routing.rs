@@ -152,6 +152,7 @@ fn main() {
         "wasm/native"
     );
     let mut component_medians = Vec::new();
+    let mut sticky_lines = Vec::new();
     for rules in [10usize, 100, 1_000, 10_000] {
         let dir = temp_dir(&format!("bench-{rules}"));
         write_config(&dir, rules);
@@ -159,12 +160,9 @@ fn main() {
         let text = prompt(target, other);
         let expected = format!("rule_{target}");
 
-        let router = Router::load(&ConfigRoots {
-            config: dir.clone(),
-            overlay: None,
-        })
-        .unwrap_or_else(|e| panic!("{e:?}"))
-        .router;
+        let router = Router::load(&ConfigRoots::new(dir.clone(), None), &Default::default())
+            .unwrap_or_else(|e| panic!("{e:?}"))
+            .router;
         let recall = Recall::default();
         let input = RouteInput {
             prompt: &text,
@@ -180,6 +178,22 @@ fn main() {
         let native = time(iterations, || {
             std::hint::black_box(router.route(std::hint::black_box(&input)));
         });
+        // A short follow-up to the last rule's turn: no keyword, the previous turn's pack again.
+        let last_rule = format!("rule_{}", rules - 1);
+        let follow_up = RouteInput {
+            prompt: "and what about friday?",
+            previous: Some(&last_rule),
+            ..input
+        };
+        assert!(router.route(&follow_up).decision.sticky, "sticky answer");
+        let sticky = time(iterations, || {
+            std::hint::black_box(router.route(std::hint::black_box(&follow_up)));
+        });
+        sticky_lines.push(format!(
+            "{rules:>6}  {:>7.2} / {:>6.2}",
+            us(sticky.median),
+            us(sticky.p99)
+        ));
 
         let naive_rules: Vec<(String, Vec<String>)> = (0..rules)
             .map(|r| {
@@ -234,6 +248,10 @@ fn main() {
             us(component.median) / us(native.median),
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+    println!("sticky follow-up per turn, native (median / p99, µs):");
+    for line in &sticky_lines {
+        println!("{line}");
     }
     let flatness = component_medians[3] / component_medians[0];
     println!("component median at 10,000 rules / at 10 rules: {flatness:.2}× (flat = close to 1)");

@@ -416,20 +416,27 @@ fn capture_keeps_the_users_own_text_that_mentions_a_tag_name() {
 /// P6: whatever goes wrong, the turn gets no injection and a reason, and the next turn works.
 #[test]
 fn faults_mean_no_injection_and_the_plugin_keeps_working() {
-    // 1. No configuration at all.
+    // 1. No configuration at all: no pack (recall still runs; Graphiti is not reachable here).
     let empty = temp_dir("no-config");
     let mut shim = shim(&empty);
     let injection = shim.before_agent_start(
         &prompt("Book a bistro for dinner"),
         &ctx("s", ChatType::Direct),
     );
-    assert!(injection.prepend_context.is_none(), "{injection:?}");
     assert!(
-        injection
-            .decision
-            .no_pack_reason
-            .unwrap()
-            .contains("no configuration loaded")
+        !injection
+            .prepend_context
+            .as_deref()
+            .unwrap_or_default()
+            .contains("<pack-context"),
+        "{injection:?}"
+    );
+    assert_eq!(
+        injection.decision.no_pack_reason.unwrap(),
+        format!(
+            "no routing configuration has loaded yet: {}/pack_registry.yaml: missing: the config directory needs pack_registry.yaml (or .yml / .json) (and 1 more: check-config lists them)",
+            empty.display()
+        )
     );
 
     // 2. Corrupt session state: routing proceeds, the problem is noted.

@@ -41,10 +41,7 @@ fn every_case_holds_in_the_component_and_matches_native() {
         let config = case_file.config_dir();
         let mut shim = shim_for(&config);
         let mut engine = Engine::new(
-            ConfigRoots {
-                config: config.clone(),
-                overlay: None,
-            },
+            ConfigRoots::new(config.clone(), None),
             None,
             Box::new(NoNetwork),
         );

@@ -13,10 +13,7 @@ fn every_case_holds_natively() {
     for (file, case_file) in cases::load_all() {
         let config = case_file.config_dir();
         let mut engine = Engine::new(
-            ConfigRoots {
-                config: config.clone(),
-                overlay: None,
-            },
+            ConfigRoots::new(config.clone(), None),
             None,
             Box::new(NoNetwork),
         );

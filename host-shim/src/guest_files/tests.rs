@@ -130,6 +130,7 @@ fn guest_state() -> GuestState {
             kept: Default::default(),
         },
         locks: crate::state_lock::StateLocks::new(None, |_| {}),
+        mounts: Vec::new(),
         call_deadline: Instant::now(),
     }
 }

@@ -47,7 +47,12 @@ export class ComponentPool {
     const pool = new ComponentPool(componentDir, generated.instantiate, options, logger);
     // One instance serves the first turn; the others join as soon as they are ready.
     pool.instances.push(await pool.instantiate());
-    pool.summary = await pool.reload(options.hostSettings);
+    try {
+      pool.summary = await pool.reload(options.hostSettings);
+    } catch (error) {
+      // Reported once, here. What loaded stays in force: recall and capture never wait for routing.
+      logger.error(error.message);
+    }
     pool.growing = pool.grow(options.instances - 1);
     return pool;
   }
@@ -97,6 +102,14 @@ export class ComponentPool {
   /** @param {StateLocks} locks  this instance's locks */
   hostImports(locks) {
     const logger = this.logger;
+    const { options } = this;
+    const preopens = [
+      { guestPath: '/config', hostDir: options.configDir, writable: false },
+      { guestPath: '/overlay', hostDir: options.overlayDir, writable: false },
+      { guestPath: '/state', hostDir: options.stateDir, writable: true },
+      { guestPath: '/experts', hostDir: options.expertsDir, writable: false },
+      { guestPath: '/workspace', hostDir: options.workspaceDir, writable: true },
+    ];
     const host = {
       log(level, message) {
         const write = { debug: logger.debug ?? logger.info, info: logger.info, warn: logger.warn, error: logger.error }[level] ?? logger.info;
@@ -106,16 +119,12 @@ export class ComponentPool {
       // Async (JSPI): a busy lock is waited for on timers, never by blocking the event loop.
       acquireLock: (name, leaseMs, waitMs) => locks.acquire(name, leaseMs, waitMs),
       releaseLock: (name) => locks.release(name),
+      // Every directory asked for, mounted or not (a missing one is left out of the preopens): the
+      // component names files by these paths, and says so when one does not exist.
+      mounts: () => preopens.filter((p) => p.hostDir).map((p) => ({ guestPath: p.guestPath, hostPath: p.hostDir })),
     };
-    const { options } = this;
     const wasi = createWasi({
-      preopens: [
-        { guestPath: '/config', hostDir: options.configDir, writable: false },
-        { guestPath: '/overlay', hostDir: options.overlayDir, writable: false },
-        { guestPath: '/state', hostDir: options.stateDir, writable: true },
-        { guestPath: '/experts', hostDir: options.expertsDir, writable: false },
-        { guestPath: '/workspace', hostDir: options.workspaceDir, writable: true },
-      ],
+      preopens,
       stderr: (text) => logger.debug?.(`graphiti-openclaw (stderr): ${text.trimEnd()}`),
     });
     const imports = { ...wasi, [`${WIT_PACKAGE}/host`]: host, [`${WIT_PACKAGE}/types`]: {} };
@@ -139,10 +148,14 @@ export class ComponentPool {
     }
   }
 
-  /** A new instance with the configuration in force. */
+  /** A new instance with the configuration in force (its errors were reported when it was loaded). */
   async startInstance() {
     const instance = await this.instantiate();
-    instance.plugin.reloadConfig(this.hostSettings);
+    try {
+      instance.plugin.reloadConfig(this.hostSettings);
+    } catch (error) {
+      if (!configFailure(error)) throw error;
+    }
     return instance;
   }
 
@@ -251,29 +264,41 @@ export class ComponentPool {
 
   /**
    * Reloads the configuration in every instance (waiting for each to be idle). Returns the summary,
-   * or throws an Error listing every configuration problem; the last good configuration stays.
+   * or throws an Error listing every configuration problem and what stays in force (routing and
+   * settings load apart: each keeps its last good state).
    * @param {string | undefined} hostSettings
    */
   async reload(hostSettings) {
     this.hostSettings = hostSettings;
     let summary;
+    let failure;
     for (const instance of await this.everyInstance()) {
       while (instance.busy) await pause(5);
       instance.busy = true;
       try {
         summary = instance.plugin.reloadConfig(hostSettings);
-      } catch (errors) {
-        const list = Array.isArray(errors) ? errors : errors?.payload ?? [errors];
-        const lines = list.map((e) => `${e.file}${e.line ? `:${e.line}` : ''}${e.field ? `: ${e.field}` : ''}: ${e.message}`);
-        throw new Error(`graphiti-openclaw: configuration has ${lines.length} error(s); the last good configuration stays in force:\n  ${lines.join('\n  ')}`);
+      } catch (error) {
+        failure = configFailure(error);
+        if (!failure) throw error;
       } finally {
         // The sender is not the pool's to hand to a waiting turn.
         if (this.instances.includes(instance)) this.release(instance);
         else instance.busy = false;
       }
     }
-    const allowed = this.options.allowOrigins ?? (summary?.graphitiUrl ? [summary.graphitiUrl] : []);
+    const graphitiUrl = failure?.graphitiUrl ?? summary?.graphitiUrl;
+    const allowed = this.options.allowOrigins ?? (graphitiUrl ? [graphitiUrl] : []);
     this.origins = new Set(allowed.map((url) => originOf(url)));
+    if (failure) {
+      const lines = failure.errors.map((e) => `${e.file}${e.line ? `:${e.line}` : ''}${e.field ? `: ${e.field}` : ''}: ${e.message}`);
+      throw new Error(`graphiti-openclaw: configuration has ${lines.length} error(s):\n  ${lines.join('\n  ')}\n${failure.inForce.join('\n')}`);
+    }
     return summary;
   }
+}
+
+/** The component's `config-failure` when `error` is one (jco throws a result's error as its payload). */
+function configFailure(error) {
+  const payload = error?.payload;
+  return payload && Array.isArray(payload.errors) ? payload : undefined;
 }

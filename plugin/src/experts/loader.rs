@@ -10,6 +10,17 @@ use std::path::{Path, PathBuf};
 
 /// Packages examined under one root at most.
 const MAX_PACKAGES: usize = 1000;
+/// Bytes of package files loaded under one root at most, per load. Packages are loaded on the first
+/// turn after a configuration load, within that call's time limit (5 s by default), and parsing costs
+/// time in proportion to size (about 0.1 s per MiB in the component, measured); without a bound, a large
+/// enough experts directory would exceed the limit on every turn. Past it, packages are refused, each
+/// with an error, in directory order: they cost only their own sessions.
+pub const MAX_ROOT_BYTES: u64 = 8 << 20;
+/// How a package refused for [`MAX_ROOT_BYTES`] is told apart.
+const OVER_BUDGET: &str = "not loaded";
+/// Files and directories looked at per package when sizing it, and how deep.
+const MAX_PACKAGE_ENTRIES: usize = 10_000;
+const MAX_PACKAGE_DEPTH: usize = 16;
 
 #[derive(Clone, Debug, Default)]
 pub struct LoadOptions {
@@ -92,12 +103,28 @@ pub fn discover(root: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(dirs)
 }
 
-/// Loads every package under `root`, sorted by name (then directory). Packages sharing a name are all
-/// refused: each would claim the same session and workspace.
+/// Loads every package under `root`, sorted by name (then directory), within [`MAX_ROOT_BYTES`].
+/// Packages sharing a name are all refused: each would claim the same session and workspace.
 pub fn load_all(root: &Path, options: &LoadOptions) -> Result<Vec<LoadedExpert>, String> {
+    let mut budget = MAX_ROOT_BYTES;
     let mut experts: Vec<LoadedExpert> = discover(root)?
         .iter()
-        .map(|dir| load_expert(dir, options))
+        .map(|dir| match package_bytes(dir) {
+            Ok(bytes) if bytes <= budget => {
+                budget -= bytes;
+                load_expert(dir, options)
+            }
+            Ok(bytes) => refused(
+                dir,
+                format!(
+                    "{OVER_BUDGET}: its files ({} KiB) would take the packages under the experts \
+                     directory past {} MiB, the most loaded at once",
+                    bytes.div_ceil(1024),
+                    MAX_ROOT_BYTES >> 20
+                ),
+            ),
+            Err(why) => refused(dir, format!("not loaded: {why}")),
+        })
         .collect();
     experts.sort_by(|a, b| a.name.cmp(&b.name).then(a.dir.cmp(&b.dir)));
     let keys: Vec<(String, PathBuf)> = experts
@@ -130,6 +157,51 @@ pub fn load_all(root: &Path, options: &LoadOptions) -> Result<Vec<LoadedExpert>,
     Ok(experts)
 }
 
+/// A package that was not loaded, with why.
+fn refused(dir: &Path, message: String) -> LoadedExpert {
+    LoadedExpert {
+        dir: dir.to_path_buf(),
+        name: dir_name(dir),
+        package: None,
+        bindings: Bindings::default(),
+        findings: vec![Finding {
+            file: ".".into(),
+            line: None,
+            rule: Rule::FilesReadable,
+            field: None,
+            message,
+        }],
+    }
+}
+
+/// The bytes of the files under a package directory (symbolic links not followed), from metadata only.
+fn package_bytes(dir: &Path) -> Result<u64, String> {
+    let mut total = 0u64;
+    let mut entries = 0usize;
+    let mut pending = vec![(dir.to_path_buf(), 0usize)];
+    while let Some((path, depth)) = pending.pop() {
+        let listing =
+            fs::read_dir(&path).map_err(|e| format!("cannot list {}: {e}", path.display()))?;
+        for entry in listing.filter_map(Result::ok) {
+            entries += 1;
+            if entries > MAX_PACKAGE_ENTRIES {
+                return Err(format!(
+                    "it holds more than {MAX_PACKAGE_ENTRIES} files and directories"
+                ));
+            }
+            let Ok(meta) = fs::symlink_metadata(entry.path()) else {
+                continue;
+            };
+            if meta.is_dir() && depth < MAX_PACKAGE_DEPTH {
+                pending.push((entry.path(), depth + 1));
+            } else if meta.is_file() {
+                total = total.saturating_add(meta.len());
+            }
+        }
+    }
+    Ok(total)
+}
+
 fn dir_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -152,7 +224,17 @@ pub fn find_expert(
         return Err(format!("{target}: no {MANIFEST_FILE} there"));
     }
     let experts = load_all(root, options)?;
-    pick(&experts, target, root).cloned()
+    let expert = pick(&experts, target, root)?;
+    // A command about one package loads it whatever the others weigh.
+    let over_budget = expert.package.is_none()
+        && expert
+            .findings
+            .iter()
+            .any(|f| f.file == "." && f.message.starts_with(OVER_BUDGET));
+    if over_budget {
+        return Ok(load_expert(&expert.dir, options));
+    }
+    Ok(expert.clone())
 }
 
 /// The expert named `target` (package name or directory name) among `experts`, loaded from `root`.
@@ -165,4 +247,54 @@ pub fn pick<'a>(
         .iter()
         .find(|e| e.name == target || dir_name(&e.dir) == target)
         .ok_or_else(|| format!("no expert named {target:?} under {}", root.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn package(root: &Path, name: &str, filler_bytes: usize) {
+        let dir = root.join(name);
+        fs::create_dir_all(dir.join("knowledge")).unwrap();
+        fs::write(dir.join(MANIFEST_FILE), format!("name: {name}\n")).unwrap();
+        fs::write(dir.join("knowledge/filler.md"), vec![b'x'; filler_bytes]).unwrap();
+    }
+
+    #[test]
+    fn packages_past_the_root_budget_are_refused_each_with_an_error() {
+        let root = std::env::temp_dir().join(format!(
+            "graphiti-openclaw-loader-budget-{}",
+            std::process::id()
+        ));
+        let _ = fs::remove_dir_all(&root);
+        let mib = 1 << 20;
+        package(&root, "a-small", 2 * mib);
+        package(&root, "b-large", 5 * mib);
+        package(&root, "c-over", 2 * mib);
+        package(&root, "d-tiny", 10);
+        let experts = load_all(&root, &LoadOptions::default()).unwrap();
+        let refusal = |name: &str| {
+            let expert = experts.iter().find(|e| e.name == name).unwrap();
+            expert
+                .findings
+                .iter()
+                .find(|f| f.message.starts_with("not loaded"))
+                .map(|f| f.message.clone())
+        };
+        assert_eq!(refusal("a-small"), None);
+        assert_eq!(refusal("b-large"), None);
+        assert_eq!(
+            refusal("c-over").as_deref(),
+            Some(
+                "not loaded: its files (2049 KiB) would take the packages under the experts \
+                 directory past 8 MiB, the most loaded at once"
+            )
+        );
+        assert_eq!(
+            refusal("d-tiny"),
+            None,
+            "smaller packages after it still fit"
+        );
+        let _ = fs::remove_dir_all(&root);
+    }
 }

@@ -2,9 +2,10 @@
 //! a field after parsing (serde keeps no positions, so findings made later look the field up again).
 
 use serde::de::DeserializeOwned;
+use std::collections::HashMap;
 
 /// One step of a field path: a mapping key or a sequence index.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Seg {
     Key(String),
     Index(usize),
@@ -51,7 +52,8 @@ pub struct ParseError {
 }
 
 /// Parses YAML into `T`. An empty document parses as `T::default()` (an empty frontmatter block is
-/// not an error; missing required fields are reported by the caller).
+/// not an error; missing required fields are reported by the caller). Nesting is capped first: deeper
+/// documents would cost the parser quadratic time (see `config::check_yaml`).
 pub fn parse<T: DeserializeOwned + Default>(text: &str) -> Result<T, ParseError> {
     let meaningful = text.lines().any(|l| {
         let t = l.trim();
@@ -59,6 +61,13 @@ pub fn parse<T: DeserializeOwned + Default>(text: &str) -> Result<T, ParseError>
     });
     if !meaningful {
         return Ok(T::default());
+    }
+    if let Err(too_deep) = crate::config::check_yaml(text) {
+        return Err(ParseError {
+            line: Some(too_deep.line),
+            field: None,
+            message: too_deep.message(),
+        });
     }
     // A document that is just `~`/`null` is as empty as no document.
     if matches!(
@@ -68,13 +77,12 @@ pub fn parse<T: DeserializeOwned + Default>(text: &str) -> Result<T, ParseError>
         return Ok(T::default());
     }
     serde_norway::from_str(text).map_err(|e| {
-        let line = e.location().map(|l| l.line() as u32);
-        let full = e.to_string();
-        let (field, message) = crate::config::split_path(&full);
+        let (line, message) = crate::config::yaml_error(text, &e);
+        let (field, message) = crate::config::split_path(&message);
         ParseError {
             line,
             field,
-            message: crate::config::strip_location(&message),
+            message,
         }
     })
 }
@@ -147,24 +155,32 @@ impl Lines {
     }
 }
 
-/// Every significant line of a YAML text with the field path it starts.
+/// Every field path of a YAML text with the first line that starts it. Paths are interned as a tree
+/// (a node per distinct path), so building and looking up stay linear in the text and the path.
 struct PathIndex {
-    entries: Vec<(Vec<Seg>, u32)>,
+    /// (parent node, segment) → node; node 0 is the document.
+    children: HashMap<(usize, Seg), usize>,
+    /// The first line of each node (none for the document).
+    lines: Vec<u32>,
 }
 
 struct Frame {
     col: usize,
-    seg: Option<Seg>,
+    /// The node this frame's field or item is; the root frame is the document (node 0).
+    node: usize,
     is_item: bool,
     children: usize,
 }
 
 impl PathIndex {
     fn build(text: &str) -> PathIndex {
-        let mut entries = Vec::new();
+        let mut index = PathIndex {
+            children: HashMap::new(),
+            lines: vec![0],
+        };
         let mut stack: Vec<Frame> = vec![Frame {
             col: 0,
-            seg: None,
+            node: 0,
             is_item: false,
             children: 0,
         }];
@@ -191,15 +207,15 @@ impl PathIndex {
             while rest == "-" || rest.starts_with("- ") {
                 pop_to(&mut stack, col, true);
                 let parent = stack.last_mut().expect("root frame");
-                let index = parent.children;
+                let seg = Seg::Index(parent.children);
                 parent.children += 1;
+                let node = index.intern(parent.node, seg, line_no);
                 stack.push(Frame {
                     col,
-                    seg: Some(Seg::Index(index)),
+                    node,
                     is_item: true,
                     children: 0,
                 });
-                entries.push((path_of(&stack), line_no));
                 let after = rest[1..].trim_start();
                 col += rest.len() - after.len();
                 rest = after;
@@ -212,27 +228,39 @@ impl PathIndex {
             }
             if let Some((key, value)) = split_key(rest) {
                 pop_to(&mut stack, col, false);
+                let parent = stack.last().expect("root frame").node;
+                let node = index.intern(parent, Seg::Key(key), line_no);
                 stack.push(Frame {
                     col,
-                    seg: Some(Seg::Key(key)),
+                    node,
                     is_item: false,
                     children: 0,
                 });
-                entries.push((path_of(&stack), line_no));
                 let v = value.trim_start();
                 if v.starts_with('|') || v.starts_with('>') {
                     scalar_above = Some(col);
                 }
             }
         }
-        PathIndex { entries }
+        index
+    }
+
+    /// The node of `seg` under `parent`, created with `line` the first time.
+    fn intern(&mut self, parent: usize, seg: Seg, line: u32) -> usize {
+        let next = self.lines.len();
+        let node = *self.children.entry((parent, seg)).or_insert(next);
+        if node == next {
+            self.lines.push(line);
+        }
+        node
     }
 
     fn find(&self, path: &[Seg]) -> Option<u32> {
-        self.entries
-            .iter()
-            .find(|(p, _)| p.as_slice() == path)
-            .map(|(_, line)| *line)
+        let mut node = 0;
+        for seg in path {
+            node = *self.children.get(&(node, seg.clone()))?;
+        }
+        (node != 0).then(|| self.lines[node])
     }
 }
 
@@ -251,10 +279,6 @@ fn pop_to(stack: &mut Vec<Frame>, col: usize, is_item: bool) {
         }
         stack.pop();
     }
-}
-
-fn path_of(stack: &[Frame]) -> Vec<Seg> {
-    stack.iter().filter_map(|f| f.seg.clone()).collect()
 }
 
 /// `key: value` or `key:` at the start of `text`, with quoted keys unquoted.

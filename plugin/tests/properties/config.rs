@@ -374,11 +374,11 @@ proptest! {
             }
             Err(errors) => {
                 prop_assert!(!matches!(mutation, Mutation::Rewrite), "{:?}", errors);
-                check_errors_name_files(&errors, dir.path())?;
+                check_errors_name_files(&errors.errors, dir.path())?;
                 let file = file.display().to_string();
                 if mutation.breaks(target, &value) {
                     prop_assert!(
-                        errors.iter().any(|e| e.file == file || e.file == HOST_SETTINGS),
+                        errors.errors.iter().any(|e| e.file == file || e.file == HOST_SETTINGS),
                         "no error names {}: {:?}", file, errors
                     );
                 }
@@ -389,7 +389,7 @@ proptest! {
         // A fresh engine (a restart) on the same files says the same.
         let (_, fresh) = load(dir.path(), host_settings);
         if let Err(errors) = fresh {
-            check_errors_name_files(&errors, dir.path())?;
+            check_errors_name_files(&errors.errors, dir.path())?;
         }
     }
 }
@@ -443,10 +443,10 @@ proptest! {
         std::fs::write(&file, &text).unwrap();
         let (_, result) = load(dir.path(), false);
         let errors = result.expect_err("a bad field is an error");
-        check_errors_name_files(&errors, dir.path())?;
+        check_errors_name_files(&errors.errors, dir.path())?;
         let file = file.display().to_string();
         prop_assert!(
-            errors.iter().any(|e| e.file == file
+            errors.errors.iter().any(|e| e.file == file
                 && e.line == Some(line)
                 && e.field.as_deref().is_some_and(|f| f.ends_with(field))),
             "no error for {} at line {}: {:?}\n{}", field, line, errors, text

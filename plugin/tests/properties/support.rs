@@ -50,10 +50,7 @@ pub fn example_engine(state: Option<&Path>, http: Box<dyn Http>) -> Engine {
 
 pub fn example_engine_in(config: &Path, state: Option<&Path>, http: Box<dyn Http>) -> Engine {
     Engine::new(
-        ConfigRoots {
-            config: config.to_path_buf(),
-            overlay: None,
-        },
+        ConfigRoots::new(config.to_path_buf(), None),
         state.map(Path::to_path_buf),
         http,
     )

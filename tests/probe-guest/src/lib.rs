@@ -10,23 +10,27 @@ wit_bindgen::generate!({ world: "graphiti-plugin", path: "../../wit" });
 use exports::graphiti::openclaw::plugin::Guest;
 use graphiti::openclaw::host;
 use graphiti::openclaw::types::{
-    AgentEndEvent, CaptureOutcome, Command, CommandOutput, ConfigError, ConfigSummary, Decision,
-    HookContext, Injection, IntentTestRequest, PromptEvent, SpoolCommand, TickReport, ToolCall,
-    ToolVerdict,
+    AgentEndEvent, CaptureOutcome, Command, CommandOutput, ConfigError, ConfigFailure,
+    ConfigSummary, Decision, HookContext, Injection, IntentTestRequest, PromptEvent, SpoolCommand,
+    TickReport, ToolCall, ToolVerdict,
 };
 
 struct Probe;
 
 impl Guest for Probe {
     /// Fails with one error while `/config/bad` exists.
-    fn reload_config(_host_settings: Option<String>) -> Result<ConfigSummary, Vec<ConfigError>> {
+    fn reload_config(_host_settings: Option<String>) -> Result<ConfigSummary, ConfigFailure> {
         if std::fs::metadata("/config/bad").is_ok() {
-            return Err(vec![ConfigError {
-                file: "bad".into(),
-                line: Some(3),
-                field: Some("keywords".into()),
-                message: "probe rejects this file".into(),
-            }]);
+            return Err(ConfigFailure {
+                errors: vec![ConfigError {
+                    file: "bad".into(),
+                    line: Some(3),
+                    field: Some("keywords".into()),
+                    message: "probe rejects this file".into(),
+                }],
+                in_force: vec!["routing: the probe has no routing".into()],
+                graphiti_url: String::new(),
+            });
         }
         Ok(ConfigSummary {
             rules: 0,

@@ -1,0 +1,474 @@
+//! Configuration files: what they look like, how they are read (config directory plus overlay,
+//! `source`), the settings in force (`settings`), and errors that name the file, line and field.
+//! Compiling the routing files into a router is `routing`'s job.
+
+use serde::Deserialize;
+
+mod nesting;
+mod settings;
+mod source;
+
+pub use nesting::{MAX_NESTING, TooDeep, check_json, check_yaml};
+pub use settings::{
+    HOST_SETTINGS, LoadedSettings, layered_settings, load_settings, validate_plugin_settings,
+};
+pub use source::{ConfigRoots, ItemLines, SourceFile, locate, parse};
+pub(crate) use source::{split_path, yaml_error};
+
+/// Base names of the configuration files; each may end in `.yaml`, `.yml` or `.json`.
+pub const RULES_FILE: &str = "intent_rules";
+pub const REGISTRY_FILE: &str = "pack_registry";
+pub const COMPOSITION_FILE: &str = "pack_composition";
+pub const SETTINGS_FILE: &str = "settings";
+
+/// A configuration problem, located as precisely as known.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ConfigError {
+    pub file: String,
+    pub line: Option<u32>,
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": {field}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    #[default]
+    Public,
+    Private,
+}
+
+/// How a rule's keywords match: on word boundaries (default) or anywhere.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum KeywordMatch {
+    #[default]
+    Word,
+    Substring,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RulesFile {
+    #[serde(default = "schema_v1")]
+    pub schema_version: u32,
+    pub rules: Vec<RuleSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSpec {
+    pub id: String,
+    #[serde(alias = "consumerProfile")]
+    pub consumer_profile: String,
+    pub keywords: Vec<String>,
+    #[serde(default = "one", alias = "keywordWeight")]
+    pub keyword_weight: f64,
+    #[serde(default, alias = "keywordMatch")]
+    pub keyword_match: KeywordMatch,
+    #[serde(default, alias = "entityBoosts")]
+    pub entity_boosts: Vec<BoostSpec>,
+    #[serde(default = "default_min_confidence", alias = "minConfidence")]
+    pub min_confidence: f64,
+    pub scope: Scope,
+    #[serde(alias = "packType")]
+    pub pack_type: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoostSpec {
+    /// Regex against recalled node summaries, labels and names.
+    #[serde(default, alias = "summaryPattern")]
+    pub summary_pattern: Option<String>,
+    /// Regex against recalled fact texts.
+    #[serde(default, alias = "factPattern")]
+    pub fact_pattern: Option<String>,
+    pub weight: f64,
+    #[serde(default)]
+    pub suppresses: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegistryFile {
+    #[serde(default = "schema_v1")]
+    pub schema_version: u32,
+    pub packs: Vec<PackEntry>,
+    #[serde(default, alias = "consumerProfiles")]
+    pub consumer_profiles: Vec<ProfileEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackEntry {
+    pub id: String,
+    /// Relative to the config directory (or the overlay, which wins).
+    pub file: String,
+    #[serde(alias = "packType")]
+    pub pack_type: String,
+    pub scope: Scope,
+    #[serde(default)]
+    pub modes: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileEntry {
+    pub id: String,
+    #[serde(alias = "primaryPack")]
+    pub primary_pack: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompositionFile {
+    #[serde(default = "schema_v1")]
+    pub schema_version: u32,
+    #[serde(default)]
+    pub rules: Vec<CompositionSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompositionSpec {
+    #[serde(alias = "primaryIntent")]
+    pub primary_intent: String,
+    #[serde(default, alias = "injectAdditional")]
+    pub inject_additional: Vec<AdditionalSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdditionalSpec {
+    /// A pack type from the registry (or `pack`: a pack id).
+    #[serde(default, alias = "packType")]
+    pub pack_type: Option<String>,
+    #[serde(default)]
+    pub pack: Option<String>,
+    #[serde(default)]
+    pub mode: Option<String>,
+    #[serde(default)]
+    pub required: bool,
+    #[serde(default = "always")]
+    pub condition: String,
+}
+
+/// A workflow pack file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackFile {
+    pub name: String,
+    #[serde(default)]
+    pub workflow_id: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub domain_context: Option<String>,
+    #[serde(default)]
+    pub compliance_rules: Option<String>,
+    #[serde(default)]
+    pub steps: Vec<PackStep>,
+    #[serde(default)]
+    pub scope: Option<Scope>,
+    /// Per-mode variants (e.g. `formal`, `casual`) overriding the texts above.
+    #[serde(default)]
+    pub modes: std::collections::BTreeMap<String, PackMode>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum PackStep {
+    Id(String),
+    Detailed {
+        id: String,
+        #[serde(default)]
+        description: Option<String>,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackMode {
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub domain_context: Option<String>,
+    #[serde(default)]
+    pub compliance_rules: Option<String>,
+}
+
+/// Optional `settings` file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SettingsFile {
+    #[serde(default = "schema_v1")]
+    pub schema_version: u32,
+    #[serde(default)]
+    pub routing: RoutingSettings,
+    #[serde(default)]
+    pub graphiti: GraphitiSettings,
+    #[serde(default)]
+    pub recall: RecallSettings,
+    #[serde(default)]
+    pub capture: CaptureSettings,
+    #[serde(default)]
+    pub skip: SkipSettings,
+    #[serde(default)]
+    pub experts: crate::expert_sessions::ExpertsSettings,
+}
+
+impl SettingsFile {
+    pub fn plugin(&self) -> PluginSettings {
+        PluginSettings {
+            graphiti: self.graphiti.clone(),
+            recall: self.recall.clone(),
+            capture: self.capture.clone(),
+            skip: self.skip.clone(),
+            experts: self.experts.clone(),
+        }
+    }
+}
+
+/// Everything but routing: where Graphiti is and how recall and capture behave.
+#[derive(Clone, Debug, Default)]
+pub struct PluginSettings {
+    pub graphiti: GraphitiSettings,
+    pub recall: RecallSettings,
+    pub capture: CaptureSettings,
+    pub skip: SkipSettings,
+    pub experts: crate::expert_sessions::ExpertsSettings,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GraphitiSettings {
+    /// The MCP endpoint (`…/mcp`) or the REST server's base URL.
+    pub url: String,
+    pub transport: crate::graphiti::Transport,
+    pub group_id: GroupIdSettings,
+}
+
+impl Default for GraphitiSettings {
+    fn default() -> Self {
+        Self {
+            url: "http://localhost:8000/mcp".into(),
+            transport: Default::default(),
+            group_id: Default::default(),
+        }
+    }
+}
+
+/// Templates for the Graphiti `group_id` over the hook context: `{agent}`, `{sender}`, `{chat}`,
+/// `{channel}`, `{session}`. Group chats use their own template, which must name `{chat}`, so a group
+/// never reads a direct chat's memories.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GroupIdSettings {
+    pub direct: String,
+    pub group: String,
+}
+
+impl Default for GroupIdSettings {
+    fn default() -> Self {
+        Self {
+            direct: "{agent}-dm-{sender}".into(),
+            group: "{agent}-group-{chat}".into(),
+        }
+    }
+}
+
+/// What recall shows about a fact that is no longer true.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum InvalidFacts {
+    /// Listed apart as past, with their dates.
+    #[default]
+    Past,
+    Drop,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RecallSettings {
+    pub enabled: bool,
+    /// Budget for the whole recall (every request of it), in milliseconds.
+    pub timeout_ms: u64,
+    pub max_facts: usize,
+    pub max_nodes: usize,
+    /// Upper bound on the `<graphiti-context>` block, in characters.
+    pub max_chars: usize,
+    /// Earlier user messages added to the search query.
+    pub context_messages: usize,
+    pub query_max_chars: usize,
+    pub invalid_facts: InvalidFacts,
+}
+
+impl Default for RecallSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            timeout_ms: 1500,
+            max_facts: 10,
+            max_nodes: 5,
+            max_chars: 4000,
+            context_messages: 2,
+            query_max_chars: 1000,
+            invalid_facts: InvalidFacts::Past,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CaptureSettings {
+    pub enabled: bool,
+    /// Episodes waiting for Graphiti at most; past that a turn is not captured, loudly.
+    pub spool_max_episodes: usize,
+    /// Episodes sent per `tick` at most.
+    pub flush_batch: usize,
+    /// Time budget of one `tick`, in milliseconds: no send starts after it (one already started may
+    /// take its `send_timeout_ms`).
+    pub flush_budget_ms: u64,
+    /// How long one send may wait for Graphiti's answer. Longer than recall's budget: right after an
+    /// outage Graphiti accepts slowly while it ingests the backlog, and a send given up too early may
+    /// still have been stored. A send that goes again after an unknown outcome gets twice this.
+    pub send_timeout_ms: u64,
+    /// A send whose outcome is unknown (no answer in time, the connection broke) is not sent again
+    /// until Graphiti is seen to lack it after this long (or at once, when Graphiti lists it as
+    /// stored, it is done). Long enough for a busy Graphiti to ingest its backlog.
+    pub resend_after_doubt_ms: u64,
+    pub backoff_initial_ms: u64,
+    pub backoff_max_ms: u64,
+    pub source_description: String,
+}
+
+impl Default for CaptureSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            spool_max_episodes: 10_000,
+            flush_batch: 50,
+            flush_budget_ms: 3000,
+            send_timeout_ms: 30_000,
+            resend_after_doubt_ms: 600_000,
+            backoff_initial_ms: 1000,
+            backoff_max_ms: 300_000,
+            source_description: "OpenClaw conversation turn".into(),
+        }
+    }
+}
+
+/// Turns neither recalled for nor captured.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SkipSettings {
+    /// Prompts shorter than this (characters, trimmed) get no recall and are not captured.
+    pub min_prompt_chars: usize,
+    /// OpenClaw triggers that are not a person talking.
+    pub triggers: Vec<String>,
+}
+
+impl Default for SkipSettings {
+    fn default() -> Self {
+        Self {
+            min_prompt_chars: 8,
+            triggers: ["heartbeat", "cron", "sub-agent", "subagent", "system"]
+                .map(String::from)
+                .to_vec(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RoutingSettings {
+    pub sticky: StickySettings,
+    /// Upper bound on the whole `<pack-context>` block, in characters.
+    pub max_pack_context_chars: usize,
+    /// Longest prompt routed, in characters; the rest is ignored for matching.
+    pub max_prompt_chars: usize,
+}
+
+impl Default for RoutingSettings {
+    fn default() -> Self {
+        Self {
+            sticky: StickySettings::default(),
+            max_pack_context_chars: 16_000,
+            max_prompt_chars: 32_000,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StickySettings {
+    pub enabled: bool,
+    /// A prompt with fewer words than this is a follow-up.
+    pub max_words: usize,
+    /// A prompt that starts with one of these is a follow-up, whatever its length.
+    pub continuation_signals: Vec<String>,
+}
+
+impl Default for StickySettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_words: 20,
+            continuation_signals: [
+                "also",
+                "and what about",
+                "what about",
+                "continue",
+                "and also",
+                "same for",
+            ]
+            .map(String::from)
+            .to_vec(),
+        }
+    }
+}
+fn schema_v1() -> u32 {
+    1
+}
+fn one() -> f64 {
+    1.0
+}
+fn default_min_confidence() -> f64 {
+    0.3
+}
+fn always() -> String {
+    "always".into()
+}
+
+/// A file's unsupported `schema_version`.
+pub fn schema_error(file: &str, version: u32) -> ConfigError {
+    ConfigError {
+        file: file.into(),
+        line: None,
+        field: Some("schema_version".into()),
+        message: format!("unsupported schema_version {version} (this plugin reads 1)"),
+    }
+}
+
+/// How a file read is listed: overlay files marked.
+pub fn display_name(source: &SourceFile) -> String {
+    if source.from_overlay {
+        format!("{} (overlay)", source.display)
+    } else {
+        source.display.clone()
+    }
+}

@@ -1,0 +1,249 @@
+//! The settings in force: the settings file (optional) with the host's settings laid over it, checked
+//! beyond what types can say. Settings are one concern: a bad one keeps the last good settings (or the
+//! defaults), whatever the state of routing.
+
+use super::{
+    ConfigError, ConfigRoots, PluginSettings, RoutingSettings, SETTINGS_FILE, SettingsFile,
+    SourceFile, parse, schema_error,
+};
+
+/// Settings that loaded, and the files they came from (messages' names).
+#[derive(Clone, Debug, Default)]
+pub struct LoadedSettings {
+    pub plugin: PluginSettings,
+    pub routing: RoutingSettings,
+    pub files: Vec<String>,
+}
+
+/// Reads the settings file (if any) and lays the host's settings (a JSON object) over it. Every
+/// problem is returned, not just the first.
+pub fn load_settings(
+    roots: &ConfigRoots,
+    host_settings: Option<&str>,
+) -> Result<LoadedSettings, Vec<ConfigError>> {
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    let file = match roots.read_named(SETTINGS_FILE) {
+        Ok(file) => file,
+        Err(e) => {
+            errors.push(e);
+            None
+        }
+    };
+    let mut from_file = None;
+    if let Some(source) = &file {
+        files.push(super::display_name(source));
+        match parse::<SettingsFile>(source) {
+            Ok(s) => {
+                if s.schema_version != 1 {
+                    errors.push(schema_error(&source.display, s.schema_version));
+                }
+                errors.extend(validate_plugin_settings(&s.plugin(), source));
+                from_file = Some(s);
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    let settings = match host_settings {
+        // A broken settings file is reported as such, not again as the host's fault.
+        Some(host) if file.is_none() || from_file.is_some() => {
+            files.push(HOST_SETTINGS.into());
+            match layered_settings(file.as_ref(), host) {
+                Ok(layered) => {
+                    let host_source = SourceFile {
+                        display: HOST_SETTINGS.into(),
+                        text: host.into(),
+                        from_overlay: false,
+                    };
+                    // Fields the settings file is already reported for.
+                    let fields_in_error: Vec<Option<String>> =
+                        errors.iter().map(|e| e.field.clone()).collect();
+                    for e in validate_plugin_settings(&layered.plugin(), &host_source) {
+                        if !fields_in_error.contains(&e.field) {
+                            errors.push(e);
+                        }
+                    }
+                    Some(layered)
+                }
+                Err(e) => {
+                    errors.push(e);
+                    None
+                }
+            }
+        }
+        _ => from_file,
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let (plugin, routing) = settings
+        .map(|s| (s.plugin(), s.routing))
+        .unwrap_or_default();
+    Ok(LoadedSettings {
+        plugin,
+        routing,
+        files,
+    })
+}
+
+/// Checks of the settings that types alone cannot make.
+pub fn validate_plugin_settings(
+    settings: &PluginSettings,
+    source: &SourceFile,
+) -> Vec<ConfigError> {
+    let mut errors = Vec::new();
+    let mut error = |section: &str, field: &str, message: String| {
+        let line = source
+            .text
+            .lines()
+            .position(|l| l.trim_start().starts_with(&format!("{field}:")))
+            .map(|i| i as u32 + 1);
+        errors.push(ConfigError {
+            file: source.display.clone(),
+            line,
+            field: Some(format!("{section}.{field}")),
+            message,
+        });
+    };
+    let url = &settings.graphiti.url;
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        error(
+            "graphiti",
+            "url",
+            format!("{url:?} must be an http:// or https:// URL"),
+        );
+    }
+    for (field, template) in [
+        ("direct", &settings.graphiti.group_id.direct),
+        ("group", &settings.graphiti.group_id.group),
+    ] {
+        if let Err(why) = crate::recall::check_group_template(template) {
+            error("graphiti.group_id", field, why);
+        }
+    }
+    if !settings.graphiti.group_id.group.contains("{chat}") {
+        error("graphiti.group_id", "group", "the group-chat template must contain {chat}, so a group never reads another chat's memories".into());
+    }
+    if settings.recall.timeout_ms == 0 {
+        error("recall", "timeout_ms", "must be above 0".into());
+    }
+    if settings.capture.spool_max_episodes == 0 {
+        error("capture", "spool_max_episodes", "must be above 0".into());
+    }
+    if settings.capture.send_timeout_ms < settings.recall.timeout_ms {
+        error(
+            "capture",
+            "send_timeout_ms",
+            format!(
+                "must be at least recall.timeout_ms ({} ms): Graphiti accepts slowly after an outage, and a send given up too early may still be stored",
+                settings.recall.timeout_ms
+            ),
+        );
+    }
+    if settings.capture.backoff_initial_ms == 0
+        || settings.capture.backoff_max_ms < settings.capture.backoff_initial_ms
+    {
+        error(
+            "capture",
+            "backoff_max_ms",
+            "backoff needs 0 < backoff_initial_ms ≤ backoff_max_ms".into(),
+        );
+    }
+    errors
+}
+
+/// How errors name the settings a host passes with `reload-config` (OpenClaw's plugin config).
+pub const HOST_SETTINGS: &str =
+    "host settings (OpenClaw: plugins.entries.graphiti-openclaw.config)";
+
+/// The settings file (if any) with the host's settings (a JSON object with the same keys) laid over
+/// it key by key: objects merge, anything else replaces, `null` restores the default. Errors in the
+/// host's part name it and the field's full path.
+pub fn layered_settings(
+    file: Option<&SourceFile>,
+    host_json: &str,
+) -> Result<SettingsFile, ConfigError> {
+    let host_error = |field: Option<String>, message: String| ConfigError {
+        file: HOST_SETTINGS.into(),
+        line: None,
+        field,
+        message,
+    };
+    let host: serde_json::Value = serde_json::from_str(host_json)
+        .map_err(|e| host_error(None, format!("not valid JSON: {e}")))?;
+    if !host.is_object() {
+        return Err(host_error(None, "must be a JSON object".into()));
+    }
+    let mut merged = match file {
+        Some(file) if file.display.ends_with(".json") => {
+            serde_json::from_str(&file.text).map_err(|e| host_error(None, e.to_string()))?
+        }
+        Some(file) => serde_norway::from_str::<serde_json::Value>(&file.text)
+            .map_err(|e| host_error(None, e.to_string()))?,
+        None => serde_json::Value::Object(Default::default()),
+    };
+    if merged.is_null() {
+        merged = serde_json::Value::Object(Default::default());
+    }
+    merge_json(&mut merged, host);
+    serde_path_to_error::deserialize::<_, SettingsFile>(merged).map_err(|e| {
+        let path = e.path().to_string();
+        let field = (path != ".").then_some(path);
+        host_error(field, e.into_inner().to_string())
+    })
+}
+
+fn merge_json(base: &mut serde_json::Value, over: serde_json::Value) {
+    match (base, over) {
+        (serde_json::Value::Object(base), serde_json::Value::Object(over)) => {
+            for (key, value) in over {
+                if value.is_null() {
+                    base.remove(&key);
+                } else {
+                    merge_json(base.entry(key).or_insert(serde_json::Value::Null), value);
+                }
+            }
+        }
+        (base, over) => *base = over,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::GraphitiSettings;
+
+    #[test]
+    fn host_settings_lay_over_the_file_key_by_key() {
+        let file = SourceFile {
+            display: "settings.yaml".into(),
+            text:
+                "recall:\n  max_facts: 3\n  timeout_ms: 900\ngraphiti:\n  url: http://file:1/mcp\n"
+                    .into(),
+            from_overlay: false,
+        };
+        let s = layered_settings(
+            Some(&file),
+            r#"{"recall": {"timeout_ms": 250}, "graphiti": {"url": null}}"#,
+        )
+        .unwrap();
+        assert_eq!((s.recall.max_facts, s.recall.timeout_ms), (3, 250));
+        assert_eq!(
+            s.graphiti.url,
+            GraphitiSettings::default().url,
+            "null restores the default"
+        );
+        let err = layered_settings(Some(&file), r#"{"recall": {"timeout": 250}}"#).unwrap_err();
+        assert_eq!(err.file, HOST_SETTINGS);
+        assert_eq!(err.field.as_deref(), Some("recall.timeout"), "{err}");
+        assert!(err.message.contains("unknown field"), "{err}");
+        let err = layered_settings(None, r#"{"capture": {"flush_batch": "many"}}"#).unwrap_err();
+        assert_eq!(err.field.as_deref(), Some("capture.flush_batch"), "{err}");
+        assert!(
+            layered_settings(None, "[1]")
+                .unwrap_err()
+                .message
+                .contains("JSON object")
+        );
+    }
+}
