@@ -7,6 +7,7 @@
 //! Design: `spec/openexperts-loader-design.md`; format: `spec/openexperts-spec-1.0.md`.
 
 pub mod approval;
+pub mod arguments;
 pub mod bindings;
 pub mod commands;
 pub mod findings;
@@ -16,6 +17,7 @@ pub mod policy;
 pub mod prompt;
 pub mod registry;
 pub mod state;
+pub mod tool_search;
 mod validate;
 pub mod yaml;
 
