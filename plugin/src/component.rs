@@ -176,6 +176,9 @@ impl Guest for Component {
         for note in &check.notes {
             host::log(LogLevel::Warn, note);
         }
+        if let Some(used) = &check.approval_used {
+            host::log(LogLevel::Info, used);
+        }
         match check.verdict {
             ToolVerdict::Allow => wit::ToolVerdict::Allow,
             ToolVerdict::Block(message) => {

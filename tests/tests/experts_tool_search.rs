@@ -75,6 +75,18 @@ fn a_confirm_call_through_tool_call_waits_then_runs_once_with_its_target_call() 
         allowed(shim.before_tool_call(&target_call(1), &s)),
         "the target call of the approved tool_call"
     );
+    let logs: Vec<String> = shim.take_logs().into_iter().map(|(_, line)| line).collect();
+    let used = |how: &str| {
+        logs.iter().any(|l| {
+            l.starts_with("experts: trip-planner-expert: travel.hold_booking was approved by the user (request 1c2b0bf254cfc5f2)")
+                && l.contains(how)
+        })
+    };
+    assert!(
+        used("; now used (travel-booking-mcp__hold_booking)")
+            && used("; this is the target call of the tool_call that used it"),
+        "each use of the approval is logged: {logs:?}"
+    );
     blocked(
         shim.before_tool_call(&target_call(2), &s),
         "a second target call",
@@ -206,7 +218,7 @@ fn check_tool_dry_runs_the_gate_without_recording_anything() {
     assert!(
         approved.contains(
             "approval:  request 694af9adb30cf51b was approved by the user; this call would use it up\n\
-             verdict:   allowed: travel.hold_booking was approved by the user (request 694af9adb30cf51b)\n"
+             verdict:   allowed: it would use up the user's approval (request 694af9adb30cf51b)\n"
         ),
         "{approved}"
     );

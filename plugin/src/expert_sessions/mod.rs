@@ -268,7 +268,11 @@ impl ExpertSessions {
         };
         let (decision, notes) =
             experts::check_tool_call(&state, package, bindings, &call_input(call, ctx), now_secs);
+        // The use of a user's approval is worth a line in the log (an audit trail).
+        let approval_used = (decision.allowed() && decision.tier == experts::Tier::Confirm)
+            .then(|| format!("experts: {name}: {} ({})", decision.message, decision.tool));
         ToolCheck {
+            approval_used,
             verdict: match decision.verdict {
                 Verdict::Allow => ToolVerdict::Allow,
                 _ => ToolVerdict::Block(decision.message),
@@ -321,7 +325,10 @@ pub enum ToolVerdict {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolCheck {
     pub verdict: ToolVerdict,
+    /// Trouble with the approval store, for the log.
     pub notes: Vec<String>,
+    /// A user's approval this call used, for the log.
+    pub approval_used: Option<String>,
 }
 
 impl ToolCheck {
@@ -329,12 +336,14 @@ impl ToolCheck {
         ToolCheck {
             verdict: ToolVerdict::Allow,
             notes: vec![],
+            approval_used: None,
         }
     }
     fn block(message: String) -> ToolCheck {
         ToolCheck {
             verdict: ToolVerdict::Block(message),
             notes: vec![],
+            approval_used: None,
         }
     }
 }

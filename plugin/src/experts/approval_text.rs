@@ -234,6 +234,14 @@ fn other_sessions(
 
 fn verdict_line(d: &super::gate::Decision) -> String {
     match d.verdict {
+        Verdict::Allow if d.tier == Tier::Confirm => {
+            let id = d.request_id.as_deref().unwrap_or("?");
+            if d.message.ends_with("now used") {
+                format!("allowed: it would use up the user's approval (request {id})")
+            } else {
+                format!("allowed: the target call of the tool_call that used request {id}")
+            }
+        }
         Verdict::Allow => format!("allowed: {}", d.message),
         Verdict::Draft => "refused: MANUAL, the agent delivers a draft instead".into(),
         Verdict::AwaitApproval => format!(

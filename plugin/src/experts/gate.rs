@@ -275,8 +275,8 @@ fn confirm(
         .get_mut(&digest)
         .filter(|r| r.binds(&binding));
     if let Some(request) = existing {
-        if use_approval(request, tool, call, now) {
-            decision.message = format!("{operation} was approved by the user (request {id})");
+        if let Some(how) = use_approval(request, tool, call, now) {
+            decision.message = format!("{operation} was approved by the user (request {id}){how}");
             return decision;
         }
         if request.status == Status::Pending {
@@ -311,8 +311,13 @@ fn confirm(
 }
 
 /// Uses `request` for this call when it allows it: an approval not used yet, or the target call of
-/// the `tool_call` that just used it. Returns whether the call may run.
-fn use_approval(request: &mut ApprovalRequest, tool: &str, call: &CallInput, now: u64) -> bool {
+/// the `tool_call` that just used it. Returns, when the call may run, how the approval applies.
+fn use_approval(
+    request: &mut ApprovalRequest,
+    tool: &str,
+    call: &CallInput,
+    now: u64,
+) -> Option<&'static str> {
     match request.status {
         Status::Approved => {
             request.status = Status::Used;
@@ -324,7 +329,7 @@ fn use_approval(request: &mut ApprovalRequest, tool: &str, call: &CallInput, now
                     prefix: target_call_prefix(id, tool),
                     until: now.saturating_add(TARGET_CALL_WINDOW_SECS),
                 });
-            true
+            Some("; now used")
         }
         Status::Used => {
             let expected = request.target_call.as_ref().is_some_and(|t| {
@@ -335,9 +340,9 @@ fn use_approval(request: &mut ApprovalRequest, tool: &str, call: &CallInput, now
             if expected {
                 request.target_call = None;
             }
-            expected
+            expected.then_some("; this is the target call of the tool_call that used it")
         }
-        _ => false,
+        _ => None,
     }
 }
 
