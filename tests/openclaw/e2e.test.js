@@ -120,6 +120,9 @@ test('OpenClaw\'s hook runner under Tool Search: tool_call judged by its target,
     assert.ok(id, asked.blockReason);
     const pending = await openclaw(env, ['graphiti', 'experts', 'pending']);
     assert.match(pending.stdout, new RegExp(`${id}  trip-planner-expert  travel\\.hold_booking\\n  tool:      travel-booking-mcp__hold_booking\\n  session:   agent:main:expert:trip-planner-expert\\n  arguments: \\{"offer_id":"HOOK-1"\\}`));
+    const checked = await openclaw(env, ['graphiti', 'experts', 'check-tool', 'tool_call', JSON.stringify(hold), '--session', session.sessionKey]);
+    assert.match(checked.stdout, /tool:      tool_call → travel-booking-mcp__hold_booking\noperation: travel\.hold_booking\ntier:      CONFIRM\n/);
+    assert.match(checked.stdout, new RegExp(`verdict:   refused until the user approves request ${id}\n`), 'the dry run names the same request');
     const approved = await openclaw(env, ['graphiti', 'experts', 'approve', id]);
     assert.match(approved.stdout, new RegExp(`approved ${id} for expert trip-planner-expert`));
 
