@@ -23,7 +23,7 @@ out=dist/graphiti-openclaw
 rm -rf "$out" "dist/graphiti-openclaw-$version.tgz"
 mkdir -p "$out/dist"
 echo "package: transpiling with jco (async host import http-request; async exports that may call it)"
-plugin_interface='graphiti:openclaw/plugin@0.3.0'
+plugin_interface='graphiti:openclaw/plugin@0.4.0'
 jco transpile "$wasm" --quiet --no-typescript -o "$out/dist/component" --name plugin \
     --instantiation async --async-mode jspi \
     --async-imports 'graphiti:openclaw/host#http-request' \

@@ -6,7 +6,7 @@ use crate::capture;
 use crate::commands;
 use crate::config::{ConfigError, ConfigRoots, PluginSettings};
 use crate::decision::{CaptureOutcome, Decision, Injection};
-use crate::expert_sessions::{ExpertRoots, ExpertSessions, ToolVerdict};
+use crate::expert_sessions::{ExpertRoots, ExpertSessions, ToolCheck};
 use crate::graphiti::http::{Deadline, Http};
 use crate::graphiti::{Client, Episode, EpisodeKind, GraphitiError, Transport};
 use crate::recall::{self, Recall};
@@ -605,15 +605,10 @@ impl Engine {
     }
 
     /// Before a tool call: expert sessions' approval policy; other sessions are not checked.
-    pub fn before_tool_call(
-        &mut self,
-        tool_name: &str,
-        arguments_json: &str,
-        ctx: &HookContext,
-    ) -> ToolVerdict {
+    pub fn before_tool_call(&mut self, call: &ToolCall, ctx: &HookContext) -> ToolCheck {
         let _ = self.router();
         self.experts
-            .before_tool_call(tool_name, arguments_json, ctx, spool::now_ms() / 1000)
+            .before_tool_call(call, ctx, spool::now_ms() / 1000)
     }
 
     /// Text to remember, spooled for the conversation's group; `tick` sends it.
