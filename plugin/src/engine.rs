@@ -381,6 +381,12 @@ impl Engine {
         if !self.settings.capture.enabled {
             return CaptureOutcome::Skipped("capture is disabled in settings".into());
         }
+        // An expert may read private knowledge in its session; nothing said there leaves it.
+        if let Some(expert) = self.experts.expert_of(ctx) {
+            return CaptureOutcome::Skipped(format!(
+                "a session of expert {expert}: not captured (its private knowledge stays in the session)"
+            ));
+        }
         let (user, assistant) = match capture::last_exchange(&event.messages_json) {
             Ok(exchange) => exchange,
             Err(why) => return CaptureOutcome::Skipped(why),

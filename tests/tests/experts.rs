@@ -10,7 +10,9 @@ use experts_common::*;
 use graphiti_openclaw_tests::{
     copy_dir, example_config, hook_context, prompt, temp_dir, workspace,
 };
-use host_shim::{ChatType, ExpertsCommand, HookContext, ToolVerdict};
+use host_shim::{
+    AgentEndEvent, CaptureOutcome, ChatType, ExpertsCommand, HookContext, ToolVerdict,
+};
 use std::path::Path;
 
 /// Text that appears only in the example package's private knowledge file.
@@ -208,6 +210,42 @@ fn private_knowledge_never_leaks_into_prompts_registry_commands_or_logs() {
         !seen.contains("negotiated-rates"),
         "private knowledge is not even indexed"
     );
+}
+
+/// What an expert reads in its session (private knowledge through `expert_knowledge`) could be in its
+/// reply: an expert session's turns are never captured into Graphiti, where every session could recall
+/// them.
+#[test]
+fn an_expert_sessions_turns_are_not_captured() {
+    let Setup {
+        mut shim, state, ..
+    } = setup();
+    let event = AgentEndEvent {
+        success: true,
+        error: None,
+        messages_json: serde_json::json!([
+            {"role": "user", "content": "Which rate do we get at the partner hotel in Lisbon?"},
+            {"role": "assistant", "content": format!("Our negotiated code is {PRIVATE_MARKER}.")},
+        ])
+        .to_string(),
+        duration_ms: None,
+    };
+    // A person talking to the expert directly (trigger "user"), not a sub-agent run.
+    let talked_to = HookContext {
+        trigger: Some("user".into()),
+        ..expert_session()
+    };
+    match shim.agent_end(&event, &talked_to) {
+        CaptureOutcome::Skipped(why) => assert!(why.contains("not captured"), "{why}"),
+        other => panic!("an expert session's turn was captured: {other:?}"),
+    }
+    let spooled = std::fs::read_dir(state.join("spool")).map_or(0, Iterator::count);
+    assert_eq!(spooled, 0, "nothing of the expert session is spooled");
+    // The same exchange in the main session is captured as before.
+    assert!(matches!(
+        shim.agent_end(&event, &main_session()),
+        CaptureOutcome::Spooled(_)
+    ));
 }
 
 #[test]
