@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use host_shim::{
     AgentEndEvent, CaptureOutcome, ChatType, Command, CommandOutput, ExpertsCommand, HookContext,
     IngestRequest, Injection, IntentTestRequest, Limits, OutputFormat, PromptEvent, Shim,
-    ShimError, ShimOptions, SpoolCommand, TickReport,
+    ShimError, ShimOptions, SpoolCommand, TickReport, ToolCall,
 };
 
 #[derive(Parser)]
@@ -122,7 +122,7 @@ enum CliCommand {
         #[arg(long, value_name = "ID", default_value = "demo-user")]
         sender: String,
     },
-    /// Expert packages: list, validate, prompt, registry, pending approvals, approve
+    /// Expert packages: list, validate, prompt, registry, pending approvals, approve, check-tool
     Experts {
         #[command(subcommand)]
         command: ExpertsCli,
@@ -193,6 +193,25 @@ enum ExpertsCli {
         /// The request id, as `pending` shows it
         id: String,
     },
+    /// What the approval check would decide for a tool call: operation, tier, matching approval,
+    /// verdict. A dry run: nothing is executed, recorded or used
+    CheckTool {
+        /// The tool as called, e.g. hold_booking, or tool_call for a call through Tool Search
+        tool: String,
+        /// Its arguments, as JSON
+        #[arg(default_value = "{}")]
+        arguments: String,
+        /// The session the call is made in (its key); its expert comes from the key's label or the
+        /// settings
+        #[arg(long, value_name = "KEY", required_unless_present = "expert")]
+        session: Option<String>,
+        /// Judge the call as this expert's (approvals apply only with --session)
+        #[arg(long, value_name = "NAME")]
+        expert: Option<String>,
+        /// The calling agent's id (for sessions mapped by agent id)
+        #[arg(long, value_name = "ID")]
+        agent: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -233,7 +252,8 @@ fn run(mut cli: Cli) -> Result<u8, String> {
         }
     }
     // Only a simulated turn, recall and status may keep state or reach Graphiti; the routing checks
-    // (intent-test, lint-rules, eval, check-config) write and send nothing.
+    // (intent-test, lint-rules, eval, check-config) write and send nothing. The experts' approval
+    // commands need the state directory (check-tool only reads it).
     let dry_run = !matches!(
         cli.command,
         CliCommand::Turn { .. }
@@ -244,7 +264,9 @@ fn run(mut cli: Cli) -> Result<u8, String> {
             | CliCommand::Spool { .. }
             | CliCommand::Debug { .. }
             | CliCommand::Experts {
-                command: ExpertsCli::Pending | ExpertsCli::Approve { .. }
+                command: ExpertsCli::Pending
+                    | ExpertsCli::Approve { .. }
+                    | ExpertsCli::CheckTool { .. }
             }
     );
     let mut shim = open_shim(cli.options, dry_run)?;
@@ -294,6 +316,31 @@ fn run(mut cli: Cli) -> Result<u8, String> {
             ExpertsCli::Registry => ExpertsCommand::Registry,
             ExpertsCli::Pending => ExpertsCommand::Pending,
             ExpertsCli::Approve { id } => ExpertsCommand::Approve(id),
+            ExpertsCli::CheckTool {
+                tool,
+                arguments,
+                session,
+                expert,
+                agent,
+            } => {
+                let call = ToolCall {
+                    tool_name: tool,
+                    arguments_json: arguments,
+                    call_id: None,
+                };
+                let ctx = HookContext {
+                    session_key: session,
+                    session_id: None,
+                    agent_id: agent,
+                    sender_id: None,
+                    chat_id: None,
+                    channel: Some("cli".into()),
+                    chat_type: ChatType::Unknown,
+                    trigger: None,
+                    run_id: None,
+                };
+                ExpertsCommand::CheckTool((expert, call, ctx))
+            }
         }),
         CliCommand::Ingest { text, sender } => {
             let ctx = HookContext {

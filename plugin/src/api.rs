@@ -12,7 +12,7 @@ pub enum ChatType {
     Unknown,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct HookContext {
     pub session_key: Option<String>,
     pub session_id: Option<String>,
@@ -23,6 +23,16 @@ pub struct HookContext {
     pub chat_type: ChatType,
     pub trigger: Option<String>,
     pub run_id: Option<String>,
+}
+
+/// A tool call an agent is about to make (OpenClaw's `before_tool_call`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolCall {
+    pub tool_name: String,
+    /// The call's parameters, as JSON.
+    pub arguments_json: String,
+    /// The host's id of the call (OpenClaw's `toolCallId`).
+    pub call_id: Option<String>,
 }
 
 #[derive(Clone, Debug, Default)]

@@ -220,15 +220,20 @@ impl Guest for Component {
     }
 
     fn before_tool_call(call: wit::ToolCall, ctx: wit::HookContext) -> wit::ToolVerdict {
-        let verdict = with_engine(|e| {
-            e.before_tool_call(&call.tool_name, &call.arguments_json, &hook_context(ctx))
-        });
-        match verdict {
+        let tool_name = call.tool_name.clone();
+        let check = with_engine(|e| e.before_tool_call(&tool_call(call), &hook_context(ctx)));
+        for note in &check.notes {
+            host::log(LogLevel::Warn, note);
+        }
+        if let Some(used) = &check.approval_used {
+            host::log(LogLevel::Info, used);
+        }
+        match check.verdict {
             ToolVerdict::Allow => wit::ToolVerdict::Allow,
             ToolVerdict::Block(message) => {
                 host::log(
                     LogLevel::Info,
-                    &format!("experts: refused {}: {message}", call.tool_name),
+                    &format!("experts: refused {tool_name}: {message}"),
                 );
                 wit::ToolVerdict::Block(message)
             }
@@ -259,6 +264,15 @@ impl Guest for Component {
                 wit::ExpertsCommand::Registry => ExpertsCommand::Registry,
                 wit::ExpertsCommand::Pending => ExpertsCommand::Pending,
                 wit::ExpertsCommand::Approve(id) => ExpertsCommand::Approve(id),
+                wit::ExpertsCommand::CheckTool((expert, call, ctx)) => ExpertsCommand::CheckTool {
+                    expert,
+                    call: tool_call(call),
+                    ctx: hook_context(ctx),
+                },
+                wit::ExpertsCommand::Knowledge((name, ctx)) => ExpertsCommand::Knowledge {
+                    name,
+                    ctx: hook_context(ctx),
+                },
             }),
             wit::Command::Flush => api::Command::Flush,
             wit::Command::Spool(command) => api::Command::Spool(match command {
@@ -290,6 +304,14 @@ fn hook_context(ctx: wit::HookContext) -> api::HookContext {
         },
         trigger: ctx.trigger,
         run_id: ctx.run_id,
+    }
+}
+
+fn tool_call(call: wit::ToolCall) -> api::ToolCall {
+    api::ToolCall {
+        tool_name: call.tool_name,
+        arguments_json: call.arguments_json,
+        call_id: call.call_id,
     }
 }
 

@@ -8,7 +8,7 @@ use crate::config::{ConfigRoots, PluginSettings};
 use crate::config_in_force::ConfigInForce;
 use crate::decision::{CaptureOutcome, Decision, Injection};
 use crate::delivery::{self, Pass, Sender};
-use crate::expert_sessions::{ExpertRoots, ExpertSessions, ToolVerdict};
+use crate::expert_sessions::{ExpertRoots, ExpertSessions, ToolCheck};
 use crate::graphiti::http::{Deadline, Http};
 use crate::graphiti::{Client, Episode, EpisodeKind, GraphitiError, Transport};
 use crate::locks::{self, Locks};
@@ -409,6 +409,12 @@ impl Engine {
         if !self.settings.capture.enabled {
             return CaptureOutcome::Skipped("capture is disabled in settings".into());
         }
+        // An expert may read private knowledge in its session; nothing said there leaves it.
+        if let Some(expert) = self.experts.expert_of(ctx) {
+            return CaptureOutcome::Skipped(format!(
+                "a session of expert {expert}: not captured (its private knowledge stays in the session)"
+            ));
+        }
         // What this session's last turn prepended: capture removes exactly that.
         let record = match (
             &self.state_dir,
@@ -606,15 +612,10 @@ impl Engine {
     }
 
     /// Before a tool call: expert sessions' approval policy; other sessions are not checked.
-    pub fn before_tool_call(
-        &mut self,
-        tool_name: &str,
-        arguments_json: &str,
-        ctx: &HookContext,
-    ) -> ToolVerdict {
+    pub fn before_tool_call(&mut self, call: &ToolCall, ctx: &HookContext) -> ToolCheck {
         self.ensure_loaded();
         self.experts
-            .before_tool_call(tool_name, arguments_json, ctx, spool::now_ms() / 1000)
+            .before_tool_call(call, ctx, spool::now_ms() / 1000)
     }
 
     /// Text to remember, spooled for the conversation's group; `tick` sends it.

@@ -5,8 +5,9 @@
 //! Goldens: `UPDATE_GOLDENS=1 cargo test -p graphiti-openclaw-plugin --test experts` rewrites them;
 //! review the diff before committing (a golden must show correct behaviour, not just current output).
 
-use graphiti_openclaw::experts::approval::{APPROVALS_FILE, effective_tier, resolve_operations};
+use graphiti_openclaw::experts::approval::APPROVALS_FILE;
 use graphiti_openclaw::experts::commands::{render_list, render_prompt, render_validate};
+use graphiti_openclaw::experts::gate::{effective_tier, resolve_operations};
 use graphiti_openclaw::experts::state::SESSION_FILE;
 use graphiti_openclaw::experts::*;
 use std::fs;
@@ -466,6 +467,16 @@ fn tool_names_map_back_to_operations() {
 
 // ---- Approval flow ----
 
+/// A call in session `s1` (approvals bind the session).
+fn input<'a>(tool: &'a str, arguments: &'a str) -> CallInput<'a> {
+    CallInput {
+        session: Some("s1"),
+        tool_name: tool,
+        arguments,
+        call_id: None,
+    }
+}
+
 #[test]
 fn approval_flow_auto_manual_confirm_and_timeouts() {
     let expert = example();
@@ -476,8 +487,7 @@ fn approval_flow_auto_manual_confirm_and_timeouts() {
     let d = decide_tool_call(
         package,
         b,
-        "flights_search",
-        r#"{"from":"BER"}"#,
+        &input("flights_search", r#"{"from":"BER"}"#),
         &mut store,
         NOW,
     );
@@ -486,7 +496,13 @@ fn approval_flow_auto_manual_confirm_and_timeouts() {
         (Verdict::Allow, "travel.search_flights", Tier::Auto)
     );
 
-    let d = decide_tool_call(package, b, "flights_purchase", "{}", &mut store, NOW);
+    let d = decide_tool_call(
+        package,
+        b,
+        &input("flights_purchase", "{}"),
+        &mut store,
+        NOW,
+    );
     assert_eq!(
         (d.verdict, d.operation.as_str()),
         (Verdict::Draft, "travel.purchase_ticket")
@@ -500,13 +516,13 @@ fn approval_flow_auto_manual_confirm_and_timeouts() {
 
     // confirm: refused and pending until approved; argument order does not matter.
     let args = r#"{"offer_id":"OF-1","note":"aisle"}"#;
-    let d = decide_tool_call(package, b, "hold_booking", args, &mut store, NOW);
+    let d = decide_tool_call(package, b, &input("hold_booking", args), &mut store, NOW);
     assert_eq!(
         (d.verdict, d.operation.as_str()),
         (Verdict::AwaitApproval, "travel.hold_booking")
     );
     let id = d.request_id.clone().unwrap();
-    assert_eq!(id.len(), 8);
+    assert_eq!(id.len(), 16);
     assert!(
         d.message.contains(&id) && d.message.contains("approval") && d.message.contains("24h"),
         "{}",
@@ -515,8 +531,7 @@ fn approval_flow_auto_manual_confirm_and_timeouts() {
     let again = decide_tool_call(
         package,
         b,
-        "hold_booking",
-        r#"{"note":"aisle","offer_id":"OF-1"}"#,
+        &input("hold_booking", r#"{"note":"aisle","offer_id":"OF-1"}"#),
         &mut store,
         NOW + 60,
     );
@@ -535,8 +550,7 @@ fn approval_flow_auto_manual_confirm_and_timeouts() {
     let other = decide_tool_call(
         package,
         b,
-        "hold_booking",
-        r#"{"offer_id":"OF-2"}"#,
+        &input("hold_booking", r#"{"offer_id":"OF-2"}"#),
         &mut store,
         NOW + 60,
     );
@@ -548,10 +562,22 @@ fn approval_flow_auto_manual_confirm_and_timeouts() {
         ("travel.hold_booking", Status::Approved)
     );
     assert!(approved.arguments.contains("OF-1"));
-    let d = decide_tool_call(package, b, "hold_booking", args, &mut store, NOW + 180);
+    let d = decide_tool_call(
+        package,
+        b,
+        &input("hold_booking", args),
+        &mut store,
+        NOW + 180,
+    );
     assert_eq!(d.verdict, Verdict::Allow, "{}", d.message);
     // Used once: the next identical call asks again.
-    let d = decide_tool_call(package, b, "hold_booking", args, &mut store, NOW + 240);
+    let d = decide_tool_call(
+        package,
+        b,
+        &input("hold_booking", args),
+        &mut store,
+        NOW + 240,
+    );
     assert_eq!(d.verdict, Verdict::AwaitApproval);
     assert_eq!(d.request_id.as_deref(), Some(id.as_str()));
 
@@ -560,8 +586,7 @@ fn approval_flow_auto_manual_confirm_and_timeouts() {
     let d = decide_tool_call(
         package,
         b,
-        "hold_booking",
-        args,
+        &input("hold_booking", args),
         &mut store,
         NOW + 300 + 86_400,
     );
@@ -588,8 +613,7 @@ fn escalate_on_timeout_keeps_the_request_open() {
     let d = decide_tool_call(
         &package,
         &expert.bindings,
-        "create_event",
-        "{}",
+        &input("create_event", "{}"),
         &mut store,
         NOW,
     );
@@ -608,7 +632,13 @@ fn calls_outside_the_package_tools() {
     let expert = example();
     let package = expert.package.as_ref().unwrap();
     let mut store = ApprovalStore::default();
-    let d = decide_tool_call(package, &expert.bindings, "read", "{}", &mut store, NOW);
+    let d = decide_tool_call(
+        package,
+        &expert.bindings,
+        &input("read", "{}"),
+        &mut store,
+        NOW,
+    );
     assert_eq!(
         d.verdict,
         Verdict::Allow,
@@ -617,8 +647,7 @@ fn calls_outside_the_package_tools() {
     let d = decide_tool_call(
         package,
         &expert.bindings,
-        "exec",
-        r#"{"cmd":"ls"}"#,
+        &input("exec", r#"{"cmd":"ls"}"#),
         &mut store,
         NOW,
     );
@@ -629,8 +658,7 @@ fn calls_outside_the_package_tools() {
     let d = decide_tool_call(
         package,
         &expert.bindings,
-        "travel-booking-mcp__flights_cancel",
-        "{}",
+        &input("travel-booking-mcp__flights_cancel", "{}"),
         &mut store,
         NOW,
     );
@@ -638,6 +666,97 @@ fn calls_outside_the_package_tools() {
         d.verdict,
         Verdict::AwaitApproval,
         "an undeclared operation of a bound server"
+    );
+}
+
+#[test]
+fn the_target_call_of_an_approved_tool_call_passes_once_within_a_minute() {
+    let expert = example();
+    let (package, b) = (expert.package.as_ref().unwrap(), &expert.bindings);
+    let args = r#"{"offer_id":"OF-7"}"#;
+    let wrapped = format!(r#"{{"id":"hold_booking","args":{args}}}"#);
+    let outer = |id: &'static str| CallInput {
+        call_id: Some(id),
+        ..input("tool_call", &wrapped)
+    };
+    let target = |id: &'static str| CallInput {
+        call_id: Some(id),
+        ..input("hold_booking", args)
+    };
+    let approve_once = |store: &mut ApprovalStore| {
+        let d = decide_tool_call(package, b, &outer("ask"), store, NOW);
+        assert_eq!(d.verdict, Verdict::AwaitApproval);
+        store.approve(&d.request_id.unwrap(), NOW).unwrap();
+    };
+
+    let mut store = ApprovalStore::default();
+    approve_once(&mut store);
+    assert!(decide_tool_call(package, b, &outer("c1"), &mut store, NOW).allowed());
+    // Another tool_call's target, or this one's a minute too late, does not pass.
+    let d = decide_tool_call(
+        package,
+        b,
+        &target("tool_search_code:c2:hold_booking:1"),
+        &mut store,
+        NOW,
+    );
+    assert_eq!(d.verdict, Verdict::AwaitApproval);
+
+    let mut store = ApprovalStore::default();
+    approve_once(&mut store);
+    assert!(decide_tool_call(package, b, &outer("c1"), &mut store, NOW).allowed());
+    let d = decide_tool_call(
+        package,
+        b,
+        &target("tool_search_code:c1:hold_booking:1"),
+        &mut store,
+        NOW + 61,
+    );
+    assert_eq!(d.verdict, Verdict::AwaitApproval);
+
+    let mut store = ApprovalStore::default();
+    approve_once(&mut store);
+    assert!(decide_tool_call(package, b, &outer("c1"), &mut store, NOW).allowed());
+    let d = decide_tool_call(
+        package,
+        b,
+        &target("tool_search_code:c1:hold_booking:1"),
+        &mut store,
+        NOW + 5,
+    );
+    assert!(d.allowed(), "{}", d.message);
+    // Without call ids (a host that does not pass them) the target call is refused: fail closed.
+    let mut store = ApprovalStore::default();
+    approve_once(&mut store);
+    let no_id = input("tool_call", &wrapped);
+    assert!(decide_tool_call(package, b, &no_id, &mut store, NOW).allowed());
+    let d = decide_tool_call(package, b, &input("hold_booking", args), &mut store, NOW);
+    assert_eq!(d.verdict, Verdict::AwaitApproval);
+}
+
+#[test]
+fn a_confirm_call_without_a_session_or_with_huge_arguments_is_refused() {
+    let expert = example();
+    let (package, b) = (expert.package.as_ref().unwrap(), &expert.bindings);
+    let mut store = ApprovalStore::default();
+    let no_session = CallInput {
+        session: None,
+        ..input("hold_booking", "{}")
+    };
+    let d = decide_tool_call(package, b, &no_session, &mut store, NOW);
+    assert_eq!(d.verdict, Verdict::Refused);
+    assert!(d.message.contains("names no session"), "{}", d.message);
+    let huge = format!(r#"{{"note":"{}"}}"#, "n".repeat(70_000));
+    let d = decide_tool_call(package, b, &input("hold_booking", &huge), &mut store, NOW);
+    assert_eq!(d.verdict, Verdict::Refused);
+    assert!(
+        d.message.contains("70,011 characters long"),
+        "{}",
+        d.message
+    );
+    assert!(
+        store.requests.is_empty(),
+        "nothing recorded for refused calls"
     );
 }
 
@@ -650,13 +769,14 @@ fn the_approval_store_persists() {
         &dir,
         package,
         &expert.bindings,
-        "hold_booking",
-        r#"{"offer_id":"OF-9"}"#,
+        &input("hold_booking", r#"{"offer_id":"OF-9"}"#),
         NOW,
-    );
+    )
+    .0;
     let id = d.request_id.unwrap();
     assert!(dir.join(APPROVALS_FILE).is_file());
-    let mut store = ApprovalStore::load(&dir).unwrap();
+    let (mut store, note) = ApprovalStore::load(&dir).unwrap();
+    assert_eq!(note, None);
     assert_eq!(store.pending(NOW).len(), 1);
     store.approve(&id, NOW + 10).unwrap();
     store.save(&dir).unwrap();
@@ -664,27 +784,37 @@ fn the_approval_store_persists() {
         &dir,
         package,
         &expert.bindings,
-        "hold_booking",
-        r#"{"offer_id":"OF-9"}"#,
+        &input("hold_booking", r#"{"offer_id":"OF-9"}"#),
         NOW + 20,
-    );
+    )
+    .0;
     assert!(d.allowed(), "{}", d.message);
-    assert_eq!(
-        ApprovalStore::load(&dir).unwrap().requests[&id].status,
-        Status::Used
-    );
-    // A corrupt store approves nothing.
+    let (store, _) = ApprovalStore::load(&dir).unwrap();
+    let digest = store.find(&id).unwrap().expect("the request");
+    assert_eq!(store.requests[&digest].status, Status::Used);
+    // A corrupt store approves nothing, and is kept aside for the operator.
     fs::write(dir.join(APPROVALS_FILE), "{not json").unwrap();
     assert!(ApprovalStore::load(&dir).is_err());
-    let d = check_tool_call(
+    let (d, notes) = check_tool_call(
         &dir,
         package,
         &expert.bindings,
-        "hold_booking",
-        r#"{"offer_id":"OF-9"}"#,
+        &input("hold_booking", r#"{"offer_id":"OF-9"}"#),
         NOW + 30,
     );
     assert_eq!(d.verdict, Verdict::AwaitApproval);
+    assert!(
+        notes[0].contains("unreadable") && notes[0].contains("moved to"),
+        "{notes:?}"
+    );
+    assert_eq!(
+        fs::read_to_string(dir.join("experts-approvals.json.unreadable")).unwrap(),
+        "{not json"
+    );
+    assert_eq!(
+        ApprovalStore::load(&dir).unwrap().0.pending(NOW + 30).len(),
+        1
+    );
     let _ = fs::remove_dir_all(dir);
 }
 
@@ -709,17 +839,23 @@ fn state_lifecycle_across_sessions() {
         ["state/session-notes.md", "state/trips.md"]
     );
     assert!(ws.join("functions/compare-itineraries.md").is_file());
+    assert!(ws.join("knowledge/travel-policy.md").is_file());
     assert!(
-        ws.join("knowledge/negotiated-rates.md").is_file(),
-        "the agent may read private knowledge"
+        !ws.join("knowledge/negotiated-rates.md").exists(),
+        "private knowledge is not written to the shared workspace (expert_knowledge serves it)"
     );
+    assert!(first.private_removed.is_empty());
     assert!(!ws.join("scratch").exists(), "scratch is created on demand");
     let record = fs::read_to_string(ws.join(SESSION_FILE)).unwrap();
     assert!(record.contains("\"session_id\": \"s1\""), "{record}");
 
     fs::write(ws.join("state/trips.md"), "trip A\n").unwrap();
     fs::write(ws.join("state/session-notes.md"), "note 1\n").unwrap();
+    // A copy an earlier version mirrored is removed.
+    fs::write(ws.join("knowledge/negotiated-rates.md"), "old copy").unwrap();
     let same = prepare_workspace(&package, &ws, "s1", NOW + 60, &opts).unwrap();
+    assert_eq!(same.private_removed, ["knowledge/negotiated-rates.md"]);
+    assert!(!ws.join("knowledge/negotiated-rates.md").exists());
     assert!(!same.first_run && !same.new_session);
     assert!(same.state_written.is_empty() && same.files_refreshed.is_empty());
     assert_eq!(

@@ -1,6 +1,7 @@
-// The package in real OpenClaw 2026.9.6: installed from the .tgz, inspected, driven through
-// OpenClaw's own loader and hook runner, and one real `openclaw agent --local` turn against a stub
-// model, with the Graphiti stand-in as Graphiti.
+// The package in real OpenClaw 2026.9.6 with its default configuration (Tool Search on): installed
+// from the .tgz, inspected, driven through OpenClaw's own loader and hook runner, and real
+// `openclaw agent --local` turns against a stub model, with the Graphiti stand-in as Graphiti and a
+// fake MCP server behind the example expert's tools.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -54,7 +55,7 @@ test('plugins inspect --runtime lists the hooks, commands, tools and CLI, with n
   const text = JSON.stringify(report);
   const hooks = (report.typedHooks ?? report.plugin?.typedHooks ?? []).map((h) => h.hookName ?? h.name ?? h);
   for (const hook of ['before_prompt_build', 'agent_end', 'before_tool_call']) assert.ok(hooks.includes(hook) || text.includes(`"${hook}"`), `hook ${hook} in ${text}`);
-  for (const name of ['graphiti', 'recall', 'experts', 'graphiti_search', 'graphiti_ingest']) {
+  for (const name of ['graphiti', 'recall', 'experts', 'graphiti_search', 'graphiti_ingest', 'expert_knowledge']) {
     assert.ok(text.includes(`"${name}"`), `${name} registered: ${text}`);
   }
   const diagnostics = report.diagnostics ?? report.plugin?.diagnostics ?? [];
@@ -100,6 +101,42 @@ test('OpenClaw\'s before_tool_call hook enforces an expert\'s approval policy', 
   fs.rmSync(path.join(home, '.openclaw/experts'), { recursive: true });
 });
 
+test('OpenClaw\'s hook runner under Tool Search: tool_call judged by its target, approved once with the CLI, lookups pass', async () => {
+  process.env.HOME = home;
+  fs.cpSync(path.join(REPO, 'config/experts'), path.join(home, '.openclaw/experts'), { recursive: true });
+  try {
+    const { runner } = await loadWithOpenClaw(path.join(home, '.openclaw/extensions', PLUGIN_ID), pluginConfig());
+    const session = { sessionKey: 'agent:main:expert:trip-planner-expert', sessionId: 'e2e-hooks', agentId: 'main', trigger: 'user' };
+    // As OpenClaw's tool wrapper calls the hook: the call id in the event and in the context.
+    const hook = (toolName, params, toolCallId) => runner.runBeforeToolCall({ toolName, params, toolCallId }, { ...session, toolName, toolCallId });
+    assert.notEqual((await hook('tool_search', { query: 'hold a fare' }, 'h1'))?.block, true, 'tool_search passes');
+    assert.notEqual((await hook('tool_describe', { id: 'travel-booking-mcp__hold_booking' }, 'h2'))?.block, true, 'tool_describe passes');
+    assert.notEqual((await hook('tool_call', { id: 'travel-booking-mcp__flights_search', args: { to: 'LIS' } }, 'h3'))?.block, true, 'AUTO through tool_call runs');
+
+    const hold = { id: 'mcp:travel-booking-mcp:travel-booking-mcp__hold_booking', args: { offer_id: 'HOOK-1' } };
+    const asked = await hook('tool_call', hold, 'h4');
+    assert.equal(asked?.block, true, JSON.stringify(asked));
+    const id = /approve request ([0-9a-f]{16})/.exec(asked.blockReason)?.[1];
+    assert.ok(id, asked.blockReason);
+    const pending = await openclaw(env, ['graphiti', 'experts', 'pending']);
+    assert.match(pending.stdout, new RegExp(`${id}  trip-planner-expert  travel\\.hold_booking\\n  tool:      travel-booking-mcp__hold_booking\\n  session:   agent:main:expert:trip-planner-expert\\n  arguments: \\{"offer_id":"HOOK-1"\\}`));
+    const checked = await openclaw(env, ['graphiti', 'experts', 'check-tool', 'tool_call', JSON.stringify(hold), '--session', session.sessionKey]);
+    assert.match(checked.stdout, /tool:      tool_call → travel-booking-mcp__hold_booking\noperation: travel\.hold_booking\ntier:      CONFIRM\n/);
+    assert.match(checked.stdout, new RegExp(`verdict:   refused until the user approves request ${id}\n`), 'the dry run names the same request');
+    const approved = await openclaw(env, ['graphiti', 'experts', 'approve', id]);
+    assert.match(approved.stdout, new RegExp(`approved ${id} for expert trip-planner-expert`));
+
+    assert.notEqual((await hook('tool_call', hold, 'h5'))?.block, true, 'the approved tool_call runs');
+    const target = await hook('travel-booking-mcp__hold_booking', hold.args, 'tool_search_code:h5:travel-booking-mcp__hold_booking:1');
+    assert.notEqual(target?.block, true, 'and so does the target call OpenClaw makes for it');
+    assert.equal((await hook('tool_call', hold, 'h6'))?.block, true, 'once: the second try is held again');
+    const malformed = await hook('tool_call', { args: { offer_id: 'HOOK-1' } }, 'h7');
+    assert.match(malformed?.blockReason ?? '', /^tool_call refused: it names no tool/);
+  } finally {
+    fs.rmSync(path.join(home, '.openclaw/experts'), { recursive: true, force: true });
+  }
+});
+
 test('a real `openclaw agent --local` turn: the model sees both blocks; the turn is spooled, then sent', async () => {
   await openclaw(env, ['config', 'set', 'models.providers.mock', JSON.stringify({
     baseUrl: model.baseUrl, apiKey: 'dummy', api: 'openai-completions',
@@ -119,4 +156,54 @@ test('a real `openclaw agent --local` turn: the model sees both blocks; the turn
   await eventually(async () => (await standIn.episodes('demo')).some((e) => e.content?.includes('Booked: Thursday 12:30 at Saffron Lantern')), 'the agent turn at the stand-in');
   const spool = path.join(home, '.openclaw', PLUGIN_ID, 'spool');
   assert.deepEqual(fs.readdirSync(spool).filter((f) => f.endsWith('.episode')), [], 'the spool is empty once Graphiti has it');
+});
+
+test('real agent turns with the default Tool Search: an AUTO call runs, a CONFIRM call waits for /experts approve, then runs once', async () => {
+  const calls = path.join(home, 'mcp-calls.jsonl');
+  const server = (name, ...tools) => ({ command: process.execPath, args: [path.join(REPO, 'tests/openclaw/fake-mcp-server.js'), name, ...tools], env: { FAKE_MCP_CALLS: calls } });
+  const toolCall = (target, args) => ({ toolCall: { name: 'tool_call', arguments: { id: target, args } } });
+  const hold = toolCall('travel-booking-mcp__hold_booking', { offer_id: 'X1' });
+  // Each turn's script: what the model does after 0, 1, 2 … tool results in that turn.
+  let script = [];
+  const isPrompt = (m) => m.role === 'user' && !JSON.stringify(m.content).includes('OPENCLAW_INTERNAL_CONTEXT');
+  const scripted = await startStubModel((request) => {
+    const messages = request.messages ?? [];
+    const results = messages.slice(messages.map(isPrompt).lastIndexOf(true)).filter((m) => m.role === 'tool').length;
+    return script[results] ?? 'done';
+  });
+  const executed = () => (fs.existsSync(calls) ? fs.readFileSync(calls, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).tool) : []);
+  const toolResults = () => scripted.requests.at(-1).body.messages.filter((m) => m.role === 'tool').map((m) => JSON.stringify(m.content));
+  const turn = (message) => openclaw(env, ['agent', '--local', '--session-key', 'agent:main:expert:trip-planner-expert', '--message', message, '--json'], { timeoutMs: 240_000 });
+  fs.cpSync(path.join(REPO, 'config/experts'), path.join(home, '.openclaw/experts'), { recursive: true });
+  try {
+    await openclaw(env, ['config', 'set', 'mcp.servers', JSON.stringify({
+      'travel-booking-mcp': server('travel-booking-mcp', 'flights_search', 'hotels_search', 'hold_booking', 'flights_purchase'),
+      'team-calendar-mcp': server('team-calendar-mcp', 'get_availability', 'create_event'),
+      'expense-mcp': server('expense-mcp', 'get_policy', 'submit_report'),
+    }), '--strict-json']);
+    await openclaw(env, ['config', 'set', 'models.providers.mock', JSON.stringify({
+      baseUrl: scripted.baseUrl, apiKey: 'dummy', api: 'openai-completions',
+      models: [{ id: 'mock-1', name: 'Mock 1', reasoning: false, input: ['text'], contextWindow: 32000, maxTokens: 1024 }],
+    }), '--strict-json']);
+    await openclaw(env, ['config', 'set', 'agents.defaults.model', '"mock/mock-1"', '--strict-json']);
+
+    script = [toolCall('travel-booking-mcp__flights_search', { to: 'LIS' }), hold];
+    await turn('Find a flight to Lisbon and hold offer X1');
+    const tools = (scripted.requests.at(-1).body.tools ?? []).map((t) => t.function?.name);
+    assert.ok(tools.includes('tool_call') && !tools.includes('travel-booking-mcp__hold_booking'), `Tool Search is on: ${tools}`);
+    assert.deepEqual(executed(), ['flights_search'], 'the AUTO search ran at the MCP server; the hold did not');
+    const refusal = toolResults().at(-1);
+    const id = /approve request ([0-9a-f]{16})/.exec(refusal)?.[1];
+    assert.ok(id, `the model was told which request to ask for: ${refusal}`);
+
+    const approved = await openclaw(env, ['graphiti', 'experts', 'approve', id]);
+    assert.match(approved.stdout, /The agent may run exactly this call once/);
+    script = [hold, hold];
+    await turn('The user approved it: hold offer X1');
+    assert.deepEqual(executed(), ['flights_search', 'hold_booking'], 'the approved hold ran once');
+    assert.match(toolResults().at(-1), new RegExp(`approve request ${id}`), 'the second try in the same turn was held again');
+  } finally {
+    scripted.stop();
+    fs.rmSync(path.join(home, '.openclaw/experts'), { recursive: true, force: true });
+  }
 });

@@ -1,77 +1,29 @@
 //! Expert packages through the real component in the host shim: the expert session's prompt, the
 //! registry for the main agent, approval enforcement on tool calls (with a user's approval in between),
-//! and private knowledge kept out of every prompt, command output and log line.
+//! and private knowledge kept out of every prompt, command output, log line and the agents'
+//! workspace, read only by the expert's own session through the `expert_knowledge` tool. What an
+//! approval binds is in `experts_approval.rs`, Tool Search and `check-tool` in `experts_tool_search.rs`.
 
+mod experts_common;
+
+use experts_common::*;
 use graphiti_openclaw_tests::{
-    example_config, hook_context, plugin_wasm, prompt, temp_dir, workspace,
+    copy_dir, example_config, hook_context, prompt, temp_dir, workspace,
 };
 use host_shim::{
-    ChatType, Command, ExpertsCommand, HookContext, Limits, Shim, ShimOptions, ToolCall,
-    ToolVerdict,
+    AgentEndEvent, CaptureOutcome, ChatType, ExpertsCommand, HookContext, ToolVerdict,
 };
-use std::path::PathBuf;
-use std::time::Duration;
+use std::path::Path;
 
 /// Text that appears only in the example package's private knowledge file.
 const PRIVATE_MARKER: &str = "HARBORLIGHT-ZX4471";
-const EXPERT: &str = "trip-planner-expert";
-
-struct Setup {
-    shim: Shim,
-    workspace: PathBuf,
-}
-
-fn setup() -> Setup {
-    let state = temp_dir("experts-state");
-    let agents_workspace = temp_dir("experts-workspace");
-    let mut options = ShimOptions::new(
-        plugin_wasm(),
-        example_config(),
-        Limits {
-            call_timeout: Duration::from_secs(10),
-            send_timeout: Duration::from_secs(10),
-            memory_bytes: 128 << 20,
-        },
-    );
-    options.cache_dir = Some(workspace().join("target/test-component-cache"));
-    options.echo_logs = false;
-    options.state_dir = Some(state);
-    options.experts_dir = Some(example_config().join("experts"));
-    options.workspace_dir = Some(agents_workspace.clone());
-    // Recall is not what this test is about.
-    options.host_settings = Some(r#"{"recall": {"enabled": false}}"#.into());
-    Setup {
-        shim: Shim::new(options).expect("shim starts"),
-        workspace: agents_workspace,
-    }
-}
-
-fn expert_session() -> HookContext {
-    HookContext {
-        session_key: Some(format!("agent:main:expert:{EXPERT}")),
-        session_id: Some("session-1".into()),
-        trigger: Some("sub-agent".into()),
-        ..hook_context("unused", ChatType::Direct)
-    }
-}
-
-fn call(tool: &str, arguments: &str) -> ToolCall {
-    ToolCall {
-        tool_name: tool.into(),
-        arguments_json: arguments.into(),
-    }
-}
-
-fn run(shim: &mut Shim, command: ExpertsCommand) -> (u8, String) {
-    let out = shim.run_command(&Command::Experts(command));
-    (out.exit_code, out.stdout + &out.stderr)
-}
 
 #[test]
 fn an_expert_session_gets_its_prompt_and_the_main_agent_the_registry() {
     let Setup {
         mut shim,
         workspace,
+        ..
     } = setup();
     let expert = shim.before_agent_start(
         &prompt("Plan my trip to Lisbon next Tuesday"),
@@ -150,12 +102,11 @@ fn tool_calls_follow_the_approval_tiers_and_a_confirm_waits_for_the_users_approv
     assert!(message.to_lowercase().contains("approv"), "{message}");
     let (code, pending) = run(&mut shim, ExpertsCommand::Pending);
     assert_eq!(code, 0, "{pending}");
-    let id = pending
-        .split_whitespace()
-        .next()
-        .expect("a pending request id")
-        .to_string();
-    assert!(pending.contains("travel.hold_booking"), "{pending}");
+    let id = request_id(&message);
+    assert!(
+        pending.contains(&format!("{id}  {EXPERT}  travel.hold_booking")),
+        "{pending}"
+    );
     let (code, approved) = run(&mut shim, ExpertsCommand::Approve(id.clone()));
     assert_eq!(code, 0, "{approved}");
     assert!(
@@ -169,7 +120,10 @@ fn tool_calls_follow_the_approval_tiers_and_a_confirm_waits_for_the_users_approv
         ),
         "an approval is used once"
     );
-    let (code, unknown) = run(&mut shim, ExpertsCommand::Approve("00000000".into()));
+    let (code, unknown) = run(
+        &mut shim,
+        ExpertsCommand::Approve("0000000000000000".into()),
+    );
     assert_eq!(code, 1, "{unknown}");
     // Other sessions are not the expert's: no policy applies.
     assert!(matches!(
@@ -186,6 +140,7 @@ fn private_knowledge_never_leaks_into_prompts_registry_commands_or_logs() {
     let Setup {
         mut shim,
         workspace,
+        ..
     } = setup();
     let mut seen = String::new();
     let expert = shim.before_agent_start(
@@ -211,6 +166,37 @@ fn private_knowledge_never_leaks_into_prompts_registry_commands_or_logs() {
         &call("travel.hold_booking", r#"{"code":"x"}"#),
         &expert_session(),
     );
+    seen.push_str(&run(&mut shim, ExpertsCommand::Pending).1);
+    for (name, ctx) in [
+        (None, main_session()),
+        (Some("negotiated-rates"), main_session()),
+    ] {
+        seen.push_str(
+            &run(
+                &mut shim,
+                ExpertsCommand::Knowledge((name.map(Into::into), ctx)),
+            )
+            .1,
+        );
+    }
+    seen.push_str(
+        &run(
+            &mut shim,
+            ExpertsCommand::CheckTool((
+                None,
+                call("hold_booking", r#"{"offer_id":"X1"}"#),
+                expert_session(),
+            )),
+        )
+        .1,
+    );
+    // The workspace (which every agent's `read` can open) holds neither the text nor the
+    // description; a function file that names the private file is mirrored as its author wrote it.
+    let tree = files_text(&workspace);
+    assert!(
+        !tree.contains(PRIVATE_MARKER) && !tree.contains("Corporate rate codes"),
+        "private knowledge in the workspace:\n{tree}"
+    );
     seen.push_str(&std::fs::read_to_string(workspace.join("EXPERTS.md")).unwrap_or_default());
     for (_, line) in shim.take_logs() {
         seen.push_str(&line);
@@ -226,6 +212,42 @@ fn private_knowledge_never_leaks_into_prompts_registry_commands_or_logs() {
     );
 }
 
+/// What an expert reads in its session (private knowledge through `expert_knowledge`) could be in its
+/// reply: an expert session's turns are never captured into Graphiti, where every session could recall
+/// them.
+#[test]
+fn an_expert_sessions_turns_are_not_captured() {
+    let Setup {
+        mut shim, state, ..
+    } = setup();
+    let event = AgentEndEvent {
+        success: true,
+        error: None,
+        messages_json: serde_json::json!([
+            {"role": "user", "content": "Which rate do we get at the partner hotel in Lisbon?"},
+            {"role": "assistant", "content": format!("Our negotiated code is {PRIVATE_MARKER}.")},
+        ])
+        .to_string(),
+        duration_ms: None,
+    };
+    // A person talking to the expert directly (trigger "user"), not a sub-agent run.
+    let talked_to = HookContext {
+        trigger: Some("user".into()),
+        ..expert_session()
+    };
+    match shim.agent_end(&event, &talked_to) {
+        CaptureOutcome::Skipped(why) => assert!(why.contains("not captured"), "{why}"),
+        other => panic!("an expert session's turn was captured: {other:?}"),
+    }
+    let spooled = std::fs::read_dir(state.join("spool")).map_or(0, Iterator::count);
+    assert_eq!(spooled, 0, "nothing of the expert session is spooled");
+    // The same exchange in the main session is captured as before.
+    assert!(matches!(
+        shim.agent_end(&event, &main_session()),
+        CaptureOutcome::Spooled(_)
+    ));
+}
+
 #[test]
 fn validate_and_prompt_work_on_the_example_package() {
     let Setup { mut shim, .. } = setup();
@@ -238,4 +260,139 @@ fn validate_and_prompt_work_on_the_example_package() {
     assert_eq!(code, 0);
     let (_, second) = run(&mut shim, ExpertsCommand::Prompt(EXPERT.into()));
     assert_eq!(first, second, "byte-stable");
+}
+
+/// Every file under `dir`, as text, with its path.
+fn files_text(dir: &Path) -> String {
+    let mut out = String::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.push_str(&files_text(&path));
+        } else {
+            out.push_str(&format!("{}\n", path.display()));
+            out.push_str(&String::from_utf8_lossy(
+                &std::fs::read(&path).unwrap_or_default(),
+            ));
+        }
+    }
+    out
+}
+
+/// What versions before 0.4 left in the workspace: the private knowledge mirrored in clear.
+fn plant_old_private_copy(workspace: &Path) -> std::path::PathBuf {
+    let copy = workspace
+        .join("expert-state")
+        .join(EXPERT)
+        .join("knowledge/negotiated-rates.md");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(
+        example_config()
+            .join("experts")
+            .join(EXPERT)
+            .join("knowledge/negotiated-rates.md"),
+        &copy,
+    )
+    .unwrap();
+    copy
+}
+
+#[test]
+fn private_knowledge_is_never_in_the_agents_workspace() {
+    let Setup {
+        mut shim,
+        workspace,
+        ..
+    } = setup();
+    let old_copy = plant_old_private_copy(&workspace);
+    let _ = shim.before_agent_start(&prompt("Plan my trip to Lisbon"), &expert_session());
+    let tree = files_text(&workspace);
+    assert!(
+        tree.contains("travel-policy"),
+        "public knowledge is mirrored for the expert to read: {tree}"
+    );
+    assert!(
+        !old_copy.exists(),
+        "the old private copy is removed on prepare"
+    );
+    assert!(
+        !tree.contains(PRIVATE_MARKER) && !tree.contains("Corporate rate codes"),
+        "private text in the workspace:\n{tree}"
+    );
+
+    // Also removed when the main agent's turn comes first (the registry is built then).
+    let Setup {
+        mut shim,
+        workspace,
+        ..
+    } = setup();
+    let old_copy = plant_old_private_copy(&workspace);
+    let main = shim.before_agent_start(&prompt("Plan a trip"), &main_session());
+    assert!(!old_copy.exists(), "removed before any expert turn");
+    assert!(
+        main.notes.iter().any(
+            |n| n.contains("removed 1 copied private knowledge file(s) of trip-planner-expert")
+        ),
+        "{:?}",
+        main.notes
+    );
+}
+
+#[test]
+fn the_knowledge_tool_answers_only_in_the_experts_own_session() {
+    // Two experts: the example and the fixture package (with private knowledge of its own).
+    let experts = temp_dir("two-experts");
+    copy_dir(
+        &example_config().join("experts").join(EXPERT),
+        &experts.join(EXPERT),
+    );
+    copy_dir(
+        &workspace().join("plugin/tests/experts/base"),
+        &experts.join("fixture-expert"),
+    );
+    let Setup { mut shim, .. } = setup_with(experts);
+    let knowledge = |shim: &mut host_shim::Shim, name: Option<&str>, ctx: HookContext| {
+        run(shim, ExpertsCommand::Knowledge((name.map(Into::into), ctx)))
+    };
+
+    let (code, list) = knowledge(&mut shim, None, expert_session());
+    assert_eq!(code, 0, "{list}");
+    assert!(
+        list.contains("- negotiated-rates (private): Corporate rate codes")
+            && list.contains("- travel-policy (static)"),
+        "{list}"
+    );
+    let (code, text) = knowledge(&mut shim, Some("negotiated-rates"), expert_session());
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains(PRIVATE_MARKER), "{text}");
+
+    let (code, refused) = knowledge(&mut shim, Some("negotiated-rates"), main_session());
+    assert_eq!(code, 1);
+    assert!(
+        refused.starts_with("expert_knowledge refused: this session is not an expert's"),
+        "{refused}"
+    );
+    assert!(!refused.contains(PRIVATE_MARKER));
+
+    let other = session("agent:main:expert:fixture-expert");
+    let (code, refused) = knowledge(&mut shim, Some("negotiated-rates"), other.clone());
+    assert_eq!(code, 1);
+    assert!(
+        refused.contains("fixture-expert has no knowledge named \"negotiated-rates\""),
+        "{refused}"
+    );
+    let (_, list) = knowledge(&mut shim, None, other);
+    assert!(
+        list.contains("secret-ledger (private)") && !list.contains("negotiated-rates"),
+        "{list}"
+    );
+
+    // The tool is not governed by the approval policy in the expert's session.
+    assert!(matches!(
+        shim.before_tool_call(
+            &call("expert_knowledge", r#"{"name":"negotiated-rates"}"#),
+            &expert_session()
+        ),
+        ToolVerdict::Allow
+    ));
 }

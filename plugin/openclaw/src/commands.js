@@ -72,6 +72,27 @@ export function expertsCommand(word, argument) {
   return { tag: 'experts', val: withArgument[word] ? { tag: word, val: argument } : { tag: word } };
 }
 
+/**
+ * `experts check-tool`: the approval check's dry run for a call in a session (`session`), or as an
+ * expert (`expert`).
+ * @param {string} tool  the tool as called (`tool_call` for a call through Tool Search)
+ * @param {string | undefined} argumentsJson  its arguments as JSON (none: `{}`)
+ * @param {{ session?: string, expert?: string, agent?: string }} options
+ */
+export function checkToolCommand(tool, argumentsJson, { session, expert, agent } = {}) {
+  const ctx = hookContext({ sessionKey: session, agentId: agent, channel: 'cli' });
+  const call = { toolName: tool, argumentsJson: argumentsJson ?? '{}', callId: undefined };
+  return { tag: 'experts', val: { tag: 'check-tool', val: [expert, call, ctx] } };
+}
+
+/**
+ * The `expert_knowledge` tool's command: `name` (none: the list), asked from the session of `ctx`
+ * (OpenClaw's tool context); the component decides whether that session may read it.
+ */
+export function knowledgeCommand(name, ctx) {
+  return { tag: 'experts', val: { tag: 'knowledge', val: [name, hookContext(ctx)] } };
+}
+
 /** `/experts <args>`. */
 export function expertsSlashCommand(args) {
   const [word = '', argument = ''] = (args ?? '').trim().split(/\s+/, 2);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ComponentPool } from './component.js';
 import { agentEndEvent, hookContext, promptEvent } from './context.js';
-import { expertsCommand, expertsSlashCommand, graphitiSlashCommand, intentTest, outputText, recallSlashCommand, spoolCommand } from './commands.js';
+import { checkToolCommand, expertsCommand, expertsSlashCommand, graphitiSlashCommand, intentTest, knowledgeCommand, outputText, recallSlashCommand, spoolCommand } from './commands.js';
 import { defaultOpenclawStateDir, resolveOptions } from './options.js';
 
 export const PLUGIN_ID = 'graphiti-openclaw';
@@ -132,13 +132,26 @@ export async function agentEnd(runtime, event, ctx) {
 export async function beforeToolCall(runtime, event, ctx) {
   try {
     const pool = await runtime.pool();
-    const call = { toolName: String(event?.toolName ?? ctx?.toolName ?? ''), argumentsJson: JSON.stringify(event?.params ?? {}) };
+    const call = toolCall(event, ctx);
     const verdict = await pool.run('before-tool-call', (plugin) => plugin.beforeToolCall(call, hookContext(ctx)));
     return verdict.tag === 'block' ? { block: true, blockReason: verdict.val } : undefined;
   } catch (error) {
     runtime.logger.error(`graphiti-openclaw: tool call refused, the approval check failed: ${error?.message ?? error}`);
     return { block: true, blockReason: 'graphiti-openclaw could not check this tool call against the approval policy; try again' };
   }
+}
+
+/**
+ * OpenClaw's `before_tool_call` event as the WIT `tool-call`. The call id links a Tool Search
+ * `tool_call` to the target call OpenClaw then makes (its id is derived from the parent's).
+ */
+export function toolCall(event, ctx) {
+  const callId = event?.toolCallId ?? ctx?.toolCallId;
+  return {
+    toolName: String(event?.toolName ?? ctx?.toolName ?? ''),
+    argumentsJson: JSON.stringify(event?.params ?? {}),
+    callId: typeof callId === 'string' && callId !== '' ? callId : undefined,
+  };
 }
 
 function textResult(text, details = {}) {
@@ -180,6 +193,24 @@ function registerTools(api, runtime) {
       return textResult(output.stdout);
     },
   }), { name: 'graphiti_ingest' });
+  // The calling session comes from OpenClaw's tool context; the component answers only an expert's
+  // own session, with that expert's knowledge (private knowledge is in no file an agent can read).
+  api.registerTool((toolCtx) => ({
+    name: 'expert_knowledge',
+    label: 'Expert knowledge',
+    description: 'In an expert session: list the knowledge of your expert package, or read one file by name (private knowledge included; it stays in this session). Other sessions are refused.',
+    parameters: {
+      type: 'object',
+      properties: { name: { type: 'string', description: 'The knowledge file to read; leave out to list them.' } },
+      additionalProperties: false,
+    },
+    async execute(_toolCallId, params) {
+      const name = typeof params?.name === 'string' && params.name.trim() ? params.name.trim() : undefined;
+      const output = await runtime.command(knowledgeCommand(name, toolCtx));
+      if (output.exitCode !== 0) throw new Error(outputText(output));
+      return textResult(output.stdout);
+    },
+  }), { name: 'expert_knowledge' });
 }
 
 function registerSlashCommands(api, runtime) {
@@ -246,6 +277,18 @@ function registerCliCommands(api, runtime) {
     experts.command('registry').description('EXPERTS.md, as the main agent gets it').action(() => print(expertsCommand('registry')));
     experts.command('pending').description('Tool calls waiting for approval').action(() => print(expertsCommand('pending')));
     experts.command('approve <id>').description('Approve one pending tool call').action((id) => print(expertsCommand('approve', id)));
+    experts.command('check-tool <tool> [arguments]').description('What the approval check would decide for a tool call (a dry run: records and uses nothing)')
+      .option('--session <key>', 'the session the call is made in')
+      .option('--expert <name>', 'judge the call as this expert\'s (approvals apply only with --session)')
+      .option('--agent <id>', 'the calling agent\'s id')
+      .action((tool, args, opts) => {
+        if (!opts.session && !opts.expert) {
+          process.stderr.write('graphiti experts check-tool: give --session <key> or --expert <name>\n');
+          process.exitCode = 2;
+          return undefined;
+        }
+        return print(checkToolCommand(tool, args, opts));
+      });
     graphiti.command('flush').description('Send spooled turns to Graphiti now (exit 1 when some are left)')
       .action(() => print({ tag: 'flush' }));
     graphiti.command('spool [action]')

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { expertsSlashCommand, graphitiSlashCommand, outputText, recallSlashCommand } from '../src/commands.js';
+import { checkToolCommand, expertsSlashCommand, graphitiSlashCommand, knowledgeCommand, outputText, recallSlashCommand } from '../src/commands.js';
+import { toolCall } from '../src/index.js';
 
 const ctx = { sessionKey: 'agent:main:telegram:group:7', agentId: 'main', senderId: 'u' };
 
@@ -45,4 +46,30 @@ test('/graphiti spool lists by default, requeues on request, and names what it t
   assert.deepEqual(graphitiSlashCommand('spool Requeue', ctx), { command: { tag: 'spool', val: { tag: 'requeue' } } });
   assert.equal(graphitiSlashCommand('spool everything', ctx).usage, 'Usage: /graphiti spool [list|requeue]');
   assert.match(graphitiSlashCommand('help', ctx).usage, /\/graphiti spool \[requeue\]/);
+});
+
+test('experts check-tool: the call, the session and the expert as the component\'s command', () => {
+  const { val } = checkToolCommand('tool_call', '{"id":"hold_booking"}', { session: 'agent:main:expert:x', agent: 'main' });
+  assert.equal(val.tag, 'check-tool');
+  const [expert, call, ctx] = val.val;
+  assert.equal(expert, undefined);
+  assert.deepEqual(call, { toolName: 'tool_call', argumentsJson: '{"id":"hold_booking"}', callId: undefined });
+  assert.equal(ctx.sessionKey, 'agent:main:expert:x');
+  assert.equal(ctx.agentId, 'main');
+  assert.equal(checkToolCommand('read', undefined, { expert: 'x' }).val.val[1].argumentsJson, '{}');
+  assert.equal(checkToolCommand('read', undefined, { expert: 'x' }).val.val[0], 'x');
+});
+
+test('expert_knowledge asks with the calling session\'s context', () => {
+  const command = knowledgeCommand('negotiated-rates', { sessionKey: 'agent:main:expert:x', agentId: 'main' });
+  assert.equal(command.val.tag, 'knowledge');
+  assert.equal(command.val.val[0], 'negotiated-rates');
+  assert.equal(command.val.val[1].sessionKey, 'agent:main:expert:x');
+});
+
+test('before_tool_call: the call id comes from the event, else the context', () => {
+  assert.equal(toolCall({ toolName: 'tool_call', params: { id: 'x' }, toolCallId: 'call-1' }, {}).callId, 'call-1');
+  assert.equal(toolCall({ toolName: 'x', params: {} }, { toolCallId: 'call-2' }).callId, 'call-2');
+  assert.equal(toolCall({ toolName: 'x' }, {}).callId, undefined);
+  assert.equal(toolCall({ toolName: 'x' }, {}).argumentsJson, '{}');
 });

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { agentEnd, beforePromptBuild, beforeToolCall, createRuntime } from '../src/index.js';
+import { checkToolCommand } from '../src/commands.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const componentDir = path.join(repo, 'dist/graphiti-openclaw/dist/component');
@@ -116,4 +117,78 @@ test('experts: tool calls in an expert session follow the approval tiers through
   assert.match(manual.blockReason, /draft/i);
   const other = await beforeToolCall(rt, { toolName: 'flights_purchase', params: { offer: 'X1' } }, ctx('main'));
   assert.equal(other, undefined, 'sessions of no expert are not checked');
+});
+
+const expertSession = { sessionKey: 'agent:main:expert:trip-planner-expert', sessionId: 's-1', agentId: 'main', trigger: 'sub-agent' };
+
+test('experts: Tool Search\'s tool_call is judged by its target; an approval lets the call and its target call run once', async () => {
+  const { rt } = runtime({ recall: { enabled: false } });
+  const hook = (event) => beforeToolCall(rt, event, { ...expertSession, toolCallId: event.toolCallId });
+  assert.equal(await hook({ toolName: 'tool_search', params: { query: 'flights' }, toolCallId: 's1' }), undefined, 'lookups pass');
+  assert.equal(await hook({ toolName: 'tool_describe', params: { id: 'flights_search' }, toolCallId: 's2' }), undefined);
+  assert.equal(await hook({ toolName: 'tool_call', params: { id: 'flights_search', args: { to: 'LIS' } }, toolCallId: 'a1' }), undefined, 'AUTO through tool_call');
+  const hold = (id) => ({ toolName: 'tool_call', params: { id: 'travel-booking-mcp__hold_booking', args: { offer_id: 'X1' } }, toolCallId: id });
+  const asked = await hook(hold('c1'));
+  assert.equal(asked?.block, true);
+  const id = /approve request ([0-9a-f]{16})/.exec(asked.blockReason)?.[1];
+  assert.ok(id, asked.blockReason);
+  const approved = await rt.command({ tag: 'experts', val: { tag: 'approve', val: id } });
+  assert.equal(approved.exitCode, 0, approved.stdout);
+  assert.equal(await hook(hold('c2')), undefined, 'approved: the tool_call runs');
+  const target = (n) => ({ toolName: 'travel-booking-mcp__hold_booking', params: { offer_id: 'X1' }, toolCallId: `tool_search_code:c2:travel-booking-mcp__hold_booking:${n}` });
+  assert.equal(await hook(target(1)), undefined, 'and the target call OpenClaw makes for it');
+  assert.equal((await hook(target(2)))?.block, true, 'once');
+  assert.equal((await hook(hold('c3')))?.block, true, 'the approval is used up');
+  const malformed = await hook({ toolName: 'tool_call', params: { args: { offer_id: 'X1' } }, toolCallId: 'm1' });
+  assert.match(malformed?.blockReason ?? '', /^tool_call refused: it names no tool/);
+});
+
+test('experts: check-tool through the adapter records nothing', async () => {
+  const { rt, stateDir } = runtime({ recall: { enabled: false } });
+  const output = await rt.command(checkToolCommand('hold_booking', '{"offer_id":"X1"}', { session: expertSession.sessionKey }));
+  assert.equal(output.exitCode, 0, output.stderr);
+  assert.match(output.stdout, /tier:      CONFIRM\n/);
+  assert.match(output.stdout, /verdict:   refused until the user approves request [0-9a-f]{16}\n/);
+  assert.ok(!fs.existsSync(path.join(stateDir, 'experts', 'trip-planner-expert', 'experts-approvals.json')), 'no request recorded');
+});
+
+/**
+ * The packaged plugin (it finds its component beside itself) registered against a stand-in of
+ * OpenClaw's API; returns its tool factories by name.
+ */
+async function registeredTools(pluginConfig) {
+  const { default: plugin } = await import(path.join(repo, 'dist/graphiti-openclaw/dist/index.js'));
+  const tools = new Map();
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'adapter-state-'));
+  const workspaceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'adapter-workspace-'));
+  const api = {
+    logger: quietLogger(),
+    registrationMode: 'discovery',
+    pluginConfig: { configDir, stateDir, workspaceDir, expertsDir: path.join(configDir, 'experts'), ...pluginConfig },
+    on() {},
+    registerCommand() {},
+    registerCli() {},
+    registerService() {},
+    registerTool(factory, { name }) {
+      tools.set(name, factory);
+    },
+  };
+  plugin.register(api);
+  return { tools, workspaceDir };
+}
+
+test('experts: expert_knowledge reads private knowledge in the expert\'s session only', async () => {
+  const { tools, workspaceDir } = await registeredTools({ recall: { enabled: false } });
+  const factory = tools.get('expert_knowledge');
+  assert.ok(factory, `registered: ${[...tools.keys()]}`);
+  const result = await factory(expertSession).execute('t1', { name: 'negotiated-rates' });
+  assert.match(result.content[0].text, /HARBORLIGHT-ZX4471/);
+  const list = await factory(expertSession).execute('t2', {});
+  assert.match(list.content[0].text, /- negotiated-rates \(private\)/);
+  await assert.rejects(
+    factory({ sessionKey: 'agent:main:main', agentId: 'main' }).execute('t3', { name: 'negotiated-rates' }),
+    (error) => /expert_knowledge refused: this session is not an expert's/.test(error.message) && !error.message.includes('HARBORLIGHT'),
+  );
+  const copy = path.join(workspaceDir, 'expert-state', 'trip-planner-expert', 'knowledge', 'negotiated-rates.md');
+  assert.ok(!fs.existsSync(copy), 'never written to the workspace');
 });

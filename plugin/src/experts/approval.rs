@@ -1,31 +1,69 @@
-//! Approval enforcement for tool calls in an expert session (spec §3 `policy`, loader design §5).
+//! The approval store of one expert (spec §3 `policy`, loader design §5): the `confirm` calls waiting
+//! for the user, the user's answers, and which approvals were used. What a request binds is a
+//! [`Binding`]: the expert, the session, the tool as called, the operation and the whole canonical
+//! arguments; it is keyed by the SHA-256 of all of them and shown by the digest's first 16 hex digits.
 //!
-//! A call is mapped back to its abstract `tool.operation`, its tier resolved (override → default →
-//! `confirm`), and then: `auto` runs; `manual` is refused with the instruction to deliver a draft;
-//! `confirm` is refused and recorded as a pending request until the user approves that exact proposed
-//! action (operation and arguments). An approval is used by the one call it was given for.
 //! `policy.approval.timeout` bounds both how long a request waits (then `on_timeout` applies) and how
-//! long an approval stays usable. No clock is read: `now` is given, in epoch seconds.
+//! long an approval stays usable. No clock is read: `now` is given, in epoch seconds. The decisions
+//! themselves are in [`super::gate`].
 
-use super::bindings::Bindings;
-use super::package::{Package, split_operation};
-use super::policy::{OnTimeout, Tier};
+use super::policy::OnTimeout;
 use crate::files::write_atomically;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;
 
 pub const APPROVALS_FILE: &str = "experts-approvals.json";
-/// OpenClaw's own file tools, which the expert session uses on its workspace (loader design §5); they
-/// are not operations of the package's tools, so the policy does not govern them.
-pub const WORKSPACE_TOOLS: [&str; 3] = ["read", "write", "edit"];
-/// Finished requests are kept this long (for `experts approvals` history), then dropped.
+/// The store's format: 2 binds session, tool and full arguments. Files without it (format 1, which
+/// bound only expert, operation and the arguments' first 2,000 characters) are dropped on load.
+pub const STORE_FORMAT: u32 = 2;
+/// Hex digits of the digest shown to the user as the request id (64 bits: no accidental collision).
+pub const ID_HEX_DIGITS: usize = 16;
+/// Finished requests are kept this long (for the history), then dropped.
 const KEEP_FINISHED_SECS: u64 = 7 * 86_400;
 /// Requests kept at most; the oldest finished ones go first, then the oldest pending.
 const MAX_REQUESTS: usize = 500;
-const MAX_ARGUMENTS_CHARS: usize = 2000;
-/// Separators between a server name and its tool in qualified tool names (`hubspot-mcp__get_deal`).
-const SERVER_SEPARATORS: [&str; 4] = ["__", "/", ":", "."];
+/// Domain separation of the digest, versioned with the store format.
+const DIGEST_DOMAIN: &str = "graphiti-openclaw approval v2";
+
+/// Exactly what an approval allows: one call of `tool` with `arguments`, as `operation`, in `session`
+/// of `expert`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Binding {
+    pub expert: String,
+    /// OpenClaw's session key (the session id when there is no key).
+    pub session: String,
+    /// The tool as called (for a `tool_call`, the tool it names).
+    pub tool: String,
+    pub operation: String,
+    /// The whole canonical arguments.
+    pub arguments: String,
+}
+
+impl Binding {
+    /// SHA-256, hex, over every field (as a JSON array, so no two bindings share an input).
+    pub fn digest(&self) -> String {
+        let fields = [
+            DIGEST_DOMAIN,
+            &self.expert,
+            &self.session,
+            &self.tool,
+            &self.operation,
+            &self.arguments,
+        ];
+        let input = serde_json::to_string(&fields).expect("strings serialise");
+        Sha256::digest(input.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+}
+
+/// The id shown for a digest.
+pub fn display_id(digest: &str) -> String {
+    digest.chars().take(ID_HEX_DIGITS).collect()
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -39,16 +77,39 @@ pub enum Status {
     Expired,
 }
 
+impl Status {
+    pub fn word(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Approved => "approved",
+            Status::Used => "used",
+            Status::Rejected => "rejected",
+            Status::Expired => "expired",
+        }
+    }
+}
+
+/// After an approval was used by a `tool_call`: the one target call OpenClaw then makes through its
+/// hook again (its call id starts with `prefix`) may pass, until `until`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetCall {
+    pub prefix: String,
+    pub until: u64,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApprovalRequest {
-    /// Short and stable: the same proposed action gets the same id.
+    /// The first [`ID_HEX_DIGITS`] of `digest`: what the user types.
     pub id: String,
+    /// SHA-256 of the [`Binding`]: the store's key.
+    pub digest: String,
     pub expert: String,
-    /// `tool.operation`, or the raw tool name for a call that is not a declared operation.
-    pub operation: String,
-    /// The tool name as called.
+    pub session: String,
+    /// The tool as called (for a `tool_call`, the tool it names).
     pub tool_name: String,
-    /// The call's arguments, canonical JSON when they were JSON (cut to a bounded length).
+    /// `tool.operation`, or the tool name for a call that is not a declared operation.
+    pub operation: String,
+    /// The whole canonical arguments.
     pub arguments: String,
     pub requested_at: u64,
     pub status: Status,
@@ -60,28 +121,84 @@ pub struct ApprovalRequest {
     /// A request past its timeout under `on_timeout: escalate`: still open, flagged for the user.
     #[serde(default)]
     pub escalated: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_call: Option<TargetCall>,
 }
 
-/// Every approval request, by id; persisted as JSON in a state directory.
+impl ApprovalRequest {
+    pub fn binding(&self) -> Binding {
+        Binding {
+            expert: self.expert.clone(),
+            session: self.session.clone(),
+            tool: self.tool_name.clone(),
+            operation: self.operation.clone(),
+            arguments: self.arguments.clone(),
+        }
+    }
+
+    /// Whether this request is for exactly `binding`: every field compared in full, not only the
+    /// digest.
+    pub fn binds(&self, binding: &Binding) -> bool {
+        self.binding() == *binding
+    }
+}
+
+/// Every approval request, by digest; persisted as JSON in a state directory.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApprovalStore {
     pub requests: BTreeMap<String, ApprovalRequest>,
 }
 
+#[derive(Serialize, Deserialize)]
+struct StoreFile {
+    format: u32,
+    requests: BTreeMap<String, ApprovalRequest>,
+}
+
 impl ApprovalStore {
-    /// Reads the store from `state_dir`; a missing file is an empty store.
-    pub fn load(state_dir: &Path) -> Result<ApprovalStore, String> {
+    /// Reads the store from `state_dir`; a missing file is an empty store. A file of an older format
+    /// loads as an empty store with a note saying how many requests were dropped (they bound too
+    /// little to be honoured); the caller saves to replace it.
+    pub fn load(state_dir: &Path) -> Result<(ApprovalStore, Option<String>), String> {
         let path = state_dir.join(APPROVALS_FILE);
-        match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ApprovalStore::default()),
-            Err(e) => Err(format!("{}: {e}", path.display())),
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok((ApprovalStore::default(), None));
+            }
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        if value.get("format").and_then(|f| f.as_u64()) != Some(u64::from(STORE_FORMAT)) {
+            let dropped = value
+                .get("requests")
+                .and_then(|r| r.as_object())
+                .map_or(0, |r| r.len());
+            let note = format!(
+                "{dropped} approval request(s) of an older graphiti-openclaw were dropped: they bound neither the \
+                 session nor the whole arguments; the expert has to ask again"
+            );
+            return Ok((ApprovalStore::default(), Some(note)));
         }
+        let file: StoreFile =
+            serde_json::from_value(value).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok((
+            ApprovalStore {
+                requests: file.requests,
+            },
+            None,
+        ))
     }
 
     pub fn save(&self, state_dir: &Path) -> Result<(), String> {
         let path = state_dir.join(APPROVALS_FILE);
-        let json = serde_json::to_string_pretty(self).map_err(|e| e.to_string())? + "\n";
+        let file = StoreFile {
+            format: STORE_FORMAT,
+            requests: self.requests.clone(),
+        };
+        let json = serde_json::to_string_pretty(&file).map_err(|e| e.to_string())? + "\n";
+        std::fs::create_dir_all(state_dir).map_err(|e| format!("{}: {e}", state_dir.display()))?;
         write_atomically(&path, json.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
     }
 
@@ -91,6 +208,7 @@ impl ApprovalStore {
             let Some(timeout) = request.timeout_secs else {
                 continue;
             };
+            let since = request.decided_at.unwrap_or(request.requested_at);
             match request.status {
                 Status::Pending if now >= request.requested_at.saturating_add(timeout) => {
                     match request.on_timeout {
@@ -101,13 +219,7 @@ impl ApprovalStore {
                         OnTimeout::Escalate => request.escalated = true,
                     }
                 }
-                Status::Approved
-                    if now
-                        >= request
-                            .decided_at
-                            .unwrap_or(request.requested_at)
-                            .saturating_add(timeout) =>
-                {
+                Status::Approved if now >= since.saturating_add(timeout) => {
                     request.status = Status::Expired;
                 }
                 _ => {}
@@ -116,21 +228,18 @@ impl ApprovalStore {
         let finished =
             |r: &ApprovalRequest| !matches!(r.status, Status::Pending | Status::Approved);
         self.requests.retain(|_, r| {
-            !(finished(r)
-                && now
-                    >= r.decided_at
-                        .unwrap_or(r.requested_at)
-                        .saturating_add(KEEP_FINISHED_SECS))
+            let since = r.decided_at.unwrap_or(r.requested_at);
+            !(finished(r) && now >= since.saturating_add(KEEP_FINISHED_SECS))
         });
         if self.requests.len() > MAX_REQUESTS {
             let mut by_age: Vec<(bool, u64, String)> = self
                 .requests
-                .values()
-                .map(|r| (!finished(r), r.requested_at, r.id.clone()))
+                .iter()
+                .map(|(digest, r)| (!finished(r), r.requested_at, digest.clone()))
                 .collect();
             by_age.sort();
-            for (_, _, id) in by_age.into_iter().take(self.requests.len() - MAX_REQUESTS) {
-                self.requests.remove(&id);
+            for (_, _, digest) in by_age.into_iter().take(self.requests.len() - MAX_REQUESTS) {
+                self.requests.remove(&digest);
             }
         }
     }
@@ -148,6 +257,30 @@ impl ApprovalStore {
         pending
     }
 
+    /// The digest of the request the user means by `id`: its shown id or its whole digest. None when
+    /// there is no such request; an error when several share the id.
+    pub fn find(&self, id: &str) -> Result<Option<String>, String> {
+        let id = id.trim().to_ascii_lowercase();
+        let matches: Vec<&ApprovalRequest> = self
+            .requests
+            .values()
+            .filter(|r| r.id == id || r.digest == id)
+            .collect();
+        match matches.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(one.digest.clone())),
+            several => Err(format!(
+                "{} requests share the id {id}; approve one by its whole digest: {}",
+                several.len(),
+                several
+                    .iter()
+                    .map(|r| r.digest.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+
     /// Records the user's approval of request `id`; returns what was approved.
     pub fn approve(&mut self, id: &str, now: u64) -> Result<ApprovalRequest, String> {
         self.decide(id, now, Status::Approved)
@@ -160,11 +293,11 @@ impl ApprovalStore {
 
     fn decide(&mut self, id: &str, now: u64, to: Status) -> Result<ApprovalRequest, String> {
         self.expire(now);
-        let id = id.trim();
-        let request = self
-            .requests
-            .get_mut(id)
-            .ok_or_else(|| format!("no approval request {id:?}"))?;
+        let digest = self
+            .find(id)?
+            .ok_or_else(|| format!("no approval request {:?}", id.trim()))?;
+        let request = self.requests.get_mut(&digest).expect("found");
+        let id = request.id.clone();
         match request.status {
             Status::Pending => {
                 request.status = to;
@@ -184,314 +317,67 @@ impl ApprovalStore {
             Status::Approved | Status::Rejected => Err(format!(
                 "request {id} ({}) was already {}",
                 request.operation,
-                status_word(request.status)
+                request.status.word()
             )),
         }
     }
-}
-
-fn status_word(status: Status) -> &'static str {
-    match status {
-        Status::Pending => "pending",
-        Status::Approved => "approved",
-        Status::Used => "used",
-        Status::Rejected => "rejected",
-        Status::Expired => "expired",
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    /// Run the call.
-    Allow,
-    /// Refused: `manual` tier, the agent delivers a draft instead.
-    Draft,
-    /// Refused: `confirm` tier, waiting for the user's approval of the pending request.
-    AwaitApproval,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Decision {
-    pub verdict: Verdict,
-    /// `tool.operation`, or the tool name as called when it is not a package operation.
-    pub operation: String,
-    pub tier: Tier,
-    /// The pending (or used) approval request, for `confirm`.
-    pub request_id: Option<String>,
-    /// For the agent when refused; a short reason when allowed.
-    pub message: String,
-}
-
-impl Decision {
-    pub fn allowed(&self) -> bool {
-        self.verdict == Verdict::Allow
-    }
-}
-
-/// The abstract operations a tool name can stand for, with their tiers: `tool.operation` itself, or
-/// the MCP tool name a binding maps an operation to (the operation's own name when unmapped), bare or
-/// qualified by the bound server's name.
-pub fn resolve_operations(
-    package: &Package,
-    bindings: &Bindings,
-    tool_name: &str,
-) -> Vec<(String, Tier)> {
-    let mut found: Vec<(String, Tier)> = Vec::new();
-    let operations = package.operations();
-    if operations.iter().any(|op| op == tool_name) {
-        found.push((tool_name.to_string(), effective_tier(package, tool_name)));
-    }
-    for op in &operations {
-        let Some((tool, operation)) = split_operation(op) else {
-            continue;
-        };
-        let binding = bindings.tools.get(tool);
-        let mcp = binding.map(|b| b.mcp_tool(operation)).unwrap_or(operation);
-        let qualified = binding.is_some_and(|b| {
-            SERVER_SEPARATORS.iter().any(|sep| {
-                tool_name
-                    .strip_prefix(b.server.as_str())
-                    .and_then(|r| r.strip_prefix(sep))
-                    == Some(mcp)
-            })
-        });
-        if (tool_name == mcp || qualified) && !found.iter().any(|(o, _)| o == op) {
-            found.push((op.clone(), effective_tier(package, op)));
-        }
-    }
-    found.sort();
-    found
-}
-
-/// The tier of a package operation. An operation neither declared in a tool file nor overridden is
-/// treated like any unknown call: never looser than `confirm`.
-pub fn effective_tier(package: &Package, operation: &str) -> Tier {
-    let declared = split_operation(operation)
-        .and_then(|(tool, op)| {
-            package
-                .tool(tool)
-                .map(|t| t.operations.iter().any(|o| o.name == op))
-        })
-        .unwrap_or(false);
-    if package.policy.overrides.contains_key(operation) || declared {
-        package.tier(operation)
-    } else {
-        package.policy.tier_of_unknown()
-    }
-}
-
-/// Canonical form of the call's arguments: JSON re-serialised with sorted keys, else the trimmed text.
-fn canonical_arguments(arguments: &str) -> String {
-    let text = match serde_json::from_str::<serde_json::Value>(arguments) {
-        Ok(value) => value.to_string(),
-        Err(_) => arguments.trim().to_string(),
-    };
-    crate::text::truncate_chars(&text, MAX_ARGUMENTS_CHARS)
-}
-
-/// FNV-1a, 64 bits: stable across platforms and versions (std's hasher is not).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
-/// An id for a proposed action, free in `store` (or already that action's).
-fn request_id(store: &ApprovalStore, expert: &str, operation: &str, arguments: &str) -> String {
-    let key = format!("{expert}\u{0}{operation}\u{0}{arguments}");
-    (0u32..)
-        .map(|salt| {
-            format!(
-                "{:08x}",
-                fnv1a(format!("{key}\u{0}{salt}").as_bytes()) as u32
-            )
-        })
-        .find(|id| {
-            store.requests.get(id).is_none_or(|r| {
-                r.expert == expert && r.operation == operation && r.arguments == arguments
-            })
-        })
-        .expect("a free id among 2^32 salts")
-}
-
-/// Decides a tool call made in the session of `package`. `arguments` is the call's input (JSON text,
-/// may be empty). Mutates `store` (records, uses or expires requests); the caller persists it.
-///
-/// A tool that is not an operation of the package's tools: OpenClaw's workspace tools
-/// ([`WORKSPACE_TOOLS`]) are allowed, since the session needs them to read functions and keep state;
-/// anything else is treated as an undeclared operation, `confirm` or stricter (spec: "unknown or
-/// undeclared operations always pause for human review").
-pub fn decide_tool_call(
-    package: &Package,
-    bindings: &Bindings,
-    tool_name: &str,
-    arguments: &str,
-    store: &mut ApprovalStore,
-    now: u64,
-) -> Decision {
-    store.expire(now);
-    let candidates = resolve_operations(package, bindings, tool_name);
-    // Several operations behind one name: the strictest tier decides.
-    let (operation, tier) = match candidates
-        .iter()
-        .max_by_key(|(op, tier)| (*tier, std::cmp::Reverse(op.clone())))
-    {
-        Some((op, tier)) => (op.clone(), *tier),
-        None if WORKSPACE_TOOLS.contains(&tool_name) => {
-            let message =
-                format!("{tool_name} is a workspace tool, not governed by the approval policy");
-            return Decision {
-                verdict: Verdict::Allow,
-                operation: tool_name.to_string(),
-                tier: Tier::Auto,
-                request_id: None,
-                message,
-            };
-        }
-        None => (tool_name.to_string(), package.policy.tier_of_unknown()),
-    };
-    match tier {
-        Tier::Auto => Decision {
-            verdict: Verdict::Allow,
-            message: format!("{operation} is AUTO"),
-            operation,
-            tier,
-            request_id: None,
-        },
-        Tier::Manual => {
-            let message = format!(
-                "{operation} is MANUAL (draft only): do not execute it. Prepare the complete action as a draft \
-                 (operation, inputs, and your reasoning), deliver the draft to the user to carry out, and mark the step done."
-            );
-            Decision {
-                verdict: Verdict::Draft,
-                operation,
-                tier,
-                request_id: None,
-                message,
-            }
-        }
-        Tier::Confirm => confirm(
-            package,
-            tool_name,
-            &operation,
-            &canonical_arguments(arguments),
-            store,
-            now,
-        ),
-    }
-}
-
-fn confirm(
-    package: &Package,
-    tool_name: &str,
-    operation: &str,
-    arguments: &str,
-    store: &mut ApprovalStore,
-    now: u64,
-) -> Decision {
-    let id = request_id(store, &package.name, operation, arguments);
-    let existing = store.requests.get(&id).map(|r| r.status);
-    if existing == Some(Status::Approved) {
-        let request = store.requests.get_mut(&id).expect("present");
-        request.status = Status::Used;
-        request.decided_at = Some(now);
-        return Decision {
-            verdict: Verdict::Allow,
-            operation: operation.to_string(),
-            tier: Tier::Confirm,
-            request_id: Some(id.clone()),
-            message: format!("{operation} was approved by the user (request {id})"),
-        };
-    }
-    if existing != Some(Status::Pending) {
-        // New, or a finished request for the same action: ask again under the same id.
-        let policy = &package.policy;
-        store.requests.insert(
-            id.clone(),
-            ApprovalRequest {
-                id: id.clone(),
-                expert: package.name.clone(),
-                operation: operation.to_string(),
-                tool_name: tool_name.to_string(),
-                arguments: arguments.to_string(),
-                requested_at: now,
-                status: Status::Pending,
-                decided_at: None,
-                timeout_secs: policy.timeout_secs,
-                on_timeout: policy.on_timeout,
-                escalated: false,
-            },
-        );
-    }
-    let wait = match package.policy.timeout_display() {
-        Some(timeout) => format!(" The request expires after {timeout}."),
-        None => String::new(),
-    };
-    let message = format!(
-        "{operation} needs the user's approval first (CONFIRM tier); it was not executed. Present the proposed \
-         action to the user (operation, inputs and your reasoning) and ask them to approve request {id}. Once \
-         approved, make exactly the same call again; it will run once.{wait}"
-    );
-    Decision {
-        verdict: Verdict::AwaitApproval,
-        operation: operation.to_string(),
-        tier: Tier::Confirm,
-        request_id: Some(id),
-        message,
-    }
-}
-
-/// [`decide_tool_call`] against the store persisted in `state_dir`. An unreadable store is replaced by
-/// an empty one (nothing approved: the safe reading). When a used approval cannot be recorded, the call
-/// is refused rather than leaving the approval usable again.
-pub fn check_tool_call(
-    state_dir: &Path,
-    package: &Package,
-    bindings: &Bindings,
-    tool_name: &str,
-    arguments: &str,
-    now: u64,
-) -> Decision {
-    let mut store = ApprovalStore::load(state_dir).unwrap_or_default();
-    let before = store.clone();
-    let mut decision = decide_tool_call(package, bindings, tool_name, arguments, &mut store, now);
-    if store != before
-        && let Err(why) = store.save(state_dir)
-        && decision.allowed()
-        && decision.tier != Tier::Auto
-    {
-        decision.verdict = Verdict::AwaitApproval;
-        decision.message = format!(
-            "{} cannot run: recording the use of its approval failed ({why})",
-            decision.operation
-        );
-    }
-    decision
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn request_ids_are_stable_and_short() {
-        // Pinned: ids are persisted and shown to users, so the hash must not change between builds.
-        let store = ApprovalStore::default();
-        assert_eq!(
-            request_id(&store, "trip-planner-expert", "travel.hold_booking", "{}"),
-            "99af6673"
-        );
-        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+    fn binding() -> Binding {
+        Binding {
+            expert: "trip-planner-expert".into(),
+            session: "agent:main:expert:trip-planner-expert".into(),
+            tool: "hold_booking".into(),
+            operation: "travel.hold_booking".into(),
+            arguments: "{}".into(),
+        }
     }
 
     #[test]
-    fn arguments_are_canonical() {
+    fn the_digest_is_pinned_and_covers_every_field() {
+        // Pinned: digests are persisted and their prefix shown to users; they must not change
+        // between builds. Computed independently: sha256 of the compact JSON array of the fields
+        // (Python: hashlib.sha256(json.dumps(fields, separators=(",", ":")).encode())).
+        let digest = binding().digest();
         assert_eq!(
-            canonical_arguments(r#"{ "b": 1, "a": [1, 2] }"#),
-            r#"{"a":[1,2],"b":1}"#
+            digest,
+            "08656e1f44f81b07f4b367bea708fdbefe243ba0c76ab1076e3927abb7770e70"
         );
-        assert_eq!(canonical_arguments("  not json "), "not json");
+        assert_eq!(display_id(&digest), &digest[..16]);
+        let variants = [
+            Binding {
+                expert: "other".into(),
+                ..binding()
+            },
+            Binding {
+                session: "agent:main:expert:other".into(),
+                ..binding()
+            },
+            Binding {
+                tool: "travel-booking-mcp__hold_booking".into(),
+                ..binding()
+            },
+            Binding {
+                operation: "travel.other".into(),
+                ..binding()
+            },
+            Binding {
+                arguments: "{\"a\":1}".into(),
+                ..binding()
+            },
+            // Moving text between fields changes the digest too.
+            Binding {
+                expert: "trip-planner-expert\",\"agent:main".into(),
+                session: ":expert:trip-planner-expert".into(),
+                ..binding()
+            },
+        ];
+        for other in variants {
+            assert_ne!(other.digest(), digest, "{other:?}");
+        }
     }
 }

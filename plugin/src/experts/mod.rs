@@ -7,27 +7,33 @@
 //! Design: `spec/openexperts-loader-design.md`; format: `spec/openexperts-spec-1.0.md`.
 
 pub mod approval;
+pub mod approval_text;
+pub mod arguments;
 pub mod bindings;
 pub mod commands;
 pub mod findings;
+pub mod gate;
+pub mod knowledge;
 pub mod loader;
 pub mod package;
 pub mod policy;
 pub mod prompt;
 pub mod registry;
 pub mod state;
+pub mod tool_search;
 mod validate;
 pub mod yaml;
 
-pub use approval::{
-    ApprovalRequest, ApprovalStore, Decision, Status, Verdict, check_tool_call, decide_tool_call,
-};
+pub use approval::{ApprovalRequest, ApprovalStore, Binding, Status};
 pub use bindings::{Bindings, ToolBinding, load_bindings};
 pub use commands::{CommandText, experts_list, experts_prompt, experts_registry, experts_validate};
 pub use findings::{Finding, Rule, Severity};
+pub use gate::{CallInput, Decision, Verdict, check_tool_call, decide_tool_call};
 pub use loader::{LoadOptions, LoadedExpert, discover, find_expert, load_all, load_expert};
 pub use package::{LoadLimits, Package, load_package};
 pub use policy::{OnTimeout, Policy, Tier, parse_duration};
 pub use prompt::{AssembledPrompt, PromptLimits, assemble_prompt};
 pub use registry::{RegistryLimits, experts_md, registry_summary};
-pub use state::{Prepared, StateOptions, prepare_workspace, prune_scratch, scratch_dir};
+pub use state::{
+    Prepared, StateOptions, prepare_workspace, prune_scratch, remove_private_copies, scratch_dir,
+};

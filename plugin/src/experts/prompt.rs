@@ -5,8 +5,8 @@
 //! escaped (it can sit inside one of our tagged blocks), its headings are demoted below ours (it cannot
 //! forge a `## Tool Approval Policy` section) and one-line fields stay on one line.
 
-use super::approval::effective_tier;
-use super::package::{Package, StateScope};
+use super::gate::{KNOWLEDGE_TOOL, effective_tier};
+use super::package::{KnowledgeKind, Package, StateScope};
 use super::policy::Tier;
 use super::yaml::split_frontmatter;
 use crate::text::{escape_text, truncate_chars};
@@ -469,6 +469,16 @@ fn instructions(package: &Package, ws: &str) -> String {
             format!("{ws}/knowledge/{{name}}.md"),
             k,
         );
+    }
+    if package
+        .knowledge
+        .iter()
+        .any(|k| k.kind == KnowledgeKind::Private)
+    {
+        // Not in the workspace, and not named here: the tool lists it in this session only.
+        out.push_str(&format!(
+            "Some knowledge is private to this session and is not in the workspace: list and read it with the {KNOWLEDGE_TOOL} tool, and never repeat it outside this session.\n"
+        ));
     }
     if !package.state.is_empty() {
         line(

@@ -106,7 +106,7 @@ pub fn policy_summary(package: &Package, max_items: usize, max_chars: usize) -> 
         }
         let ops: Vec<String> = operations
             .iter()
-            .filter(|op| super::approval::effective_tier(package, op) == tier)
+            .filter(|op| super::gate::effective_tier(package, op) == tier)
             .map(|op| one_line(op, max_chars))
             .collect();
         if !ops.is_empty() {

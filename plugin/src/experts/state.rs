@@ -1,10 +1,12 @@
 //! The expert's runtime workspace (loader design §4): state templates copied on first run, `session`
-//! files reset at each new session and `persistent` ones kept, functions/processes/knowledge mirrored for
-//! on-demand reading, scratch created on demand and pruned after a retention period.
+//! files reset at each new session and `persistent` ones kept, functions, processes and public
+//! knowledge mirrored for on-demand reading, scratch created on demand and pruned after a retention
+//! period. `private` knowledge is never written here: the workspace is shared by every agent, and
+//! OpenClaw's `read` tool can open any file in it; the expert reads it through `expert_knowledge`.
 //!
 //! No clock is read: `now` is given, and the session is whatever id the caller says.
 
-use super::package::{Package, StateScope};
+use super::package::{KnowledgeKind, Package, StateScope};
 use crate::files::write_atomically;
 use serde::{Deserialize, Serialize};
 use std::fs;
@@ -51,8 +53,10 @@ pub struct Prepared {
     pub state_written: Vec<String>,
     /// Persistent state files left as they were.
     pub state_kept: Vec<String>,
-    /// Functions, processes and knowledge (re)written from the package.
+    /// Functions, processes and public knowledge (re)written from the package.
     pub files_refreshed: Vec<String>,
+    /// Copies of private knowledge an earlier version left in the workspace, removed.
+    pub private_removed: Vec<String>,
     /// Scratch entries removed as older than the retention period.
     pub scratch_pruned: Vec<String>,
 }
@@ -91,13 +95,12 @@ pub fn prepare_workspace(
         }
     }
 
-    // Private knowledge is copied too: the agent may use it (spec §9); it only never leaves the session.
     let mirrored = package
         .functions
         .iter()
         .map(|f| (&f.path, &f.text))
         .chain(package.processes.iter().map(|p| (&p.path, &p.text)))
-        .chain(package.knowledge.iter().map(|k| (&k.path, &k.text)));
+        .chain(package.public_knowledge().map(|k| (&k.path, &k.text)));
     for (path, text) in mirrored {
         let target = workspace.join(path);
         if fs::read(&target).ok().as_deref() != Some(text.as_bytes()) {
@@ -105,6 +108,8 @@ pub fn prepare_workspace(
             prepared.files_refreshed.push(path.clone());
         }
     }
+
+    prepared.private_removed = remove_private_copies(package, workspace)?;
 
     if package.learning_enabled {
         let dir = workspace.join(LEARNINGS_DIR);
@@ -135,6 +140,25 @@ pub fn prepare_workspace(
         list.sort();
     }
     Ok(prepared)
+}
+
+/// Removes the copies of the package's private knowledge that versions before 0.4 mirrored into
+/// `workspace` (this expert's runtime directory); returns their paths, sorted.
+pub fn remove_private_copies(package: &Package, workspace: &Path) -> Result<Vec<String>, String> {
+    let mut removed = Vec::new();
+    for knowledge in package
+        .knowledge
+        .iter()
+        .filter(|k| k.kind == KnowledgeKind::Private)
+    {
+        let target = workspace.join(&knowledge.path);
+        if fs::symlink_metadata(&target).is_ok_and(|meta| !meta.is_dir()) {
+            fs::remove_file(&target).map_err(|e| format!("{}: {e}", target.display()))?;
+            removed.push(knowledge.path.clone());
+        }
+    }
+    removed.sort();
+    Ok(removed)
 }
 
 /// The scratch directory, created on first use.

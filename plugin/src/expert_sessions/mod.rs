@@ -1,12 +1,16 @@
 //! Expert packages in a turn: which sessions belong to an expert, the expert's assembled prompt for
 //! them, the registry of experts for the main agent (and `EXPERTS.md` in the workspace), the approval
-//! check before each tool call, and the `experts …` commands. The package logic is in [`crate::experts`].
+//! check before each tool call, the `expert_knowledge` tool, and the `experts …` commands. The package
+//! logic is in [`crate::experts`].
 
-use crate::api::HookContext;
+use crate::api::{HookContext, ToolCall};
 use crate::experts::{
-    self, ApprovalStore, LoadOptions, LoadedExpert, PromptLimits, RegistryLimits, StateOptions,
-    Verdict,
+    self, CallInput, LoadOptions, LoadedExpert, Package, PromptLimits, RegistryLimits,
+    StateOptions, Verdict,
 };
+
+mod commands;
+pub use commands::ExpertsCommand;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -227,6 +231,7 @@ impl ExpertSessions {
             let experts = self.loaded.as_deref().unwrap_or_default();
             let limits = RegistryLimits::default();
             if let Some(workspace) = &self.roots.workspace {
+                remove_private_copies(experts, &workspace.join(STATE_SUBDIR), notes);
                 let md = experts::experts_md(experts, &limits);
                 if let Err(e) =
                     crate::files::write_atomically(&workspace.join("EXPERTS.md"), md.as_bytes())
@@ -247,157 +252,65 @@ impl ExpertSessions {
     /// The approval check before a tool call in an expert session; other sessions are not checked.
     pub fn before_tool_call(
         &mut self,
-        tool_name: &str,
-        arguments_json: &str,
+        call: &ToolCall,
         ctx: &HookContext,
         now_secs: u64,
-    ) -> ToolVerdict {
+    ) -> ToolCheck {
         if self.active_root().is_none() {
-            return ToolVerdict::Allow;
+            return ToolCheck::allow();
         }
         let Some(name) = self.expert_of(ctx) else {
-            return ToolVerdict::Allow;
+            return ToolCheck::allow();
         };
-        // Fail closed: an expert whose policy cannot be read must not act on its own.
-        let expert = match self.ensure_loaded().and_then(|()| self.expert(&name)) {
-            Ok(expert) => expert,
-            Err(why) => {
-                return ToolVerdict::Block(format!(
-                    "{tool_name} refused: expert {name} cannot be loaded ({why})"
-                ));
-            }
+        let (package, bindings, state) = match self.gate(&name, &call.tool_name) {
+            Ok(gate) => gate,
+            Err(refusal) => return ToolCheck::block(refusal),
         };
+        let (decision, notes) =
+            experts::check_tool_call(&state, package, bindings, &call_input(call, ctx), now_secs);
+        // The use of a user's approval is worth a line in the log (an audit trail).
+        let approval_used = (decision.allowed() && decision.tier == experts::Tier::Confirm)
+            .then(|| format!("experts: {name}: {} ({})", decision.message, decision.tool));
+        ToolCheck {
+            approval_used,
+            verdict: match decision.verdict {
+                Verdict::Allow => ToolVerdict::Allow,
+                _ => ToolVerdict::Block(decision.message),
+            },
+            notes: notes
+                .into_iter()
+                .map(|n| format!("experts: {name}: {n}"))
+                .collect(),
+        }
+    }
+
+    /// The ready package of expert `name`, its bindings and its approval store's directory; or the
+    /// refusal for `tool` when the gate cannot run (fail closed: an expert whose policy cannot be
+    /// read must not act on its own).
+    fn gate(
+        &mut self,
+        name: &str,
+        tool: &str,
+    ) -> Result<(&Package, &experts::Bindings, PathBuf), String> {
+        self.ensure_loaded()
+            .map_err(|why| format!("{tool} refused: expert {name} cannot be loaded ({why})"))?;
+        let expert = self
+            .expert(name)
+            .map_err(|why| format!("{tool} refused: expert {name} cannot be loaded ({why})"))?;
         let Some(package) = expert.ready() else {
-            return ToolVerdict::Block(format!(
-                "{tool_name} refused: expert {name} has {} package or binding error(s); an operator must fix them (experts validate {name})",
+            return Err(format!(
+                "{tool} refused: expert {name} has {} package or binding error(s); an operator must fix them (experts validate {name})",
                 expert.errors()
             ));
         };
-        let Some(state) = self.approvals_dir(&expert.name) else {
-            return ToolVerdict::Block(format!(
-                "{tool_name} refused: no state directory to keep approvals in"
-            ));
-        };
-        let decision = experts::check_tool_call(
-            &state,
-            package,
-            &expert.bindings,
-            tool_name,
-            arguments_json,
-            now_secs,
-        );
-        match decision.verdict {
-            Verdict::Allow => ToolVerdict::Allow,
-            _ => ToolVerdict::Block(decision.message),
-        }
+        let state = self
+            .approvals_dir(&expert.name)
+            .ok_or_else(|| format!("{tool} refused: no state directory to keep approvals in"))?;
+        Ok((package, &expert.bindings, state))
     }
 
     fn approvals_dir(&self, name: &str) -> Option<PathBuf> {
         Some(self.roots.state.as_ref()?.join("experts").join(name))
-    }
-
-    /// `experts …` commands: (exit code, text).
-    pub fn command(&mut self, command: &ExpertsCommand, now_secs: u64) -> (u8, String) {
-        let Some(root) = self.roots.packages.clone() else {
-            return (1, "no experts directory is mounted (graphiti-openclaw --experts-dir DIR; OpenClaw: expertsDir)\n".into());
-        };
-        let options = self.load_options();
-        let text = |t: experts::CommandText| (u8::from(!t.ok), t.text);
-        match command {
-            ExpertsCommand::List => text(experts::experts_list(&root, &options)),
-            ExpertsCommand::Validate(target) => {
-                text(experts::experts_validate(&root, target, &options))
-            }
-            ExpertsCommand::Prompt(target) => {
-                let workspace = self.workspace_display(target.rsplit('/').next().unwrap_or(target));
-                text(experts::experts_prompt(
-                    &root,
-                    target,
-                    &workspace,
-                    &options,
-                    &PromptLimits::default(),
-                ))
-            }
-            ExpertsCommand::Registry => {
-                // Read afresh, and refresh what turns use.
-                self.loaded = None;
-                self.registry = None;
-                let mut notes = Vec::new();
-                let _ = self.registry(&mut notes);
-                let (code, mut out) = text(experts::experts_registry(
-                    &root,
-                    &options,
-                    &RegistryLimits::default(),
-                ));
-                for note in notes {
-                    out.push_str(&format!("note: {note}\n"));
-                }
-                (code, out)
-            }
-            ExpertsCommand::Pending => self.pending(now_secs),
-            ExpertsCommand::Approve(id) => self.approve(id, now_secs),
-        }
-    }
-
-    /// Every expert's approval store, by expert name.
-    fn stores(&self) -> Vec<(String, PathBuf)> {
-        let Some(dir) = self.roots.state.as_ref().map(|s| s.join("experts")) else {
-            return vec![];
-        };
-        let mut stores: Vec<(String, PathBuf)> = std::fs::read_dir(&dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter(|e| e.path().is_dir())
-            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-            .collect();
-        stores.sort();
-        stores
-    }
-
-    fn pending(&self, now_secs: u64) -> (u8, String) {
-        let mut out = String::new();
-        for (name, dir) in self.stores() {
-            let mut store = ApprovalStore::load(&dir).unwrap_or_default();
-            for request in store.pending(now_secs) {
-                out.push_str(&format!(
-                    "{}  {name}  {}  (approve with: /experts approve {})\n",
-                    request.id, request.operation, request.id
-                ));
-            }
-        }
-        if out.is_empty() {
-            out = "no operations are waiting for approval\n".into();
-        }
-        (0, out)
-    }
-
-    fn approve(&self, id: &str, now_secs: u64) -> (u8, String) {
-        for (name, dir) in self.stores() {
-            let mut store = ApprovalStore::load(&dir).unwrap_or_default();
-            if !store.pending(now_secs).iter().any(|r| r.id == id) {
-                continue;
-            }
-            return match store
-                .approve(id, now_secs)
-                .and_then(|r| store.save(&dir).map(|()| r))
-            {
-                Ok(request) => (
-                    0,
-                    format!(
-                        "approved {} for expert {name}: {}; the agent may run it once now\n",
-                        request.id, request.operation
-                    ),
-                ),
-                Err(why) => (1, format!("cannot approve {id}: {why}\n")),
-            };
-        }
-        (
-            1,
-            format!(
-                "no pending approval request {id} (it may have expired; see /experts pending)\n"
-            ),
-        )
     }
 }
 
@@ -408,14 +321,71 @@ pub enum ToolVerdict {
     Block(String),
 }
 
+/// The answer to a tool call check, with notes for the log.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ExpertsCommand {
-    List,
-    Validate(String),
-    Prompt(String),
-    Registry,
-    Pending,
-    Approve(String),
+pub struct ToolCheck {
+    pub verdict: ToolVerdict,
+    /// Trouble with the approval store, for the log.
+    pub notes: Vec<String>,
+    /// A user's approval this call used, for the log.
+    pub approval_used: Option<String>,
+}
+
+impl ToolCheck {
+    fn allow() -> ToolCheck {
+        ToolCheck {
+            verdict: ToolVerdict::Allow,
+            notes: vec![],
+            approval_used: None,
+        }
+    }
+    fn block(message: String) -> ToolCheck {
+        ToolCheck {
+            verdict: ToolVerdict::Block(message),
+            notes: vec![],
+            approval_used: None,
+        }
+    }
+}
+
+/// What an approval is bound to: OpenClaw's session key, else its session id.
+fn session_of(ctx: &HookContext) -> Option<&str> {
+    [&ctx.session_key, &ctx.session_id]
+        .into_iter()
+        .flatten()
+        .map(String::as_str)
+        .find(|s| !s.trim().is_empty())
+}
+
+fn call_input<'a>(call: &'a ToolCall, ctx: &'a HookContext) -> CallInput<'a> {
+    CallInput {
+        session: session_of(ctx),
+        tool_name: &call.tool_name,
+        arguments: &call.arguments_json,
+        call_id: call.call_id.as_deref(),
+    }
+}
+
+/// Removes what earlier versions mirrored of every installed expert's private knowledge into the
+/// agents' workspace (`state_root` = `<workspace>/expert-state`).
+fn remove_private_copies(experts: &[LoadedExpert], state_root: &Path, notes: &mut Vec<String>) {
+    for expert in experts {
+        let (Some(package), dir) = (expert.ready(), state_root.join(&expert.name)) else {
+            continue;
+        };
+        match experts::remove_private_copies(package, &dir) {
+            Ok(removed) if !removed.is_empty() => notes.push(format!(
+                "experts: removed {} copied private knowledge file(s) of {} from the workspace",
+                removed.len(),
+                expert.name
+            )),
+            Ok(_) => {}
+            Err(why) => notes.push(format!(
+                "experts: cannot remove a copy of {}'s private knowledge from the workspace: {why}",
+                expert.name
+            )),
+        }
+    }
 }
 
 #[cfg(test)]

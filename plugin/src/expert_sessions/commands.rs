@@ -1,0 +1,174 @@
+//! The `experts …` commands and the `expert_knowledge` tool, over the sessions' state.
+
+use super::{ExpertSessions, call_input, session_of};
+use crate::api::{HookContext, ToolCall};
+use crate::experts::approval_text::{self, DRY_RUN, StoreDir};
+use crate::experts::{self, ApprovalStore, PromptLimits, RegistryLimits};
+use std::path::PathBuf;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExpertsCommand {
+    List,
+    Validate(String),
+    Prompt(String),
+    Registry,
+    Pending,
+    Approve(String),
+    /// A dry run of the gate: as expert `expert` (else the session's expert), for `call` in `ctx`.
+    CheckTool {
+        expert: Option<String>,
+        call: ToolCall,
+        ctx: HookContext,
+    },
+    /// The `expert_knowledge` tool: the list, or one file by name, in the calling session `ctx`.
+    Knowledge {
+        name: Option<String>,
+        ctx: HookContext,
+    },
+}
+
+impl ExpertSessions {
+    /// `experts …` commands: (exit code, text).
+    pub fn command(&mut self, command: &ExpertsCommand, now_secs: u64) -> (u8, String) {
+        let Some(root) = self.roots.packages.clone() else {
+            return (1, "no experts directory is mounted (graphiti-openclaw --experts-dir DIR; OpenClaw: expertsDir)\n".into());
+        };
+        let options = self.load_options();
+        let text = |t: experts::CommandText| (u8::from(!t.ok), t.text);
+        match command {
+            ExpertsCommand::List => text(experts::experts_list(&root, &options)),
+            ExpertsCommand::Validate(target) => {
+                text(experts::experts_validate(&root, target, &options))
+            }
+            ExpertsCommand::Prompt(target) => {
+                let workspace = self.workspace_display(target.rsplit('/').next().unwrap_or(target));
+                text(experts::experts_prompt(
+                    &root,
+                    target,
+                    &workspace,
+                    &options,
+                    &PromptLimits::default(),
+                ))
+            }
+            ExpertsCommand::Registry => {
+                // Read afresh, and refresh what turns use.
+                self.loaded = None;
+                self.registry = None;
+                let mut notes = Vec::new();
+                let _ = self.registry(&mut notes);
+                let (code, mut out) = text(experts::experts_registry(
+                    &root,
+                    &options,
+                    &RegistryLimits::default(),
+                ));
+                for note in notes {
+                    out.push_str(&format!("note: {note}\n"));
+                }
+                (code, out)
+            }
+            ExpertsCommand::Pending => text(approval_text::pending_text(&self.stores(), now_secs)),
+            ExpertsCommand::Approve(id) => {
+                text(approval_text::approve_text(&self.stores(), id, now_secs))
+            }
+            ExpertsCommand::CheckTool { expert, call, ctx } => {
+                self.check_tool(expert.as_deref(), call, ctx, now_secs)
+            }
+            ExpertsCommand::Knowledge { name, ctx } => self.knowledge(name.as_deref(), ctx),
+        }
+    }
+
+    /// `experts check-tool`: the gate's decision for a call in a session (or as expert `forced`),
+    /// without recording anything.
+    fn check_tool(
+        &mut self,
+        forced: Option<&str>,
+        call: &ToolCall,
+        ctx: &HookContext,
+        now_secs: u64,
+    ) -> (u8, String) {
+        let session = session_of(ctx).unwrap_or("none given");
+        let (name, judged) = match forced {
+            Some(name) => (name.to_string(), format!("judged as expert {name}")),
+            None => match self.expert_of(ctx) {
+                Some(name) => (name.clone(), format!("expert {name}")),
+                None => {
+                    let text = format!(
+                        "session:   {session} (not an expert session)\ntool:      {}\n\
+                         verdict:   allowed: the approval policy applies only in expert sessions\n{DRY_RUN}",
+                        call.tool_name
+                    );
+                    return (0, text);
+                }
+            },
+        };
+        let header = format!("session:   {session} ({judged})\n");
+        let (package, bindings, state) = match self.gate(&name, &call.tool_name) {
+            Ok(gate) => gate,
+            Err(refusal) => {
+                return (
+                    1,
+                    format!("{header}verdict:   refused\nmessage:   {refusal}\n{DRY_RUN}"),
+                );
+            }
+        };
+        let (store, note) = match ApprovalStore::load(&state) {
+            Ok(loaded) => loaded,
+            Err(why) => (
+                ApprovalStore::default(),
+                Some(format!(
+                    "the approval store is unreadable ({why}); nothing counts as approved"
+                )),
+            ),
+        };
+        let out = approval_text::check_tool_text(
+            package,
+            bindings,
+            &call_input(call, ctx),
+            &store,
+            note.as_deref(),
+            &header,
+            now_secs,
+        );
+        (u8::from(!out.ok), out.text)
+    }
+
+    /// The `expert_knowledge` tool: answered only in the session of the expert whose knowledge it is.
+    fn knowledge(&mut self, name: Option<&str>, ctx: &HookContext) -> (u8, String) {
+        let refused = |why: String| (1, format!("expert_knowledge refused: {why}\n"));
+        let Some(expert) = self.expert_of(ctx).filter(|_| self.active_root().is_some()) else {
+            return refused(
+                "this session is not an expert's; only an expert's own session reads its knowledge"
+                    .into(),
+            );
+        };
+        let loaded = match self.ensure_loaded().and_then(|()| self.expert(&expert)) {
+            Ok(loaded) => loaded,
+            Err(why) => return refused(format!("expert {expert} cannot be loaded ({why})")),
+        };
+        match loaded.ready() {
+            Some(package) => {
+                let answer = experts::knowledge::knowledge_answer(package, name);
+                (u8::from(!answer.ok), answer.text)
+            }
+            None => refused(format!(
+                "expert {expert} has package or binding errors (experts validate {expert})"
+            )),
+        }
+    }
+
+    /// Every expert's approval store, by expert name.
+    fn stores(&self) -> Vec<StoreDir> {
+        let Some(dir) = self.roots.state.as_ref().map(|s| s.join("experts")) else {
+            return vec![];
+        };
+        let mut stores: Vec<(String, PathBuf)> = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+            .collect();
+        stores.sort();
+        stores
+    }
+}

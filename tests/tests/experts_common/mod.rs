@@ -1,0 +1,119 @@
+//! The shim set up with the example expert package, shared by the expert tests.
+
+#![allow(dead_code)] // each test file uses its own part
+
+use graphiti_openclaw_tests::{example_config, hook_context, plugin_wasm, temp_dir, workspace};
+use host_shim::{
+    ChatType, Command, ExpertsCommand, HookContext, Limits, Shim, ShimOptions, ToolCall,
+    ToolVerdict,
+};
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub const EXPERT: &str = "trip-planner-expert";
+/// The example expert's session, by its `expert:<name>` label.
+pub const SESSION: &str = "agent:main:expert:trip-planner-expert";
+
+pub struct Setup {
+    pub shim: Shim,
+    /// The agents' workspace.
+    pub workspace: PathBuf,
+    /// The plugin's state directory (approval stores under `experts/<name>/`).
+    pub state: PathBuf,
+}
+
+/// The shim with the example configuration, its experts directory, a fresh workspace and state.
+pub fn setup() -> Setup {
+    setup_with(example_config().join("experts"))
+}
+
+pub fn setup_with(experts_dir: PathBuf) -> Setup {
+    let state = temp_dir("experts-state");
+    let agents_workspace = temp_dir("experts-workspace");
+    let mut options = ShimOptions::new(
+        plugin_wasm(),
+        example_config(),
+        Limits {
+            call_timeout: Duration::from_secs(10),
+            send_timeout: Duration::from_secs(10),
+            memory_bytes: 128 << 20,
+        },
+    );
+    options.cache_dir = Some(workspace().join("target/test-component-cache"));
+    options.echo_logs = false;
+    options.state_dir = Some(state.clone());
+    options.experts_dir = Some(experts_dir);
+    options.workspace_dir = Some(agents_workspace.clone());
+    // Recall is not what these tests are about.
+    options.host_settings = Some(r#"{"recall": {"enabled": false}}"#.into());
+    Setup {
+        shim: Shim::new(options).expect("shim starts"),
+        workspace: agents_workspace,
+        state,
+    }
+}
+
+/// A session of the example expert (`session_key`), as a sub-agent.
+pub fn session(session_key: &str) -> HookContext {
+    HookContext {
+        session_key: Some(session_key.into()),
+        session_id: Some("session-1".into()),
+        trigger: Some("sub-agent".into()),
+        ..hook_context("unused", ChatType::Direct)
+    }
+}
+
+pub fn expert_session() -> HookContext {
+    session(SESSION)
+}
+
+pub fn main_session() -> HookContext {
+    hook_context("agent:main:main", ChatType::Direct)
+}
+
+pub fn call(tool: &str, arguments: &str) -> ToolCall {
+    call_with_id(tool, arguments, None)
+}
+
+pub fn call_with_id(tool: &str, arguments: &str, call_id: Option<&str>) -> ToolCall {
+    ToolCall {
+        tool_name: tool.into(),
+        arguments_json: arguments.into(),
+        call_id: call_id.map(Into::into),
+    }
+}
+
+pub fn run(shim: &mut Shim, command: ExpertsCommand) -> (u8, String) {
+    let out = shim.run_command(&Command::Experts(command));
+    (out.exit_code, out.stdout + &out.stderr)
+}
+
+/// The refusal message, or a panic saying what ran.
+pub fn blocked(verdict: ToolVerdict, what: &str) -> String {
+    match verdict {
+        ToolVerdict::Block(message) => message,
+        ToolVerdict::Allow => panic!("{what} ran"),
+    }
+}
+
+pub fn allowed(verdict: ToolVerdict) -> bool {
+    matches!(verdict, ToolVerdict::Allow)
+}
+
+/// The request id a refusal asks the user to approve.
+pub fn request_id(message: &str) -> String {
+    let start = message
+        .find("approve request ")
+        .unwrap_or_else(|| panic!("no request id in: {message}"))
+        + "approve request ".len();
+    message[start..]
+        .chars()
+        .take_while(char::is_ascii_hexdigit)
+        .collect()
+}
+
+/// Approves request `id` and checks it worked.
+pub fn approve(shim: &mut Shim, id: &str) {
+    let (code, out) = run(shim, ExpertsCommand::Approve(id.into()));
+    assert_eq!(code, 0, "approve {id}: {out}");
+}
