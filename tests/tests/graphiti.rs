@@ -712,3 +712,65 @@ fn a_huge_but_legal_recall_answer_costs_recall_at_most_never_the_pack() {
     );
     assert!(context.contains("<graphiti-context"), "{context}");
 }
+
+/// The state directory's own records, damaged or stale: an unreadable counters file is kept aside
+/// and said (never a silent reset), an error Graphiti has since recovered from is not shown as the
+/// last error, and temporary files a crash left behind are removed by the next sender.
+#[test]
+fn damaged_or_stale_state_records_are_said_kept_or_cleaned() {
+    let standin = standin();
+    let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
+    let state = temp_dir("records-state");
+    std::fs::write(state.join("stats.json"), b"{\"turns\": 12, \"recalls\": ").unwrap();
+    let mut shim = shim(&config, &state, &standin.url());
+    let status = |shim: &mut Shim| shim.run_command(&host_shim::Command::Status).stdout;
+    let out = status(&mut shim);
+    assert!(
+        out.contains("note: counters started again at ")
+            && out.contains("kept as stats.json.corrupt"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read(state.join("stats.json.corrupt")).unwrap(),
+        b"{\"turns\": 12, \"recalls\": "
+    );
+
+    // A send fails: status names the error; once an episode is accepted, no longer.
+    standin.set_fault(Fault::Down);
+    let _ = shim.before_agent_start(
+        &prompt("Plan a dinner with Alice at Nopa"),
+        &ctx(ChatType::Direct),
+    );
+    let _ = shim.agent_end(
+        &end("Plan a dinner with Alice at Nopa", "Booked."),
+        &ctx(ChatType::Direct),
+    );
+    let _ = shim.tick();
+    let out = status(&mut shim);
+    assert!(out.contains("last error ("), "{out}");
+    standin.set_fault(Fault::None);
+    std::thread::sleep(Duration::from_millis(50));
+    let flushed = shim.run_command(&host_shim::Command::Flush);
+    assert_eq!(flushed.exit_code, 0, "{}{}", flushed.stdout, flushed.stderr);
+    let out = status(&mut shim);
+    assert!(
+        !out.contains("last error"),
+        "a recovered error is shown:\n{out}"
+    );
+    assert!(out.contains("0 episodes waiting"), "{out}");
+
+    // A temporary file left by a crash (older than any write in progress) goes with the next send.
+    let stale = state.join("spool/00000000000000000001-0000000000000000.episode.1a2b-0.tmp");
+    std::fs::write(&stale, b"half an episode").unwrap();
+    let old = std::process::Command::new("touch")
+        .args(["-d", "1 hour ago"])
+        .arg(&stale)
+        .status()
+        .unwrap();
+    assert!(old.success());
+    let fresh = state.join("spool/00000000000000000002-0000000000000000.episode.1a2c-0.tmp");
+    std::fs::write(&fresh, b"being written").unwrap();
+    let _ = shim.run_command(&host_shim::Command::Flush);
+    assert!(!stale.exists(), "a stale temporary file stays");
+    assert!(fresh.exists(), "a temporary file being written was removed");
+}
