@@ -15,8 +15,10 @@ const TURN_HOOKS = [
 ];
 
 /**
- * The plugin's entry in `plugins.entries`, as OpenClaw normalizes it: keys trimmed and lower-cased,
- * a later spelling of one id replacing an earlier one, and only boolean hook flags kept.
+ * The plugin's hook flags in `plugins.entries`, as OpenClaw's config normalization reads them: keys
+ * trimmed and lower-cased; of several spellings of the id, a later one that is not an object resets
+ * the entry, and a later `hooks` replaces an earlier one only when OpenClaw keeps it (it holds a
+ * boolean flag or a valid timeout); only boolean flags count.
  * @returns {{ allowConversationAccess?: boolean, allowPromptInjection?: boolean } | undefined}
  */
 export function hookPolicyOf(config, pluginId) {
@@ -25,13 +27,25 @@ export function hookPolicyOf(config, pluginId) {
   let policy;
   for (const [key, entry] of Object.entries(entries)) {
     if (key.trim().toLowerCase() !== pluginId) continue;
-    const hooks = isRecord(entry) && isRecord(entry.hooks) ? entry.hooks : {};
-    policy = {};
-    for (const flag of ['allowConversationAccess', 'allowPromptInjection']) {
-      if (typeof hooks[flag] === 'boolean') policy[flag] = hooks[flag];
+    if (!isRecord(entry)) {
+      policy = {};
+    } else if (isRecord(entry.hooks) && keptByOpenClaw(entry.hooks)) {
+      policy = {};
+      for (const flag of ['allowConversationAccess', 'allowPromptInjection']) {
+        if (typeof entry.hooks[flag] === 'boolean') policy[flag] = entry.hooks[flag];
+      }
+    } else {
+      policy ??= {};
     }
   }
   return policy;
+}
+
+/** OpenClaw keeps an entry's `hooks` when it has a boolean flag, a valid `timeoutMs` or a valid `timeouts` value. */
+function keptByOpenClaw(hooks) {
+  const validTimeout = (ms) => Number.isSafeInteger(ms) && ms >= 1 && ms <= 600_000;
+  return typeof hooks.allowConversationAccess === 'boolean' || typeof hooks.allowPromptInjection === 'boolean'
+    || validTimeout(hooks.timeoutMs) || (isRecord(hooks.timeouts) && Object.values(hooks.timeouts).some(validTimeout));
 }
 
 /**

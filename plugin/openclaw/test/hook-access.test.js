@@ -43,11 +43,16 @@ test('allowConversationAccess: true lets both run; allowPromptInjection: false s
   assert.equal(both.fixes.length, 2, 'both settings named: fixing one leaves before_prompt_build blocked');
 });
 
-test('entry keys as OpenClaw reads them: trimmed, any case, the last spelling wins', () => {
-  assert.deepEqual(hookPolicyOf({ plugins: { entries: { ' Graphiti-OpenClaw ': { hooks: { allowConversationAccess: true } } } } }, ID), { allowConversationAccess: true });
-  const twice = { plugins: { entries: { [ID]: { hooks: { allowConversationAccess: true } }, 'GRAPHITI-OPENCLAW': { enabled: true } } } };
-  assert.deepEqual(blockedTurnHooks(twice, ID)?.hooks, ['before_prompt_build', 'agent_end']);
-  assert.equal(blockedTurnHooks({ plugins: { entries: { other: { hooks: { allowConversationAccess: true } } } } }, ID)?.hooks.length, 2);
+test('entry keys as OpenClaw reads them: trimmed, any case; a later spelling replaces hooks only as OpenClaw does', () => {
+  const allow = { hooks: { allowConversationAccess: true } };
+  assert.deepEqual(hookPolicyOf({ plugins: { entries: { ' Graphiti-OpenClaw ': allow } } }, ID), { allowConversationAccess: true });
+  const laterSpelling = (later) => blockedTurnHooks({ plugins: { entries: { [ID]: allow, 'GRAPHITI-OPENCLAW': later } } }, ID)?.hooks ?? [];
+  assert.deepEqual(laterSpelling({ enabled: true }), [], 'no hooks there: the earlier ones stay');
+  assert.deepEqual(laterSpelling({ hooks: { timeoutMs: 0 } }), [], 'hooks OpenClaw drops (an invalid timeout) change nothing');
+  assert.deepEqual(laterSpelling({ hooks: { timeoutMs: 5000 } }), ['before_prompt_build', 'agent_end'], 'kept hooks replace the flag');
+  assert.deepEqual(laterSpelling({ hooks: { timeouts: { agent_end: 900 } } }), ['before_prompt_build', 'agent_end']);
+  assert.deepEqual(laterSpelling(true), ['before_prompt_build', 'agent_end'], 'not an object: the entry starts again');
+  assert.equal(blockedTurnHooks({ plugins: { entries: { other: allow } } }, ID)?.hooks.length, 2, 'another plugin\'s flag does not count');
 });
 
 test('no config object (not loaded by OpenClaw): nothing is claimed', () => {
