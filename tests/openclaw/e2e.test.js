@@ -71,7 +71,7 @@ test('plugins inspect --runtime lists the hooks, commands, tools and CLI, with n
   assert.deepEqual(diagnostics.filter((d) => d.level !== 'info'), [], 'no diagnostics');
 });
 
-test('OpenClaw\'s loader and the adapter agree on which turn hooks run; status leads with the blocked ones', async () => {
+test('OpenClaw\'s loader and the adapter agree on which turn hooks run; status leads with the blocked ones, then what OpenClaw\'s live config says', async () => {
   process.env.HOME = home;
   const installed = path.join(home, '.openclaw/extensions', PLUGIN_ID);
   const { blockedTurnHooks } = await import(path.join(installed, 'dist/hook-access.js'));
@@ -96,10 +96,14 @@ test('OpenClaw\'s loader and the adapter agree on which turn hooks run; status l
     assert.deepEqual(said?.hooks ?? [], blockedByOpenClaw, `${name}: the adapter names exactly the hooks OpenClaw dropped`);
     const status = registry.commands.find((c) => c.pluginId === PLUGIN_ID && c.command.name === 'graphiti').command;
     const { text } = await status.handler({ args: 'status', commandBody: '/graphiti status', channel: 'telegram' });
+    const lines = text.split('\n');
     if (blockedByOpenClaw.length > 0) {
-      assert.match(text, new RegExp(`^hooks: {4}BLOCKED: OpenClaw blocks this plugin's ${blockedByOpenClaw.join(' and ')} hooks?: .*Fix: openclaw config set plugins\\.entries\\.graphiti-openclaw\\.hooks\\.allow`), name);
+      assert.match(lines[0], new RegExp(`^hooks: {4}BLOCKED: OpenClaw blocks this plugin's ${blockedByOpenClaw.join(' and ')} hooks?: .*Fix: openclaw config set plugins\\.entries\\.graphiti-openclaw\\.hooks\\.allow`), name);
+      // OpenClaw's live config (api.runtime.config.current()) is this HOME's openclaw.json, which has the flag.
+      assert.match(lines[1], /^ {10}The configuration now lets them run, but this instance was registered before: openclaw plugins reload graphiti-openclaw/, name);
+      assert.match(lines[2], /^graphiti: mcp /, name);
     } else {
-      assert.match(text, /^graphiti: mcp /, `${name}: the component's status, nothing before it`);
+      assert.match(lines[0], /^graphiti: mcp /, `${name}: the component's status, nothing before it`);
     }
   }
 });
@@ -125,7 +129,7 @@ test('installed without hooks.allowConversationAccess: the turn is not touched, 
     const blocked = await openclaw(bare.env, ['graphiti', 'status']);
     assert.match(blocked.stdout.split('\n')[0], /^hooks: {4}BLOCKED: OpenClaw blocks this plugin's before_prompt_build and agent_end hooks: /);
     assert.ok(blocked.stdout.split('\n')[0].endsWith(`Fix: ${fix}`), blocked.stdout);
-    assert.match(blocked.stdout, /\ngraphiti: mcp /, 'then the component\'s status');
+    assert.match(blocked.stdout.split('\n')[1], /^graphiti: mcp /, 'then the component\'s status');
 
     await openclaw(bare.env, fix.split(' ').slice(1));
     const fixed = await openclaw(bare.env, ['graphiti', 'status']);

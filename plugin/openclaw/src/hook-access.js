@@ -88,6 +88,29 @@ export function describeBlockedHooks(blocked) {
     + `(${blocked.reasons.join('; ')}). Fix: ${blocked.fixes.join(' && ')}`;
 }
 
+/**
+ * The lines `status` begins with: the hooks blocked for this instance (decided from the config it was
+ * registered with), and, when OpenClaw's live config (`api.runtime.config.current()`, where there is
+ * one) now decides otherwise, that this instance does not have that yet.
+ * @param {unknown} registeredConfig  `api.config`
+ * @param {unknown} liveConfig  the current config, or undefined when OpenClaw offers none
+ * @returns {string[]}
+ */
+export function hookStatusLines(registeredConfig, liveConfig, pluginId) {
+  const blocked = blockedTurnHooks(registeredConfig, pluginId);
+  const live = isRecord(liveConfig) ? blockedTurnHooks(liveConfig, pluginId) : blocked;
+  const reload = `openclaw plugins reload ${pluginId} (or restart the Gateway)`;
+  const lines = [];
+  if (blocked) lines.push(`hooks:    BLOCKED: ${describeBlockedHooks(blocked)}`);
+  if (String(blocked?.hooks) === String(live?.hooks)) return lines;
+  if (!live) {
+    lines.push(`          The configuration now lets them run, but this instance was registered before: ${reload}`);
+  } else {
+    lines.push(`hooks:    the configuration changed since this instance was registered; once OpenClaw reloads it (${reload}): ${describeBlockedHooks(live)}`);
+  }
+  return lines;
+}
+
 function isRecord(value) {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

@@ -11,7 +11,7 @@ import { ComponentPool } from './component.js';
 import { agentEndEvent, hookContext, promptEvent } from './context.js';
 import { checkToolCommand, expertsCommand, expertsSlashCommand, graphitiSlashCommand, intentTest, knowledgeCommand, outputText, recallSlashCommand, spoolCommand } from './commands.js';
 import { defaultOpenclawStateDir, resolveOptions } from './options.js';
-import { blockedTurnHooks, describeBlockedHooks } from './hook-access.js';
+import { blockedTurnHooks, describeBlockedHooks, hookStatusLines } from './hook-access.js';
 
 export const PLUGIN_ID = 'graphiti-openclaw';
 
@@ -57,9 +57,10 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
       if (SPOOL_COMMANDS.has(command.tag)) return serialised(command.tag, (plugin) => plugin.runCommand(command));
       const ready = await runtime.pool();
       const output = await ready.run(command.tag, (plugin) => plugin.runCommand(command));
+      if (command.tag !== 'status') return output;
       // The component cannot know what OpenClaw blocked: its status would look healthy.
-      if (command.tag === 'status' && runtime.hookWarning) return { ...output, stdout: `hooks:    BLOCKED: ${runtime.hookWarning}\n${output.stdout}` };
-      return output;
+      const hooks = hookStatusLines(api.config, safe(() => api.runtime?.config?.current?.()), PLUGIN_ID);
+      return hooks.length ? { ...output, stdout: `${hooks.join('\n')}\n${output.stdout}` } : output;
     },
     /** Sends spooled turns, one tick at a time. */
     tick() {

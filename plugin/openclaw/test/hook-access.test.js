@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { blockedTurnHooks, describeBlockedHooks, hookPolicyOf } from '../src/hook-access.js';
+import { blockedTurnHooks, describeBlockedHooks, hookPolicyOf, hookStatusLines } from '../src/hook-access.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const ID = 'graphiti-openclaw';
@@ -59,6 +59,21 @@ test('no config object (not loaded by OpenClaw): nothing is claimed', () => {
   assert.equal(blockedTurnHooks(undefined, ID), undefined);
 });
 
+test('status lines: what this instance was registered with, and what OpenClaw\'s live config now says', () => {
+  const off = withEntry({ enabled: true });
+  const on = withEntry({ hooks: { allowConversationAccess: true } });
+  const blockedLine = `hooks:    BLOCKED: ${describeBlockedHooks(blockedTurnHooks(off, ID))}`;
+  assert.deepEqual(hookStatusLines(off, undefined, ID), [blockedLine], 'no live view: the registered config decides');
+  assert.deepEqual(hookStatusLines(off, off, ID), [blockedLine]);
+  assert.deepEqual(hookStatusLines(on, on, ID), []);
+  assert.deepEqual(hookStatusLines(off, on, ID), [blockedLine,
+    '          The configuration now lets them run, but this instance was registered before: openclaw plugins reload graphiti-openclaw (or restart the Gateway)']);
+  const [changed] = hookStatusLines(on, off, ID);
+  assert.match(changed, /^hooks: {4}the configuration changed since this instance was registered; once OpenClaw reloads it \(openclaw plugins reload graphiti-openclaw \(or restart the Gateway\)\): OpenClaw blocks this plugin's before_prompt_build and agent_end hooks: /);
+  const noInjection = withEntry({ hooks: { allowConversationAccess: true, allowPromptInjection: false } });
+  assert.equal(hookStatusLines(off, noInjection, ID).length, 2, 'blocked differently now: both said');
+});
+
 function quietLogger() {
   const lines = [];
   const log = (level) => (message) => lines.push(`${level}: ${message}`);
@@ -66,7 +81,7 @@ function quietLogger() {
 }
 
 /** The packaged plugin registered against a stand-in of OpenClaw's API, as OpenClaw would in `mode`. */
-async function register(plugin, config, { mode = 'full', logger = quietLogger() } = {}) {
+async function register(plugin, config, { mode = 'full', logger = quietLogger(), liveConfig } = {}) {
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'adapter-state-'));
   const configDir = path.join(repo, 'config');
   const commands = new Map();
@@ -76,6 +91,7 @@ async function register(plugin, config, { mode = 'full', logger = quietLogger() 
     logger,
     registrationMode: mode,
     config,
+    ...(liveConfig ? { runtime: { config: { current: () => liveConfig } } } : {}),
     pluginConfig: { configDir, stateDir, workspaceDir: stateDir, expertsDir: path.join(configDir, 'experts'), recall: { enabled: false } },
     on() {},
     registerCommand(command) { commands.set(command.name, command); },
@@ -133,4 +149,14 @@ test('registered with the flag: no warning, and status starts with the component
   assert.match(slash.text, /^graphiti: /);
   const cli = await register(plugin, allowed, { mode: 'cli-metadata' });
   assert.match(await cliStatus(cli.cli[0]), /^graphiti: /);
+});
+
+test('a Gateway that has not reloaded the plugin since the flag was set: status says the fix is in, and what to run', async () => {
+  const { default: plugin } = await import(path.join(repo, 'dist/graphiti-openclaw/dist/index.js'));
+  const { commands } = await register(plugin, withEntry({ enabled: true }), { liveConfig: withEntry({ hooks: { allowConversationAccess: true } }) });
+  const slash = await commands.get('graphiti').handler({ args: 'status', commandBody: '/graphiti status', channel: 'telegram' });
+  const lines = slash.text.split('\n');
+  assert.match(lines[0], /^hooks: {4}BLOCKED: /);
+  assert.match(lines[1], /The configuration now lets them run, .*openclaw plugins reload graphiti-openclaw/);
+  assert.match(lines[2], /^graphiti: /);
 });
