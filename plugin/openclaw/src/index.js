@@ -88,8 +88,9 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
 /** Commands that send or change the capture spool: they run with the ticks, never beside one. */
 const SPOOL_COMMANDS = new Set(['flush', 'spool']);
 
-/** Warnings already logged by this process: OpenClaw may register the plugin more than once. */
-const loggedOnce = new Set();
+/** Warnings already logged by this process, shared by every copy of this module in it: OpenClaw may
+ * register the plugin more than once, from a fresh copy each time. */
+const loggedOnce = (globalThis[Symbol.for('graphiti-openclaw.logged-once')] ??= new Set());
 
 function warnOnce(logger, message) {
   if (loggedOnce.has(message)) return;
