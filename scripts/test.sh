@@ -23,5 +23,7 @@ PATH="$(bash scripts/node-tools.sh | tail -n 1):$PATH"
 node --test plugin/openclaw/test/*.test.js
 echo "test: end to end in real OpenClaw (throwaway HOME; install, inspect, hook runner, one agent --local turn)"
 node --test tests/openclaw/e2e.test.js
+echo "test: OpenClaw fault suite (two adapter processes on one state directory, one killed with SIGKILL)"
+node --test tests/openclaw/faults.test.js
 echo "test: OpenClaw hooks benchmark, quick (it checks every answer)"
 HOOKS_BENCH_QUICK=1 node tests/openclaw/bench-hooks.js 2>&1 | grep -v '\[plugins\]'

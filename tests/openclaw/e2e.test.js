@@ -1,7 +1,8 @@
 // The package in real OpenClaw 2026.9.6 with its default configuration (Tool Search on): installed
 // from the .tgz, inspected, driven through OpenClaw's own loader and hook runner, and real
 // `openclaw agent --local` turns against a stub model, with the Graphiti stand-in as Graphiti and a
-// fake MCP server behind the example expert's tools.
+// fake MCP server behind the example expert's tools. Also installed without
+// `hooks.allowConversationAccess`: the plugin says OpenClaw blocks its turn hooks.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,6 +23,14 @@ async function eventually(check, what, timeoutMs = 15_000) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** The stub model as an OpenAI-compatible provider `mock` with the model `mock-1`. */
+function mockProvider(baseUrl) {
+  return {
+    baseUrl, apiKey: 'dummy', api: 'openai-completions',
+    models: [{ id: 'mock-1', name: 'Mock 1', reasoning: false, input: ['text'], contextWindow: 32000, maxTokens: 1024 }],
+  };
 }
 
 function pluginConfig() {
@@ -60,6 +69,75 @@ test('plugins inspect --runtime lists the hooks, commands, tools and CLI, with n
   }
   const diagnostics = report.diagnostics ?? report.plugin?.diagnostics ?? [];
   assert.deepEqual(diagnostics.filter((d) => d.level !== 'info'), [], 'no diagnostics');
+});
+
+test('OpenClaw\'s loader and the adapter agree on which turn hooks run; status leads with the blocked ones, then what OpenClaw\'s live config says', async () => {
+  process.env.HOME = home;
+  const installed = path.join(home, '.openclaw/extensions', PLUGIN_ID);
+  const { blockedTurnHooks } = await import(path.join(installed, 'dist/hook-access.js'));
+  const config = pluginConfig();
+  const cases = {
+    'no hook policy': { [PLUGIN_ID]: { enabled: true, config } },
+    'allowConversationAccess false': { [PLUGIN_ID]: { enabled: true, hooks: { allowConversationAccess: false }, config } },
+    'allowConversationAccess true': { [PLUGIN_ID]: { enabled: true, hooks: { allowConversationAccess: true }, config } },
+    'access, but allowPromptInjection false': { [PLUGIN_ID]: { enabled: true, hooks: { allowConversationAccess: true, allowPromptInjection: false }, config } },
+    'allowPromptInjection false alone': { [PLUGIN_ID]: { enabled: true, hooks: { allowPromptInjection: false }, config } },
+    'the id in capitals': { 'GRAPHITI-OPENCLAW': { enabled: true, hooks: { allowConversationAccess: true }, config } },
+    'a later spelling without hooks': { [PLUGIN_ID]: { enabled: true, hooks: { allowConversationAccess: true }, config }, ' Graphiti-OpenClaw ': { enabled: true, config } },
+    'a later spelling with only a timeout': { [PLUGIN_ID]: { enabled: true, hooks: { allowConversationAccess: true }, config }, 'Graphiti-OpenClaw': { hooks: { timeoutMs: 20000 } } },
+    'a later spelling with an invalid timeout': { [PLUGIN_ID]: { enabled: true, hooks: { allowConversationAccess: true }, config }, 'Graphiti-OpenClaw': { hooks: { timeoutMs: 0 } } },
+  };
+  const turnHooks = ['before_prompt_build', 'agent_end'];
+  for (const [name, entries] of Object.entries(cases)) {
+    const { registry } = await loadWithOpenClaw(installed, config, { entries });
+    const ours = registry.typedHooks.filter((h) => h.pluginId === PLUGIN_ID).map((h) => h.hookName);
+    const blockedByOpenClaw = turnHooks.filter((hook) => !ours.includes(hook));
+    const said = blockedTurnHooks({ plugins: { entries } }, PLUGIN_ID);
+    assert.deepEqual(said?.hooks ?? [], blockedByOpenClaw, `${name}: the adapter names exactly the hooks OpenClaw dropped`);
+    const status = registry.commands.find((c) => c.pluginId === PLUGIN_ID && c.command.name === 'graphiti').command;
+    const { text } = await status.handler({ args: 'status', commandBody: '/graphiti status', channel: 'telegram' });
+    const lines = text.split('\n');
+    if (blockedByOpenClaw.length > 0) {
+      assert.match(lines[0], new RegExp(`^hooks: {4}BLOCKED: OpenClaw blocks this plugin's ${blockedByOpenClaw.join(' and ')} hooks?: .*Fix: openclaw config set plugins\\.entries\\.graphiti-openclaw\\.hooks\\.allow`), name);
+      // OpenClaw's live config (api.runtime.config.current()) is this HOME's openclaw.json, which has the flag.
+      assert.match(lines[1], /^ {10}The configuration now lets them run, but this instance was registered before: openclaw plugins reload graphiti-openclaw/, name);
+      assert.match(lines[2], /^graphiti: mcp /, name);
+    } else {
+      assert.match(lines[0], /^graphiti: mcp /, `${name}: the component's status, nothing before it`);
+    }
+  }
+});
+
+test('installed without hooks.allowConversationAccess: the turn is not touched, a warning at start, status says so; its fix works', async () => {
+  const bare = throwawayHome();
+  const stub = await startStubModel('Noted without memory.');
+  try {
+    await openclaw(bare.env, ['plugins', 'install', packageTgz(), '--force', '--accept-capabilities']);
+    await openclaw(bare.env, ['config', 'set', '--batch-json', JSON.stringify([
+      { path: `plugins.entries.${PLUGIN_ID}.config`, value: pluginConfig() },
+      { path: 'models.providers.mock', value: mockProvider(stub.baseUrl) },
+      { path: 'agents.defaults.model', value: 'mock/mock-1' },
+    ])]);
+    const turn = await openclaw(bare.env, ['agent', '--local', '--message', 'Book lunch with the Acme Robotics founder', '--json'], { timeoutMs: 180_000 });
+    const warnings = turn.stderr.split('\n').filter((line) => line.includes('OpenClaw blocks this plugin'));
+    assert.equal(warnings.length, 1, `one warning at start:\n${turn.stderr}`);
+    const [, fix] = /Fix: (openclaw config set \S+ true --strict-json)$/.exec(warnings[0]) ?? [];
+    assert.equal(fix, `openclaw config set plugins.entries.${PLUGIN_ID}.hooks.allowConversationAccess true --strict-json`);
+    assert.doesNotMatch(JSON.stringify(stub.requests.at(-1)?.body), /<graphiti-context|<pack-context/, 'really blocked: nothing injected');
+    assert.ok(!fs.existsSync(path.join(bare.home, '.openclaw', PLUGIN_ID, 'spool')) || fs.readdirSync(path.join(bare.home, '.openclaw', PLUGIN_ID, 'spool')).length === 0, 'and nothing captured');
+
+    const blocked = await openclaw(bare.env, ['graphiti', 'status']);
+    assert.match(blocked.stdout.split('\n')[0], /^hooks: {4}BLOCKED: OpenClaw blocks this plugin's before_prompt_build and agent_end hooks: /);
+    assert.ok(blocked.stdout.split('\n')[0].endsWith(`Fix: ${fix}`), blocked.stdout);
+    assert.match(blocked.stdout.split('\n')[1], /^graphiti: mcp /, 'then the component\'s status');
+
+    await openclaw(bare.env, fix.split(' ').slice(1));
+    const fixed = await openclaw(bare.env, ['graphiti', 'status']);
+    assert.match(fixed.stdout, /^graphiti: mcp /, 'fixed: no warning line');
+  } finally {
+    stub.stop();
+    fs.rmSync(bare.home, { recursive: true, force: true });
+  }
 });
 
 test('OpenClaw\'s loader and hook runner: recall and pack before the prompt, capture after the turn', async () => {
@@ -138,13 +216,11 @@ test('OpenClaw\'s hook runner under Tool Search: tool_call judged by its target,
 });
 
 test('a real `openclaw agent --local` turn: the model sees both blocks; the turn is spooled, then sent', async () => {
-  await openclaw(env, ['config', 'set', 'models.providers.mock', JSON.stringify({
-    baseUrl: model.baseUrl, apiKey: 'dummy', api: 'openai-completions',
-    models: [{ id: 'mock-1', name: 'Mock 1', reasoning: false, input: ['text'], contextWindow: 32000, maxTokens: 1024 }],
-  }), '--strict-json']);
+  await openclaw(env, ['config', 'set', 'models.providers.mock', JSON.stringify(mockProvider(model.baseUrl)), '--strict-json']);
   await openclaw(env, ['config', 'set', 'agents.defaults.model', '"mock/mock-1"', '--strict-json']);
   const prompt = 'Set up a lunch with the founder of Acme Robotics next week';
-  await openclaw(env, ['agent', '--local', '--message', prompt, '--json'], { timeoutMs: 180_000 });
+  const turn = await openclaw(env, ['agent', '--local', '--message', prompt, '--json'], { timeoutMs: 180_000 });
+  assert.doesNotMatch(turn.stderr, /OpenClaw blocks|BLOCKED/, 'with the flag: no warning');
 
   const sent = model.requests.map((r) => JSON.stringify(r.body)).find((body) => body.includes('founder of Acme Robotics'));
   assert.ok(sent, `the model was asked (${model.requests.length} requests)`);
@@ -181,10 +257,7 @@ test('real agent turns with the default Tool Search: an AUTO call runs, a CONFIR
       'team-calendar-mcp': server('team-calendar-mcp', 'get_availability', 'create_event'),
       'expense-mcp': server('expense-mcp', 'get_policy', 'submit_report'),
     }), '--strict-json']);
-    await openclaw(env, ['config', 'set', 'models.providers.mock', JSON.stringify({
-      baseUrl: scripted.baseUrl, apiKey: 'dummy', api: 'openai-completions',
-      models: [{ id: 'mock-1', name: 'Mock 1', reasoning: false, input: ['text'], contextWindow: 32000, maxTokens: 1024 }],
-    }), '--strict-json']);
+    await openclaw(env, ['config', 'set', 'models.providers.mock', JSON.stringify(mockProvider(scripted.baseUrl)), '--strict-json']);
     await openclaw(env, ['config', 'set', 'agents.defaults.model', '"mock/mock-1"', '--strict-json']);
 
     script = [toolCall('travel-booking-mcp__flights_search', { to: 'LIS' }), hold];

@@ -39,10 +39,13 @@ export async function openclaw(env, args, { timeoutMs = 120_000 } = {}) {
   }
 }
 
-/** The Graphiti stand-in (both APIs) seeded with the demo group; `url` is its base URL. */
-export async function startStandIn() {
+/**
+ * The Graphiti stand-in (both APIs) seeded with the demo group; `url` is its base URL. `args`: more
+ * of its flags (tests/graphiti-standin/README.md), e.g. `--latency-ms 30`.
+ */
+export async function startStandIn({ args = [] } = {}) {
   const binary = path.join(REPO, 'target/release/graphiti-standin');
-  const child = spawn(binary, ['--port', '0', '--seed', path.join(REPO, 'tests/graphiti-standin/seed/demo.json')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(binary, ['--port', '0', '--seed', path.join(REPO, 'tests/graphiti-standin/seed/demo.json'), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((resolve, reject) => {
     let seen = '';
     child.stdout.on('data', (chunk) => {
@@ -56,6 +59,15 @@ export async function startStandIn() {
     url,
     async episodes(group, lastN = 10_000) {
       const response = await fetch(`${url}/episodes/${encodeURIComponent(group)}?last_n=${lastN}`);
+      return response.json();
+    },
+    /** Every send it accepted (`name, group_id, via, at, request, episode_uuid`). */
+    async sends() {
+      return (await fetch(`${url}/__standin/sends`)).json();
+    },
+    /** Lost, duplicated and unexpected episodes against the names expected (REST's two messages of one send count once). */
+    async delivery(expected) {
+      const response = await fetch(`${url}/__standin/delivery`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ expected }) });
       return response.json();
     },
     stop: () => child.kill(),
@@ -116,15 +128,20 @@ async function openclawExport(name) {
 
 /**
  * Loads the plugin from `pluginDir` with OpenClaw's real loader (in this process; HOME must already
- * be the throwaway one) and returns OpenClaw's hook runner for it.
+ * be the throwaway one) and returns OpenClaw's hook runner for it. `entries`: the whole
+ * `plugins.entries` instead of the plugin's with `hooks.allowConversationAccess`; `full`: register as a
+ * Gateway does (the capture service is registered, the component starts loading; OpenClaw starts no
+ * service here); `logger`: what OpenClaw hands the plugin as `api.logger`.
  */
-export async function loadWithOpenClaw(pluginDir, pluginConfig) {
+export async function loadWithOpenClaw(pluginDir, pluginConfig, { entries, full = false, logger } = {}) {
   const loadOpenClawPlugins = await openclawExport('loadOpenClawPlugins');
   const createHookRunner = await openclawExport('createHookRunner');
   const registry = loadOpenClawPlugins({
-    config: { plugins: { load: { paths: [pluginDir] }, entries: { [PLUGIN_ID]: { enabled: true, hooks: { allowConversationAccess: true }, config: pluginConfig } } } },
+    config: { plugins: { load: { paths: [pluginDir] }, entries: entries ?? { [PLUGIN_ID]: { enabled: true, hooks: { allowConversationAccess: true }, config: pluginConfig } } } },
     onlyPluginIds: [PLUGIN_ID],
     activate: false,
+    ...(full ? { runtimeSideEffects: true } : {}),
+    ...(logger ? { logger } : {}),
     cache: false,
   });
   return { registry, runner: createHookRunner(registry) };

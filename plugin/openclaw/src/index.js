@@ -11,6 +11,7 @@ import { ComponentPool } from './component.js';
 import { agentEndEvent, hookContext, promptEvent } from './context.js';
 import { checkToolCommand, expertsCommand, expertsSlashCommand, graphitiSlashCommand, intentTest, knowledgeCommand, outputText, recallSlashCommand, spoolCommand } from './commands.js';
 import { defaultOpenclawStateDir, resolveOptions } from './options.js';
+import { blockedTurnHooks, describeBlockedHooks, hookStatusLines } from './hook-access.js';
 
 export const PLUGIN_ID = 'graphiti-openclaw';
 
@@ -27,6 +28,7 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
   const mcpServers = api.config?.mcp?.servers && typeof api.config.mcp.servers === 'object' ? Object.keys(api.config.mcp.servers) : undefined;
   const workspaceDir = typeof api.config?.agents?.defaults?.workspace === 'string' ? api.config.agents.defaults.workspace : undefined;
   const options = resolveOptions(api.pluginConfig, { pluginRoot: PLUGIN_ROOT, openclawStateDir, workspaceDir, mcpServers });
+  const blocked = blockedTurnHooks(api.config, PLUGIN_ID);
   let pool;
   let flushPending = false;
   let sending = Promise.resolve();
@@ -40,6 +42,8 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
   const runtime = {
     options,
     logger,
+    /** Said when OpenClaw blocks the turn hooks (every turn then does nothing), with the fix. */
+    hookWarning: blocked ? describeBlockedHooks(blocked) : undefined,
     /** The component pool, created on first use; a failure is retried on the next use. */
     pool() {
       pool ??= ComponentPool.create(componentDir, options, logger).catch((error) => {
@@ -52,7 +56,11 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
     async command(command) {
       if (SPOOL_COMMANDS.has(command.tag)) return serialised(command.tag, (plugin) => plugin.runCommand(command));
       const ready = await runtime.pool();
-      return ready.run(command.tag, (plugin) => plugin.runCommand(command));
+      const output = await ready.run(command.tag, (plugin) => plugin.runCommand(command));
+      if (command.tag !== 'status') return output;
+      // The component cannot know what OpenClaw blocked: its status would look healthy.
+      const hooks = hookStatusLines(api.config, safe(() => api.runtime?.config?.current?.()), PLUGIN_ID);
+      return hooks.length ? { ...output, stdout: `${hooks.join('\n')}\n${output.stdout}` } : output;
     },
     /** Sends spooled turns, one tick at a time. */
     tick() {
@@ -79,6 +87,16 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
 
 /** Commands that send or change the capture spool: they run with the ticks, never beside one. */
 const SPOOL_COMMANDS = new Set(['flush', 'spool']);
+
+/** Warnings already logged by this process, shared by every copy of this module in it: OpenClaw may
+ * register the plugin more than once, from a fresh copy each time. */
+const loggedOnce = (globalThis[Symbol.for('graphiti-openclaw.logged-once')] ??= new Set());
+
+function warnOnce(logger, message) {
+  if (loggedOnce.has(message)) return;
+  loggedOnce.add(message);
+  logger.warn(message);
+}
 
 function safe(read) {
   try {
@@ -339,6 +357,7 @@ const plugin = {
     registerSlashCommands(api, runtime);
     registerTools(api, runtime);
     if (mode === 'full') {
+      if (runtime.hookWarning) warnOnce(runtime.logger, `graphiti-openclaw: ${runtime.hookWarning}`);
       registerCaptureService(api, runtime);
       // Start loading now (register itself stays synchronous), so the first turn finds it ready.
       runtime.pool().catch((error) => runtime.logger.error(`graphiti-openclaw: cannot load the component: ${error?.stack ?? error}`));
