@@ -1,7 +1,8 @@
 //! Shared pieces of the workspace tests: the routing case tables (`tests/cases/*.yaml`), paths to the
-//! built components, and temporary directories.
+//! built components, and temporary directories; the import graph of `plugin/src`.
 
 pub mod cases;
+pub mod module_graph;
 
 use host_shim::{ChatType, HookContext, PromptEvent};
 
