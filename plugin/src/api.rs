@@ -1,7 +1,6 @@
 //! The component's inputs and outputs as plain Rust, mirroring the WIT records (`lib.rs` converts), so
 //! the engine runs and is tested natively.
 
-use crate::config::ConfigError;
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -136,3 +135,25 @@ pub struct ConfigFailure {
 }
 
 pub type ConfigResult = Result<ConfigSummary, ConfigFailure>;
+
+/// A configuration problem, located as precisely as known.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ConfigError {
+    pub file: String,
+    pub line: Option<u32>,
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": {field}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}

@@ -521,7 +521,7 @@ pub fn render_status(
         let _ = writeln!(
             out,
             "last error ({}): {e}",
-            crate::engine::iso8601(stats.last_error_at_ms)
+            crate::time::iso8601(stats.last_error_at_ms)
         );
     }
     if let Some(note) = &stats.restarted {

@@ -21,6 +21,7 @@ use crate::graphiti::{Client, ErrorKind, GraphitiError};
 use crate::locks::{self, LockError, Locks};
 use crate::spool::{self, Acked, Entry, Spool, State};
 use crate::stats::Stats;
+use crate::time;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -83,7 +84,7 @@ impl Sender<'_> {
 
     fn send_locked(&mut self, pass: Pass, report: &mut TickReport) {
         let locked_at = Instant::now();
-        let now = spool::now_ms();
+        let now = time::now_ms();
         self.spool.remove_stale_temp_files(now);
         let acked = self.spool.acked();
         if acked.unreadable_lines > 0 {
@@ -116,12 +117,12 @@ impl Sender<'_> {
                     self.capture.backoff_initial_ms,
                     self.capture.backoff_max_ms,
                 );
-                backoff.next_attempt_ms = spool::now_ms() + delay;
+                backoff.next_attempt_ms = time::now_ms() + delay;
                 backoff.last_error = Some(e.clone());
                 report.retry_in_ms = Some(delay);
                 self.counts.send_failures += 1;
                 self.counts.last_error = Some(e.clone());
-                self.counts.last_error_at_ms = spool::now_ms();
+                self.counts.last_error_at_ms = time::now_ms();
                 report.error = Some(e);
             }
             None => backoff = spool::Backoff::default(),
@@ -201,12 +202,12 @@ impl Sender<'_> {
             if listed {
                 self.spool.delivered(&entry, &episode.name)?;
                 self.counts.doubts_confirmed += 1;
-                self.counts.last_sent_at_ms = spool::now_ms();
+                self.counts.last_sent_at_ms = time::now_ms();
                 report.notes.push(format!(
                     "episode {} was in doubt: Graphiti has it, done",
                     episode.name
                 ));
-            } else if spool::now_ms().saturating_sub(since) >= self.capture.resend_after_doubt_ms {
+            } else if time::now_ms().saturating_sub(since) >= self.capture.resend_after_doubt_ms {
                 self.spool.put_back(&entry)?;
                 self.counts.resent_after_doubt += 1;
                 report.notes.push(format!(
@@ -286,7 +287,7 @@ impl Sender<'_> {
                     self.spool.delivered(&sending, &episode.name)?;
                     report.sent += 1;
                     self.counts.episodes_sent += 1;
-                    self.counts.last_sent_at_ms = spool::now_ms();
+                    self.counts.last_sent_at_ms = time::now_ms();
                 }
                 Err(e) => self.after_failed_send(&sending, &episode.name, e, report)?,
             }
@@ -312,7 +313,7 @@ impl Sender<'_> {
                 Err(e.message)
             }
             ErrorKind::Unknown => {
-                self.spool.put_in_doubt(sending, spool::now_ms())?;
+                self.spool.put_in_doubt(sending, time::now_ms())?;
                 self.counts.sends_in_doubt += 1;
                 report.notes.push(format!(
                     "episode {name}: the send's outcome is unknown ({e}); in doubt, not sent again until Graphiti is seen to lack it"
@@ -329,8 +330,7 @@ impl Sender<'_> {
         reason: &str,
         report: &mut TickReport,
     ) -> Result<(), String> {
-        self.spool
-            .set_aside(entry, state, reason, spool::now_ms())?;
+        self.spool.set_aside(entry, state, reason, time::now_ms())?;
         self.counts.set_aside += 1;
         report.notes.push(format!(
             "{reason}; set aside as {}.{} (graphiti-openclaw spool requeue puts it back)",
@@ -370,7 +370,7 @@ pub fn render_list(spool: &Spool) -> Result<String, String> {
             State::Sending => "being sent".to_string(),
             State::InDoubt => format!(
                 "in doubt since {}",
-                crate::engine::iso8601(meta.in_doubt_since_ms.unwrap_or(0))
+                crate::time::iso8601(meta.in_doubt_since_ms.unwrap_or(0))
             ),
             State::Rejected | State::Corrupt => "set aside".to_string(),
         };

@@ -11,12 +11,14 @@ use crate::delivery::{self, Pass, Sender};
 use crate::expert_sessions::{ExpertRoots, ExpertSessions, ToolCheck};
 use crate::graphiti::http::{Deadline, Http};
 use crate::graphiti::{Client, Episode, EpisodeKind, GraphitiError, Transport};
+use crate::group_id;
 use crate::locks::{self, Locks};
 use crate::recall::{self, Recall};
 use crate::routing::{RouteInput, Routed, Router};
 use crate::spool::{self, Appended, Spool};
 use crate::state;
 use crate::stats;
+use crate::time;
 use crate::turns::{self, TurnRecord};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -96,7 +98,7 @@ impl Engine {
     fn count(&mut self, change: impl FnOnce(&mut stats::Stats)) {
         change(&mut self.unsaved);
         self.unsaved_updates += 1;
-        let now = spool::now_ms();
+        let now = time::now_ms();
         if self.unsaved_updates >= STATS_FLUSH_EVERY
             || now.saturating_sub(self.stats_saved_at_ms) >= STATS_FLUSH_INTERVAL_MS
         {
@@ -204,7 +206,7 @@ impl Engine {
     /// are sub-agent turns).
     pub fn before_agent_start(&mut self, event: &PromptEvent, ctx: &HookContext) -> Injection {
         let mut injection = self.recall_and_route(event, ctx);
-        let system = self.experts.for_turn(ctx, spool::now_ms() / 1000);
+        let system = self.experts.for_turn(ctx, time::now_ms() / 1000);
         injection.system_context = system.expert_prompt;
         injection.append_system_context = system.registry;
         injection.notes.extend(system.notes);
@@ -232,7 +234,7 @@ impl Engine {
             }),
             _ => None,
         };
-        let group = recall::group_id(&self.settings.graphiti.group_id, ctx);
+        let group = group_id::group_id(&self.settings.graphiti.group_id, ctx);
         let (memory_block, recall, outcome) = self.recall_for_turn(event, &group, &mut notes);
         let searched_group = (!matches!(outcome, RecallOutcome::Skipped)).then_some(group);
         let recall_summary = match outcome {
@@ -297,7 +299,7 @@ impl Engine {
         };
         if let (Some(dir), Some(key)) = (&self.state_dir, session_key) {
             let record = TurnRecord::new(
-                spool::now_ms(),
+                time::now_ms(),
                 key,
                 &event.prompt,
                 searched_group,
@@ -386,7 +388,7 @@ impl Engine {
             CaptureOutcome::Dropped(why) => {
                 s.captures_dropped += 1;
                 s.last_error = Some(why.clone());
-                s.last_error_at_ms = spool::now_ms();
+                s.last_error_at_ms = time::now_ms();
             }
         });
         self.flush_stats();
@@ -442,14 +444,14 @@ impl Engine {
                 "no state directory: the host mounted none, so nothing can be spooled".into(),
             );
         };
-        let group_id = recall::group_id(&self.settings.graphiti.group_id, ctx);
+        let group_id = group_id::group_id(&self.settings.graphiti.group_id, ctx);
         let episode = Episode {
             name: episode_name(ctx, &group_id, &user, &assistant),
             group_id: group_id.clone(),
             user: user.clone(),
             assistant: assistant.clone(),
             user_name: ctx.sender_id.clone(),
-            reference_time: iso8601(spool::now_ms()),
+            reference_time: time::iso8601(time::now_ms()),
             source_description: self.settings.capture.source_description.clone(),
             kind: EpisodeKind::Turn,
         };
@@ -585,14 +587,14 @@ impl Engine {
                 Err(e) => commands::failure(2, e),
             },
             Command::Recall(query, group) => match group {
-                Some(group) => self.recall_command(query, |_| recall::sanitize_group_id(group)),
+                Some(group) => self.recall_command(query, |_| group_id::sanitize_group_id(group)),
                 None => self.recall_command(query, |s| {
-                    recall::group_id(&s.graphiti.group_id, &HookContext::default())
+                    group_id::group_id(&s.graphiti.group_id, &HookContext::default())
                 }),
             },
             Command::Status => self.status(),
             Command::Search(query, ctx) => {
-                self.recall_command(query, |s| recall::group_id(&s.graphiti.group_id, ctx))
+                self.recall_command(query, |s| group_id::group_id(&s.graphiti.group_id, ctx))
             }
             Command::Ingest(text, source, ctx) => self.ingest(text, source.as_deref(), ctx),
             Command::Debug(session_key) => self.debug(session_key.as_deref()),
@@ -601,7 +603,7 @@ impl Engine {
             Command::Experts(command) => {
                 // The `experts` settings (servers, mappings) come with the configuration.
                 self.ensure_loaded();
-                let (exit_code, stdout) = self.experts.command(command, spool::now_ms() / 1000);
+                let (exit_code, stdout) = self.experts.command(command, time::now_ms() / 1000);
                 CommandOutput {
                     exit_code,
                     stdout,
@@ -615,7 +617,7 @@ impl Engine {
     pub fn before_tool_call(&mut self, call: &ToolCall, ctx: &HookContext) -> ToolCheck {
         self.ensure_loaded();
         self.experts
-            .before_tool_call(call, ctx, spool::now_ms() / 1000)
+            .before_tool_call(call, ctx, time::now_ms() / 1000)
     }
 
     /// Text to remember, spooled for the conversation's group; `tick` sends it.
@@ -631,8 +633,8 @@ impl Engine {
                 "no state directory: the host mounted none, so nothing can be spooled",
             );
         };
-        let group_id = recall::group_id(&self.settings.graphiti.group_id, ctx);
-        let now = spool::now_ms();
+        let group_id = group_id::group_id(&self.settings.graphiti.group_id, ctx);
+        let now = time::now_ms();
         let digest = spool::stable_hash(&format!("{group_id}\n{text}"));
         let episode = Episode {
             name: format!("openclaw-note-{group_id}-{now:x}-{:08x}", digest as u32),
@@ -640,7 +642,7 @@ impl Engine {
             user: text.to_string(),
             assistant: String::new(),
             user_name: ctx.sender_id.clone(),
-            reference_time: iso8601(now),
+            reference_time: time::iso8601(now),
             source_description: source.map_or_else(
                 || self.settings.capture.source_description.clone(),
                 str::to_string,
@@ -749,7 +751,7 @@ impl Engine {
             .unwrap_or_default();
         let count = |keep: fn(&spool::Entry) -> bool| entries.iter().filter(|e| keep(e)).count();
         let backoff = spool.as_ref().map(Spool::backoff).unwrap_or_default();
-        let retry_in = backoff.next_attempt_ms.saturating_sub(spool::now_ms());
+        let retry_in = backoff.next_attempt_ms.saturating_sub(time::now_ms());
         commands::render_status(
             &graphiti,
             &config,
@@ -789,43 +791,9 @@ fn short_reason(e: &GraphitiError) -> &'static str {
 /// Stable for the turn: the run id when the host has one, else a hash of what was said and when.
 fn episode_name(ctx: &HookContext, group_id: &str, user: &str, assistant: &str) -> String {
     let turn = match &ctx.run_id {
-        Some(run) if !run.trim().is_empty() => recall::sanitize_group_id(run),
-        _ => format!("{:x}", spool::now_ms()),
+        Some(run) if !run.trim().is_empty() => group_id::sanitize_group_id(run),
+        _ => format!("{:x}", time::now_ms()),
     };
     let digest = spool::stable_hash(&format!("{group_id}\n{turn}\n{user}\n{assistant}"));
     format!("openclaw-{group_id}-{turn}-{:08x}", digest as u32)
-}
-
-/// Unix milliseconds as `2026-01-31T12:34:56.789Z` (no date library in the component).
-pub fn iso8601(ms: u64) -> String {
-    let (secs, millis) = (ms / 1000, ms % 1000);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Howard Hinnant's civil-from-days.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn iso8601_dates() {
-        assert_eq!(super::iso8601(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(
-            super::iso8601(1_709_210_096_789),
-            "2024-02-29T12:34:56.789Z"
-        );
-    }
 }

@@ -117,13 +117,6 @@ pub struct Acked {
     pub unreadable_lines: usize,
 }
 
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
 fn io(what: &str, path: &Path, e: std::io::Error) -> String {
     format!("capture spool: cannot {what} {}: {e}", path.display())
 }

@@ -105,7 +105,7 @@ pub fn load(state_dir: &Path) -> Stats {
             Stats {
                 restarted: Some(format!(
                     "counters started again at {}: stats.json was unreadable ({e}){}",
-                    crate::engine::iso8601(crate::spool::now_ms()),
+                    crate::time::iso8601(crate::time::now_ms()),
                     if kept {
                         "; kept as stats.json.corrupt"
                     } else {

@@ -81,7 +81,7 @@ impl TurnRecord {
         let mut out = format!(
             "last turn of session {} at {}\nprompt: {:?}\n",
             self.session_key,
-            crate::engine::iso8601(self.at_ms),
+            crate::time::iso8601(self.at_ms),
             self.prompt
         );
         if let Some(group) = &self.group_id {

@@ -4,44 +4,24 @@
 
 use serde::Deserialize;
 
-mod nesting;
+pub use crate::api::ConfigError;
+pub use crate::group_id::GroupIdSettings;
+
 mod settings;
 mod source;
 
-pub use nesting::{MAX_NESTING, TooDeep, check_json, check_yaml};
+pub(crate) use crate::documents::errors::{split_path, yaml_error};
+pub use crate::documents::nesting::{MAX_NESTING, TooDeep, check_json, check_yaml};
 pub use settings::{
     HOST_SETTINGS, LoadedSettings, layered_settings, load_settings, validate_plugin_settings,
 };
 pub use source::{ConfigRoots, ItemLines, SourceFile, locate, parse};
-pub(crate) use source::{split_path, yaml_error};
 
 /// Base names of the configuration files; each may end in `.yaml`, `.yml` or `.json`.
 pub const RULES_FILE: &str = "intent_rules";
 pub const REGISTRY_FILE: &str = "pack_registry";
 pub const COMPOSITION_FILE: &str = "pack_composition";
 pub const SETTINGS_FILE: &str = "settings";
-
-/// A configuration problem, located as precisely as known.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct ConfigError {
-    pub file: String,
-    pub line: Option<u32>,
-    pub field: Option<String>,
-    pub message: String,
-}
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.file)?;
-        if let Some(line) = self.line {
-            write!(f, ":{line}")?;
-        }
-        if let Some(field) = &self.field {
-            write!(f, ": {field}")?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -268,25 +248,6 @@ impl Default for GraphitiSettings {
             url: "http://localhost:8000/mcp".into(),
             transport: Default::default(),
             group_id: Default::default(),
-        }
-    }
-}
-
-/// Templates for the Graphiti `group_id` over the hook context: `{agent}`, `{sender}`, `{chat}`,
-/// `{channel}`, `{session}`. Group chats use their own template, which must name `{chat}`, so a group
-/// never reads a direct chat's memories.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct GroupIdSettings {
-    pub direct: String,
-    pub group: String,
-}
-
-impl Default for GroupIdSettings {
-    fn default() -> Self {
-        Self {
-            direct: "{agent}-dm-{sender}".into(),
-            group: "{agent}-group-{chat}".into(),
         }
     }
 }

@@ -117,7 +117,7 @@ pub fn validate_plugin_settings(
         ("direct", &settings.graphiti.group_id.direct),
         ("group", &settings.graphiti.group_id.group),
     ] {
-        if let Err(why) = crate::recall::check_group_template(template) {
+        if let Err(why) = crate::group_id::check_group_template(template) {
             error("graphiti.group_id", field, why);
         }
     }

@@ -2,7 +2,8 @@
 //! their directories, and parsing with located errors.
 
 use super::ConfigError;
-use super::nesting;
+use crate::documents::errors::{split_path, strip_location, yaml_error};
+use crate::documents::nesting;
 use serde::de::DeserializeOwned;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -182,48 +183,6 @@ pub fn parse<T: DeserializeOwned>(file: &SourceFile) -> Result<T, ConfigError> {
             let (field, message) = split_path(&message);
             located(line, field, message)
         })
-    }
-}
-
-/// The line and message of a YAML error. The reader's errors (a control character, bad UTF-8) give a
-/// byte position instead of a line: the line is computed from it.
-pub(crate) fn yaml_error(text: &str, e: &serde_norway::Error) -> (Option<u32>, String) {
-    let message = e.to_string();
-    if let Some((head, position)) = message.rsplit_once(" at position ")
-        && let Ok(offset) = position.trim().parse::<usize>()
-    {
-        let before = &text.as_bytes()[..offset.min(text.len())];
-        let line = before.iter().filter(|&&b| b == b'\n').count() as u32 + 1;
-        return (Some(line), head.to_string());
-    }
-    let line = e.location().map(|l| l.line() as u32);
-    (line, strip_location(&message))
-}
-
-/// serde_norway prefixes errors with the path of the field (`rules[0].keywords: ...`).
-pub(crate) fn split_path(message: &str) -> (Option<String>, String) {
-    if let Some((path, rest)) = message.split_once(": ") {
-        let looks_like_path = !path.is_empty()
-            && !path.contains(' ')
-            && path
-                .chars()
-                .all(|c| c.is_alphanumeric() || "_.[]-".contains(c));
-        if looks_like_path {
-            return (Some(path.to_string()), rest.to_string());
-        }
-    }
-    let field = message
-        .split('`')
-        .nth(1)
-        .filter(|_| message.starts_with("unknown field") || message.starts_with("missing field"))
-        .map(str::to_string);
-    (field, message.to_string())
-}
-
-pub(crate) fn strip_location(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(i) => message[..i].to_string(),
-        None => message.to_string(),
     }
 }
 
