@@ -2,10 +2,10 @@
 //! → `tools/call`, answers in SSE. A lost session (404) is re-initialized once; pre-1.0 servers call
 //! node search `search_memory_nodes`.
 
+use super::answer::{json_body, list_of, parse_bounded, timeout_of};
+use super::episode::{Episode, EpisodeKind, names_of};
+use super::error::{GraphitiError, Result, error, http_failure, rejected, unknown};
 use super::http::{Deadline, Http, Request, Response};
-use super::{
-    Episode, Result, error, http_failure, json_body, list_of, rejected, timeout_of, unknown,
-};
 use serde_json::{Value, json};
 
 const PROTOCOL_VERSION: &str = "2025-06-18";
@@ -73,7 +73,7 @@ impl McpClient {
             "name": episode.name,
             "episode_body": episode.body(),
             "group_id": episode.group_id,
-            "source": if episode.kind == super::EpisodeKind::Note { "text" } else { "message" },
+            "source": if episode.kind == EpisodeKind::Note { "text" } else { "message" },
             "source_description": episode.source_description,
             "reference_time": episode.reference_time,
         });
@@ -92,7 +92,7 @@ impl McpClient {
     ) -> Result<Option<Vec<String>>> {
         let args = json!({"group_ids": [group], "max_episodes": max});
         match self.call_tool(http, "get_episodes", args, deadline) {
-            Ok(payload) => Ok(Some(super::names_of(&list_of(
+            Ok(payload) => Ok(Some(names_of(&list_of(
                 "get_episodes",
                 &payload,
                 "episodes",
@@ -142,7 +142,7 @@ impl McpClient {
             if self.session.is_none() {
                 // A failed handshake means the tool call itself was never sent.
                 self.initialize(http, deadline)
-                    .map_err(super::GraphitiError::before_sending)?;
+                    .map_err(GraphitiError::before_sending)?;
             }
             let id = self.take_id();
             let message = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
@@ -262,7 +262,7 @@ fn rpc_answer(what: &str, response: &Response, id: u64) -> Result<Value> {
     }
     let mut parsed = Vec::new();
     for message in messages {
-        match super::parse_bounded(message.as_bytes()) {
+        match parse_bounded(message.as_bytes()) {
             Ok(value) => parsed.push(value),
             Err(e) => return Err(error(format!("{what}: an SSE event is not JSON ({e})"))),
         }

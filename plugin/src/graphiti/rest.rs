@@ -1,7 +1,9 @@
 //! Graphiti's REST server (`graph_service`): `/search`, `/messages`, `/healthcheck`.
 
+use super::answer::{json_body, list_of, timeout_of};
+use super::episode::{Episode, EpisodeKind, names_of};
+use super::error::{Result, error, http_failure, rejected};
 use super::http::{Deadline, Http, Request, Response};
-use super::{Episode, Result, error, http_failure, json_body, list_of, rejected, timeout_of};
 use serde_json::{Value, json};
 
 pub struct RestClient {
@@ -55,8 +57,8 @@ impl RestClient {
         let body = json!({
             "group_id": episode.group_id,
             "messages": match episode.kind {
-                super::EpisodeKind::Turn => vec![message("user", user, &episode.user), message("assistant", "assistant", &episode.assistant)],
-                super::EpisodeKind::Note => vec![message("user", user, &episode.user)],
+                EpisodeKind::Turn => vec![message("user", user, &episode.user), message("assistant", "assistant", &episode.assistant)],
+                EpisodeKind::Note => vec![message("user", user, &episode.user)],
             },
         });
         let response = self.send(http, "POST", "/messages", Some(body), deadline)?;
@@ -80,7 +82,7 @@ impl RestClient {
         }
         expect(&response, &what, &[200])?;
         match json_body(&what, &response.body)? {
-            Value::Array(episodes) => Ok(Some(super::names_of(&episodes))),
+            Value::Array(episodes) => Ok(Some(names_of(&episodes))),
             other => Err(error(format!("{what}: not a list but {other}"))),
         }
     }

@@ -1,0 +1,168 @@
+//! Reading Graphiti's answers: JSON parsed within a value budget, lists taken bounded, and errors that
+//! name the operation and what was there instead.
+
+use super::error::{Result, error};
+use super::http::Deadline;
+use serde_json::Value;
+
+/// Items taken from one answer's list: more than recall ever shows or listing needs.
+const MAX_LISTED: usize = 1000;
+
+/// Values (numbers, strings, list items, object fields) kept from one answer at most. Past it, the
+/// rest of every list and object is skipped without being built: a huge but legal answer (700,000
+/// small facts) costs its bytes, not hundreds of megabytes of parsed values, and never takes the
+/// turn's routing down with it. Recall shows a handful of facts; this is far more than it reads.
+pub const MAX_ANSWER_VALUES: usize = 50_000;
+
+/// Parses JSON within [`MAX_ANSWER_VALUES`].
+pub fn parse_bounded(json: &[u8]) -> serde_json::Result<Value> {
+    use serde::de::DeserializeSeed;
+    let left = std::cell::Cell::new(MAX_ANSWER_VALUES);
+    let mut deserializer = serde_json::Deserializer::from_slice(json);
+    let value = bounded::Budget(&left).deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(value)
+}
+
+mod bounded {
+    use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use serde_json::{Map, Number, Value};
+    use std::cell::Cell;
+    use std::fmt;
+
+    /// Builds a `Value` while values are left in the budget; skips the rest.
+    #[derive(Clone, Copy)]
+    pub struct Budget<'a>(pub &'a Cell<usize>);
+
+    impl Budget<'_> {
+        fn take(self) {
+            self.0.set(self.0.get().saturating_sub(1));
+        }
+    }
+
+    impl<'de> DeserializeSeed<'de> for Budget<'_> {
+        type Value = Value;
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Budget<'_> {
+        type Value = Value;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+            self.take();
+            Ok(Value::Bool(v))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+            self.take();
+            Ok(Value::from(v))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+            self.take();
+            Ok(Value::from(v))
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+            self.take();
+            Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+            self.take();
+            Ok(Value::String(v.to_string()))
+        }
+        fn visit_string<E>(self, v: String) -> Result<Value, E> {
+            self.take();
+            Ok(Value::String(v))
+        }
+        fn visit_unit<E>(self) -> Result<Value, E> {
+            self.take();
+            Ok(Value::Null)
+        }
+        fn visit_none<E>(self) -> Result<Value, E> {
+            self.take();
+            Ok(Value::Null)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+            self.take();
+            let mut items = Vec::new();
+            while self.0.get() > 0 {
+                match seq.next_element_seed(self)? {
+                    Some(item) => items.push(item),
+                    None => return Ok(Value::Array(items)),
+                }
+            }
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(Value::Array(items))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+            self.take();
+            let mut fields = Map::new();
+            while self.0.get() > 0 {
+                let Some(key) = map.next_key::<String>()? else {
+                    return Ok(Value::Object(fields));
+                };
+                let value = map.next_value_seed(self)?;
+                fields.insert(key, value);
+            }
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(Value::Object(fields))
+        }
+    }
+}
+
+/// Parses a JSON body (within [`MAX_ANSWER_VALUES`]), naming the operation when it is not JSON.
+pub(super) fn json_body(what: &str, body: &[u8]) -> Result<Value> {
+    parse_bounded(body).map_err(|e| {
+        let start: String = String::from_utf8_lossy(body).chars().take(80).collect();
+        error(format!("{what}: the answer is not JSON ({e}): {start:?}"))
+    })
+}
+
+/// The list under `key` of a JSON object, or an error naming what was there instead.
+pub(super) fn list_of(what: &str, value: &Value, key: &str) -> Result<Vec<Value>> {
+    match value.get(key) {
+        Some(Value::Array(items)) => Ok(items
+            .iter()
+            .filter(|i| i.is_object())
+            .take(MAX_LISTED)
+            .cloned()
+            .collect()),
+        Some(Value::Null) | None => Err(error(format!("{what}: the answer has no \"{key}\" list"))),
+        Some(other) => Err(error(format!(
+            "{what}: \"{key}\" is not a list but {other}"
+        ))),
+    }
+}
+
+pub(super) fn timeout_of(what: &str, deadline: Deadline) -> Result<std::time::Duration> {
+    deadline
+        .remaining()
+        .ok_or_else(|| error(format!("{what}: no time left in the budget")))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_huge_answer_is_parsed_within_its_budget() {
+        let mut body = String::from("{\"message\":\"ok\",\"facts\":[");
+        body.push_str(&vec!["{\"fact\":\"f\",\"n\":1}"; 100_000].join(","));
+        body.push_str("],\"after\":true}");
+        let value = super::parse_bounded(body.as_bytes()).unwrap();
+        let facts = value["facts"].as_array().unwrap();
+        assert!(
+            facts.len() < super::MAX_ANSWER_VALUES && facts.len() > 1000,
+            "{}",
+            facts.len()
+        );
+        assert_eq!(value["message"], "ok");
+        // Malformed JSON is still an error, even past the budget.
+        assert!(super::parse_bounded(&body.as_bytes()[..body.len() - 3]).is_err());
+        assert_eq!(
+            super::parse_bounded(br#"{"a":[1,2,{"b":null}]}"#).unwrap(),
+            serde_json::json!({"a":[1,2,{"b":null}]})
+        );
+    }
+}
