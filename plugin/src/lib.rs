@@ -15,7 +15,6 @@ pub mod expert_sessions;
 pub mod experts;
 pub mod files;
 pub mod graphiti;
-pub mod keywords;
 pub mod locks;
 pub mod packs;
 pub mod recall;

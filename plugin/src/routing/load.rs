@@ -7,7 +7,7 @@ use super::{
     glob_matches, to_milli,
 };
 use crate::config::{self, ConfigError, ConfigRoots, KeywordMatch, RoutingSettings};
-use crate::keywords::Automaton;
+use super::keywords::Automaton;
 use crate::packs::{self, PackRegistry};
 use crate::text;
 use regex::{Regex, RegexBuilder};

@@ -8,10 +8,10 @@
 
 use crate::config::{RoutingSettings, Scope};
 use crate::decision::{BoostHit, Candidate, Decision, SkippedPack};
-use crate::keywords::Automaton;
 use crate::packs::PackRegistry;
 use crate::recall::Recall;
 use crate::text::{self, escape_attr};
+use keywords::Automaton;
 use regex::Regex;
 use std::collections::HashMap;
 
@@ -21,6 +21,7 @@ const REGEX_MAX_LEN: usize = 1_000;
 /// How much of a matched recalled text the trace shows.
 const TRACE_TEXT_CHARS: usize = 80;
 
+mod keywords;
 mod load;
 
 type Milli = i64;
