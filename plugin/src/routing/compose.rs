@@ -126,11 +126,9 @@ impl<'a> Block<'a> {
             return Ok(());
         }
         let section = content.additional(extra.mode.as_deref());
-        if self.body.chars().count() + section.chars().count() + 1 > self.budget {
-            let why = format!(
-                "the pack context would exceed its {}-character budget",
-                self.budget
-            );
+        let budget = self.budget;
+        if self.body.chars().count() + section.chars().count() + 1 > budget {
+            let why = format!("the pack context would exceed its {budget}-character budget");
             if extra.required {
                 return Err((pack.id.clone(), why));
             }

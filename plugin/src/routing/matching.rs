@@ -74,7 +74,8 @@ pub(super) fn matching_text(prompt: &str, max_chars: usize, trace: &mut Vec<Stri
     let prompt = match cut {
         Some((cut, _)) => {
             trace.push(format!(
-                "prompt cut to its first {max_chars} characters for matching"
+                "prompt cut to its first {} characters for matching",
+                max_chars
             ));
             &prompt[..cut]
         }
