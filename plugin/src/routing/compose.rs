@@ -1,4 +1,4 @@
-//! Layers 5 and 6, the winner's block: scope first (P5: a private winner in a group chat gets no
+//! The winner's block: scope first (P5: a private winner in a group chat gets no
 //! pack), then composition (the packs composition rules add, within the character budget), then the
 //! `<pack-context>` block.
 
