@@ -17,7 +17,6 @@ pub mod experts;
 pub mod files;
 pub mod graphiti;
 pub mod group_id;
-pub mod keywords;
 pub mod locks;
 pub mod packs;
 pub mod recall;

@@ -1,7 +1,10 @@
 //! The pack registry (pack id → file, type, scope, modes; consumer profile → primary pack) and the pack
 //! files themselves, loaded and escaped once per configuration.
 
-use crate::config::{self, ConfigError, ConfigRoots, PackFile, PackStep, RegistryFile, Scope};
+use crate::config::{
+    self, ConfigError, ConfigRoots, PackEntry, PackFile, PackStep, ProfileEntry, RegistryFile,
+    Scope, SourceFile,
+};
 use crate::text::escape_text;
 use std::collections::{BTreeMap, HashMap};
 
@@ -61,147 +64,115 @@ impl PackRegistry {
         errors: &mut Vec<ConfigError>,
     ) -> PackRegistry {
         let mut registry = PackRegistry::default();
-        let source = match roots.read_named(config::REGISTRY_FILE) {
-            Ok(Some(source)) => source,
-            Ok(None) => {
-                errors.push(missing_file(roots, config::REGISTRY_FILE));
-                return registry;
-            }
-            Err(e) => {
-                errors.push(e);
-                return registry;
-            }
+        let Some((source, spec)) = read_registry(roots, files, errors) else {
+            return registry;
         };
-        files.push(config::display_name(&source));
-        let spec: RegistryFile = match config::parse(&source) {
-            Ok(spec) => spec,
-            Err(e) => {
-                errors.push(e);
-                return registry;
-            }
-        };
-        let lines = config::ItemLines::new(&source.text, "id");
-        let error = |item: &str, field: &str, message: String| ConfigError {
-            file: source.display.clone(),
-            line: lines.locate(item, Some(field)),
-            field: Some(field.into()),
-            message,
+        let located = RegistrySource {
+            source: &source,
+            lines: config::ItemLines::new(&source.text, "id"),
         };
         if spec.schema_version != 1 {
             errors.push(config::schema_error(&source.display, spec.schema_version));
         }
         for entry in spec.packs {
-            if !valid_id(&entry.id) {
-                errors.push(error(
-                    &entry.id,
-                    "id",
-                    format!(
-                        "pack id {:?} must be letters, digits, '_', '-', '.' or ':'",
-                        entry.id
-                    ),
-                ));
-                continue;
-            }
-            if registry.by_id.contains_key(&entry.id) {
-                errors.push(error(
-                    &entry.id,
-                    "id",
-                    format!("pack {:?} is registered twice", entry.id),
-                ));
-                continue;
-            }
-            if entry.pack_type.trim().is_empty() {
-                errors.push(error(
-                    &entry.id,
-                    "pack_type",
-                    "pack_type must not be empty".into(),
-                ));
-            }
-            let content = match roots.read(&entry.file) {
-                Err(mut e) => {
-                    e.file = source.display.clone();
-                    e.line = lines.locate(&entry.id, Some("file"));
-                    e.field = Some("file".into());
-                    errors.push(e);
-                    continue;
-                }
-                Ok(None) => {
-                    let reason = format!("pack file {} not found", entry.file);
-                    warnings.push(format!("pack {}: {reason}; it is unavailable", entry.id));
-                    Err(reason)
-                }
-                Ok(Some(pack_source)) => {
-                    files.push(config::display_name(&pack_source));
-                    match config::parse::<PackFile>(&pack_source) {
-                        Err(e) => {
-                            errors.push(e);
-                            continue;
-                        }
-                        Ok(file) => {
-                            for mode in &entry.modes {
-                                if !file.modes.contains_key(mode) {
-                                    errors.push(ConfigError {
-                                        file: pack_source.display.clone(),
-                                        line: None,
-                                        field: Some("modes".into()),
-                                        message: format!("the registry lists mode {mode:?} for pack {:?}, but the pack file defines no such mode", entry.id),
-                                    });
-                                }
-                            }
-                            Ok((file.scope, PackContent::from_file(file)))
-                        }
-                    }
-                }
-            };
-            let (file_scope, content) = match content {
-                Ok((scope, content)) => (scope, Ok(content)),
-                Err(reason) => (None, Err(reason)),
-            };
-            let scope = if entry.scope == Scope::Private || file_scope == Some(Scope::Private) {
-                Scope::Private
-            } else {
-                Scope::Public
-            };
-            registry
-                .by_id
-                .insert(entry.id.clone(), registry.packs.len());
-            registry
-                .by_type
-                .entry(entry.pack_type.clone())
-                .or_default()
-                .push(registry.packs.len());
-            registry.packs.push(RegisteredPack {
-                id: entry.id,
-                pack_type: entry.pack_type,
-                scope,
-                modes: entry.modes,
-                content,
-            });
+            registry.register(entry, roots, &located, files, warnings, errors);
         }
         for profile in spec.consumer_profiles {
-            if !registry.by_id.contains_key(&profile.primary_pack) {
-                registry.broken_profiles.insert(profile.id.clone());
-                errors.push(error(
-                    &profile.id,
-                    "primary_pack",
-                    format!(
-                        "consumer profile {:?} names pack {:?}, which is not in the registry",
-                        profile.id, profile.primary_pack
-                    ),
-                ));
-            } else if registry
-                .profiles
-                .insert(profile.id.clone(), profile.primary_pack)
-                .is_some()
-            {
-                errors.push(error(
-                    &profile.id,
-                    "id",
-                    format!("consumer profile {:?} is defined twice", profile.id),
-                ));
-            }
+            registry.add_profile(profile, &located, errors);
         }
         registry
+    }
+
+    /// One registry entry, with its pack file; a broken entry is reported and left out.
+    fn register(
+        &mut self,
+        entry: PackEntry,
+        roots: &ConfigRoots,
+        located: &RegistrySource,
+        files: &mut Vec<String>,
+        warnings: &mut Vec<String>,
+        errors: &mut Vec<ConfigError>,
+    ) {
+        if !valid_id(&entry.id) {
+            errors.push(located.error(
+                &entry.id,
+                "id",
+                format!(
+                    "pack id {:?} must be letters, digits, '_', '-', '.' or ':'",
+                    entry.id
+                ),
+            ));
+            return;
+        }
+        if self.by_id.contains_key(&entry.id) {
+            errors.push(located.error(
+                &entry.id,
+                "id",
+                format!("pack {:?} is registered twice", entry.id),
+            ));
+            return;
+        }
+        if entry.pack_type.trim().is_empty() {
+            errors.push(located.error(
+                &entry.id,
+                "pack_type",
+                "pack_type must not be empty".into(),
+            ));
+        }
+        let Some(content) = read_pack(roots, &entry, located, files, warnings, errors) else {
+            return;
+        };
+        let (file_scope, content) = match content {
+            Ok((scope, content)) => (scope, Ok(content)),
+            Err(reason) => (None, Err(reason)),
+        };
+        let scope = if entry.scope == Scope::Private || file_scope == Some(Scope::Private) {
+            Scope::Private
+        } else {
+            Scope::Public
+        };
+        self.by_id.insert(entry.id.clone(), self.packs.len());
+        self.by_type
+            .entry(entry.pack_type.clone())
+            .or_default()
+            .push(self.packs.len());
+        self.packs.push(RegisteredPack {
+            id: entry.id,
+            pack_type: entry.pack_type,
+            scope,
+            modes: entry.modes,
+            content,
+        });
+    }
+
+    /// A consumer profile, whose primary pack must be registered.
+    fn add_profile(
+        &mut self,
+        profile: ProfileEntry,
+        located: &RegistrySource,
+        errors: &mut Vec<ConfigError>,
+    ) {
+        if !self.by_id.contains_key(&profile.primary_pack) {
+            self.broken_profiles.insert(profile.id.clone());
+            errors.push(located.error(
+                &profile.id,
+                "primary_pack",
+                format!(
+                    "consumer profile {:?} names pack {:?}, which is not in the registry",
+                    profile.id, profile.primary_pack
+                ),
+            ));
+        } else if self
+            .profiles
+            .insert(profile.id.clone(), profile.primary_pack)
+            .is_some()
+        {
+            errors.push(located.error(
+                &profile.id,
+                "id",
+                format!("consumer profile {:?} is defined twice", profile.id),
+            ));
+        }
     }
 
     pub fn get(&self, id: &str) -> Option<&RegisteredPack> {
@@ -224,6 +195,98 @@ impl PackRegistry {
     /// Registered packs of a type, in registry order.
     pub fn of_type(&self, pack_type: &str) -> impl Iterator<Item = usize> + '_ {
         self.by_type.get(pack_type).into_iter().flatten().copied()
+    }
+}
+
+/// The registry file, for locating its problems.
+struct RegistrySource<'a> {
+    source: &'a SourceFile,
+    lines: config::ItemLines<'a>,
+}
+
+impl RegistrySource<'_> {
+    fn error(&self, item: &str, field: &str, message: String) -> ConfigError {
+        ConfigError {
+            file: self.source.display.clone(),
+            line: self.lines.locate(item, Some(field)),
+            field: Some(field.into()),
+            message,
+        }
+    }
+}
+
+/// The registry file, read and parsed; None when it is missing or broken (reported).
+fn read_registry(
+    roots: &ConfigRoots,
+    files: &mut Vec<String>,
+    errors: &mut Vec<ConfigError>,
+) -> Option<(SourceFile, RegistryFile)> {
+    let source = match roots.read_named(config::REGISTRY_FILE) {
+        Ok(Some(source)) => source,
+        Ok(None) => {
+            errors.push(missing_file(roots, config::REGISTRY_FILE));
+            return None;
+        }
+        Err(e) => {
+            errors.push(e);
+            return None;
+        }
+    };
+    files.push(config::display_name(&source));
+    match config::parse(&source) {
+        Ok(spec) => Some((source, spec)),
+        Err(e) => {
+            errors.push(e);
+            None
+        }
+    }
+}
+
+/// The pack file a registry entry names, with the scope it declares: Err (a warning given) when the
+/// file is missing, so the pack is unavailable; None when it is malformed (an error given).
+fn read_pack(
+    roots: &ConfigRoots,
+    entry: &PackEntry,
+    located: &RegistrySource,
+    files: &mut Vec<String>,
+    warnings: &mut Vec<String>,
+    errors: &mut Vec<ConfigError>,
+) -> Option<Result<(Option<Scope>, PackContent), String>> {
+    match roots.read(&entry.file) {
+        Err(mut e) => {
+            e.file = located.source.display.clone();
+            e.line = located.lines.locate(&entry.id, Some("file"));
+            e.field = Some("file".into());
+            errors.push(e);
+            None
+        }
+        Ok(None) => {
+            let reason = format!("pack file {} not found", entry.file);
+            warnings.push(format!("pack {}: {reason}; it is unavailable", entry.id));
+            Some(Err(reason))
+        }
+        Ok(Some(pack_source)) => {
+            files.push(config::display_name(&pack_source));
+            match config::parse::<PackFile>(&pack_source) {
+                Err(e) => {
+                    errors.push(e);
+                    None
+                }
+                Ok(file) => {
+                    for mode in &entry.modes {
+                        if !file.modes.contains_key(mode) {
+                            errors.push(ConfigError {
+                                file: pack_source.display.clone(),
+                                line: None,
+                                field: Some("modes".into()),
+                                message: format!("the registry lists mode {mode:?} for pack {:?}, but the pack file defines no such mode", entry.id),
+                            });
+                        }
+                    }
+                    Some(Ok((file.scope, PackContent::from_file(file))))
+                }
+            }
+        }
     }
 }
 

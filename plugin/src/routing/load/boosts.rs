@@ -1,0 +1,95 @@
+//! Compiling a rule's entity boosts: size-limited, case-insensitive regexes, a weight that only adds,
+//! and `suppresses` targets checked against the declared rule ids.
+
+use crate::config;
+use crate::routing::model::{Boost, glob_matches, to_milli};
+use regex::{Regex, RegexBuilder};
+
+/// Limits for rule authors' regexes: a pattern is data from a config file.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+const REGEX_MAX_LEN: usize = 1_000;
+
+/// Rule ids as declared, for `suppresses` targets: exact ids, and `prefix*` patterns by binary search.
+pub(super) struct RuleIds {
+    sorted: Vec<String>,
+}
+
+impl RuleIds {
+    pub(super) fn new(specs: &[config::RuleSpec]) -> RuleIds {
+        let mut sorted: Vec<String> = specs.iter().map(|s| s.id.clone()).collect();
+        sorted.sort_unstable();
+        RuleIds { sorted }
+    }
+
+    fn any_matches(&self, pattern: &str) -> bool {
+        let prefix = pattern.strip_suffix('*').unwrap_or(pattern);
+        let first = self.sorted.partition_point(|id| id.as_str() < prefix);
+        self.sorted
+            .get(first)
+            .is_some_and(|id| glob_matches(pattern, id))
+    }
+}
+
+pub(super) fn compile_boost(
+    i: usize,
+    spec: &config::BoostSpec,
+    ids: &RuleIds,
+    error: &mut impl FnMut(&str, String),
+) -> Boost {
+    let mut compile = |field: &str, pattern: &Option<String>| -> Option<Regex> {
+        let pattern = pattern.as_ref()?;
+        if pattern.len() > REGEX_MAX_LEN {
+            error(
+                field,
+                format!("entity_boosts[{i}]: pattern longer than {REGEX_MAX_LEN} characters"),
+            );
+            return None;
+        }
+        match RegexBuilder::new(pattern)
+            .case_insensitive(true)
+            .size_limit(REGEX_SIZE_LIMIT)
+            .dfa_size_limit(REGEX_SIZE_LIMIT)
+            .build()
+        {
+            Ok(re) => Some(re),
+            Err(e) => {
+                error(
+                    field,
+                    format!("entity_boosts[{i}]: invalid pattern {pattern:?}: {e}"),
+                );
+                None
+            }
+        }
+    };
+    let summary = compile("summary_pattern", &spec.summary_pattern);
+    let fact = compile("fact_pattern", &spec.fact_pattern);
+    if spec.summary_pattern.is_none() && spec.fact_pattern.is_none() {
+        error(
+            "entity_boosts",
+            format!("entity_boosts[{i}] needs a summary_pattern or a fact_pattern"),
+        );
+    }
+    if !(spec.weight.is_finite() && spec.weight >= 0.0) {
+        error(
+            "weight",
+            format!(
+                "entity_boosts[{i}]: weight must be ≥ 0 (boosts only add), not {}",
+                spec.weight
+            ),
+        );
+    }
+    for target in &spec.suppresses {
+        if !ids.any_matches(target) {
+            error(
+                "suppresses",
+                format!("entity_boosts[{i}]: suppresses {target:?}, which names no rule"),
+            );
+        }
+    }
+    Boost {
+        summary,
+        fact,
+        weight: to_milli(spec.weight),
+        suppresses: spec.suppresses.clone(),
+    }
+}

@@ -1,0 +1,126 @@
+//! Compiling `intent_rules.yaml`: each rule's id, keywords, weights and consumer profile checked,
+//! its boosts compiled; every problem reported, each located.
+
+use super::boosts::{RuleIds, compile_boost};
+use crate::config::{self, ConfigError, KeywordMatch};
+use crate::packs::{self, PackRegistry};
+use crate::routing::model::{Boost, Rule, to_milli};
+use crate::text;
+use std::collections::HashSet;
+
+pub(super) fn compile_rules(
+    specs: Vec<config::RuleSpec>,
+    source: &config::SourceFile,
+    registry: &PackRegistry,
+    errors: &mut Vec<ConfigError>,
+) -> Vec<Rule> {
+    let ids = RuleIds::new(&specs);
+    let lines = config::ItemLines::new(&source.text, "id");
+    let mut seen = HashSet::new();
+    let mut rules = Vec::new();
+    for spec in specs {
+        let start = errors.len();
+        let mut error = |field: &str, message: String| {
+            errors.push(ConfigError {
+                file: source.display.clone(),
+                line: lines.locate(&spec.id, Some(field)),
+                field: Some(format!("{}.{field}", spec.id)),
+                message,
+            })
+        };
+        if !packs::valid_id(&spec.id) {
+            error(
+                "id",
+                format!(
+                    "rule id {:?} must be letters, digits, '_', '-', '.' or ':'",
+                    spec.id
+                ),
+            );
+        }
+        if !seen.insert(spec.id.clone()) {
+            error("id", format!("rule {:?} is defined twice", spec.id));
+        }
+        let keywords = compile_keywords(&spec.keywords, &mut error);
+        if !(spec.keyword_weight.is_finite() && spec.keyword_weight > 0.0) {
+            error(
+                "keyword_weight",
+                format!("must be a number above 0, not {}", spec.keyword_weight),
+            );
+        }
+        if !(spec.min_confidence.is_finite() && spec.min_confidence >= 0.0) {
+            error(
+                "min_confidence",
+                format!("must be a number ≥ 0, not {}", spec.min_confidence),
+            );
+        }
+        if spec.pack_type.trim().is_empty() {
+            error("pack_type", "must not be empty".into());
+        }
+        // A broken profile is reported with the profile itself.
+        let broken_profile = registry.is_broken_profile(&spec.consumer_profile);
+        let primary_pack = match registry.profile_pack(&spec.consumer_profile) {
+            Some(pack) => registry.index_of(pack),
+            None if broken_profile => None,
+            None => {
+                error(
+                    "consumer_profile",
+                    format!(
+                        "consumer profile {:?} is not in the pack registry's consumer_profiles",
+                        spec.consumer_profile
+                    ),
+                );
+                None
+            }
+        };
+        let boosts: Vec<Boost> = spec
+            .entity_boosts
+            .iter()
+            .enumerate()
+            .map(|(i, b)| compile_boost(i, b, &ids, &mut error))
+            .collect();
+        if broken_profile || errors.len() > start {
+            continue;
+        }
+        rules.push(Rule {
+            id: spec.id,
+            pack_type: spec.pack_type,
+            scope: spec.scope,
+            keywords,
+            substring: spec.keyword_match == KeywordMatch::Substring,
+            keyword_weight: to_milli(spec.keyword_weight),
+            min_confidence: to_milli(spec.min_confidence),
+            boosts,
+            primary_pack: primary_pack.unwrap_or_default(),
+            additional: vec![],
+        });
+    }
+    rules
+}
+
+/// A rule's keywords, normalized, without duplicates (in linear time: a rule may have 100,000).
+fn compile_keywords(keywords: &[String], error: &mut impl FnMut(&str, String)) -> Vec<String> {
+    let mut seen = HashSet::with_capacity(keywords.len());
+    let mut compiled = Vec::with_capacity(keywords.len());
+    let mut empty = 0;
+    for keyword in keywords {
+        let normalized = text::normalize(keyword);
+        if normalized.is_empty() {
+            empty += 1;
+        } else if seen.insert(normalized.clone()) {
+            compiled.push(normalized);
+        }
+    }
+    match empty {
+        0 => {}
+        1 => error("keywords", "a keyword is empty".into()),
+        n => error("keywords", format!("{n} keywords are empty")),
+    }
+    if keywords.is_empty() {
+        error(
+            "keywords",
+            "a rule needs at least one keyword (a rule is a candidate only when one matches)"
+                .into(),
+        );
+    }
+    compiled
+}

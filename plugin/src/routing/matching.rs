@@ -1,0 +1,85 @@
+//! Layer 1, matching keywords: the prompt cut and normalized, then every keyword of every rule found
+//! in one pass of one automaton. A rule is a candidate only if one of its keywords matched.
+
+use super::keywords::Automaton;
+use super::model::Rule;
+use crate::text;
+use std::collections::HashMap;
+
+/// Who owns a keyword pattern of the automaton.
+#[derive(Clone, Copy, Debug)]
+struct KeywordOwner {
+    rule: u32,
+    keyword: u32,
+    substring: bool,
+}
+
+/// One automaton over the distinct keywords of all rules; each pattern knows the rules that own it.
+#[derive(Debug)]
+pub(super) struct KeywordIndex {
+    automaton: Option<Automaton>,
+    owners: Vec<Vec<KeywordOwner>>,
+}
+
+impl KeywordIndex {
+    pub(super) fn build(rules: &[Rule]) -> KeywordIndex {
+        let mut patterns: Vec<&str> = Vec::new();
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        let mut owners: Vec<Vec<KeywordOwner>> = Vec::new();
+        for (r, rule) in rules.iter().enumerate() {
+            for (k, keyword) in rule.keywords.iter().enumerate() {
+                let p = *index.entry(keyword.as_str()).or_insert_with(|| {
+                    patterns.push(keyword);
+                    owners.push(Vec::new());
+                    patterns.len() - 1
+                });
+                owners[p].push(KeywordOwner {
+                    rule: r as u32,
+                    keyword: k as u32,
+                    substring: rule.substring,
+                });
+            }
+        }
+        let automaton = (!patterns.is_empty()).then(|| Automaton::new(&patterns));
+        KeywordIndex { automaton, owners }
+    }
+
+    /// Every (rule, keyword) that matched the normalized prompt, sorted, each once.
+    pub(super) fn hits(&self, normalized: &str) -> Vec<(u32, u32)> {
+        let mut hits: Vec<(u32, u32)> = Vec::new();
+        if let Some(automaton) = &self.automaton {
+            automaton.for_each_match(normalized.as_bytes(), |pattern, start, end| {
+                let owners = &self.owners[pattern];
+                let bounded = text::on_word_boundaries(normalized, start, end);
+                hits.extend(
+                    owners
+                        .iter()
+                        .filter(|o| o.substring || bounded)
+                        .map(|o| (o.rule, o.keyword)),
+                );
+            });
+        }
+        hits.sort_unstable();
+        hits.dedup();
+        hits
+    }
+}
+
+/// The prompt as matched: cut to `max_chars` characters (said in the trace), normalized.
+pub(super) fn matching_text(prompt: &str, max_chars: usize, trace: &mut Vec<String>) -> String {
+    // A prompt no longer in bytes than the limit is within it in characters too: skip the walk.
+    let cut = (prompt.len() > max_chars)
+        .then(|| prompt.char_indices().nth(max_chars))
+        .flatten();
+    let prompt = match cut {
+        Some((cut, _)) => {
+            trace.push(format!(
+                "prompt cut to its first {} characters for matching",
+                max_chars
+            ));
+            &prompt[..cut]
+        }
+        None => prompt,
+    };
+    text::normalize(prompt)
+}

@@ -1,0 +1,84 @@
+//! The compiled rules every routing step reads (rules, boosts, composition additions), scores in
+//! thousandths, and what a turn's routing returns. Depends on no other part of routing.
+
+use crate::config::Scope;
+use crate::decision::Decision;
+use regex::Regex;
+
+pub(super) type Milli = i64;
+
+pub(super) fn to_milli(value: f64) -> Milli {
+    (value * 1000.0).round() as Milli
+}
+
+pub(super) fn from_milli(value: Milli) -> f64 {
+    value as f64 / 1000.0
+}
+
+pub(super) fn show(value: Milli) -> String {
+    format!("{:.2}", from_milli(value))
+}
+
+/// A compiled intent rule.
+#[derive(Debug)]
+pub struct Rule {
+    pub id: String,
+    pub pack_type: String,
+    pub scope: Scope,
+    pub keywords: Vec<String>,
+    /// Keywords match anywhere, not only on word boundaries.
+    pub(super) substring: bool,
+    pub(super) keyword_weight: Milli,
+    pub(super) min_confidence: Milli,
+    pub(super) boosts: Vec<Boost>,
+    /// Registry index of the primary pack (from the consumer profile).
+    pub(super) primary_pack: usize,
+    pub(super) additional: Vec<Additional>,
+}
+
+#[derive(Debug)]
+pub(super) struct Boost {
+    pub(super) summary: Option<Regex>,
+    pub(super) fact: Option<Regex>,
+    pub(super) weight: Milli,
+    pub(super) suppresses: Vec<String>,
+}
+
+/// A pack a composition rule adds to an intent's primary pack.
+#[derive(Debug)]
+pub(super) struct Additional {
+    /// As the composition rule names it (pack type or pack id).
+    pub(super) label: String,
+    pub(super) mode: Option<String>,
+    pub(super) required: bool,
+    /// Registry index, or why no pack fits.
+    pub(super) pack: Result<usize, String>,
+}
+
+/// A routing decision and the `<pack-context>` block it injects.
+#[derive(Clone, Debug, Default)]
+pub struct Routed {
+    pub decision: Decision,
+    pub pack_context: Option<String>,
+    /// Things an operator should see in the log (unavailable required packs, size cuts).
+    pub notes: Vec<String>,
+}
+
+pub(super) fn no_pack(mut decision: Decision, reason: String) -> Routed {
+    decision.sticky = false; // nothing is carried over when nothing is injected
+    decision.trace.push(format!("no pack: {reason}"));
+    decision.no_pack_reason = Some(reason);
+    Routed {
+        decision,
+        pack_context: None,
+        notes: vec![],
+    }
+}
+
+/// `vc_*` style patterns in `suppresses`.
+pub(super) fn glob_matches(pattern: &str, id: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => id.starts_with(prefix),
+        None => pattern == id,
+    }
+}
