@@ -5,7 +5,6 @@
 
 pub mod api;
 pub mod capture;
-pub mod commands;
 pub mod config;
 pub mod config_in_force;
 pub mod decision;
@@ -20,6 +19,7 @@ pub mod group_id;
 pub mod locks;
 pub mod packs;
 pub mod recall;
+pub mod reports;
 pub mod routing;
 pub mod spool;
 pub mod state;

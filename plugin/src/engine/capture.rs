@@ -1,0 +1,115 @@
+//! After the turn: the exchange captured (exactly this turn's injected blocks removed) and spooled, so
+//! it is on disk when the hook returns.
+
+use super::Engine;
+use crate::api::{AgentEndEvent, HookContext};
+use crate::decision::CaptureOutcome;
+use crate::graphiti::{Episode, EpisodeKind};
+use crate::group_id;
+use crate::spool::{self, Appended, Spool};
+use crate::time;
+use crate::turns::{self, TurnRecord};
+
+impl Engine {
+    /// Captures the turn; its counts (this hook's and `before-agent-start`'s) are saved before it
+    /// returns, since the process may end with the turn (`openclaw agent --local`, the CLI).
+    pub fn agent_end(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> CaptureOutcome {
+        let outcome = self.capture(event, ctx);
+        self.count(|s| match &outcome {
+            CaptureOutcome::Skipped(_) => s.captures_skipped += 1,
+            CaptureOutcome::Spooled { .. } => s.captures_spooled += 1,
+            CaptureOutcome::Dropped(why) => {
+                s.captures_dropped += 1;
+                s.last_error = Some(why.clone());
+                s.last_error_at_ms = time::now_ms();
+            }
+        });
+        self.flush_stats();
+        outcome
+    }
+
+    fn capture(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> CaptureOutcome {
+        // Capture needs the settings only, never routing.
+        self.ensure_loaded();
+        if !event.success {
+            let why = event.error.as_deref().unwrap_or("no error given");
+            return CaptureOutcome::Skipped(format!("the turn failed ({why})"));
+        }
+        if !self.is_user_turn(ctx) {
+            return CaptureOutcome::Skipped(format!(
+                "trigger {:?} is not a user turn",
+                ctx.trigger.as_deref().unwrap_or_default()
+            ));
+        }
+        if !self.settings.capture.enabled {
+            return CaptureOutcome::Skipped("capture is disabled in settings".into());
+        }
+        // An expert may read private knowledge in its session; nothing said there leaves it.
+        if let Some(expert) = self.experts.expert_of(ctx) {
+            return CaptureOutcome::Skipped(format!(
+                "a session of expert {expert}: not captured (its private knowledge stays in the session)"
+            ));
+        }
+        // What this session's last turn prepended: capture removes exactly that.
+        let record = match (
+            &self.state_dir,
+            ctx.session_key.as_deref().or(ctx.session_id.as_deref()),
+        ) {
+            (Some(dir), Some(key)) => turns::load(dir, Some(key))
+                .ok()
+                .flatten()
+                .and_then(TurnRecord::injection),
+            _ => None,
+        };
+        let (user, assistant) =
+            match crate::capture::last_exchange(&event.messages_json, record.as_ref()) {
+                Ok(exchange) => exchange,
+                Err(why) => return CaptureOutcome::Skipped(why),
+            };
+        if self.too_short(&user) {
+            return CaptureOutcome::Skipped(format!(
+                "prompt shorter than {} characters",
+                self.settings.skip.min_prompt_chars
+            ));
+        }
+        let Some(state_dir) = &self.state_dir else {
+            return CaptureOutcome::Dropped(
+                "no state directory: the host mounted none, so nothing can be spooled".into(),
+            );
+        };
+        let group_id = group_id::group_id(&self.settings.graphiti.group_id, ctx);
+        let episode = Episode {
+            name: episode_name(ctx, &group_id, &user, &assistant),
+            group_id: group_id.clone(),
+            user: user.clone(),
+            assistant: assistant.clone(),
+            user_name: ctx.sender_id.clone(),
+            reference_time: time::iso8601(time::now_ms()),
+            source_description: self.settings.capture.source_description.clone(),
+            kind: EpisodeKind::Turn,
+        };
+        match Spool::new(state_dir).append(&episode, self.settings.capture.spool_max_episodes) {
+            Ok(Appended::Spooled) => CaptureOutcome::Spooled {
+                user,
+                assistant,
+                episode: episode.name,
+                group_id,
+            },
+            Ok(Appended::Full(depth)) => CaptureOutcome::Dropped(format!(
+                "capture spool is full ({depth} episodes are waiting for Graphiti): this turn was NOT captured; \
+                 check Graphiti (graphiti-openclaw status) or raise capture.spool_max_episodes"
+            )),
+            Err(e) => CaptureOutcome::Dropped(format!("{e}: this turn was NOT captured")),
+        }
+    }
+}
+
+/// Stable for the turn: the run id when the host has one, else a hash of what was said and when.
+fn episode_name(ctx: &HookContext, group_id: &str, user: &str, assistant: &str) -> String {
+    let turn = match &ctx.run_id {
+        Some(run) if !run.trim().is_empty() => group_id::sanitize_group_id(run),
+        _ => format!("{:x}", time::now_ms()),
+    };
+    let digest = spool::stable_hash(&format!("{group_id}\n{turn}\n{user}\n{assistant}"));
+    format!("openclaw-{group_id}-{turn}-{:08x}", digest as u32)
+}

@@ -1,0 +1,239 @@
+//! Commands (intent-test, check-config, lint-rules, eval, recall, search, ingest, debug, status,
+//! flush, spool, experts): each runs on the engine's state and is rendered by `reports`.
+
+use super::Engine;
+use crate::api::{Command, CommandOutput, HookContext, IntentTestRequest};
+use crate::config::PluginSettings;
+use crate::decision::Injection;
+use crate::graphiti::EpisodeKind;
+use crate::graphiti::{Episode, http::Deadline};
+use crate::group_id;
+use crate::recall::Recall;
+use crate::reports;
+use crate::routing::RouteInput;
+use crate::spool::{self, Appended, Spool};
+use crate::stats;
+use crate::time;
+use crate::turns;
+use std::time::Duration;
+
+/// How long `status` waits for Graphiti's health check.
+const STATUS_HEALTH_TIMEOUT: Duration = Duration::from_secs(2);
+
+impl Engine {
+    /// Routing for a prompt, with nothing read from or written to state.
+    pub fn dry_run(&mut self, request: &IntentTestRequest) -> Result<Injection, String> {
+        let recall = match &request.recall_json {
+            Some(json) => Recall::from_json(json)?,
+            None => Recall::default(),
+        };
+        let router = self.router()?;
+        if let Some(previous) = &request.previous_pack
+            && router.resolve_previous(previous).is_none()
+        {
+            return Err(format!(
+                "previous pack {previous:?} is neither an intent id nor a registered pack"
+            ));
+        }
+        let routed = router.route(&RouteInput {
+            prompt: &request.prompt,
+            recall: &recall,
+            group_chat: request.group_chat,
+            previous: request.previous_pack.as_deref(),
+        });
+        Ok(Injection {
+            prepend_context: routed.pack_context,
+            decision: routed.decision,
+            notes: routed.notes,
+            ..Injection::default()
+        })
+    }
+
+    pub fn run_command(&mut self, command: &Command) -> CommandOutput {
+        match command {
+            Command::IntentTest(request, format) => match self.dry_run(request) {
+                Ok(injection) => reports::render_intent_test(request, &injection, *format),
+                Err(e) => reports::failure(2, e),
+            },
+            Command::CheckConfig => reports::check_config(self.reload()),
+            Command::LintRules => match self.router() {
+                Ok(router) => reports::lint_rules(router),
+                Err(e) => reports::failure(2, e),
+            },
+            Command::Eval(cases, threshold) => match self.router() {
+                Ok(router) => reports::eval(router, cases, *threshold),
+                Err(e) => reports::failure(2, e),
+            },
+            Command::Recall(query, group) => match group {
+                Some(group) => self.recall_command(query, |_| group_id::sanitize_group_id(group)),
+                None => self.recall_command(query, |s| {
+                    group_id::group_id(&s.graphiti.group_id, &HookContext::default())
+                }),
+            },
+            Command::Status => self.status(),
+            Command::Search(query, ctx) => {
+                self.recall_command(query, |s| group_id::group_id(&s.graphiti.group_id, ctx))
+            }
+            Command::Ingest(text, source, ctx) => self.ingest(text, source.as_deref(), ctx),
+            Command::Debug(session_key) => self.debug(session_key.as_deref()),
+            Command::Flush => self.flush(),
+            Command::Spool(command) => self.spool_command(*command),
+            Command::Experts(command) => {
+                // The `experts` settings (servers, mappings) come with the configuration.
+                self.ensure_loaded();
+                let (exit_code, stdout) = self.experts.command(command, time::now_ms() / 1000);
+                CommandOutput {
+                    exit_code,
+                    stdout,
+                    stderr: String::new(),
+                }
+            }
+        }
+    }
+
+    /// Text to remember, spooled for the conversation's group; `tick` sends it.
+    fn ingest(&mut self, text: &str, source: Option<&str>, ctx: &HookContext) -> CommandOutput {
+        self.ensure_loaded();
+        let text = text.trim();
+        if text.is_empty() {
+            return reports::failure(2, "nothing to ingest: the text is empty");
+        }
+        let Some(state_dir) = &self.state_dir else {
+            return reports::failure(
+                1,
+                "no state directory: the host mounted none, so nothing can be spooled",
+            );
+        };
+        let group_id = group_id::group_id(&self.settings.graphiti.group_id, ctx);
+        let now = time::now_ms();
+        let digest = spool::stable_hash(&format!("{group_id}\n{text}"));
+        let episode = Episode {
+            name: format!("openclaw-note-{group_id}-{now:x}-{:08x}", digest as u32),
+            group_id: group_id.clone(),
+            user: text.to_string(),
+            assistant: String::new(),
+            user_name: ctx.sender_id.clone(),
+            reference_time: time::iso8601(now),
+            source_description: source.map_or_else(
+                || self.settings.capture.source_description.clone(),
+                str::to_string,
+            ),
+            kind: EpisodeKind::Note,
+        };
+        match Spool::new(state_dir).append(&episode, self.settings.capture.spool_max_episodes) {
+            Ok(Appended::Spooled) => CommandOutput {
+                exit_code: 0,
+                stdout: format!(
+                    "queued episode {} for group {group_id}; the next tick sends it to Graphiti\n",
+                    episode.name
+                ),
+                stderr: String::new(),
+            },
+            Ok(Appended::Full(depth)) => reports::failure(
+                1,
+                format!("capture spool is full ({depth} episodes waiting): not stored"),
+            ),
+            Err(e) => reports::failure(1, format!("{e}: not stored")),
+        }
+    }
+
+    fn debug(&mut self, session_key: Option<&str>) -> CommandOutput {
+        let Some(state_dir) = &self.state_dir else {
+            return reports::failure(1, "no state directory: turns are not recorded");
+        };
+        match turns::load(state_dir, session_key) {
+            Ok(Some(record)) => CommandOutput {
+                exit_code: 0,
+                stdout: record.render(),
+                stderr: String::new(),
+            },
+            Ok(None) => CommandOutput {
+                exit_code: 0,
+                stdout: match session_key {
+                    Some(key) => format!("no turn recorded for session {key} yet\n"),
+                    None => "no turn recorded yet\n".into(),
+                },
+                stderr: String::new(),
+            },
+            Err(e) => reports::failure(1, e),
+        }
+    }
+
+    /// A search as recall does it, in the group `group` picks once the settings are loaded.
+    fn recall_command(
+        &mut self,
+        query: &str,
+        group: impl FnOnce(&PluginSettings) -> String,
+    ) -> CommandOutput {
+        self.ensure_loaded();
+        if query.trim().is_empty() {
+            return reports::failure(2, "nothing to search for: the query is empty");
+        }
+        let group = group(&self.settings);
+        let settings = self.settings.recall.clone();
+        let mut notes = Vec::new();
+        match self.search(
+            query,
+            &group,
+            Deadline::after(Duration::from_millis(settings.timeout_ms)),
+            &mut notes,
+        ) {
+            Ok(found) => {
+                let mut out = format!(
+                    "recall {query:?} in group {group}: {} facts, {} entities\n",
+                    found.facts.len(),
+                    found.nodes.len()
+                );
+                for note in notes {
+                    out.push_str(&format!("note: {note}\n"));
+                }
+                out.push_str(
+                    &found
+                        .context_block(&group, &settings)
+                        .unwrap_or_else(|| "(nothing recalled)".into()),
+                );
+                out.push('\n');
+                CommandOutput {
+                    exit_code: 0,
+                    stdout: out,
+                    stderr: String::new(),
+                }
+            }
+            Err(e) => reports::failure(1, format!("recall failed: {e}")),
+        }
+    }
+
+    fn status(&mut self) -> CommandOutput {
+        self.ensure_loaded();
+        let config = self.config.status_lines();
+        let graphiti = self.settings.graphiti.clone();
+        let (client, http) = self.graphiti();
+        let health = client.health(http, Deadline::after(STATUS_HEALTH_TIMEOUT));
+        self.flush_stats();
+        let stats = self
+            .state_dir
+            .as_deref()
+            .map(stats::load)
+            .unwrap_or_default();
+        let spool = self.state_dir.as_deref().map(Spool::new);
+        let entries = spool
+            .as_ref()
+            .and_then(|s| s.entries().ok())
+            .unwrap_or_default();
+        let count = |keep: fn(&spool::Entry) -> bool| entries.iter().filter(|e| keep(e)).count();
+        let backoff = spool.as_ref().map(Spool::backoff).unwrap_or_default();
+        let retry_in = backoff.next_attempt_ms.saturating_sub(time::now_ms());
+        reports::render_status(
+            &graphiti,
+            &config,
+            health.map_err(|e| e.message),
+            &stats,
+            reports::SpoolCounts {
+                queued: count(|e| e.state.is_queued()),
+                in_doubt: count(|e| e.state == spool::State::InDoubt),
+                set_aside: count(|e| e.state.is_set_aside()),
+            },
+            (backoff.failures > 0).then_some(retry_in),
+        )
+    }
+}

@@ -1,0 +1,200 @@
+//! The plugin as one object that every host drives (the WIT glue in `component.rs`, native tests,
+//! benchmarks). `Engine` holds what the hooks and commands share: the configuration in force, the
+//! Graphiti client, the counters and the locks; each hook and the commands are in their own file.
+
+mod capture;
+mod commands;
+mod sending;
+mod tool_calls;
+mod turn;
+
+use crate::api::{ConfigResult, HookContext};
+use crate::config::{ConfigRoots, PluginSettings};
+use crate::config_in_force::ConfigInForce;
+use crate::expert_sessions::{ExpertRoots, ExpertSessions};
+use crate::graphiti::http::Http;
+use crate::graphiti::{Client, Transport};
+use crate::locks::{self, Locks};
+use crate::routing::Router;
+use crate::stats;
+use crate::time;
+use crate::turns;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub struct Engine {
+    roots: ConfigRoots,
+    state_dir: Option<PathBuf>,
+    http: Box<dyn Http>,
+    /// Routing and settings, loaded and failed apart.
+    config: ConfigInForce,
+    /// The last settings that loaded, the defaults until some do.
+    settings: PluginSettings,
+    /// Settings the host lays over the settings file (OpenClaw's plugin config), as JSON.
+    host_settings: Option<String>,
+    loaded_once: bool,
+    /// The Graphiti client, for the transport and URL it was made for (MCP keeps a session).
+    client: Option<(Transport, String, Client)>,
+    /// Counts not yet merged into the state directory's file.
+    unsaved: stats::Stats,
+    unsaved_updates: u32,
+    stats_saved_at_ms: u64,
+    experts: ExpertSessions,
+    /// The host's cross-process locks on the state directory.
+    locks: Box<dyn Locks>,
+}
+
+/// Counts are merged into the file at the end of every turn (`agent-end`), on every `tick` and
+/// `status`, and otherwise at least every this many updates or this often.
+const STATS_FLUSH_EVERY: u32 = 50;
+const STATS_FLUSH_INTERVAL_MS: u64 = 2_000;
+/// Merging counters takes milliseconds: a lock held longer than this was left by a stuck process.
+const STATS_LOCK_LEASE_MS: u64 = 10_000;
+const STATS_LOCK_WAIT_MS: u64 = 2_000;
+
+impl Engine {
+    pub fn new(roots: ConfigRoots, state_dir: Option<PathBuf>, http: Box<dyn Http>) -> Engine {
+        let state_dir_for_experts = state_dir.clone();
+        Engine {
+            roots,
+            state_dir,
+            http,
+            config: ConfigInForce::default(),
+            settings: PluginSettings::default(),
+            host_settings: None,
+            loaded_once: false,
+            client: None,
+            unsaved: stats::Stats::default(),
+            unsaved_updates: 0,
+            stats_saved_at_ms: 0,
+            experts: ExpertSessions::new(ExpertRoots {
+                state: state_dir_for_experts,
+                ..ExpertRoots::default()
+            }),
+            locks: Box::new(locks::Unshared),
+        }
+    }
+
+    /// The host's cross-process locks (without them, the engine assumes it owns its state alone).
+    pub fn with_locks(mut self, locks: Box<dyn Locks>) -> Engine {
+        self.locks = locks;
+        self
+    }
+
+    /// Where expert packages and the agents' workspace are (both optional).
+    pub fn with_experts(mut self, packages: Option<PathBuf>, workspace: Option<PathBuf>) -> Engine {
+        self.experts = ExpertSessions::new(ExpertRoots {
+            packages,
+            workspace,
+            state: self.state_dir.clone(),
+        });
+        self
+    }
+
+    fn count(&mut self, change: impl FnOnce(&mut stats::Stats)) {
+        change(&mut self.unsaved);
+        self.unsaved_updates += 1;
+        let now = time::now_ms();
+        if self.unsaved_updates >= STATS_FLUSH_EVERY
+            || now.saturating_sub(self.stats_saved_at_ms) >= STATS_FLUSH_INTERVAL_MS
+        {
+            self.flush_stats();
+            self.stats_saved_at_ms = now;
+        }
+    }
+
+    /// Merges the counts into the state directory's file under the `stats` lock. When the lock
+    /// cannot be had or the file cannot be written, the counts stay here for the next merge.
+    fn flush_stats(&mut self) {
+        let Some(dir) = &self.state_dir else {
+            self.unsaved = stats::Stats::default();
+            return;
+        };
+        if self.unsaved.is_empty() {
+            return;
+        }
+        let lease = Duration::from_millis(STATS_LOCK_LEASE_MS);
+        if self
+            .locks
+            .acquire(
+                locks::STATS,
+                lease,
+                Duration::from_millis(STATS_LOCK_WAIT_MS),
+            )
+            .is_err()
+        {
+            return;
+        }
+        let merged = stats::merge_into_file(dir, &self.unsaved);
+        self.locks.release(locks::STATS);
+        if merged.is_ok() {
+            turns::prune(dir);
+            self.unsaved = stats::Stats::default();
+            self.unsaved_updates = 0;
+        }
+    }
+
+    /// Replaces the host's settings (a JSON object laid over the settings file) for the next reload.
+    pub fn set_host_settings(&mut self, json: Option<String>) {
+        self.host_settings = json;
+    }
+
+    /// Loads the configuration, concern by concern (see [`ConfigInForce::reload`]); settings that
+    /// loaded are put in force, with the experts' part.
+    pub fn reload(&mut self) -> ConfigResult {
+        self.loaded_once = true;
+        let (result, settings) =
+            self.config
+                .reload(&self.roots, self.host_settings.as_deref(), &self.settings);
+        if let Some(settings) = settings {
+            self.experts.configure(settings.experts.clone());
+            self.settings = settings;
+        }
+        result
+    }
+
+    /// Loads the configuration on first use.
+    fn ensure_loaded(&mut self) {
+        if !self.loaded_once {
+            let _ = self.reload();
+        }
+    }
+
+    /// The routing configuration in force, loading the configuration on first use.
+    pub fn router(&mut self) -> Result<&Router, String> {
+        self.ensure_loaded();
+        match self.config.router() {
+            Some(router) => Ok(router),
+            None => Err(self.config.routing_off_reason()),
+        }
+    }
+
+    fn is_user_turn(&self, ctx: &HookContext) -> bool {
+        let trigger = ctx.trigger.as_deref().map(str::trim);
+        trigger.is_none_or(|t| {
+            !self
+                .settings
+                .skip
+                .triggers
+                .iter()
+                .any(|s| s.eq_ignore_ascii_case(t))
+        })
+    }
+
+    fn too_short(&self, text: &str) -> bool {
+        text.trim().chars().count() < self.settings.skip.min_prompt_chars
+    }
+
+    /// The client for the configured Graphiti, and the host's HTTP to drive it.
+    fn graphiti(&mut self) -> (&mut Client, &mut dyn Http) {
+        let (transport, url) = (
+            self.settings.graphiti.transport,
+            self.settings.graphiti.url.clone(),
+        );
+        if !matches!(&self.client, Some((t, u, _)) if *t == transport && *u == url) {
+            self.client = Some((transport, url.clone(), Client::new(transport, &url)));
+        }
+        let client = &mut self.client.as_mut().expect("set above").2;
+        (client, self.http.as_mut())
+    }
+}

@@ -1,0 +1,82 @@
+//! Sending: the spool passed to Graphiti on `tick` and `flush`, and the `spool` command.
+
+use super::Engine;
+use crate::api::{CommandOutput, SpoolCommand, TickReport};
+use crate::delivery::{self, Pass, Sender};
+use crate::reports;
+use crate::spool::Spool;
+
+impl Engine {
+    /// Sends spooled turns to Graphiti, oldest first (see `delivery`); then saves the counters.
+    pub fn tick(&mut self) -> TickReport {
+        let report = self.send_pass(Pass::Tick);
+        self.flush_stats();
+        report
+    }
+
+    fn send_pass(&mut self, pass: Pass) -> TickReport {
+        self.ensure_loaded();
+        let Some(state_dir) = self.state_dir.clone() else {
+            return TickReport {
+                notes: vec!["no state directory: no spool".into()],
+                ..TickReport::default()
+            };
+        };
+        let capture = self.settings.capture.clone();
+        self.graphiti();
+        let Engine {
+            client,
+            http,
+            locks,
+            unsaved,
+            ..
+        } = self;
+        let client = &mut client.as_mut().expect("made by graphiti()").2;
+        let mut sender = Sender {
+            spool: Spool::new(&state_dir),
+            capture: &capture,
+            client,
+            http: http.as_mut(),
+            locks: locks.as_mut(),
+            counts: unsaved,
+        };
+        sender.pass(pass)
+    }
+
+    /// `flush`: passes over the spool until nothing waits or a pass makes no progress.
+    pub(super) fn flush(&mut self) -> CommandOutput {
+        let mut sent = 0;
+        let mut notes = Vec::new();
+        let report = loop {
+            let report = self.send_pass(Pass::Flush);
+            sent += report.sent;
+            notes.extend(report.notes.iter().cloned());
+            if report.sent == 0 || report.error.is_some() || report.pending == 0 {
+                break report;
+            }
+        };
+        self.flush_stats();
+        reports::render_flush(sent, &report, &notes)
+    }
+
+    pub(super) fn spool_command(&mut self, command: SpoolCommand) -> CommandOutput {
+        let Some(state_dir) = &self.state_dir else {
+            return reports::failure(1, "no state directory: there is no spool");
+        };
+        let spool = Spool::new(state_dir);
+        let result = match command {
+            SpoolCommand::List => delivery::render_list(&spool),
+            SpoolCommand::Requeue => spool.requeue_set_aside().map(|n| {
+                format!("{n} set-aside episode(s) put back at the end of the queue; the next tick sends them\n")
+            }),
+        };
+        match result {
+            Ok(stdout) => CommandOutput {
+                exit_code: 0,
+                stdout,
+                stderr: String::new(),
+            },
+            Err(e) => reports::failure(1, e),
+        }
+    }
+}

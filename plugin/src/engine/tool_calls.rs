@@ -1,0 +1,15 @@
+//! Tool calls: the approval policy of expert sessions, before a call runs.
+
+use super::Engine;
+use crate::api::{HookContext, ToolCall};
+use crate::expert_sessions::ToolCheck;
+use crate::time;
+
+impl Engine {
+    /// Before a tool call: expert sessions' approval policy; other sessions are not checked.
+    pub fn before_tool_call(&mut self, call: &ToolCall, ctx: &HookContext) -> ToolCheck {
+        self.ensure_loaded();
+        self.experts
+            .before_tool_call(call, ctx, time::now_ms() / 1000)
+    }
+}

@@ -1,0 +1,111 @@
+//! `check-config` and `lint-rules`: what loaded, and keyword overlap between rules.
+
+use super::success;
+use crate::api::{CommandOutput, ConfigResult};
+use crate::routing::Router;
+use std::fmt::Write;
+
+/// Two rules sharing more than this fraction of the smaller rule's keywords are ambiguous by design.
+const MAX_KEYWORD_OVERLAP: f64 = 0.5;
+
+pub fn check_config(result: ConfigResult) -> CommandOutput {
+    match result {
+        Ok(summary) => {
+            let mut out = format!(
+                "configuration OK: {} rules, {} packs, {} composition rules\n",
+                summary.rules, summary.packs, summary.composition_rules
+            );
+            for file in &summary.files {
+                let _ = writeln!(out, "  read {file}");
+            }
+            for warning in &summary.warnings {
+                let _ = writeln!(out, "  warning: {warning}");
+            }
+            success(out)
+        }
+        Err(failure) => {
+            let mut err = format!("configuration has {} error(s):\n", failure.errors.len());
+            for e in &failure.errors {
+                let _ = writeln!(err, "  {e}");
+            }
+            for line in &failure.in_force {
+                let _ = writeln!(err, "{line}");
+            }
+            CommandOutput {
+                exit_code: 1,
+                stdout: String::new(),
+                stderr: err,
+            }
+        }
+    }
+}
+
+/// PRD keyword coverage audit: no two rules may share more than half of their keywords.
+pub fn lint_rules(router: &Router) -> CommandOutput {
+    let mut problems = Vec::new();
+    let mut notices = Vec::new();
+    for (i, a) in router.rules.iter().enumerate() {
+        for b in &router.rules[i + 1..] {
+            let shared: Vec<&String> = a
+                .keywords
+                .iter()
+                .filter(|k| b.keywords.contains(k))
+                .collect();
+            let smaller = a.keywords.len().min(b.keywords.len()).max(1);
+            let overlap = shared.len() as f64 / smaller as f64;
+            if overlap > MAX_KEYWORD_OVERLAP {
+                problems.push(format!(
+                    "{} and {} share {} of {} keywords ({:.0}%): {}",
+                    a.id,
+                    b.id,
+                    shared.len(),
+                    smaller,
+                    overlap * 100.0,
+                    shared
+                        .iter()
+                        .map(|k| k.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            // Rasa's check: a keyword inside another rule's keyword makes both match.
+            for ka in &a.keywords {
+                for kb in &b.keywords {
+                    if ka != kb && (kb.contains(ka.as_str()) || ka.contains(kb.as_str())) {
+                        notices.push(format!(
+                            "{}'s {ka:?} and {}'s {kb:?} overlap as text",
+                            a.id, b.id
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let mut out = String::new();
+    for n in &notices {
+        let _ = writeln!(out, "notice: {n}");
+    }
+    if problems.is_empty() {
+        let _ = writeln!(
+            out,
+            "lint-rules: {} rules, no pair shares more than 50% of its keywords",
+            router.rules.len()
+        );
+        success(out)
+    } else {
+        let mut err = String::new();
+        for p in &problems {
+            let _ = writeln!(err, "overlap: {p}");
+        }
+        let _ = writeln!(
+            err,
+            "lint-rules: {} rule pair(s) share more than 50% of their keywords",
+            problems.len()
+        );
+        CommandOutput {
+            exit_code: 1,
+            stdout: out,
+            stderr: err,
+        }
+    }
+}
