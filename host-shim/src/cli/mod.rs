@@ -1,5 +1,5 @@
 //! The command line: parsed ([`args`]), a shim opened for it ([`open`]), the subcommand run
-//! ([`run`], [`turn`]) and its answers printed ([`output`]).
+//! ([`run`](mod@run), [`turn`]) and its answers printed ([`output`]).
 
 mod args;
 mod input_files;
