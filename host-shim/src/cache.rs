@@ -14,9 +14,9 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use crate::LogSink;
 use crate::bindings::graphiti::openclaw::host::LogLevel;
 use crate::cache_trust::{self, CacheDir, DirTrust, EntryError};
+use crate::logs::LogSink;
 
 const MAGIC: &[u8; 8] = b"GOCWASM\x01";
 const HEADER_LEN: usize = MAGIC.len() + 32 + 32;

@@ -35,8 +35,8 @@ use wasmtime_wasi::p2::bindings::sync::filesystem::types::{
 };
 use wasmtime_wasi::{FsPerms, OpenMode};
 
-use crate::GuestState;
 use crate::bindings::graphiti::openclaw::host::LogLevel;
+use crate::host_imports::GuestState;
 
 /// The interface as wasmtime-wasi links it (its WIT version). Another version would link a second
 /// instance holding only these two functions, and instantiation would fail: loud, not silent.

@@ -10,9 +10,9 @@ use wasmtime_wasi::WasiCtx;
 use wasmtime_wasi::p2::bindings::sync::filesystem::types::Datetime;
 
 use super::*;
-use crate::LogSink;
 use crate::http::HttpGate;
 use crate::limits::MemoryLimiter;
+use crate::logs::LogSink;
 
 struct Mount {
     state: GuestState,

@@ -1,0 +1,208 @@
+//! The command line as clap parses it: the global options and the subcommands, with their help.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "graphiti-openclaw",
+    version,
+    about = "Run the graphiti-openclaw component from the command line"
+)]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub(crate) options: GlobalOptions,
+    #[command(subcommand)]
+    pub(crate) command: CliCommand,
+}
+
+#[derive(Args)]
+pub(crate) struct GlobalOptions {
+    /// The component [default: $GRAPHITI_OPENCLAW_WASM, else plugin.wasm next to this executable,
+    /// else the workspace's target/wasm32-wasip2/component/graphiti_openclaw.wasm]
+    #[arg(long, global = true, value_name = "PATH")]
+    pub(crate) wasm: Option<PathBuf>,
+    /// Configuration directory, mounted read-only
+    #[arg(long, global = true, value_name = "DIR", default_value = "config")]
+    pub(crate) config_dir: PathBuf,
+    /// Overlay directory, mounted read-only
+    #[arg(long, global = true, value_name = "DIR")]
+    pub(crate) overlay_dir: Option<PathBuf>,
+    /// State directory, mounted read-write; created if missing
+    /// [default: $XDG_STATE_HOME/graphiti-openclaw or ~/.local/state/graphiti-openclaw]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub(crate) state_dir: Option<PathBuf>,
+    /// Compiled-component cache
+    /// [default: $XDG_CACHE_HOME/graphiti-openclaw or ~/.cache/graphiti-openclaw]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub(crate) cache_dir: Option<PathBuf>,
+    /// An origin the component may send HTTP requests to, e.g. http://localhost:8000 (repeatable)
+    #[arg(long = "allow-origin", global = true, value_name = "ORIGIN")]
+    pub(crate) allowed_origins: Vec<String>,
+    /// Time limit of each call into the component, except those that send (--send-timeout-ms)
+    #[arg(long, global = true, value_name = "N", default_value_t = 5000)]
+    pub(crate) call_timeout_ms: u64,
+    /// Time limit of the calls that send captured turns to Graphiti (flush, and the send after a
+    /// turn or an ingest); above the component's own send lease (flush budget plus two send
+    /// timeouts, 68 s with the default settings)
+    #[arg(long, global = true, value_name = "N", default_value_t = 120000)]
+    pub(crate) send_timeout_ms: u64,
+    /// Memory limit of the component
+    #[arg(long, global = true, value_name = "N", default_value_t = 256)]
+    pub(crate) memory_limit_mb: usize,
+    /// Expert packages, mounted read-only [default: <config-dir>/experts when it exists]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub(crate) experts_dir: Option<PathBuf>,
+    /// The agents' workspace (EXPERTS.md, expert state), mounted read-write
+    #[arg(long, global = true, value_name = "DIR")]
+    pub(crate) workspace_dir: Option<PathBuf>,
+    /// Settings as a JSON file, laid over the settings file key by key (as OpenClaw's plugin config)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub(crate) settings: Option<PathBuf>,
+    /// Do not echo the component's log lines to stderr
+    #[arg(long, global = true)]
+    pub(crate) quiet: bool,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum CliCommand {
+    /// Dry run: matched rules, scores, trace and the injection for a prompt. Writes and sends nothing.
+    IntentTest {
+        /// The user's prompt
+        prompt: String,
+        /// Recalled data as Graphiti returns it ({"nodes":[…],"facts":[…]})
+        #[arg(long, value_name = "FILE")]
+        recall: Option<PathBuf>,
+        /// Route as in a group chat
+        #[arg(long)]
+        group: bool,
+        /// The previous turn's pack (pack id or intent id)
+        #[arg(long, value_name = "ID")]
+        previous_pack: Option<String>,
+        /// Print the result as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fail when two rules share more than half of their keywords
+    LintRules,
+    /// Compare cases against the rules; fail below the threshold accuracy
+    Eval {
+        /// The cases to compare, as JSON
+        #[arg(value_name = "CASES.json")]
+        cases: PathBuf,
+        /// Lowest accepted accuracy, 0 to 1
+        #[arg(long, default_value_t = 0.9)]
+        threshold: f64,
+    },
+    /// Load the configuration and report what was read
+    CheckConfig,
+    /// Search Graphiti as recall would and print the <graphiti-context> block
+    Recall {
+        /// What to search for
+        query: String,
+        /// The Graphiti group to search [default: the direct-chat template with an empty context]
+        #[arg(long, value_name = "ID")]
+        group_id: Option<String>,
+    },
+    /// Graphiti reachability, recall and capture counters, spool depth, pack injection rates
+    Status,
+    /// Remember a text: spooled for the direct-chat group of --sender, sent to Graphiti at once
+    Ingest {
+        /// The text to remember
+        text: String,
+        /// The sender's id (part of the default Graphiti group id)
+        #[arg(long, value_name = "ID", default_value = "demo-user")]
+        sender: String,
+    },
+    /// Expert packages: list, validate, prompt, registry, pending approvals, approve, check-tool
+    Experts {
+        #[command(subcommand)]
+        command: ExpertsCli,
+    },
+    /// The last turn of a session: recall outcome, decision trace, what was injected
+    Debug {
+        /// Session key [default: the most recent turn of any session]
+        #[arg(long, value_name = "KEY")]
+        session: Option<String>,
+    },
+    /// Send what waits in the capture spool now; exit 0 when the spool is empty afterwards, else 1
+    Flush,
+    /// The capture spool: list what waits, is in doubt or was set aside; requeue what was set aside
+    Spool {
+        #[command(subcommand)]
+        command: Option<SpoolCli>,
+    },
+    /// Simulate one turn: before-agent-start, then agent-end with the given reply
+    Turn {
+        /// The user's prompt
+        prompt: String,
+        /// The assistant's reply
+        #[arg(long, default_value = "OK")]
+        reply: String,
+        /// Run as a group chat
+        #[arg(long)]
+        group: bool,
+        /// Session key, for the component's per-session state
+        #[arg(long, value_name = "KEY", default_value = "demo")]
+        session: String,
+        /// The sender's id (part of the default Graphiti group id)
+        #[arg(long, value_name = "ID", default_value = "demo-user")]
+        sender: String,
+        /// Print both answers as one JSON object
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum SpoolCli {
+    /// Every entry: waiting, in doubt (sent, outcome unknown), set aside (with its reason) [default]
+    List,
+    /// Put every set-aside entry back at the end of the queue, in its original order
+    Requeue,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum ExpertsCli {
+    /// Installed packages: ✓ ready, ✗ with errors
+    List,
+    /// Both validation phases of a package (exit 1 on errors)
+    Validate {
+        /// A package name in the experts directory, or a package directory
+        target: String,
+    },
+    /// The assembled system prompt of a package
+    Prompt {
+        /// A package name in the experts directory, or a package directory
+        target: String,
+    },
+    /// EXPERTS.md, as the main agent gets it
+    Registry,
+    /// Tool calls waiting for the user's approval
+    Pending,
+    /// Approve one pending tool call
+    Approve {
+        /// The request id, as `pending` shows it
+        id: String,
+    },
+    /// What the approval check would decide for a tool call: operation, tier, matching approval,
+    /// verdict. A dry run: nothing is executed, recorded or used
+    CheckTool {
+        /// The tool as called, e.g. hold_booking, or tool_call for a call through Tool Search
+        tool: String,
+        /// Its arguments, as JSON
+        #[arg(default_value = "{}")]
+        arguments: String,
+        /// The session the call is made in (its key); its expert comes from the key's label or the
+        /// settings
+        #[arg(long, value_name = "KEY", required_unless_present = "expert")]
+        session: Option<String>,
+        /// Judge the call as this expert's (approvals apply only with --session)
+        #[arg(long, value_name = "NAME")]
+        expert: Option<String>,
+        /// The calling agent's id (for sessions mapped by agent id)
+        #[arg(long, value_name = "ID")]
+        agent: Option<String>,
+    },
+}

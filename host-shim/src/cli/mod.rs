@@ -1,0 +1,12 @@
+//! The command line: parsed ([`args`]), a shim opened for it ([`open`]), the subcommand run
+//! ([`run`](mod@run), [`turn`]) and its answers printed ([`output`]).
+
+mod args;
+mod input_files;
+mod open;
+mod output;
+mod run;
+mod turn;
+
+pub(crate) use args::Cli;
+pub(crate) use run::run;

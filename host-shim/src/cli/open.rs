@@ -1,0 +1,128 @@
+//! The [`Shim`] a command line asks for: its options, the default paths, and errors named by the
+//! option the user gave.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use host_shim::{Limits, Shim, ShimError, ShimOptions};
+
+use super::args::GlobalOptions;
+use super::input_files::read_text;
+
+pub(crate) fn open_shim(options: GlobalOptions, dry_run: bool) -> Result<Shim, String> {
+    let explicit_wasm = options.wasm.is_some();
+    let wasm = options
+        .wasm
+        .or_else(default_wasm)
+        .ok_or("no --wasm given and no default found")?;
+    let state_dir = if dry_run {
+        None
+    } else {
+        let dir = options
+            .state_dir
+            .or_else(default_state_dir)
+            .ok_or("no --state-dir given and neither XDG_STATE_HOME nor HOME is set")?;
+        std::fs::create_dir_all(&dir)
+            .map_err(|err| format!("cannot create state directory {}: {err}", dir.display()))?;
+        Some(dir)
+    };
+    let limits = Limits {
+        call_timeout: Duration::from_millis(options.call_timeout_ms),
+        send_timeout: Duration::from_millis(options.send_timeout_ms),
+        memory_bytes: options.memory_limit_mb.saturating_mul(1 << 20),
+    };
+    Shim::new(ShimOptions {
+        overlay_dir: options.overlay_dir,
+        state_dir,
+        cache_dir: options.cache_dir,
+        allowed_origins: if dry_run {
+            Vec::new()
+        } else {
+            options.allowed_origins
+        },
+        echo_logs: !options.quiet,
+        experts_dir: options
+            .experts_dir
+            .or_else(|| Some(options.config_dir.join("experts")).filter(|d| d.is_dir())),
+        workspace_dir: match options.workspace_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(&dir).map_err(|err| {
+                    format!("cannot create workspace directory {}: {err}", dir.display())
+                })?;
+                Some(dir)
+            }
+            None => None,
+        },
+        host_settings: options
+            .settings
+            .map(|path| read_text("settings file", &path))
+            .transpose()?,
+        ..ShimOptions::new(wasm, options.config_dir, limits)
+    })
+    .map_err(|err| match err {
+        ShimError::ReadWasm { ref source, .. }
+            if !explicit_wasm && source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            format!("{err}; run scripts/build.sh first")
+        }
+        // Named by the option the user gave it with.
+        ShimError::Mount {
+            guest_path,
+            path,
+            reason,
+        } => format!(
+            "{} {}: {reason}",
+            option_of_mount(guest_path),
+            path.display()
+        ),
+        err => err.to_string(),
+    })
+}
+
+/// The command-line option that gives the directory mounted at `guest_path`.
+fn option_of_mount(guest_path: &str) -> &'static str {
+    match guest_path {
+        "/config" => "--config-dir",
+        "/overlay" => "--overlay-dir",
+        "/state" => "--state-dir",
+        "/experts" => "--experts-dir",
+        "/workspace" => "--workspace-dir",
+        _ => "directory",
+    }
+}
+
+/// $GRAPHITI_OPENCLAW_WASM; else `plugin.wasm` next to the executable (an installed layout); else
+/// the workspace build output, found from the executable in `target/<profile>/`.
+fn default_wasm() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("GRAPHITI_OPENCLAW_WASM") {
+        return Some(path.into());
+    }
+    let exe = std::env::current_exe().ok()?;
+    let exe_dir = exe.parent()?;
+    let beside = exe_dir.join("plugin.wasm");
+    if beside.is_file() {
+        return Some(relative_to_cwd(beside));
+    }
+    let built = exe_dir
+        .parent()?
+        .join("wasm32-wasip2/component/graphiti_openclaw.wasm");
+    Some(relative_to_cwd(built))
+}
+
+fn default_state_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|dir| dir.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/state"))
+        })?;
+    Some(base.join("graphiti-openclaw"))
+}
+
+/// Shorter paths in messages when they are under the working directory.
+fn relative_to_cwd(path: PathBuf) -> PathBuf {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        .unwrap_or(path)
+}

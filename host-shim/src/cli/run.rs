@@ -1,0 +1,188 @@
+//! Runs one parsed command line: the shim it needs (dry or not), then its subcommand, most of them
+//! one operator command of the component.
+
+use std::path::{Path, PathBuf};
+
+use host_shim::{
+    ChatType, Command, ExpertsCommand, HookContext, IngestRequest, IntentTestRequest, OutputFormat,
+    Shim, SpoolCommand, ToolCall,
+};
+
+use super::args::{Cli, CliCommand, ExpertsCli, GlobalOptions, SpoolCli};
+use super::input_files::read_text;
+use super::open::open_shim;
+use super::output::{print_output, print_tick};
+use super::turn::turn;
+
+/// The exit code of the command, or the message of an error before it ran.
+pub(crate) fn run(mut cli: Cli) -> Result<u8, String> {
+    mount_package_dir(&mut cli.command, &mut cli.options)?;
+    let dry_run = is_dry_run(&cli.command);
+    let mut shim = open_shim(cli.options, dry_run)?;
+    let command = match cli.command {
+        CliCommand::IntentTest {
+            prompt,
+            recall,
+            group,
+            previous_pack,
+            json,
+        } => intent_test(prompt, recall, group, previous_pack, json)?,
+        CliCommand::LintRules => Command::LintRules,
+        CliCommand::Eval { cases, threshold } => {
+            Command::Eval((read_text("cases file", &cases)?, threshold))
+        }
+        CliCommand::CheckConfig => Command::CheckConfig,
+        CliCommand::Recall { query, group_id } => Command::Recall((query, group_id)),
+        CliCommand::Status => Command::Status,
+        CliCommand::Debug { session } => Command::Debug(session),
+        CliCommand::Flush => Command::Flush,
+        CliCommand::Spool { command } => Command::Spool(match command {
+            None | Some(SpoolCli::List) => SpoolCommand::List,
+            Some(SpoolCli::Requeue) => SpoolCommand::Requeue,
+        }),
+        CliCommand::Experts { command } => Command::Experts(experts_command(command)),
+        CliCommand::Ingest { text, sender } => return ingest(&mut shim, text, sender),
+        CliCommand::Turn {
+            prompt,
+            reply,
+            group,
+            session,
+            sender,
+            json,
+        } => {
+            return turn(&mut shim, prompt, &reply, group, session, sender, json);
+        }
+    };
+    Ok(print_output(&shim.run_command(&command)))
+}
+
+/// A package given as a directory: its parent is mounted as the experts directory.
+fn mount_package_dir(command: &mut CliCommand, options: &mut GlobalOptions) -> Result<(), String> {
+    if let CliCommand::Experts {
+        command: ExpertsCli::Validate { target } | ExpertsCli::Prompt { target },
+    } = command
+    {
+        let path = Path::new(target.as_str());
+        if path.join("expert.yaml").is_file() {
+            let dir = path
+                .canonicalize()
+                .map_err(|err| format!("{target}: {err}"))?;
+            let name = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .ok_or_else(|| format!("{target}: not a package directory"))?;
+            options.experts_dir = dir.parent().map(Path::to_path_buf);
+            *target = name;
+        }
+    }
+    Ok(())
+}
+
+/// Whether the command runs without the state directory and without reaching Graphiti.
+fn is_dry_run(command: &CliCommand) -> bool {
+    // Only a simulated turn, recall and status may keep state or reach Graphiti; the routing checks
+    // (intent-test, lint-rules, eval, check-config) write and send nothing. The experts' approval
+    // commands need the state directory (check-tool only reads it).
+    !matches!(
+        command,
+        CliCommand::Turn { .. }
+            | CliCommand::Recall { .. }
+            | CliCommand::Status
+            | CliCommand::Ingest { .. }
+            | CliCommand::Flush
+            | CliCommand::Spool { .. }
+            | CliCommand::Debug { .. }
+            | CliCommand::Experts {
+                command: ExpertsCli::Pending
+                    | ExpertsCli::Approve { .. }
+                    | ExpertsCli::CheckTool { .. }
+            }
+    )
+}
+
+fn intent_test(
+    prompt: String,
+    recall: Option<PathBuf>,
+    group: bool,
+    previous_pack: Option<String>,
+    json: bool,
+) -> Result<Command, String> {
+    let recall_json = recall
+        .map(|path| read_text("recall file", &path))
+        .transpose()?;
+    let request = IntentTestRequest {
+        prompt,
+        recall_json,
+        group_chat: group,
+        previous_pack,
+    };
+    Ok(Command::IntentTest((
+        request,
+        if json {
+            OutputFormat::Json
+        } else {
+            OutputFormat::Text
+        },
+    )))
+}
+
+fn experts_command(command: ExpertsCli) -> ExpertsCommand {
+    match command {
+        ExpertsCli::List => ExpertsCommand::List,
+        ExpertsCli::Validate { target } => ExpertsCommand::Validate(target),
+        ExpertsCli::Prompt { target } => ExpertsCommand::Prompt(target),
+        ExpertsCli::Registry => ExpertsCommand::Registry,
+        ExpertsCli::Pending => ExpertsCommand::Pending,
+        ExpertsCli::Approve { id } => ExpertsCommand::Approve(id),
+        ExpertsCli::CheckTool {
+            tool,
+            arguments,
+            session,
+            expert,
+            agent,
+        } => {
+            let call = ToolCall {
+                tool_name: tool,
+                arguments_json: arguments,
+                call_id: None,
+            };
+            let ctx = HookContext {
+                session_key: session,
+                session_id: None,
+                agent_id: agent,
+                sender_id: None,
+                chat_id: None,
+                channel: Some("cli".into()),
+                chat_type: ChatType::Unknown,
+                trigger: None,
+                run_id: None,
+            };
+            ExpertsCommand::CheckTool((expert, call, ctx))
+        }
+    }
+}
+
+/// `ingest`: the text is spooled by the component, then sent at once as the host's timer would.
+fn ingest(shim: &mut Shim, text: String, sender: String) -> Result<u8, String> {
+    let ctx = HookContext {
+        session_key: None,
+        session_id: None,
+        agent_id: Some("main".into()),
+        sender_id: Some(sender),
+        chat_id: None,
+        channel: Some("cli".into()),
+        chat_type: ChatType::Direct,
+        trigger: None,
+        run_id: None,
+    };
+    let out = shim.run_command(&Command::Ingest(IngestRequest {
+        text,
+        source: Some("graphiti-openclaw ingest".into()),
+        ctx,
+    }));
+    let code = print_output(&out);
+    if code == 0 {
+        print_tick(&shim.tick());
+    }
+    Ok(code)
+}

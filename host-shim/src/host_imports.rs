@@ -1,0 +1,71 @@
+//! What the guest imports from the host: the data of its store ([`GuestState`]) and the functions
+//! of the `graphiti:openclaw/host` interface (logs, HTTP, locks, mounts).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::bindings;
+use crate::bindings::graphiti::openclaw::host::{
+    self as wit_host, HttpError, LogLevel, Mount, Request as HttpRequest, Response as HttpResponse,
+};
+use crate::http::HttpGate;
+use crate::limits::MemoryLimiter;
+use crate::logs::LogSink;
+use crate::state_lock::{LockError, StateLocks};
+
+/// The data of one guest instance's store.
+pub(crate) struct GuestState {
+    pub(crate) wasi: WasiCtx,
+    pub(crate) table: ResourceTable,
+    pub(crate) memory: MemoryLimiter,
+    pub(crate) http: Arc<HttpGate>,
+    pub(crate) logs: LogSink,
+    /// The cross-process locks this instance holds; released when the instance is dropped.
+    pub(crate) locks: StateLocks,
+    /// The mounted directories as the user gave them, for the guest's messages.
+    pub(crate) mounts: Vec<Mount>,
+    /// When the current export call must be over; host calls are cut short to fit.
+    pub(crate) call_deadline: Instant,
+}
+
+impl WasiView for GuestState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+// The `types` interface has no functions to provide.
+impl bindings::graphiti::openclaw::types::Host for GuestState {}
+
+impl wit_host::Host for GuestState {
+    fn log(&mut self, level: LogLevel, message: String) {
+        self.logs.push(level, message);
+    }
+
+    fn http_request(&mut self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
+        let budget = self.call_deadline.saturating_duration_since(Instant::now());
+        self.http.send(request, budget)
+    }
+
+    fn acquire_lock(&mut self, name: String, lease_ms: u32, wait_ms: u32) -> Result<(), LockError> {
+        // Waiting past the call's deadline would only end in the guest being stopped.
+        let budget = self.call_deadline.saturating_duration_since(Instant::now());
+        let wait = Duration::from_millis(wait_ms.into()).min(budget);
+        self.locks
+            .acquire(&name, Duration::from_millis(lease_ms.into()), wait)
+    }
+
+    fn release_lock(&mut self, name: String) {
+        self.locks.release(&name);
+    }
+
+    fn mounts(&mut self) -> Vec<Mount> {
+        self.mounts.clone()
+    }
+}
