@@ -1,0 +1,103 @@
+use super::*;
+
+fn episode(name: &str) -> Episode {
+    Episode {
+        name: name.into(),
+        group_id: "g".into(),
+        user: "q".into(),
+        assistant: "a".into(),
+        user_name: None,
+        reference_time: "2026-01-01T00:00:00Z".into(),
+        source_description: "test".into(),
+        kind: Default::default(),
+    }
+}
+
+fn temp(label: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("spool-unit-{}-{label}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    dir
+}
+
+fn names(spool: &Spool, state: State) -> Vec<String> {
+    spool
+        .in_state(state)
+        .unwrap()
+        .iter()
+        .map(|e| spool.read(e).unwrap().name)
+        .collect()
+}
+
+#[test]
+fn keeps_order_bounds_and_journals() {
+    let dir = temp("order");
+    let spool = Spool::new(&dir);
+    for i in 0..3 {
+        assert_eq!(
+            spool.append(&episode(&format!("e{i}")), 3).unwrap(),
+            Appended::Spooled
+        );
+    }
+    assert_eq!(spool.append(&episode("e3"), 3).unwrap(), Appended::Full(3));
+    assert_eq!(names(&spool, State::Waiting), ["e0", "e1", "e2"]);
+    spool.mark_acked("e0").unwrap();
+    let acked = spool.acked();
+    assert!(acked.names.contains("e0") && !acked.names.contains("e1"));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn states_move_by_rename_and_set_aside_entries_requeue_in_order() {
+    let dir = temp("states");
+    let spool = Spool::new(&dir);
+    for name in ["a", "b", "c"] {
+        spool.append(&episode(name), 10).unwrap();
+    }
+    let entries = spool.entries().unwrap();
+    spool
+        .set_aside(&entries[0], State::Rejected, "HTTP 422", 1)
+        .unwrap();
+    spool
+        .set_aside(&entries[1], State::Rejected, "HTTP 400", 2)
+        .unwrap();
+    let doubt = spool.put_in_doubt(&entries[2], 3).unwrap();
+    assert_eq!(spool.meta(&doubt.stem).in_doubt_since_ms, Some(3));
+    assert_eq!(spool.depth(), 1, "set-aside entries do not count");
+    assert_eq!(spool.requeue_set_aside().unwrap(), 2);
+    // Back at the end of the queue, behind the in-doubt entry, in their original order.
+    let order: Vec<String> = spool
+        .entries()
+        .unwrap()
+        .iter()
+        .map(|e| spool.read(e).unwrap().name)
+        .collect();
+    assert_eq!(order, ["c", "a", "b"]);
+    let requeued = spool.in_state(State::Waiting).unwrap();
+    let meta = spool.meta(&requeued[0].stem);
+    assert_eq!(
+        (meta.set_aside_times, meta.set_aside_reason.as_deref()),
+        (1, Some("HTTP 422"))
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_unreadable_journal_line_costs_only_itself() {
+    let dir = temp("journal");
+    let spool = Spool::new(&dir);
+    fs::create_dir_all(&dir.join("spool")).unwrap();
+    fs::write(dir.join("spool/acked.log"), b"e1\n\xff\xfe torn\ne2").unwrap();
+    spool.mark_acked("e3").unwrap();
+    let acked = spool.acked();
+    assert_eq!(acked.unreadable_lines, 1);
+    for name in ["e1", "e2", "e3"] {
+        assert!(acked.names.contains(name), "{name}");
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn backoff_doubles_up_to_the_cap() {
+    let delays: Vec<u64> = (1..=6).map(|f| backoff_delay_ms(f, 1000, 10_000)).collect();
+    assert_eq!(delays, [1000, 2000, 4000, 8000, 10_000, 10_000]);
+}
