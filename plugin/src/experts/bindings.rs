@@ -1,8 +1,8 @@
 //! Phase 2 of validation (loader design §3): the user's `bindings.yaml`, which binds each abstract tool
 //! of a package to an MCP server and optionally maps operation names to the server's tool names.
 
-use super::findings::{Finding, Rule};
-use super::package::{LoadLimits, Package, finding, read_text};
+use super::findings::{Finding, Rule, finding};
+use super::package::{LoadLimits, Package, read_text};
 use super::yaml::{self, FieldPath, Lines};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -177,7 +177,7 @@ fn check(
                 continue;
             }
             if let Some(declared) = package.tool(tool)
-                && !declared.operations.iter().any(|o| &o.name == operation)
+                && !declared.declares(operation)
             {
                 report(
                     Rule::BindingsUnknownOperation,

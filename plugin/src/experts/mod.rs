@@ -21,7 +21,6 @@ pub mod prompt;
 pub mod registry;
 pub mod state;
 pub mod tool_search;
-mod validate;
 pub mod yaml;
 
 pub use approval::{ApprovalRequest, ApprovalStore, Binding, Status};
