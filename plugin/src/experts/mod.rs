@@ -19,6 +19,7 @@ pub mod package;
 pub mod policy;
 pub mod prompt;
 pub mod registry;
+pub mod settings;
 pub mod state;
 pub mod tool_search;
 pub mod yaml;
