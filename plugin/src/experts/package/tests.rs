@@ -1,3 +1,5 @@
+//! Unit tests of the package rules: paths stay inside, safe names, numbers keep their spelling.
+
 use super::*;
 
 #[test]

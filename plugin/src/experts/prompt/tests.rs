@@ -1,3 +1,5 @@
+//! Unit tests of the prompt parts: embedded documents, one-line entries, path notes, fitting.
+
 use super::document::embed_document;
 use super::indexes::path_note;
 use super::*;
