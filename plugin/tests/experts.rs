@@ -483,12 +483,21 @@ fn approval_flow_auto_manual_confirm_and_timeouts() {
     let package = expert.package.as_ref().unwrap();
     let b = &expert.bindings;
     let mut store = ApprovalStore::default();
+    auto_runs_and_manual_drafts(package, b, &mut store);
+    // confirm: refused and pending until approved; argument order does not matter.
+    let args = r#"{"offer_id":"OF-1","note":"aisle"}"#;
+    let id = confirm_waits_with_one_request_per_action(package, b, &mut store, args);
+    an_approval_allows_one_call(package, b, &mut store, &id, args);
+    approvals_and_requests_time_out(package, b, &mut store, &id, args);
+}
 
+/// Step 1 of the approval flow: auto runs; manual drafts and records nothing.
+fn auto_runs_and_manual_drafts(package: &Package, b: &Bindings, store: &mut ApprovalStore) {
     let d = decide_tool_call(
         package,
         b,
         &input("flights_search", r#"{"from":"BER"}"#),
-        &mut store,
+        store,
         NOW,
     );
     assert_eq!(
@@ -496,13 +505,7 @@ fn approval_flow_auto_manual_confirm_and_timeouts() {
         (Verdict::Allow, "travel.search_flights", Tier::Auto)
     );
 
-    let d = decide_tool_call(
-        package,
-        b,
-        &input("flights_purchase", "{}"),
-        &mut store,
-        NOW,
-    );
+    let d = decide_tool_call(package, b, &input("flights_purchase", "{}"), store, NOW);
     assert_eq!(
         (d.verdict, d.operation.as_str()),
         (Verdict::Draft, "travel.purchase_ticket")
@@ -513,10 +516,16 @@ fn approval_flow_auto_manual_confirm_and_timeouts() {
         d.message
     );
     assert!(store.requests.is_empty(), "manual records nothing");
+}
 
-    // confirm: refused and pending until approved; argument order does not matter.
-    let args = r#"{"offer_id":"OF-1","note":"aisle"}"#;
-    let d = decide_tool_call(package, b, &input("hold_booking", args), &mut store, NOW);
+/// Step 2: a confirm call waits for approval; the same action keeps its id, another gets a new one.
+fn confirm_waits_with_one_request_per_action(
+    package: &Package,
+    b: &Bindings,
+    store: &mut ApprovalStore,
+    args: &str,
+) -> String {
+    let d = decide_tool_call(package, b, &input("hold_booking", args), store, NOW);
     assert_eq!(
         (d.verdict, d.operation.as_str()),
         (Verdict::AwaitApproval, "travel.hold_booking")
@@ -532,7 +541,7 @@ fn approval_flow_auto_manual_confirm_and_timeouts() {
         package,
         b,
         &input("hold_booking", r#"{"note":"aisle","offer_id":"OF-1"}"#),
-        &mut store,
+        store,
         NOW + 60,
     );
     assert_eq!(
@@ -551,43 +560,50 @@ fn approval_flow_auto_manual_confirm_and_timeouts() {
         package,
         b,
         &input("hold_booking", r#"{"offer_id":"OF-2"}"#),
-        &mut store,
+        store,
         NOW + 60,
     );
     assert_ne!(other.request_id.as_deref(), Some(id.as_str()));
+    id
+}
 
+/// Step 3: once approved, the call runs once; the next identical call asks again.
+fn an_approval_allows_one_call(
+    package: &Package,
+    b: &Bindings,
+    store: &mut ApprovalStore,
+    id: &str,
+    args: &str,
+) {
     let approved = store.approve(&id, NOW + 120).unwrap();
     assert_eq!(
         (approved.operation.as_str(), approved.status),
         ("travel.hold_booking", Status::Approved)
     );
     assert!(approved.arguments.contains("OF-1"));
-    let d = decide_tool_call(
-        package,
-        b,
-        &input("hold_booking", args),
-        &mut store,
-        NOW + 180,
-    );
+    let d = decide_tool_call(package, b, &input("hold_booking", args), store, NOW + 180);
     assert_eq!(d.verdict, Verdict::Allow, "{}", d.message);
     // Used once: the next identical call asks again.
-    let d = decide_tool_call(
-        package,
-        b,
-        &input("hold_booking", args),
-        &mut store,
-        NOW + 240,
-    );
+    let d = decide_tool_call(package, b, &input("hold_booking", args), store, NOW + 240);
     assert_eq!(d.verdict, Verdict::AwaitApproval);
-    assert_eq!(d.request_id.as_deref(), Some(id.as_str()));
+    assert_eq!(d.request_id.as_deref(), Some(id));
+}
 
+/// Step 4: an unused approval expires; an unanswered request times out (on_timeout: reject).
+fn approvals_and_requests_time_out(
+    package: &Package,
+    b: &Bindings,
+    store: &mut ApprovalStore,
+    id: &str,
+    args: &str,
+) {
     // An approval left unused expires after the timeout (24h).
     store.approve(&id, NOW + 300).unwrap();
     let d = decide_tool_call(
         package,
         b,
         &input("hold_booking", args),
-        &mut store,
+        store,
         NOW + 300 + 86_400,
     );
     assert_eq!(
@@ -1076,6 +1092,15 @@ fn size_limits_truncate_visibly() {
         .package
         .as_ref()
         .unwrap_or_else(|| panic!("{}", findings_text(&expert.findings)));
+    section_limits_mark_every_cut(package);
+    the_total_limit_keeps_policy_and_instructions_whole(package);
+    a_tight_total_cuts_big_sections_first(package);
+    let root = the_registry_stays_bounded();
+    let _ = fs::remove_dir_all(dir);
+    let _ = fs::remove_dir_all(root);
+}
+
+fn section_limits_mark_every_cut(package: &Package) {
     // Per-section limits alone (no total limit in the way): every cut is marked.
     let loose = PromptLimits {
         max_total_chars: usize::MAX,
@@ -1102,6 +1127,9 @@ fn size_limits_truncate_visibly() {
             .contains("[… 402 more operations not listed; their tiers are enforced all the same]")
     );
     assert_eq!(prompt.truncations.len(), 4, "{:?}", prompt.truncations);
+}
+
+fn the_total_limit_keeps_policy_and_instructions_whole(package: &Package) {
     // With the default total limit.
     let limits = PromptLimits::default();
     let prompt = assemble_prompt(package, "{workspace}", &limits);
@@ -1121,6 +1149,9 @@ fn size_limits_truncate_visibly() {
             && prompt.text.ends_with("relative to {workspace}/.\n")
     );
     assert!(!prompt.text.contains("<b>"), "package text is escaped");
+}
+
+fn a_tight_total_cuts_big_sections_first(package: &Package) {
     // A tight total limit cuts the big sections first and keeps the small ones whole.
     let tight = PromptLimits {
         max_total_chars: 30_000,
@@ -1142,6 +1173,10 @@ fn size_limits_truncate_visibly() {
             .text
             .contains("[… section cut to fit the prompt size limit")
     );
+}
+
+/// Returns the root it wrote, for the caller to remove.
+fn the_registry_stays_bounded() -> PathBuf {
     // The registry stays bounded too.
     let limits = RegistryLimits {
         max_total_chars: 600,
@@ -1160,8 +1195,7 @@ fn size_limits_truncate_visibly() {
     let summary = registry_summary(&experts, &limits);
     assert!(summary.chars().count() <= 600, "{summary}");
     assert!(summary.contains("more experts not listed"), "{summary}");
-    let _ = fs::remove_dir_all(dir);
-    let _ = fs::remove_dir_all(root);
+    root
 }
 
 #[test]

@@ -1,31 +1,11 @@
 //! The `experts …` commands and the `expert_knowledge` tool, over the sessions' state.
 
+use super::command::ExpertsCommand;
 use super::{ExpertSessions, call_input, session_of};
 use crate::api::{HookContext, ToolCall};
 use crate::experts::approval_text::{self, DRY_RUN, StoreDir};
 use crate::experts::{self, ApprovalStore, PromptLimits, RegistryLimits};
 use std::path::PathBuf;
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ExpertsCommand {
-    List,
-    Validate(String),
-    Prompt(String),
-    Registry,
-    Pending,
-    Approve(String),
-    /// A dry run of the gate: as expert `expert` (else the session's expert), for `call` in `ctx`.
-    CheckTool {
-        expert: Option<String>,
-        call: ToolCall,
-        ctx: HookContext,
-    },
-    /// The `expert_knowledge` tool: the list, or one file by name, in the calling session `ctx`.
-    Knowledge {
-        name: Option<String>,
-        ctx: HookContext,
-    },
-}
 
 impl ExpertSessions {
     /// `experts …` commands: (exit code, text).

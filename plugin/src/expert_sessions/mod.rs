@@ -9,37 +9,11 @@ use crate::experts::{
     StateOptions, Verdict,
 };
 
+mod command;
 mod commands;
-pub use commands::ExpertsCommand;
-use serde::Deserialize;
-use std::collections::BTreeMap;
+pub use crate::experts::settings::ExpertsSettings;
+pub use command::ExpertsCommand;
 use std::path::{Path, PathBuf};
-
-/// The `experts` section of the settings.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct ExpertsSettings {
-    pub enabled: bool,
-    /// Session keys or agent ids → expert names, for sessions not labelled `expert:<name>`.
-    pub sessions: BTreeMap<String, String>,
-    /// The runtime workspace as agents see it (the host's path of `/workspace`), for the prompt.
-    pub workspace_dir: String,
-    /// MCP servers the host has configured; bindings to other servers are errors. Absent: unchecked.
-    pub known_servers: Option<Vec<String>>,
-    pub scratch_retention_days: u64,
-}
-
-impl Default for ExpertsSettings {
-    fn default() -> Self {
-        ExpertsSettings {
-            enabled: true,
-            sessions: BTreeMap::new(),
-            workspace_dir: "~/.openclaw/workspace".into(),
-            known_servers: None,
-            scratch_retention_days: 7,
-        }
-    }
-}
 
 /// Where packages, the agents' workspace and the approval stores are, inside the component.
 #[derive(Clone, Debug, Default)]

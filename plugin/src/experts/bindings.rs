@@ -1,8 +1,8 @@
 //! Phase 2 of validation (loader design §3): the user's `bindings.yaml`, which binds each abstract tool
 //! of a package to an MCP server and optionally maps operation names to the server's tool names.
 
-use super::findings::{Finding, Rule};
-use super::package::{LoadLimits, Package, finding, read_text};
+use super::findings::{Finding, Rule, finding};
+use super::package::{LoadLimits, Package, read_text};
 use super::yaml::{self, FieldPath, Lines};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -70,44 +70,8 @@ fn check(
     findings: &mut Vec<Finding>,
 ) -> Bindings {
     let mut bindings = Bindings::default();
-    let text = match read_text(&package.dir, BINDINGS_FILE, limits) {
-        Ok(text) => text,
-        Err(e) if e.rule == Rule::FilesExist => {
-            for tool in &package.required_tools {
-                let message = format!("tool {tool:?} is not bound: {BINDINGS_FILE} does not exist");
-                findings.push(finding(
-                    BINDINGS_FILE,
-                    None,
-                    Rule::BindingsUnbound,
-                    None,
-                    message,
-                ));
-            }
-            return bindings;
-        }
-        Err(e) => {
-            findings.push(finding(
-                BINDINGS_FILE,
-                None,
-                Rule::BindingsSyntax,
-                None,
-                e.message,
-            ));
-            return bindings;
-        }
-    };
-    let file: BindingsFile = match yaml::parse(&text) {
-        Ok(file) => file,
-        Err(e) => {
-            findings.push(finding(
-                BINDINGS_FILE,
-                e.line,
-                Rule::BindingsSyntax,
-                e.field,
-                e.message,
-            ));
-            return bindings;
-        }
+    let Some((text, file)) = read_bindings(package, limits, findings) else {
+        return bindings;
     };
     let lines = Lines::new(&text, 1);
     let mut report = |rule: Rule, field: FieldPath, message: String| {
@@ -130,74 +94,8 @@ fn check(
             );
             continue;
         }
-        let mut ok = true;
-        if let Some(kind) = spec.kind.as_deref().filter(|k| *k != "mcp") {
-            report(
-                Rule::BindingsSyntax,
-                at.clone().k("type"),
-                format!("type {kind:?} is not supported (only `mcp`)"),
-            );
-            ok = false;
-        }
-        let server = spec.server.as_deref().map(str::trim).unwrap_or("");
-        if server.is_empty() {
-            report(
-                Rule::BindingsSyntax,
-                at.clone().k("server"),
-                "`server` (the MCP server's name) is required".into(),
-            );
-            ok = false;
-        } else if let Some(known) = known_servers
-            && !known.iter().any(|k| k == server)
-        {
-            let mut sorted: Vec<&str> = known.iter().map(String::as_str).collect();
-            sorted.sort();
-            let list = if sorted.is_empty() {
-                "none are configured".to_string()
-            } else {
-                format!("configured: {}", sorted.join(", "))
-            };
-            report(
-                Rule::BindingsUnknownServer,
-                at.clone().k("server"),
-                format!("MCP server {server:?} is not configured ({list})"),
-            );
-            ok = false;
-        }
-        let mut operations = BTreeMap::new();
-        for (operation, mcp_name) in spec.operations.iter().flatten() {
-            let field = at.clone().k("operations").k(operation);
-            if mcp_name.trim().is_empty() {
-                report(
-                    Rule::BindingsSyntax,
-                    field,
-                    format!("operation {operation:?} is mapped to an empty tool name"),
-                );
-                ok = false;
-                continue;
-            }
-            if let Some(declared) = package.tool(tool)
-                && !declared.operations.iter().any(|o| &o.name == operation)
-            {
-                report(
-                    Rule::BindingsUnknownOperation,
-                    field,
-                    format!(
-                        "operation {operation:?} is not declared in {}",
-                        declared.path
-                    ),
-                );
-            }
-            operations.insert(operation.clone(), mcp_name.trim().to_string());
-        }
-        if ok {
-            bindings.tools.insert(
-                tool.clone(),
-                ToolBinding {
-                    server: server.to_string(),
-                    operations,
-                },
-            );
+        if let Some(binding) = check_binding(package, known_servers, tool, spec, &at, &mut report) {
+            bindings.tools.insert(tool.clone(), binding);
         }
     }
     for tool in &package.required_tools {
@@ -210,4 +108,141 @@ fn check(
         }
     }
     bindings
+}
+
+/// `bindings.yaml` as text and parsed, or the findings why not (every tool unbound when it is absent).
+fn read_bindings(
+    package: &Package,
+    limits: &LoadLimits,
+    findings: &mut Vec<Finding>,
+) -> Option<(String, BindingsFile)> {
+    let text = match read_text(&package.dir, BINDINGS_FILE, limits) {
+        Ok(text) => text,
+        Err(e) if e.rule == Rule::FilesExist => {
+            for tool in &package.required_tools {
+                let message = format!("tool {tool:?} is not bound: {BINDINGS_FILE} does not exist");
+                findings.push(finding(
+                    BINDINGS_FILE,
+                    None,
+                    Rule::BindingsUnbound,
+                    None,
+                    message,
+                ));
+            }
+            return None;
+        }
+        Err(e) => {
+            findings.push(finding(
+                BINDINGS_FILE,
+                None,
+                Rule::BindingsSyntax,
+                None,
+                e.message,
+            ));
+            return None;
+        }
+    };
+    let file: BindingsFile = match yaml::parse(&text) {
+        Ok(file) => file,
+        Err(e) => {
+            findings.push(finding(
+                BINDINGS_FILE,
+                e.line,
+                Rule::BindingsSyntax,
+                e.field,
+                e.message,
+            ));
+            return None;
+        }
+    };
+    Some((text, file))
+}
+
+/// One required tool's binding: type, server (configured, when known) and operation names; `None`
+/// when any of them is wrong.
+fn check_binding(
+    package: &Package,
+    known_servers: Option<&[String]>,
+    tool: &str,
+    spec: &BindingSpec,
+    at: &FieldPath,
+    report: &mut impl FnMut(Rule, FieldPath, String),
+) -> Option<ToolBinding> {
+    let mut ok = true;
+    if let Some(kind) = spec.kind.as_deref().filter(|k| *k != "mcp") {
+        report(
+            Rule::BindingsSyntax,
+            at.clone().k("type"),
+            format!("type {kind:?} is not supported (only `mcp`)"),
+        );
+        ok = false;
+    }
+    let server = spec.server.as_deref().map(str::trim).unwrap_or("");
+    if server.is_empty() {
+        report(
+            Rule::BindingsSyntax,
+            at.clone().k("server"),
+            "`server` (the MCP server's name) is required".into(),
+        );
+        ok = false;
+    } else if let Some(known) = known_servers
+        && !known.iter().any(|k| k == server)
+    {
+        let mut sorted: Vec<&str> = known.iter().map(String::as_str).collect();
+        sorted.sort();
+        let list = if sorted.is_empty() {
+            "none are configured".to_string()
+        } else {
+            format!("configured: {}", sorted.join(", "))
+        };
+        report(
+            Rule::BindingsUnknownServer,
+            at.clone().k("server"),
+            format!("MCP server {server:?} is not configured ({list})"),
+        );
+        ok = false;
+    }
+    let operations = check_operations(package, tool, spec, at, report, &mut ok);
+    ok.then(|| ToolBinding {
+        server: server.to_string(),
+        operations,
+    })
+}
+
+/// The operation → MCP tool name map: no empty names (clears `ok`), operations the tool file declares.
+fn check_operations(
+    package: &Package,
+    tool: &str,
+    spec: &BindingSpec,
+    at: &FieldPath,
+    report: &mut impl FnMut(Rule, FieldPath, String),
+    ok: &mut bool,
+) -> BTreeMap<String, String> {
+    let mut operations = BTreeMap::new();
+    for (operation, mcp_name) in spec.operations.iter().flatten() {
+        let field = at.clone().k("operations").k(operation);
+        if mcp_name.trim().is_empty() {
+            report(
+                Rule::BindingsSyntax,
+                field,
+                format!("operation {operation:?} is mapped to an empty tool name"),
+            );
+            *ok = false;
+            continue;
+        }
+        if let Some(declared) = package.tool(tool)
+            && !declared.declares(operation)
+        {
+            report(
+                Rule::BindingsUnknownOperation,
+                field,
+                format!(
+                    "operation {operation:?} is not declared in {}",
+                    declared.path
+                ),
+            );
+        }
+        operations.insert(operation.clone(), mcp_name.trim().to_string());
+    }
+    operations
 }

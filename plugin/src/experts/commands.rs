@@ -126,48 +126,88 @@ fn mark(findings: &[&Finding]) -> &'static str {
 
 /// `✓`/`⚠`/`✗` per check (loader design §9), then every finding, then the verdict.
 pub fn render_validate(expert: &LoadedExpert, servers_checked: bool) -> CommandText {
-    let of = |check: Check| {
-        expert
-            .findings
-            .iter()
-            .filter(|f| check_of(f.rule) == check)
-            .collect::<Vec<_>>()
-    };
     let package = expert.package.as_ref();
     let mut out = format!("Validating {}\n", one_line(&expert.name, 100));
+    out.push_str(&structure_line(expert));
+    out.push_str(&check_line(
+        expert,
+        Check::Settings,
+        "Manifest settings",
+        "valid (triggers, execution, delivery, policy, learning)",
+    ));
+    out.push_str(&check_line(
+        expert,
+        Check::CrossReferences,
+        "Cross-references",
+        "intact (triggers → processes → functions, tools, knowledge, policy)",
+    ));
+    out.push_str(&binding_lines(expert, servers_checked));
+    out.push_str(&state_line(expert));
+    if let Some(p) = package.filter(|p| !p.triggers.is_empty()) {
+        let triggers: Vec<String> = p
+            .triggers
+            .iter()
+            .map(|t| format!("{}: {}", t.name, t.kind))
+            .collect();
+        out.push_str(&format!(
+            "✓ Triggers declared ({})\n",
+            one_line(&triggers.join(", "), 300)
+        ));
+    }
 
-    let structure = of(Check::Structure);
-    let spec = package
+    if !expert.findings.is_empty() {
+        out.push('\n');
+        for f in &expert.findings {
+            out.push_str(&format!("{f}\n"));
+        }
+    }
+    let errors = expert.errors();
+    out.push('\n');
+    out.push_str(&verdict(expert));
+    out.push('\n');
+    CommandText {
+        text: out,
+        ok: errors == 0,
+    }
+}
+
+/// The findings of one check.
+fn findings_of(expert: &LoadedExpert, check: Check) -> Vec<&Finding> {
+    expert
+        .findings
+        .iter()
+        .filter(|f| check_of(f.rule) == check)
+        .collect::<Vec<_>>()
+}
+
+fn structure_line(expert: &LoadedExpert) -> String {
+    let structure = findings_of(expert, Check::Structure);
+    let spec = expert
+        .package
+        .as_ref()
         .map(|p| format!(" (spec {})", one_line(&p.spec, 20)))
         .unwrap_or_default();
-    out.push_str(&format!(
-        "{} Package structure valid{spec}\n",
-        mark(&structure)
-    ));
+    format!("{} Package structure valid{spec}\n", mark(&structure))
+}
+
+/// A check's line, or "not checked" when the manifest could not be read.
+fn check_line(expert: &LoadedExpert, check: Check, what: &str, verdict: &str) -> String {
     // Without a readable manifest nothing else was checked; a ✓ would claim otherwise.
     let manifest_read = !expert
         .findings
         .iter()
         .any(|f| matches!(f.rule, Rule::ManifestExists | Rule::ManifestSyntax));
-    let line = |check: Check, what: &str, verdict: &str| {
-        if manifest_read {
-            format!("{} {what} {verdict}\n", mark(&of(check)))
-        } else {
-            format!("– {what} not checked\n")
-        }
-    };
-    out.push_str(&line(
-        Check::Settings,
-        "Manifest settings",
-        "valid (triggers, execution, delivery, policy, learning)",
-    ));
-    out.push_str(&line(
-        Check::CrossReferences,
-        "Cross-references",
-        "intact (triggers → processes → functions, tools, knowledge, policy)",
-    ));
+    if manifest_read {
+        format!("{} {what} {verdict}\n", mark(&findings_of(expert, check)))
+    } else {
+        format!("– {what} not checked\n")
+    }
+}
 
-    match package {
+/// The bindings and MCP servers lines (phase 2, only when the package loaded).
+fn binding_lines(expert: &LoadedExpert, servers_checked: bool) -> String {
+    let mut out = String::new();
+    match expert.package.as_ref() {
         None => {
             out.push_str("– Tool bindings not checked (the package did not load)\n");
             out.push_str("– MCP servers not checked\n");
@@ -188,19 +228,25 @@ pub fn render_validate(expert: &LoadedExpert, servers_checked: bool) -> CommandT
             };
             out.push_str(&format!(
                 "{} All required tools bound{bound}\n",
-                mark(&of(Check::Bindings))
+                mark(&findings_of(expert, Check::Bindings))
             ));
             if servers_checked {
                 out.push_str(&format!(
                     "{} MCP servers configured\n",
-                    mark(&of(Check::Servers))
+                    mark(&findings_of(expert, Check::Servers))
                 ));
             } else {
                 out.push_str("– MCP servers not checked (no server list given)\n");
             }
         }
     }
-    let counts = package
+    out
+}
+
+fn state_line(expert: &LoadedExpert) -> String {
+    let counts = expert
+        .package
+        .as_ref()
         .map(|p| {
             let session = p
                 .state
@@ -213,33 +259,20 @@ pub fn render_validate(expert: &LoadedExpert, servers_checked: bool) -> CommandT
             )
         })
         .unwrap_or_default();
-    out.push_str(&line(
+    check_line(
+        expert,
         Check::State,
         "State templates",
         &format!("valid{counts}"),
-    ));
-    if let Some(p) = package.filter(|p| !p.triggers.is_empty()) {
-        let triggers: Vec<String> = p
-            .triggers
-            .iter()
-            .map(|t| format!("{}: {}", t.name, t.kind))
-            .collect();
-        out.push_str(&format!(
-            "✓ Triggers declared ({})\n",
-            one_line(&triggers.join(", "), 300)
-        ));
-    }
+    )
+}
 
-    if !expert.findings.is_empty() {
-        out.push('\n');
-        for f in &expert.findings {
-            out.push_str(&format!("{f}\n"));
-        }
-    }
+/// The last line: valid, valid with warnings, or why the expert is not available.
+fn verdict(expert: &LoadedExpert) -> String {
+    let package = expert.package.as_ref();
     let errors = expert.errors();
     let warnings = expert.warnings();
-    out.push('\n');
-    out.push_str(&match (errors, warnings) {
+    match (errors, warnings) {
         (0, 0) => "Valid.".to_string(),
         (0, w) => format!("Valid, with {}.", plural(w, "warning")),
         (e, w) if package.is_some() => format!(
@@ -253,11 +286,6 @@ pub fn render_validate(expert: &LoadedExpert, servers_checked: bool) -> CommandT
             plural(e, "error"),
             plural(w, "warning")
         ),
-    });
-    out.push('\n');
-    CommandText {
-        text: out,
-        ok: errors == 0,
     }
 }
 

@@ -295,3 +295,20 @@ impl std::fmt::Display for Finding {
         write!(f, ": {}", self.message)
     }
 }
+
+/// A finding at `file` (relative to the package), with the line and field when known.
+pub(crate) fn finding(
+    file: &str,
+    line: Option<u32>,
+    rule: Rule,
+    field: Option<String>,
+    message: impl Into<String>,
+) -> Finding {
+    Finding {
+        file: file.into(),
+        line,
+        rule,
+        field,
+        message: message.into(),
+    }
+}

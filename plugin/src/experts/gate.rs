@@ -131,11 +131,7 @@ pub fn resolve_operations(
 /// treated like any unknown call: never looser than `confirm`.
 pub fn effective_tier(package: &Package, operation: &str) -> Tier {
     let declared = split_operation(operation)
-        .and_then(|(tool, op)| {
-            package
-                .tool(tool)
-                .map(|t| t.operations.iter().any(|o| o.name == op))
-        })
+        .and_then(|(tool, op)| package.tool(tool).map(|t| t.declares(op)))
         .unwrap_or(false);
     if package.policy.overrides.contains_key(operation) || declared {
         package.tier(operation)

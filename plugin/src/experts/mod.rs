@@ -19,9 +19,9 @@ pub mod package;
 pub mod policy;
 pub mod prompt;
 pub mod registry;
+pub mod settings;
 pub mod state;
 pub mod tool_search;
-mod validate;
 pub mod yaml;
 
 pub use approval::{ApprovalRequest, ApprovalStore, Binding, Status};

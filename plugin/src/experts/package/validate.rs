@@ -1,12 +1,14 @@
 //! Cross-reference integrity (spec §14) and the learnings rule, over a package's loaded components.
 
-use super::findings::{Finding, Rule};
-use super::package::{
-    Components, Function, LoadLimits, ManifestCtx, ManifestFile, clean_relative, finding,
-    frontmatter, read_text, split_operation,
-};
-use super::policy::Policy;
-use super::yaml::{FieldPath, Lines};
+use super::components::Components;
+use super::files::{clean_relative, read_text};
+use super::formats::ManifestFile;
+use super::frontmatter::frontmatter;
+use super::manifest::ManifestCtx;
+use super::model::{Function, LoadLimits, split_operation};
+use crate::experts::findings::{Finding, Rule, finding};
+use crate::experts::policy::Policy;
+use crate::experts::yaml::{FieldPath, Lines};
 use serde::Deserialize;
 use std::collections::BTreeSet;
 use std::fs;
@@ -19,6 +21,8 @@ fn locate(lines: Option<&Lines>, field: &FieldPath) -> Option<u32> {
     lines.and_then(|l| l.line(field))
 }
 
+/// Spec §14: every name one part of the package gives another (triggers, processes, functions, tools,
+/// knowledge, policy overrides) is declared where it points.
 pub(crate) fn cross_references(
     manifest: &ManifestFile,
     required_tools: &[String],
@@ -26,16 +30,17 @@ pub(crate) fn cross_references(
     c: &Components,
     m: &mut ManifestCtx,
 ) {
-    let process_names: BTreeSet<&str> = c.processes.iter().map(|p| p.name.as_str()).collect();
-    let function_names: BTreeSet<&str> = c.functions.iter().map(|f| f.name.as_str()).collect();
-    let trigger_names: BTreeSet<&str> = manifest
-        .triggers
-        .iter()
-        .flatten()
-        .filter_map(|t| t.name.as_deref())
-        .collect();
     let required: BTreeSet<&str> = required_tools.iter().map(String::as_str).collect();
+    triggers_name_processes(manifest, c, m);
+    processes_name_declared_parts(manifest, c, &required, m);
+    functions_name_declared_parts(manifest, c, &required, m);
+    overrides_name_declared_operations(policy, c, &required, m);
+    required_tools_have_files(manifest, c, &required, m);
+}
 
+/// A trigger's `process` is a process in `components.processes`.
+fn triggers_name_processes(manifest: &ManifestFile, c: &Components, m: &mut ManifestCtx) {
+    let process_names: BTreeSet<&str> = c.processes.iter().map(|p| p.name.as_str()).collect();
     for (i, trigger) in manifest.triggers.iter().flatten().enumerate() {
         let Some(process) = trigger.process.as_deref().filter(|p| !p.trim().is_empty()) else {
             continue;
@@ -49,7 +54,22 @@ pub(crate) fn cross_references(
             );
         }
     }
+}
 
+/// A process's `trigger`, `functions` and `tools` are declared.
+fn processes_name_declared_parts(
+    manifest: &ManifestFile,
+    c: &Components,
+    required: &BTreeSet<&str>,
+    m: &mut ManifestCtx,
+) {
+    let function_names: BTreeSet<&str> = c.functions.iter().map(|f| f.name.as_str()).collect();
+    let trigger_names: BTreeSet<&str> = manifest
+        .triggers
+        .iter()
+        .flatten()
+        .filter_map(|t| t.name.as_deref())
+        .collect();
     for p in &c.processes {
         let lines = c.process_lines.get(&p.path);
         if let Some(trigger) = &p.trigger
@@ -81,7 +101,15 @@ pub(crate) fn cross_references(
         }
         tools_declared(&p.path, &p.tools, lines, &required, m.findings);
     }
+}
 
+/// A function's `tools` are in `requires.tools` and its `knowledge` in `components.knowledge`.
+fn functions_name_declared_parts(
+    manifest: &ManifestFile,
+    c: &Components,
+    required: &BTreeSet<&str>,
+    m: &mut ManifestCtx,
+) {
     let knowledge_paths: BTreeSet<String> = manifest
         .components
         .iter()
@@ -106,7 +134,15 @@ pub(crate) fn cross_references(
             }
         }
     }
+}
 
+/// A policy override names `tool.operation` of a required tool whose file declares the operation.
+fn overrides_name_declared_operations(
+    policy: &Policy,
+    c: &Components,
+    required: &BTreeSet<&str>,
+    m: &mut ManifestCtx,
+) {
     for key in policy.overrides.keys() {
         let field = FieldPath::key("policy").k("approval").k("overrides").k(key);
         let Some((tool, operation)) = split_operation(key) else {
@@ -133,7 +169,7 @@ pub(crate) fn cross_references(
                     "no tool file declares {tool:?}, so operation {operation:?} cannot be checked"
                 ),
             ),
-            Some(t) if !t.operations.iter().any(|o| o.name == operation) => m.report(
+            Some(t) if !t.declares(operation) => m.report(
                 Rule::XrefPolicyOverrides,
                 field,
                 format!("operation {operation:?} is not declared in {}", t.path),
@@ -141,7 +177,15 @@ pub(crate) fn cross_references(
             Some(_) => {}
         }
     }
+}
 
+/// Every required tool has a tool file (else its operations are unknown).
+fn required_tools_have_files(
+    manifest: &ManifestFile,
+    c: &Components,
+    required: &BTreeSet<&str>,
+    m: &mut ManifestCtx,
+) {
     let listed_tools = manifest.requires.as_ref().and_then(|r| r.tools.as_ref());
     for (i, tool) in listed_tools.iter().flat_map(|t| t.iter()).enumerate() {
         if required.contains(tool.as_str()) && !c.tools.iter().any(|t| &t.name == tool) {

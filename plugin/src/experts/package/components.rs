@@ -1,0 +1,481 @@
+//! The component files listed in the manifest (spec §4–§11): orchestrator, persona, functions,
+//! processes, tools, knowledge and state, each read and checked on its own.
+
+use super::files::{clean_relative, read_text};
+use super::formats::{
+    ComponentsSpec, FunctionFront, KnowledgeFront, ProcessFront, StateFront, ToolFile,
+};
+use super::frontmatter::{declared_twice, frontmatter, name_and_description};
+use super::manifest::ManifestCtx;
+use super::model::{
+    Document, Function, Knowledge, KnowledgeKind, LoadLimits, Operation, Process, StateFile,
+    StateScope, Tool, is_tool_name,
+};
+use crate::experts::findings::{Finding, Rule, finding};
+use crate::experts::yaml::{self, FieldPath, Lines};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The component files as read, before sorting.
+pub(crate) struct Components {
+    pub orchestrator: Option<Document>,
+    pub persona: Vec<Document>,
+    pub functions: Vec<Function>,
+    pub processes: Vec<Process>,
+    pub tools: Vec<Tool>,
+    pub knowledge: Vec<Knowledge>,
+    pub state: Vec<StateFile>,
+    /// Each function's frontmatter lines and its `tools`/`knowledge` fields, for cross-reference findings.
+    pub function_lines: BTreeMap<String, Lines>,
+    pub process_lines: BTreeMap<String, Lines>,
+    pub tool_lines: BTreeMap<String, Lines>,
+}
+
+/// Where a component list is in the manifest: `components.<key>`.
+fn component_field(key: &str) -> FieldPath {
+    FieldPath::key("components").k(key)
+}
+
+/// A component file read for a list entry, or the finding why not.
+fn read_listed(
+    dir: &Path,
+    limits: &LoadLimits,
+    m: &mut ManifestCtx,
+    field: FieldPath,
+    path: &str,
+) -> Option<(String, String)> {
+    let clean = match clean_relative(path) {
+        Ok(clean) => clean,
+        Err(why) => {
+            m.report(Rule::FilesPath, field, why);
+            return None;
+        }
+    };
+    match read_text(dir, &clean, limits) {
+        Ok(text) => Some((clean, text)),
+        Err(e) => {
+            m.report(e.rule, field, e.message);
+            None
+        }
+    }
+}
+
+fn stem(path: &str) -> String {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    file.strip_suffix(".md")
+        .or_else(|| file.strip_suffix(".yaml"))
+        .or_else(|| file.strip_suffix(".yml"))
+        .unwrap_or(file)
+        .to_string()
+}
+
+impl Components {
+    pub(super) fn load(
+        dir: &Path,
+        limits: &LoadLimits,
+        spec: &ComponentsSpec,
+        m: &mut ManifestCtx,
+    ) -> Components {
+        let mut c = Components {
+            orchestrator: None,
+            persona: Vec::new(),
+            functions: Vec::new(),
+            processes: Vec::new(),
+            tools: Vec::new(),
+            knowledge: Vec::new(),
+            state: Vec::new(),
+            function_lines: BTreeMap::new(),
+            process_lines: BTreeMap::new(),
+            tool_lines: BTreeMap::new(),
+        };
+        c.load_orchestrator(dir, limits, spec, m);
+        c.load_persona(dir, limits, spec, m);
+        c.load_functions(dir, limits, spec, m);
+        c.load_processes(dir, limits, spec, m);
+        c.load_tools(dir, limits, spec, m);
+        c.load_knowledge(dir, limits, spec, m);
+        c.load_state(dir, limits, spec, m);
+        c
+    }
+
+    /// The orchestrator (required): reported under the structure rule when it cannot be read.
+    fn load_orchestrator(
+        &mut self,
+        dir: &Path,
+        limits: &LoadLimits,
+        spec: &ComponentsSpec,
+        m: &mut ManifestCtx,
+    ) {
+        match spec.orchestrator.as_deref() {
+            None => m.report(
+                Rule::StructureOrchestrator,
+                component_field("orchestrator"),
+                "components.orchestrator is missing",
+            ),
+            Some(path) => {
+                match read_listed(dir, limits, m, component_field("orchestrator"), path) {
+                    Some((path, text)) => self.orchestrator = Some(Document { path, text }),
+                    None => {
+                        // Reported once, under the structure rule, whatever the reason.
+                        if let Some(last) = m.findings.last_mut()
+                            && last.rule == Rule::FilesExist
+                        {
+                            last.rule = Rule::StructureOrchestrator;
+                            last.message = format!("{} (the orchestrator)", last.message);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Persona files, at least one readable.
+    fn load_persona(
+        &mut self,
+        dir: &Path,
+        limits: &LoadLimits,
+        spec: &ComponentsSpec,
+        m: &mut ManifestCtx,
+    ) {
+        for (i, path) in spec.persona.iter().flatten().enumerate() {
+            if let Some((path, text)) =
+                read_listed(dir, limits, m, component_field("persona").i(i), path)
+            {
+                self.persona.push(Document { path, text });
+            }
+        }
+        if self.persona.is_empty() {
+            m.report(
+                Rule::StructurePersona,
+                component_field("persona"),
+                "no persona file exists (at least one is required)",
+            );
+        }
+    }
+
+    /// Function files: frontmatter with a unique name and a description; at least one file.
+    fn load_functions(
+        &mut self,
+        dir: &Path,
+        limits: &LoadLimits,
+        spec: &ComponentsSpec,
+        m: &mut ManifestCtx,
+    ) {
+        let mut function_files = 0;
+        for (i, path) in spec.functions.iter().flatten().enumerate() {
+            let Some((path, text)) =
+                read_listed(dir, limits, m, component_field("functions").i(i), path)
+            else {
+                continue;
+            };
+            function_files += 1;
+            let rule = Rule::FrontmatterFunction;
+            let Some((front, lines)) =
+                frontmatter::<FunctionFront>(&path, &text, rule, true, m.findings)
+            else {
+                continue;
+            };
+            let Some((name, description)) = name_and_description(
+                &path,
+                &lines,
+                rule,
+                &front.name,
+                &front.description,
+                m.findings,
+            ) else {
+                continue;
+            };
+            let earlier = self.functions.iter().find(|f| f.name == name);
+            if declared_twice(
+                "function",
+                &name,
+                earlier.map(|f| f.path.as_str()),
+                &path,
+                &lines,
+                m.findings,
+            ) {
+                continue;
+            }
+            self.function_lines.insert(path.clone(), lines);
+            self.functions.push(Function {
+                path,
+                name,
+                description,
+                tools: front.tools.unwrap_or_default(),
+                knowledge: front.knowledge.unwrap_or_default(),
+                text,
+            });
+        }
+        if function_files == 0 {
+            m.report(
+                Rule::StructureFunctions,
+                component_field("functions"),
+                "no function file exists (at least one is required)",
+            );
+        }
+    }
+
+    /// Process files: frontmatter with a unique name and a description.
+    fn load_processes(
+        &mut self,
+        dir: &Path,
+        limits: &LoadLimits,
+        spec: &ComponentsSpec,
+        m: &mut ManifestCtx,
+    ) {
+        for (i, path) in spec.processes.iter().flatten().enumerate() {
+            let Some((path, text)) =
+                read_listed(dir, limits, m, component_field("processes").i(i), path)
+            else {
+                continue;
+            };
+            let rule = Rule::FrontmatterProcess;
+            let Some((front, lines)) =
+                frontmatter::<ProcessFront>(&path, &text, rule, true, m.findings)
+            else {
+                continue;
+            };
+            let Some((name, description)) = name_and_description(
+                &path,
+                &lines,
+                rule,
+                &front.name,
+                &front.description,
+                m.findings,
+            ) else {
+                continue;
+            };
+            let earlier = self.processes.iter().find(|p| p.name == name);
+            if declared_twice(
+                "process",
+                &name,
+                earlier.map(|p| p.path.as_str()),
+                &path,
+                &lines,
+                m.findings,
+            ) {
+                continue;
+            }
+            self.process_lines.insert(path.clone(), lines);
+            self.processes.push(Process {
+                path,
+                name,
+                description,
+                trigger: front.trigger,
+                functions: front.functions.unwrap_or_default(),
+                tools: front.tools.unwrap_or_default(),
+                text,
+            });
+        }
+    }
+
+    /// Tool files (YAML), each declaring a unique tool.
+    fn load_tools(
+        &mut self,
+        dir: &Path,
+        limits: &LoadLimits,
+        spec: &ComponentsSpec,
+        m: &mut ManifestCtx,
+    ) {
+        for (i, path) in spec.tools.iter().flatten().enumerate() {
+            let Some((path, text)) =
+                read_listed(dir, limits, m, component_field("tools").i(i), path)
+            else {
+                continue;
+            };
+            if let Some((tool, lines)) = load_tool(&path, &text, m.findings) {
+                let earlier = self.tools.iter().find(|t| t.name == tool.name);
+                if declared_twice(
+                    "tool",
+                    &tool.name,
+                    earlier.map(|t| t.path.as_str()),
+                    &path,
+                    &lines,
+                    m.findings,
+                ) {
+                    continue;
+                }
+                self.tool_lines.insert(path.clone(), lines);
+                self.tools.push(tool);
+            }
+        }
+    }
+
+    /// Knowledge files: optional frontmatter, a known `type` (unknown could mean private).
+    fn load_knowledge(
+        &mut self,
+        dir: &Path,
+        limits: &LoadLimits,
+        spec: &ComponentsSpec,
+        m: &mut ManifestCtx,
+    ) {
+        for (i, path) in spec.knowledge.iter().flatten().enumerate() {
+            let Some((path, text)) =
+                read_listed(dir, limits, m, component_field("knowledge").i(i), path)
+            else {
+                continue;
+            };
+            let rule = Rule::FrontmatterKnowledge;
+            let Some((front, lines)) =
+                frontmatter::<KnowledgeFront>(&path, &text, rule, false, m.findings)
+            else {
+                continue;
+            };
+            let kind = match front.kind.as_deref() {
+                None | Some("static") => KnowledgeKind::Static,
+                Some("dynamic") => KnowledgeKind::Dynamic,
+                Some("private") => KnowledgeKind::Private,
+                Some(other) => {
+                    // Unknown could mean private: refusing the package is the only safe reading.
+                    let line = lines.line(&FieldPath::key("type"));
+                    let message =
+                        format!("type {other:?} is not one of `static`, `dynamic`, `private`");
+                    m.findings
+                        .push(finding(&path, line, rule, Some("type".into()), message));
+                    continue;
+                }
+            };
+            let name = front
+                .name
+                .filter(|n| !n.trim().is_empty())
+                .unwrap_or_else(|| stem(&path));
+            self.knowledge.push(Knowledge {
+                name,
+                description: front.description,
+                kind,
+                text,
+                path,
+            });
+        }
+    }
+
+    /// State templates: optional frontmatter, a known `scope`, each path once.
+    fn load_state(
+        &mut self,
+        dir: &Path,
+        limits: &LoadLimits,
+        spec: &ComponentsSpec,
+        m: &mut ManifestCtx,
+    ) {
+        for (i, path) in spec.state.iter().flatten().enumerate() {
+            let Some((path, text)) =
+                read_listed(dir, limits, m, component_field("state").i(i), path)
+            else {
+                continue;
+            };
+            let rule = Rule::FrontmatterState;
+            let Some((front, lines)) =
+                frontmatter::<StateFront>(&path, &text, rule, false, m.findings)
+            else {
+                continue;
+            };
+            let scope = match front.scope.as_deref() {
+                None | Some("persistent") => StateScope::Persistent,
+                Some("session") => StateScope::Session,
+                Some(other) => {
+                    let line = lines.line(&FieldPath::key("scope"));
+                    let message = format!("scope {other:?} is not one of `session`, `persistent`");
+                    m.findings
+                        .push(finding(&path, line, rule, Some("scope".into()), message));
+                    continue;
+                }
+            };
+            if self.state.iter().any(|s| s.path == path) {
+                continue;
+            }
+            let name = front
+                .name
+                .filter(|n| !n.trim().is_empty())
+                .unwrap_or_else(|| stem(&path));
+            self.state.push(StateFile {
+                name,
+                description: front.description,
+                scope,
+                text,
+                path,
+            });
+        }
+    }
+}
+
+fn load_tool(path: &str, text: &str, findings: &mut Vec<Finding>) -> Option<(Tool, Lines)> {
+    let rule = Rule::ToolSyntax;
+    let file: ToolFile = match yaml::parse(text) {
+        Ok(file) => file,
+        Err(e) => {
+            findings.push(finding(path, e.line, rule, e.field, e.message));
+            return None;
+        }
+    };
+    let lines = Lines::new(text, 1);
+    let mut ok = true;
+    let name = file.name.clone().unwrap_or_default();
+    if !is_tool_name(&name) {
+        let message = if name.trim().is_empty() {
+            "`name` is required".to_string()
+        } else {
+            format!("{name:?} must not contain `.`")
+        };
+        findings.push(finding(
+            path,
+            lines.line(&FieldPath::key("name")).or(Some(1)),
+            rule,
+            Some("name".into()),
+            message,
+        ));
+        ok = false;
+    }
+    let Some(specs) = &file.operations else {
+        findings.push(finding(
+            path,
+            Some(1),
+            rule,
+            Some("operations".into()),
+            "`operations` is required (a list of operations)",
+        ));
+        return None;
+    };
+    let mut operations: Vec<Operation> = Vec::new();
+    for (i, op) in specs.iter().enumerate() {
+        let field = FieldPath::key("operations").i(i).k("name");
+        match op.name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
+            None => {
+                findings.push(finding(
+                    path,
+                    lines.line(&field),
+                    rule,
+                    Some(field.to_string()),
+                    "every operation needs a `name`",
+                ));
+                ok = false;
+            }
+            Some(op_name) if operations.iter().any(|o| o.name == op_name) => {
+                let message = format!("operation {op_name:?} is declared twice");
+                findings.push(finding(
+                    path,
+                    lines.line(&field),
+                    Rule::NamesUnique,
+                    Some(field.to_string()),
+                    message,
+                ));
+            }
+            Some(op_name) => operations.push(Operation {
+                name: op_name.to_string(),
+                description: op.description.clone(),
+            }),
+        }
+    }
+    if !ok {
+        return None;
+    }
+    operations.sort_by(|a, b| a.name.cmp(&b.name));
+    Some((
+        Tool {
+            path: path.to_string(),
+            name,
+            description: file.description,
+            operations,
+        },
+        lines,
+    ))
+}

@@ -1,0 +1,153 @@
+//! Phase 1 of validation for one package: read the manifest, check it and every component, then check
+//! cross-references, and assemble the [`Package`] when nothing was wrong.
+
+use super::components::Components;
+use super::files::read_text;
+use super::formats::{ComponentsSpec, ManifestFile};
+use super::manifest::{ManifestCtx, check_identity, check_readme, required_tools};
+use super::model::{LoadLimits, MANIFEST_FILE, Package};
+use super::settings::{
+    check_concurrency, check_execution_and_delivery, check_learning, check_policy, check_triggers,
+};
+use super::validate;
+use crate::experts::findings::{Finding, Rule, finding};
+use crate::experts::yaml::{self, Lines};
+use std::path::{Path, PathBuf};
+
+/// The outcome of loading one package: the package when phase 1 found no error, and every finding.
+#[derive(Clone, Debug)]
+pub struct PackageLoad {
+    pub dir: PathBuf,
+    /// The manifest's name when it has one, else the directory's name.
+    pub name: String,
+    pub package: Option<Package>,
+    pub findings: Vec<Finding>,
+}
+
+/// Loads and validates (phase 1) the package in `dir`.
+pub fn load_package(dir: &Path, limits: &LoadLimits) -> PackageLoad {
+    let dir_name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| dir.display().to_string());
+    let mut findings = Vec::new();
+    let package = load_inner(dir, limits, &mut findings);
+    findings.sort();
+    findings.dedup();
+    let has_errors = findings.iter().any(Finding::is_error);
+    let name = match &package {
+        Some(p) if !p.name.is_empty() => p.name.clone(),
+        _ => dir_name,
+    };
+    PackageLoad {
+        dir: dir.to_path_buf(),
+        name,
+        package: package.filter(|_| !has_errors),
+        findings,
+    }
+}
+
+fn load_inner(dir: &Path, limits: &LoadLimits, findings: &mut Vec<Finding>) -> Option<Package> {
+    let (text, manifest) = read_manifest(dir, limits, findings)?;
+    let mut m = ManifestCtx {
+        lines: Lines::new(&text, 1),
+        findings,
+    };
+
+    let (spec, version) = check_identity(&mut m, &manifest);
+    let name = manifest.name.clone().unwrap_or_default();
+    let description = manifest.description.clone().unwrap_or_default();
+
+    let required_tools = required_tools(&mut m, &manifest);
+    let concurrency = check_concurrency(&mut m, &manifest);
+    let triggers = check_triggers(&mut m, &manifest, &concurrency);
+    check_execution_and_delivery(&mut m, &manifest);
+    let policy = check_policy(&mut m, &manifest);
+    let learning_enabled = check_learning(&mut m, &manifest);
+
+    let empty = ComponentsSpec::default();
+    let components = manifest.components.as_ref().unwrap_or(&empty);
+    let loaded = Components::load(dir, limits, components, &mut m);
+    check_readme(dir, &mut m);
+    validate::cross_references(&manifest, &required_tools, &policy, &loaded, &mut m);
+    validate::learnings(dir, limits, &loaded.functions, m.findings);
+
+    let (Some(orchestrator), Some(spec), Some(version)) = (loaded.orchestrator, spec, version)
+    else {
+        return None;
+    };
+    let mut functions = loaded.functions;
+    functions.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
+    let mut processes = loaded.processes;
+    processes.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
+    let mut tools = loaded.tools;
+    tools.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
+    let mut knowledge = loaded.knowledge;
+    knowledge.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
+    let mut state = loaded.state;
+    state.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut outputs = manifest.outputs.clone().unwrap_or_default();
+    outputs.retain(|o| !o.trim().is_empty());
+    Some(Package {
+        dir: dir.to_path_buf(),
+        spec,
+        name,
+        version,
+        description,
+        author: manifest.author.clone(),
+        license: manifest.license.clone(),
+        required_tools,
+        triggers,
+        concurrency,
+        policy,
+        learning_enabled,
+        outputs,
+        orchestrator,
+        persona: loaded.persona,
+        functions,
+        processes,
+        tools,
+        knowledge,
+        state,
+    })
+}
+
+/// `expert.yaml` as text and parsed, or the finding why not (nothing else is checked without it).
+fn read_manifest(
+    dir: &Path,
+    limits: &LoadLimits,
+    findings: &mut Vec<Finding>,
+) -> Option<(String, ManifestFile)> {
+    let text = match read_text(dir, MANIFEST_FILE, limits) {
+        Ok(text) => text,
+        Err(e) => {
+            let message = if e.rule == Rule::FilesExist {
+                "expert.yaml does not exist".to_string()
+            } else {
+                e.message
+            };
+            findings.push(finding(
+                MANIFEST_FILE,
+                None,
+                Rule::ManifestExists,
+                None,
+                message,
+            ));
+            return None;
+        }
+    };
+    let manifest: ManifestFile = match yaml::parse(&text) {
+        Ok(m) => m,
+        Err(e) => {
+            findings.push(finding(
+                MANIFEST_FILE,
+                e.line,
+                Rule::ManifestSyntax,
+                e.field,
+                e.message,
+            ));
+            return None;
+        }
+    };
+    Some((text, manifest))
+}

@@ -1,0 +1,152 @@
+//! The manifest's own rules: where its findings go (with the lines of their fields), required fields,
+//! the package name, the spec version, `requires.tools`, and the README beside it.
+
+use super::formats::ManifestFile;
+use super::model::{MANIFEST_FILE, is_tool_name};
+use crate::experts::findings::{Finding, Rule, finding};
+use crate::experts::yaml::{FieldPath, Lines};
+use std::fs;
+use std::path::Path;
+
+/// Collects findings about the manifest with the lines of their fields.
+pub(crate) struct ManifestCtx<'a> {
+    pub lines: Lines,
+    pub findings: &'a mut Vec<Finding>,
+}
+
+impl ManifestCtx<'_> {
+    pub fn report(&mut self, rule: Rule, field: FieldPath, message: impl Into<String>) {
+        let line = self.lines.line(&field);
+        let field = (!field.0.is_empty()).then(|| field.to_string());
+        self.findings.push(Finding {
+            file: MANIFEST_FILE.into(),
+            line,
+            rule,
+            field,
+            message: message.into(),
+        });
+    }
+}
+
+/// The manifest's identity: `spec`, `name`, `version`, `description` and `components` present, a safe
+/// name, a 1.x spec. Returns `spec` and `version` as text.
+pub(super) fn check_identity(
+    m: &mut ManifestCtx,
+    manifest: &ManifestFile,
+) -> (Option<String>, Option<String>) {
+    let spec = scalar_text(m, "spec", manifest.spec.as_ref());
+    let version = scalar_text(m, "version", manifest.version.as_ref());
+    let name = manifest.name.clone().unwrap_or_default();
+    let description = manifest.description.clone().unwrap_or_default();
+    for (field, present) in [
+        (
+            "spec",
+            spec.as_deref().is_some_and(|s| !s.trim().is_empty()),
+        ),
+        ("name", !name.trim().is_empty()),
+        (
+            "version",
+            version.as_deref().is_some_and(|s| !s.trim().is_empty()),
+        ),
+        ("description", !description.trim().is_empty()),
+        ("components", manifest.components.is_some()),
+    ] {
+        if !present {
+            m.report(
+                Rule::ManifestRequiredFields,
+                FieldPath::key(field),
+                format!("required field `{field}` is missing or empty"),
+            );
+        }
+    }
+    if !name.trim().is_empty() && !is_safe_name(&name) {
+        m.report(
+            Rule::ManifestName,
+            FieldPath::key("name"),
+            format!("{name:?} must be one path segment of letters, digits, `-`, `_` or `.` (it names the workspace directory and the session)"),
+        );
+    }
+    if let Some(spec) = spec.as_deref().filter(|s| !s.trim().is_empty())
+        && !(spec == "1" || spec.starts_with("1."))
+    {
+        m.report(
+            Rule::ManifestSpecVersion,
+            FieldPath::key("spec"),
+            format!("spec {spec:?} is not a 1.x version; this loader implements spec 1.0"),
+        );
+    }
+    (spec, version)
+}
+
+/// A name safe as one path segment and in a session label.
+pub fn is_safe_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// `spec` and `version` may be written unquoted (`1.0` is a YAML number).
+fn scalar_text(
+    m: &mut ManifestCtx,
+    field: &str,
+    value: Option<&serde_norway::Value>,
+) -> Option<String> {
+    match value? {
+        serde_norway::Value::String(s) => Some(s.clone()),
+        serde_norway::Value::Number(n) => Some(n.to_string()),
+        serde_norway::Value::Null => None,
+        _ => {
+            m.report(
+                Rule::ManifestSyntax,
+                FieldPath::key(field),
+                format!("`{field}` must be a string such as \"1.0\""),
+            );
+            None
+        }
+    }
+}
+
+pub(super) fn required_tools(m: &mut ManifestCtx, manifest: &ManifestFile) -> Vec<String> {
+    let listed = manifest
+        .requires
+        .as_ref()
+        .and_then(|r| r.tools.clone())
+        .unwrap_or_default();
+    let mut tools = Vec::new();
+    for (i, tool) in listed.iter().enumerate() {
+        let field = FieldPath::key("requires").k("tools").i(i);
+        if !is_tool_name(tool) {
+            m.report(
+                Rule::ManifestValues,
+                field,
+                format!("{tool:?} is not a tool name (non-empty, without `.`)"),
+            );
+        } else if tools.contains(tool) {
+            m.report(
+                Rule::NamesUnique,
+                field,
+                format!("tool {tool:?} is listed twice"),
+            );
+        } else {
+            tools.push(tool.clone());
+        }
+    }
+    tools.sort();
+    tools
+}
+
+pub(super) fn check_readme(dir: &Path, m: &mut ManifestCtx) {
+    let present = fs::symlink_metadata(dir.join("README.md")).is_ok_and(|meta| meta.is_file());
+    if !present {
+        m.findings.push(finding(
+            "README.md",
+            None,
+            Rule::StructureReadme,
+            None,
+            "README.md is missing (spec §2 lists it as a required component)",
+        ));
+    }
+}

@@ -1,0 +1,224 @@
+//! The package as loaded (spec §2–§11): the validated data every other part of `experts` reads, and
+//! the naming rules (tool names, `tool.operation` keys) the checks share.
+
+use crate::experts::policy::{Policy, Tier};
+use std::path::PathBuf;
+
+pub const MANIFEST_FILE: &str = "expert.yaml";
+
+/// Bounds on what the loader reads, so a huge or hostile package cannot exhaust memory.
+#[derive(Clone, Debug)]
+pub struct LoadLimits {
+    /// Largest file read (expert.yaml, components, bindings, learnings).
+    pub max_file_bytes: u64,
+}
+
+impl Default for LoadLimits {
+    fn default() -> Self {
+        LoadLimits {
+            max_file_bytes: 1024 * 1024,
+        }
+    }
+}
+
+/// A validated package. Lists are sorted by name (state files by path; persona files keep the
+/// manifest's order, which is the author's reading order).
+#[derive(Clone, Debug)]
+pub struct Package {
+    pub dir: PathBuf,
+    pub spec: String,
+    pub name: String,
+    pub version: String,
+    pub description: String,
+    pub author: Option<String>,
+    pub license: Option<String>,
+    /// `requires.tools`, sorted and deduplicated.
+    pub required_tools: Vec<String>,
+    pub triggers: Vec<Trigger>,
+    pub concurrency: Concurrency,
+    pub policy: Policy,
+    pub learning_enabled: bool,
+    pub outputs: Vec<String>,
+    pub orchestrator: Document,
+    pub persona: Vec<Document>,
+    pub functions: Vec<Function>,
+    pub processes: Vec<Process>,
+    pub tools: Vec<Tool>,
+    /// All knowledge, private included: callers that show knowledge use [`Package::public_knowledge`].
+    pub knowledge: Vec<Knowledge>,
+    pub state: Vec<StateFile>,
+}
+
+impl Package {
+    /// Knowledge that may appear in indexes and summaries (spec §9: never `private`).
+    pub fn public_knowledge(&self) -> impl Iterator<Item = &Knowledge> {
+        self.knowledge
+            .iter()
+            .filter(|k| k.kind != KnowledgeKind::Private)
+    }
+
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// Every operation the policy applies to, as `tool.operation`, sorted: the operations of the tool
+    /// files plus any well-formed override key (an override is explicit even when undeclared).
+    pub fn operations(&self) -> Vec<String> {
+        let mut ops: Vec<String> = self
+            .tools
+            .iter()
+            .flat_map(|t| {
+                t.operations
+                    .iter()
+                    .map(move |o| format!("{}.{}", t.name, o.name))
+            })
+            .collect();
+        ops.extend(
+            self.policy
+                .overrides
+                .keys()
+                .filter(|k| split_operation(k).is_some())
+                .cloned(),
+        );
+        ops.sort();
+        ops.dedup();
+        ops
+    }
+
+    /// The effective tier of `tool.operation`.
+    pub fn tier(&self, operation: &str) -> Tier {
+        self.policy.tier(operation)
+    }
+
+    /// The session label the main agent delegates to (loader design §5).
+    pub fn session_label(&self) -> String {
+        format!("expert:{}", self.name)
+    }
+}
+
+/// `tool.operation` split at the first dot; `None` unless both parts are non-empty.
+pub fn split_operation(key: &str) -> Option<(&str, &str)> {
+    key.split_once('.')
+        .filter(|(t, o)| !t.is_empty() && !o.is_empty())
+}
+
+/// A tool name as `requires.tools` and tool files write it: non-empty, without `.` (a `.` would make
+/// `tool.operation` ambiguous).
+pub fn is_tool_name(name: &str) -> bool {
+    !(name.trim().is_empty() || name.contains('.'))
+}
+
+/// A markdown file loaded whole (orchestrator, persona).
+#[derive(Clone, Debug)]
+pub struct Document {
+    /// Relative to the package, as written in `components` (without a leading `./`).
+    pub path: String,
+    pub text: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Function {
+    pub path: String,
+    pub name: String,
+    pub description: String,
+    pub tools: Vec<String>,
+    pub knowledge: Vec<String>,
+    pub text: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Process {
+    pub path: String,
+    pub name: String,
+    pub description: String,
+    pub trigger: Option<String>,
+    pub functions: Vec<String>,
+    pub tools: Vec<String>,
+    pub text: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Tool {
+    pub path: String,
+    pub name: String,
+    pub description: Option<String>,
+    /// Sorted by name. The files' `approval` fields are documentation only and not read.
+    pub operations: Vec<Operation>,
+}
+
+impl Tool {
+    /// Whether this tool's file declares `operation`.
+    pub fn declares(&self, operation: &str) -> bool {
+        self.operations.iter().any(|o| o.name == operation)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Operation {
+    pub name: String,
+    pub description: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KnowledgeKind {
+    Static,
+    Dynamic,
+    Private,
+}
+
+#[derive(Clone, Debug)]
+pub struct Knowledge {
+    pub path: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub kind: KnowledgeKind,
+    pub text: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StateScope {
+    Session,
+    Persistent,
+}
+
+impl StateScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StateScope::Session => "session",
+            StateScope::Persistent => "persistent",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct StateFile {
+    pub path: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub scope: StateScope,
+    /// The template, written to the workspace on first run (and at each session for `session` scope).
+    pub text: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Trigger {
+    pub name: String,
+    /// `webhook`, `cron` or `channel`.
+    pub kind: String,
+    pub process: String,
+    pub preset: Option<String>,
+    pub requires_tool: Option<String>,
+    pub expr: Option<String>,
+    pub tz: Option<String>,
+    /// The effective mode: the trigger's own, else the package default, else `parallel`.
+    pub concurrency: String,
+    /// The effective key when the mode is `serial_per_key`.
+    pub concurrency_key: Option<String>,
+    pub description: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Concurrency {
+    pub default: String,
+    pub key: Option<String>,
+}
