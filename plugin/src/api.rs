@@ -78,7 +78,7 @@ pub enum Command {
     Ingest(String, Option<String>, HookContext),
     /// The last turn of a session (by key), or the most recent turn.
     Debug(Option<String>),
-    Experts(crate::expert_sessions::ExpertsCommand),
+    Experts(ExpertsCommand),
     /// Send what waits in the spool now.
     Flush,
     Spool(SpoolCommand),
@@ -156,4 +156,26 @@ impl std::fmt::Display for ConfigError {
         }
         write!(f, ": {}", self.message)
     }
+}
+
+/// The `experts …` commands as data (what the host asks for); `expert_sessions` runs them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExpertsCommand {
+    List,
+    Validate(String),
+    Prompt(String),
+    Registry,
+    Pending,
+    Approve(String),
+    /// A dry run of the gate: as expert `expert` (else the session's expert), for `call` in `ctx`.
+    CheckTool {
+        expert: Option<String>,
+        call: ToolCall,
+        ctx: HookContext,
+    },
+    /// The `expert_knowledge` tool: the list, or one file by name, in the calling session `ctx`.
+    Knowledge {
+        name: Option<String>,
+        ctx: HookContext,
+    },
 }

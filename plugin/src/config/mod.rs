@@ -208,7 +208,7 @@ pub struct SettingsFile {
     #[serde(default)]
     pub skip: SkipSettings,
     #[serde(default)]
-    pub experts: crate::expert_sessions::ExpertsSettings,
+    pub experts: crate::experts::settings::ExpertsSettings,
 }
 
 impl SettingsFile {
@@ -230,7 +230,7 @@ pub struct PluginSettings {
     pub recall: RecallSettings,
     pub capture: CaptureSettings,
     pub skip: SkipSettings,
-    pub experts: crate::expert_sessions::ExpertsSettings,
+    pub experts: crate::experts::settings::ExpertsSettings,
 }
 
 #[derive(Clone, Debug, Deserialize)]

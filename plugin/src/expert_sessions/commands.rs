@@ -1,7 +1,7 @@
 //! The `experts …` commands and the `expert_knowledge` tool, over the sessions' state.
 
-use super::command::ExpertsCommand;
 use super::{ExpertSessions, call_input, session_of};
+use crate::api::ExpertsCommand;
 use crate::api::{HookContext, ToolCall};
 use crate::experts::approval_text::{self, DRY_RUN, StoreDir};
 use crate::experts::{self, ApprovalStore, PromptLimits, RegistryLimits};

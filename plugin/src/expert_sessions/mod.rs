@@ -9,10 +9,9 @@ use crate::experts::{
     StateOptions, Verdict,
 };
 
-mod command;
 mod commands;
+pub use crate::api::ExpertsCommand;
 pub use crate::experts::settings::ExpertsSettings;
-pub use command::ExpertsCommand;
 use std::path::{Path, PathBuf};
 
 /// Where packages, the agents' workspace and the approval stores are, inside the component.
