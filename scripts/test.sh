@@ -13,6 +13,11 @@ fi
 echo "test: cargo test (native core, host shim, component through the shim, Graphiti stand-in)"
 cargo test --release --workspace --exclude probe-guest
 
+echo "test: no function over 80 lines without a stated reason (clippy's too_many_lines, clippy.toml)"
+lint="-A clippy::all -D clippy::too_many_lines"
+cargo clippy --release --quiet -p graphiti-openclaw-plugin -p graphiti-openclaw-host-shim --all-targets -- $lint
+cargo clippy --release --quiet -p graphiti-openclaw-plugin --target wasm32-wasip2 --lib -- $lint
+
 echo "test: benchmarks, quick (they check their answers)"
 ROUTING_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench routing
 HOOKS_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench hooks

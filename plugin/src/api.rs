@@ -1,5 +1,5 @@
-//! The component's inputs and outputs as plain Rust, mirroring the WIT records (`lib.rs` converts), so
-//! the engine runs and is tested natively.
+//! The component's inputs and outputs as plain Rust, mirroring the WIT records (`component.rs`
+//! converts), so the engine runs and is tested natively.
 
 use serde::Serialize;
 
