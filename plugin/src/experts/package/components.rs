@@ -5,7 +5,7 @@ use super::files::{clean_relative, read_text};
 use super::formats::{
     ComponentsSpec, FunctionFront, KnowledgeFront, ProcessFront, StateFront, ToolFile,
 };
-use super::frontmatter::{declared_twice, frontmatter, name_and_description};
+use super::frontmatter::{NamedDocument, declared_twice, frontmatter, named_document};
 use super::manifest::ManifestCtx;
 use super::model::{
     Document, Function, Knowledge, KnowledgeKind, LoadLimits, Operation, Process, StateFile,
@@ -169,33 +169,29 @@ impl Components {
                 continue;
             };
             function_files += 1;
-            let rule = Rule::FrontmatterFunction;
-            let Some((front, lines)) =
-                frontmatter::<FunctionFront>(&path, &text, rule, true, m.findings)
+            let functions = &self.functions;
+            let Some(NamedDocument {
+                front,
+                lines,
+                name,
+                description,
+            }) = named_document::<FunctionFront>(
+                &path,
+                &text,
+                Rule::FrontmatterFunction,
+                "function",
+                |f| (&f.name, &f.description),
+                |name| {
+                    functions
+                        .iter()
+                        .find(|f| f.name == name)
+                        .map(|f| f.path.as_str())
+                },
+                m.findings,
+            )
             else {
                 continue;
             };
-            let Some((name, description)) = name_and_description(
-                &path,
-                &lines,
-                rule,
-                &front.name,
-                &front.description,
-                m.findings,
-            ) else {
-                continue;
-            };
-            let earlier = self.functions.iter().find(|f| f.name == name);
-            if declared_twice(
-                "function",
-                &name,
-                earlier.map(|f| f.path.as_str()),
-                &path,
-                &lines,
-                m.findings,
-            ) {
-                continue;
-            }
             self.function_lines.insert(path.clone(), lines);
             self.functions.push(Function {
                 path,
@@ -229,33 +225,29 @@ impl Components {
             else {
                 continue;
             };
-            let rule = Rule::FrontmatterProcess;
-            let Some((front, lines)) =
-                frontmatter::<ProcessFront>(&path, &text, rule, true, m.findings)
+            let processes = &self.processes;
+            let Some(NamedDocument {
+                front,
+                lines,
+                name,
+                description,
+            }) = named_document::<ProcessFront>(
+                &path,
+                &text,
+                Rule::FrontmatterProcess,
+                "process",
+                |p| (&p.name, &p.description),
+                |name| {
+                    processes
+                        .iter()
+                        .find(|p| p.name == name)
+                        .map(|p| p.path.as_str())
+                },
+                m.findings,
+            )
             else {
                 continue;
             };
-            let Some((name, description)) = name_and_description(
-                &path,
-                &lines,
-                rule,
-                &front.name,
-                &front.description,
-                m.findings,
-            ) else {
-                continue;
-            };
-            let earlier = self.processes.iter().find(|p| p.name == name);
-            if declared_twice(
-                "process",
-                &name,
-                earlier.map(|p| p.path.as_str()),
-                &path,
-                &lines,
-                m.findings,
-            ) {
-                continue;
-            }
             self.process_lines.insert(path.clone(), lines);
             self.processes.push(Process {
                 path,

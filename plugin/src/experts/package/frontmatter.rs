@@ -47,8 +47,42 @@ pub(crate) fn frontmatter<T: serde::de::DeserializeOwned + Default>(
     }
 }
 
+/// A function or process file as checked: its frontmatter, lines, name and description.
+pub(super) struct NamedDocument<T> {
+    pub front: T,
+    pub lines: Lines,
+    pub name: String,
+    pub description: String,
+}
+
+/// A function or process file: frontmatter required, `name` and `description` required, the name
+/// declared by no earlier file of its `kind` (`earlier` gives such a file's path by name).
+pub(super) fn named_document<'e, T: serde::de::DeserializeOwned + Default>(
+    path: &str,
+    text: &str,
+    rule: Rule,
+    kind: &str,
+    fields: fn(&T) -> (&Option<String>, &Option<String>),
+    earlier: impl FnOnce(&str) -> Option<&'e str>,
+    findings: &mut Vec<Finding>,
+) -> Option<NamedDocument<T>> {
+    let (front, lines) = frontmatter::<T>(path, text, rule, true, findings)?;
+    let (name, description) = fields(&front);
+    let (name, description) =
+        name_and_description(path, &lines, rule, name, description, findings)?;
+    if declared_twice(kind, &name, earlier(&name), path, &lines, findings) {
+        return None;
+    }
+    Some(NamedDocument {
+        front,
+        lines,
+        name,
+        description,
+    })
+}
+
 /// A function's or process's `name` and `description`, both required (each missing one reported).
-pub(super) fn name_and_description(
+fn name_and_description(
     path: &str,
     lines: &Lines,
     rule: Rule,
