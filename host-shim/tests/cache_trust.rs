@@ -11,17 +11,17 @@
 //!
 //! "Another user" is uid 65534: the tests run as root and `chown` files to it.
 
-mod common;
+mod support;
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use common::{
+use host_shim::{CacheOutcome, Command, Shim};
+use sha2::{Digest, Sha256};
+use support::{
     TempDir, as_root, example_config, give_to_another_user, mode, plugin_wasm, probe_wasm,
     set_mode, shim_with_cache,
 };
-use host_shim::{CacheOutcome, Command, Shim};
-use sha2::{Digest, Sha256};
 
 /// Magic (8 bytes), key (32), sha256 of the payload (32), then the payload.
 const HEADER_LEN: usize = 8 + 32 + 32;

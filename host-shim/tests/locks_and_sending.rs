@@ -9,24 +9,8 @@ use std::net::{TcpListener, TcpStream};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use host_shim::{
-    ChatType, Command, HookContext, Limits, PromptEvent, Shim, ShimError, ShimOptions, SpoolCommand,
-};
-use support::{LIMITS, TempDir, probe_options};
-
-fn ctx() -> HookContext {
-    HookContext {
-        session_key: Some("test".into()),
-        session_id: None,
-        agent_id: None,
-        sender_id: None,
-        chat_id: None,
-        channel: None,
-        chat_type: ChatType::Direct,
-        trigger: Some("user".into()),
-        run_id: None,
-    }
-}
+use host_shim::{Command, Limits, PromptEvent, Shim, ShimError, ShimOptions, SpoolCommand};
+use support::{LIMITS, TempDir, ctx, probe_options};
 
 /// The probe's answer to a prompt, or the reason it gave none.
 fn answer(shim: &mut Shim, text: &str) -> String {

@@ -3,18 +3,18 @@
 //! of the call deadline, and hang the host for good. Every test here has a watchdog, so on a host that
 //! still blocks it fails as a timeout instead of hanging the suite.
 
-mod common;
+mod support;
 
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::sync::{OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
-use common::{
+use host_shim::{Limits, Shim, ShimOptions};
+use support::{
     TempDir, as_root, example_config, make_fifo, make_zero_device, plugin_wasm, probe_wasm,
     release_fifo, run_cli_with_watchdog,
 };
-use host_shim::{Limits, Shim, ShimOptions};
 
 const CALL_TIMEOUT: Duration = Duration::from_secs(2);
 /// Start-up (a cached component) and exit, on a busy machine.

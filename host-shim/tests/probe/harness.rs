@@ -3,87 +3,17 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread;
-use std::time::Duration;
 
-use host_shim::{
-    ChatType, HookContext, Injection, Limits, LogLevel, PromptEvent, Shim, ShimOptions,
-};
+use host_shim::{Injection, LogLevel, PromptEvent, Shim, ShimOptions};
 
-pub(crate) fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"))
-}
+pub(crate) use crate::support::{LIMITS, TempDir, ctx, probe_wasm};
 
-pub(crate) fn probe_wasm() -> PathBuf {
-    let path = target_dir().join("wasm32-wasip2/component/probe_guest.wasm");
-    assert!(
-        path.is_file(),
-        "{} is missing; build it with: cargo build -p probe-guest --target wasm32-wasip2 --profile component",
-        path.display()
-    );
-    path
-}
-
-/// A directory under the system temp dir, unique to this test, removed when dropped.
-pub(crate) struct TempDir(PathBuf);
-
-impl TempDir {
-    pub(crate) fn new(label: &str) -> Self {
-        static COUNT: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNT.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!(
-            "graphiti-openclaw-test-{}-{n}-{label}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).unwrap();
-        TempDir(path)
-    }
-
-    pub(crate) fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-pub(crate) const LIMITS: Limits = Limits {
-    call_timeout: Duration::from_secs(5),
-    send_timeout: Duration::from_secs(5),
-    memory_bytes: 64 << 20,
-};
-
-/// Options for the probe with its own config dir; the compiled probe is shared through one cache
-/// directory that outlives the run (the cache's own tests use their own).
+/// Options for the probe with its own config dir and no state directory; the compiled probe is
+/// shared through one cache directory that outlives the run (the cache's own tests use their own).
 pub(crate) fn options(config: &TempDir) -> ShimOptions {
-    ShimOptions {
-        cache_dir: Some(std::env::temp_dir().join("graphiti-openclaw-test-cache")),
-        echo_logs: false,
-        ..ShimOptions::new(probe_wasm(), config.path(), LIMITS)
-    }
-}
-
-pub(crate) fn ctx() -> HookContext {
-    HookContext {
-        session_key: Some("test".into()),
-        session_id: None,
-        agent_id: None,
-        sender_id: None,
-        chat_id: None,
-        channel: None,
-        chat_type: ChatType::Direct,
-        trigger: Some("user".into()),
-        run_id: None,
-    }
+    crate::support::probe_options(config, None)
 }
 
 pub(crate) fn prompt(shim: &mut Shim, text: &str) -> Injection {

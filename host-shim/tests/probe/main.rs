@@ -3,6 +3,8 @@
 //! `cargo build -p probe-guest --target wasm32-wasip2 --profile component`.
 
 mod harness;
+#[path = "../support/mod.rs"]
+mod support;
 
 mod cache;
 mod cli;
