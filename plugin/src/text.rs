@@ -49,6 +49,7 @@ pub fn is_word_char(c: char) -> bool {
 
 /// Whether `text[start..end]` (a keyword occurrence) stands on word boundaries. An edge of the
 /// keyword written in a spaceless script needs no boundary on that side.
+#[inline] // per keyword occurrence, from routing's matching step
 pub fn on_word_boundaries(text: &str, start: usize, end: usize) -> bool {
     let matched = &text[start..end];
     let left_ok = match (matched.chars().next(), text[..start].chars().next_back()) {

@@ -76,6 +76,9 @@ impl Automaton {
         }
     }
 
+    // Per byte of the prompt, called from the generic `for_each_match`, which is instantiated in
+    // another module: inlined there whatever the native build's codegen units.
+    #[inline]
     fn next_state(&self, mut state: u32, byte: u8) -> u32 {
         loop {
             if state == ROOT {
@@ -89,6 +92,7 @@ impl Automaton {
     }
 
     /// The transition of `state` (not the root) on `byte`.
+    #[inline]
     fn child(&self, state: u32, byte: u8) -> Option<u32> {
         let range = self.start[state as usize] as usize..self.start[state as usize + 1] as usize;
         let bytes = &self.bytes[range.clone()];
