@@ -11,6 +11,7 @@ pub mod approval_text;
 pub mod arguments;
 pub mod bindings;
 pub mod commands;
+pub mod cron;
 pub mod findings;
 pub mod gate;
 pub mod knowledge;
