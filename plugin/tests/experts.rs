@@ -936,7 +936,7 @@ fn state_lifecycle_across_sessions() {
 fn learnings_storage_is_created_when_enabled() {
     let ws = temp_dir("learnings");
     let package = base().package.unwrap();
-    assert!(package.learning_enabled);
+    assert!(package.learning.enabled);
     prepare_workspace(&package, &ws, "s1", NOW, &StateOptions::default()).unwrap();
     assert!(ws.join("learnings").is_dir());
     let _ = fs::remove_dir_all(ws);

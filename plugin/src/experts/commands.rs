@@ -103,6 +103,7 @@ fn check_of(rule: Rule) -> Check {
         | XrefFunctionKnowledge
         | XrefPolicyOverrides
         | XrefToolFile
+        | XrefPayloadMapping
         | LearningScope => Check::CrossReferences,
         BindingsSyntax | BindingsUnbound | BindingsUnknownOperation | BindingsUnknownTool => {
             Check::Bindings

@@ -44,6 +44,7 @@ pub enum Rule {
     XrefFunctionKnowledge,
     XrefPolicyOverrides,
     XrefToolFile,
+    XrefPayloadMapping,
     LearningApproval,
     LearningScope,
     // Phase 2: the user's bindings.
@@ -57,7 +58,7 @@ pub enum Rule {
 }
 
 impl Rule {
-    pub const ALL: [Rule; 35] = [
+    pub const ALL: [Rule; 36] = [
         Rule::ManifestExists,
         Rule::ManifestSyntax,
         Rule::ManifestRequiredFields,
@@ -85,6 +86,7 @@ impl Rule {
         Rule::XrefFunctionKnowledge,
         Rule::XrefPolicyOverrides,
         Rule::XrefToolFile,
+        Rule::XrefPayloadMapping,
         Rule::LearningApproval,
         Rule::LearningScope,
         Rule::BindingsSyntax,
@@ -124,6 +126,7 @@ impl Rule {
             Rule::XrefFunctionKnowledge => "xref.function-knowledge",
             Rule::XrefPolicyOverrides => "xref.policy-overrides",
             Rule::XrefToolFile => "xref.tool-file",
+            Rule::XrefPayloadMapping => "xref.payload-mapping",
             Rule::LearningApproval => "learning.approval",
             Rule::LearningScope => "learning.scope",
             Rule::BindingsSyntax => "bindings.syntax",
@@ -144,6 +147,7 @@ impl Rule {
             | Rule::XrefFunctionKnowledge
             | Rule::XrefPolicyOverrides
             | Rule::XrefToolFile
+            | Rule::XrefPayloadMapping
             | Rule::LearningScope
             | Rule::BindingsUnknownOperation
             | Rule::BindingsUnknownTool => Severity::Warning,
@@ -189,7 +193,7 @@ impl Rule {
             }
             Rule::ManifestSpecVersion => "spec is a 1.x version",
             Rule::ManifestValues => {
-                "triggers, concurrency, execution and delivery use the spec's values"
+                "triggers (cron expr, tz, payload paths, no preset), concurrency, execution, delivery and learning use the spec's values"
             }
             Rule::PolicyValues => {
                 "policy tiers, timeout, on_timeout and escalation channel use the spec's values"
@@ -208,9 +212,11 @@ impl Rule {
             }
             Rule::FilesReadable => "component files are UTF-8 text within the size limit",
             Rule::FrontmatterFunction => {
-                "function files have frontmatter with name and description"
+                "function files have frontmatter with name and description; session is inline or isolated"
             }
-            Rule::FrontmatterProcess => "process files have frontmatter with name and description",
+            Rule::FrontmatterProcess => {
+                "process files have frontmatter with name and description; inputs, context, execution and delivery use the spec's values"
+            }
             Rule::FrontmatterKnowledge => {
                 "knowledge frontmatter parses and type is static, dynamic or private"
             }
@@ -223,7 +229,7 @@ impl Rule {
             Rule::XrefProcessTrigger => "every process trigger names a manifest trigger",
             Rule::XrefProcessFunctions => "every process functions[] entry names a function",
             Rule::XrefToolsDeclared => {
-                "every function or process tools[] entry is in requires.tools"
+                "every function or process tools[] entry and every trigger requires_tool is in requires.tools"
             }
             Rule::XrefFunctionKnowledge => {
                 "every function knowledge[] path is in components.knowledge"
@@ -233,6 +239,9 @@ impl Rule {
             }
             Rule::XrefToolFile => {
                 "every requires.tools entry has a tool file declaring its operations"
+            }
+            Rule::XrefPayloadMapping => {
+                "every payload_mapping key is an input of the trigger's process, when it declares inputs"
             }
             Rule::LearningApproval => "learning.approval is auto, confirm or manual",
             Rule::LearningScope => "a learnings file's scope is package or a function name",

@@ -111,7 +111,7 @@ pub fn prepare_workspace(
 
     prepared.private_removed = remove_private_copies(package, workspace)?;
 
-    if package.learning_enabled {
+    if package.learning.enabled {
         let dir = workspace.join(LEARNINGS_DIR);
         fs::create_dir_all(&dir).map_err(|e| fail(&dir, e))?;
     }

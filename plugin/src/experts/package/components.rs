@@ -1,18 +1,20 @@
 //! The component files listed in the manifest (spec §4–§11): orchestrator, persona, functions,
-//! processes, tools, knowledge and state, each read and checked on its own.
+//! processes, tools, knowledge and state, each read and checked on its own (a process's runtime fields
+//! in `process`, a tool file's contents in `tool_file`).
 
 use super::files::{clean_relative, read_text};
-use super::formats::{
-    ComponentsSpec, FunctionFront, KnowledgeFront, ProcessFront, StateFront, ToolFile,
-};
+use super::formats::{ComponentsSpec, FunctionFront, KnowledgeFront, ProcessFront, StateFront};
 use super::frontmatter::{NamedDocument, declared_twice, frontmatter, named_document};
 use super::manifest::ManifestCtx;
 use super::model::{
-    Document, Function, Knowledge, KnowledgeKind, LoadLimits, Operation, Process, StateFile,
-    StateScope, Tool, is_tool_name,
+    Document, Function, Knowledge, KnowledgeKind, LoadLimits, Process, StateFile, StateScope, Tool,
 };
-use crate::experts::findings::{Finding, Rule, finding};
-use crate::experts::yaml::{self, FieldPath, Lines};
+use super::process::process_fields;
+use super::runtime::RuntimeDefaults;
+use super::tool_file::load_tool;
+use super::values::{FrontmatterCtx, Report, check_choice};
+use crate::experts::findings::{Rule, finding};
+use crate::experts::yaml::{FieldPath, Lines};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -74,6 +76,7 @@ impl Components {
         dir: &Path,
         limits: &LoadLimits,
         spec: &ComponentsSpec,
+        defaults: &RuntimeDefaults,
         m: &mut ManifestCtx,
     ) -> Components {
         let mut c = Components {
@@ -91,7 +94,7 @@ impl Components {
         c.load_orchestrator(dir, limits, spec, m);
         c.load_persona(dir, limits, spec, m);
         c.load_functions(dir, limits, spec, m);
-        c.load_processes(dir, limits, spec, m);
+        c.load_processes(dir, limits, spec, defaults, m);
         c.load_tools(dir, limits, spec, m);
         c.load_knowledge(dir, limits, spec, m);
         c.load_state(dir, limits, spec, m);
@@ -192,6 +195,10 @@ impl Components {
             else {
                 continue;
             };
+            let Some(isolated) = function_session(&path, &lines, front.session.as_deref(), m)
+            else {
+                continue;
+            };
             self.function_lines.insert(path.clone(), lines);
             self.functions.push(Function {
                 path,
@@ -199,6 +206,7 @@ impl Components {
                 description,
                 tools: front.tools.unwrap_or_default(),
                 knowledge: front.knowledge.unwrap_or_default(),
+                isolated,
                 text,
             });
         }
@@ -211,12 +219,13 @@ impl Components {
         }
     }
 
-    /// Process files: frontmatter with a unique name and a description.
+    /// Process files: frontmatter with a unique name and a description, and the runtime fields.
     fn load_processes(
         &mut self,
         dir: &Path,
         limits: &LoadLimits,
         spec: &ComponentsSpec,
+        defaults: &RuntimeDefaults,
         m: &mut ManifestCtx,
     ) {
         for (i, path) in spec.processes.iter().flatten().enumerate() {
@@ -248,6 +257,7 @@ impl Components {
             else {
                 continue;
             };
+            let fields = process_fields(&path, &lines, &front, defaults, m.findings);
             self.process_lines.insert(path.clone(), lines);
             self.processes.push(Process {
                 path,
@@ -256,6 +266,12 @@ impl Components {
                 trigger: front.trigger,
                 functions: front.functions.unwrap_or_default(),
                 tools: front.tools.unwrap_or_default(),
+                execution: fields.execution,
+                delivery: fields.delivery,
+                inputs: fields.inputs,
+                outputs: fields.outputs,
+                context: fields.context,
+                scratchpad: fields.scratchpad,
                 text,
             });
         }
@@ -390,84 +406,23 @@ impl Components {
     }
 }
 
-fn load_tool(path: &str, text: &str, findings: &mut Vec<Finding>) -> Option<(Tool, Lines)> {
-    let rule = Rule::ToolSyntax;
-    let file: ToolFile = match yaml::parse(text) {
-        Ok(file) => file,
-        Err(e) => {
-            findings.push(finding(path, e.line, rule, e.field, e.message));
-            return None;
-        }
-    };
-    let lines = Lines::new(text, 1);
-    let mut ok = true;
-    let name = file.name.clone().unwrap_or_default();
-    if !is_tool_name(&name) {
-        let message = if name.trim().is_empty() {
-            "`name` is required".to_string()
-        } else {
-            format!("{name:?} must not contain `.`")
-        };
-        findings.push(finding(
-            path,
-            lines.line(&FieldPath::key("name")).or(Some(1)),
-            rule,
-            Some("name".into()),
-            message,
-        ));
-        ok = false;
-    }
-    let Some(specs) = &file.operations else {
-        findings.push(finding(
-            path,
-            Some(1),
-            rule,
-            Some("operations".into()),
-            "`operations` is required (a list of operations)",
-        ));
-        return None;
-    };
-    let mut operations: Vec<Operation> = Vec::new();
-    for (i, op) in specs.iter().enumerate() {
-        let field = FieldPath::key("operations").i(i).k("name");
-        match op.name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
-            None => {
-                findings.push(finding(
-                    path,
-                    lines.line(&field),
-                    rule,
-                    Some(field.to_string()),
-                    "every operation needs a `name`",
-                ));
-                ok = false;
-            }
-            Some(op_name) if operations.iter().any(|o| o.name == op_name) => {
-                let message = format!("operation {op_name:?} is declared twice");
-                findings.push(finding(
-                    path,
-                    lines.line(&field),
-                    Rule::NamesUnique,
-                    Some(field.to_string()),
-                    message,
-                ));
-            }
-            Some(op_name) => operations.push(Operation {
-                name: op_name.to_string(),
-                description: op.description.clone(),
-            }),
-        }
-    }
-    if !ok {
-        return None;
-    }
-    operations.sort_by(|a, b| a.name.cmp(&b.name));
-    Some((
-        Tool {
-            path: path.to_string(),
-            name,
-            description: file.description,
-            operations,
-        },
+/// A function's `session`: `isolated` runs it in a child session, `inline` (the default) in the
+/// caller's; `None` (reported) for anything else.
+fn function_session(
+    path: &str,
+    lines: &Lines,
+    session: Option<&str>,
+    m: &mut ManifestCtx,
+) -> Option<bool> {
+    let mut r = FrontmatterCtx {
+        path,
         lines,
-    ))
+        findings: m.findings,
+    };
+    let sessions = [("inline", false), ("isolated", true)];
+    let field = FieldPath::key("session");
+    match session {
+        None => Some(false),
+        Some(_) => check_choice(&mut r, Rule::FrontmatterFunction, field, session, &sessions),
+    }
 }

@@ -2,7 +2,9 @@
 //! missing fields are findings rather than parse failures.
 
 use serde::Deserialize;
+use serde::de::{Deserializer, MapAccess, Visitor};
 use std::collections::BTreeMap;
+use std::fmt;
 
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct ManifestFile {
@@ -41,7 +43,33 @@ pub(crate) struct TriggerSpec {
     pub session: Option<String>,
     pub concurrency: Option<String>,
     pub concurrency_key: Option<String>,
+    pub dedupe_key: Option<String>,
+    pub payload_mapping: Option<OrderedPairs>,
     pub description: Option<String>,
+}
+
+/// A mapping of strings in file order (a `BTreeMap` would sort it; the runtime maps in the author's order).
+#[derive(Debug, Default)]
+pub(crate) struct OrderedPairs(pub Vec<(String, String)>);
+
+impl<'de> Deserialize<'de> for OrderedPairs {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Pairs;
+        impl<'de> Visitor<'de> for Pairs {
+            type Value = OrderedPairs;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a mapping of names to strings")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<OrderedPairs, A::Error> {
+                let mut pairs = Vec::new();
+                while let Some(pair) = map.next_entry::<String, String>()? {
+                    pairs.push(pair);
+                }
+                Ok(OrderedPairs(pairs))
+            }
+        }
+        deserializer.deserialize_map(Pairs)
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -53,8 +81,10 @@ pub(crate) struct ConcurrencySpec {
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct ExecutionSpec {
     pub timeout: Option<String>,
+    pub idempotent: Option<bool>,
     pub on_failure: Option<String>,
     pub retry: Option<RetrySpec>,
+    pub resume_from_execution_log: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -68,6 +98,8 @@ pub(crate) struct RetrySpec {
 pub(crate) struct DeliverySpec {
     pub format: Option<String>,
     pub channel: Option<String>,
+    /// Process level only (spec §7).
+    pub sla: Option<String>,
     pub sla_breach: Option<String>,
 }
 
@@ -75,6 +107,7 @@ pub(crate) struct DeliverySpec {
 pub(crate) struct LearningSpec {
     pub enabled: Option<bool>,
     pub approval: Option<String>,
+    pub max_entries_per_file: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -115,6 +148,7 @@ pub(super) struct FunctionFront {
     pub description: Option<String>,
     pub tools: Option<Vec<String>>,
     pub knowledge: Option<Vec<String>>,
+    pub session: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -124,6 +158,13 @@ pub(super) struct ProcessFront {
     pub trigger: Option<String>,
     pub functions: Option<Vec<String>>,
     pub tools: Option<Vec<String>>,
+    /// Each a name or a mapping with `name` (the spec's examples use `{name, type}`).
+    pub inputs: Option<Vec<serde_norway::Value>>,
+    pub outputs: Option<Vec<serde_norway::Value>>,
+    pub context: Option<Vec<String>>,
+    pub scratchpad: Option<String>,
+    pub execution: Option<ExecutionSpec>,
+    pub delivery: Option<DeliverySpec>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -5,13 +5,15 @@ use super::components::Components;
 use super::files::read_text;
 use super::formats::{ComponentsSpec, ManifestFile};
 use super::manifest::{ManifestCtx, check_identity, check_readme, required_tools};
-use super::model::{LoadLimits, MANIFEST_FILE, Package};
-use super::settings::{
-    check_concurrency, check_execution_and_delivery, check_learning, check_policy, check_triggers,
+use super::model::{Delivery, Execution, LoadLimits, MANIFEST_FILE, Package};
+use super::policy_settings::check_policy;
+use super::runtime::{
+    Level, RuntimeDefaults, resolve_delivery, resolve_execution, resolve_learning,
 };
+use super::triggers::{check_concurrency, check_triggers};
 use super::validate;
 use crate::experts::findings::{Finding, Rule, finding};
-use crate::experts::yaml::{self, Lines};
+use crate::experts::yaml::{self, FieldPath, Lines};
 use std::path::{Path, PathBuf};
 
 /// The outcome of loading one package: the package when phase 1 found no error, and every finding.
@@ -60,14 +62,14 @@ fn load_inner(dir: &Path, limits: &LoadLimits, findings: &mut Vec<Finding>) -> O
 
     let required_tools = required_tools(&mut m, &manifest);
     let concurrency = check_concurrency(&mut m, &manifest);
-    let triggers = check_triggers(&mut m, &manifest, &concurrency);
-    check_execution_and_delivery(&mut m, &manifest);
+    let triggers = check_triggers(&mut m, &manifest, &concurrency, &required_tools);
+    let defaults = runtime_defaults(&mut m, &manifest);
     let policy = check_policy(&mut m, &manifest);
-    let learning_enabled = check_learning(&mut m, &manifest);
+    let learning = resolve_learning(&mut m, manifest.learning.as_ref());
 
     let empty = ComponentsSpec::default();
     let components = manifest.components.as_ref().unwrap_or(&empty);
-    let loaded = Components::load(dir, limits, components, &mut m);
+    let loaded = Components::load(dir, limits, components, &defaults, &mut m);
     check_readme(dir, &mut m);
     validate::cross_references(&manifest, &required_tools, &policy, &loaded, &mut m);
     validate::learnings(dir, limits, &loaded.functions, m.findings);
@@ -99,8 +101,10 @@ fn load_inner(dir: &Path, limits: &LoadLimits, findings: &mut Vec<Finding>) -> O
         required_tools,
         triggers,
         concurrency,
+        execution: defaults.execution,
+        delivery: defaults.delivery,
         policy,
-        learning_enabled,
+        learning,
         outputs,
         orchestrator,
         persona: loaded.persona,
@@ -110,6 +114,30 @@ fn load_inner(dir: &Path, limits: &LoadLimits, findings: &mut Vec<Finding>) -> O
         knowledge,
         state,
     })
+}
+
+/// The manifest's `execution` and `delivery`: the spec's defaults with the package's fields laid over.
+fn runtime_defaults(m: &mut ManifestCtx, manifest: &ManifestFile) -> RuntimeDefaults {
+    let rule = Rule::ManifestValues;
+    let execution = resolve_execution(
+        m,
+        rule,
+        &FieldPath::key("execution"),
+        manifest.execution.as_ref(),
+        &Execution::default(),
+    );
+    let delivery = resolve_delivery(
+        m,
+        rule,
+        &FieldPath::key("delivery"),
+        manifest.delivery.as_ref(),
+        &Delivery::default(),
+        Level::Package,
+    );
+    RuntimeDefaults {
+        execution,
+        delivery,
+    }
 }
 
 /// `expert.yaml` as text and parsed, or the finding why not (nothing else is checked without it).

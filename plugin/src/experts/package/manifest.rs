@@ -3,6 +3,7 @@
 
 use super::formats::ManifestFile;
 use super::model::{MANIFEST_FILE, is_tool_name};
+use super::values::Report;
 use crate::experts::findings::{Finding, Rule, finding};
 use crate::experts::yaml::{FieldPath, Lines};
 use std::fs;
@@ -14,8 +15,8 @@ pub(crate) struct ManifestCtx<'a> {
     pub findings: &'a mut Vec<Finding>,
 }
 
-impl ManifestCtx<'_> {
-    pub fn report(&mut self, rule: Rule, field: FieldPath, message: impl Into<String>) {
+impl Report for ManifestCtx<'_> {
+    fn report(&mut self, rule: Rule, field: FieldPath, message: impl Into<String>) {
         let line = self.lines.line(&field);
         let field = (!field.0.is_empty()).then(|| field.to_string());
         self.findings.push(Finding {

@@ -1,9 +1,9 @@
 //! An expert package as loaded (spec §2–§11) and phase 1 of validation: the manifest, every component
 //! file, frontmatter, the per-file rules, and then cross-references and learnings (`validate`).
 //!
-//! The way through: `load` reads the manifest (`files`, `formats`), checks it (`manifest`,
-//! `settings`), reads the components (`components`, `frontmatter`), runs `validate`, and builds the
-//! `model`'s [`Package`].
+//! The way through: `load` reads the manifest (`files`, `formats`), checks it (`manifest`, `triggers`,
+//! `runtime`, `policy_settings`, each value through `values`), reads the components (`components`,
+//! `frontmatter`, `process`, `tool_file`), runs `validate`, and builds the `model`'s [`Package`].
 
 mod components;
 mod files;
@@ -12,16 +12,23 @@ mod frontmatter;
 mod load;
 mod manifest;
 mod model;
-mod settings;
+mod policy_settings;
+mod process;
+mod runtime;
+mod tool_file;
+mod triggers;
 mod validate;
+mod values;
 
 pub use files::{ReadError, clean_relative, read_text};
 pub use load::{PackageLoad, load_package};
 pub use manifest::is_safe_name;
 pub use model::{
-    Concurrency, Document, Function, Knowledge, KnowledgeKind, LoadLimits, MANIFEST_FILE,
-    Operation, Package, Process, StateFile, StateScope, Tool, Trigger, split_operation,
+    Backoff, Concurrency, Delivery, DeliveryFormat, Document, Execution, Function, Knowledge,
+    KnowledgeKind, Learning, LoadLimits, MANIFEST_FILE, OnFailure, Operation, Package, Process,
+    Retry, SessionMode, SlaBreach, StateFile, StateScope, Tool, Trigger, split_operation,
 };
+pub use values::{looks_like_time_zone, parse_payload_path};
 
 #[cfg(test)]
 mod tests;

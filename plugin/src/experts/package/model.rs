@@ -36,8 +36,12 @@ pub struct Package {
     pub required_tools: Vec<String>,
     pub triggers: Vec<Trigger>,
     pub concurrency: Concurrency,
+    /// The package's execution defaults (spec §3); each process has its effective copy.
+    pub execution: Execution,
+    /// The package's delivery defaults (spec §3; `sla_secs` is always `None` here).
+    pub delivery: Delivery,
     pub policy: Policy,
-    pub learning_enabled: bool,
+    pub learning: Learning,
     pub outputs: Vec<String>,
     pub orchestrator: Document,
     pub persona: Vec<Document>,
@@ -123,6 +127,8 @@ pub struct Function {
     pub description: String,
     pub tools: Vec<String>,
     pub knowledge: Vec<String>,
+    /// Frontmatter `session: isolated`: runs in a child session (`inline` or absent: false).
+    pub isolated: bool,
     pub text: String,
 }
 
@@ -134,6 +140,18 @@ pub struct Process {
     pub trigger: Option<String>,
     pub functions: Vec<String>,
     pub tools: Vec<String>,
+    /// The package's execution defaults with this process's overrides, field by field.
+    pub execution: Execution,
+    /// The package's delivery defaults with this process's overrides, field by field.
+    pub delivery: Delivery,
+    /// The names of the declared `inputs`, in file order.
+    pub inputs: Vec<String>,
+    /// The names of the declared `outputs`, in file order.
+    pub outputs: Vec<String>,
+    /// `context` paths to preload, cleaned like component paths (no `./`, never leaving the package).
+    pub context: Vec<String>,
+    /// The scratchpad path pattern as written (`./scratch/triage-{message_id}.md`).
+    pub scratchpad: Option<String>,
     pub text: String,
 }
 
@@ -214,6 +232,11 @@ pub struct Trigger {
     pub concurrency: String,
     /// The effective key when the mode is `serial_per_key`.
     pub concurrency_key: Option<String>,
+    pub session: SessionMode,
+    /// The payload path identifying duplicate events (`message_id`).
+    pub dedupe_key: Option<String>,
+    /// Process input name → payload path (`messages[0].id`), in manifest order.
+    pub payload_mapping: Vec<(String, String)>,
     pub description: Option<String>,
 }
 
@@ -221,4 +244,115 @@ pub struct Trigger {
 pub struct Concurrency {
     pub default: String,
     pub key: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionMode {
+    /// A new session per invocation (spec default).
+    Isolated,
+    /// Queued into the main agent's session.
+    Main,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backoff {
+    Fixed,
+    Exponential,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnFailure {
+    Escalate,
+    Abandon,
+    DeadLetter,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeliveryFormat {
+    Narrative,
+    Structured,
+    Both,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlaBreach {
+    Warn,
+    Escalate,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Retry {
+    /// Attempts including the first (at least 1).
+    pub max_attempts: u32,
+    pub backoff: Backoff,
+    /// The delay before the first retry.
+    pub delay_secs: u64,
+}
+
+/// How a process runs (spec §3 `execution`); `Default` is the spec's defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Execution {
+    /// `None`: no timeout (the spec's default).
+    pub timeout_secs: Option<u64>,
+    pub idempotent: bool,
+    pub retry: Retry,
+    pub on_failure: OnFailure,
+    pub resume_from_execution_log: bool,
+}
+
+impl Default for Execution {
+    fn default() -> Self {
+        Execution {
+            timeout_secs: None,
+            idempotent: false,
+            retry: Retry {
+                max_attempts: 1,
+                backoff: Backoff::Exponential,
+                delay_secs: 30,
+            },
+            on_failure: OnFailure::Escalate,
+            resume_from_execution_log: false,
+        }
+    }
+}
+
+/// Where and how a process's output goes (spec §3 and §7 `delivery`); `Default` is the spec's defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    pub format: DeliveryFormat,
+    /// Always `main`: other channels are refused at load time.
+    pub channel: String,
+    /// Expected time from trigger to delivery; set per process only.
+    pub sla_secs: Option<u64>,
+    pub sla_breach: SlaBreach,
+}
+
+impl Default for Delivery {
+    fn default() -> Self {
+        Delivery {
+            format: DeliveryFormat::Both,
+            channel: "main".into(),
+            sla_secs: None,
+            sla_breach: SlaBreach::Warn,
+        }
+    }
+}
+
+/// Continuous learning (spec §3 `learning`); `Default` is the spec's defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Learning {
+    pub enabled: bool,
+    /// The tier for persisting a proposed learning.
+    pub approval: Tier,
+    pub max_entries_per_file: u32,
+}
+
+impl Default for Learning {
+    fn default() -> Self {
+        Learning {
+            enabled: false,
+            approval: Tier::Confirm,
+            max_entries_per_file: 50,
+        }
+    }
 }

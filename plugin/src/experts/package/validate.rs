@@ -6,6 +6,7 @@ use super::formats::ManifestFile;
 use super::frontmatter::frontmatter;
 use super::manifest::ManifestCtx;
 use super::model::{Function, LoadLimits, split_operation};
+use super::values::Report;
 use crate::experts::findings::{Finding, Rule, finding};
 use crate::experts::policy::Policy;
 use crate::experts::yaml::{FieldPath, Lines};
@@ -32,6 +33,7 @@ pub(crate) fn cross_references(
 ) {
     let required: BTreeSet<&str> = required_tools.iter().map(String::as_str).collect();
     triggers_name_processes(manifest, c, m);
+    payload_mappings_name_inputs(manifest, c, m);
     processes_name_declared_parts(manifest, c, &required, m);
     functions_name_declared_parts(manifest, c, &required, m);
     overrides_name_declared_operations(policy, c, &required, m);
@@ -51,6 +53,40 @@ fn triggers_name_processes(manifest: &ManifestFile, c: &Components, m: &mut Mani
                 Rule::XrefTriggerProcess,
                 field,
                 format!("{process:?} is not the name of a process in components.processes"),
+            );
+        }
+    }
+}
+
+/// A trigger's `payload_mapping` maps onto inputs its process declares (when it declares any: a
+/// process without `inputs` takes whatever is mapped).
+fn payload_mappings_name_inputs(manifest: &ManifestFile, c: &Components, m: &mut ManifestCtx) {
+    for (i, trigger) in manifest.triggers.iter().flatten().enumerate() {
+        let process = trigger.process.as_deref();
+        let Some(process) = c
+            .processes
+            .iter()
+            .find(|p| Some(p.name.as_str()) == process)
+        else {
+            continue;
+        };
+        if process.inputs.is_empty() {
+            continue;
+        }
+        let pairs = trigger.payload_mapping.iter().flat_map(|p| p.0.iter());
+        for (input, _) in pairs.filter(|(input, _)| !process.inputs.contains(input)) {
+            let field = FieldPath::key("triggers")
+                .i(i)
+                .k("payload_mapping")
+                .k(input);
+            let declared = process.inputs.join(", ");
+            m.report(
+                Rule::XrefPayloadMapping,
+                field,
+                format!(
+                    "{input:?} is not an input of process {:?} (it declares: {declared})",
+                    process.name
+                ),
             );
         }
     }

@@ -1,0 +1,239 @@
+//! The manifest's `concurrency` and `triggers` (spec §3): each trigger's type, session, concurrency,
+//! cron schedule, webhook source, dedupe key and payload mapping, checked and resolved against the
+//! package defaults.
+
+use super::formats::{ManifestFile, TriggerSpec};
+use super::manifest::ManifestCtx;
+use super::model::{Concurrency, SessionMode, Trigger};
+use super::values::{Report, check_enum, check_payload_path, looks_like_time_zone};
+use crate::experts::cron;
+use crate::experts::findings::Rule;
+use crate::experts::yaml::FieldPath;
+
+const CONCURRENCY_MODES: [&str; 3] = ["parallel", "serial", "serial_per_key"];
+
+pub(super) fn check_concurrency(m: &mut ManifestCtx, manifest: &ManifestFile) -> Concurrency {
+    let spec = manifest.concurrency.as_ref();
+    let default = spec.and_then(|c| c.default.clone());
+    let field = FieldPath::key("concurrency").k("default");
+    let ok = check_enum(
+        m,
+        Rule::ManifestValues,
+        field,
+        default.as_deref(),
+        &CONCURRENCY_MODES,
+    );
+    let key = spec.and_then(|c| c.key.clone());
+    if let Some(key) = &key {
+        let field = FieldPath::key("concurrency").k("key");
+        check_payload_path(m, Rule::ManifestValues, field, key);
+    }
+    Concurrency {
+        default: default.filter(|_| ok).unwrap_or_else(|| "parallel".into()),
+        key,
+    }
+}
+
+/// The triggers, sorted by name; `required_tools` is `requires.tools` (for `requires_tool`).
+pub(super) fn check_triggers(
+    m: &mut ManifestCtx,
+    manifest: &ManifestFile,
+    concurrency: &Concurrency,
+    required_tools: &[String],
+) -> Vec<Trigger> {
+    let mut triggers: Vec<Trigger> = Vec::new();
+    for (i, t) in manifest.triggers.iter().flatten().enumerate() {
+        let at = |field: &str| FieldPath::key("triggers").i(i).k(field);
+        check_required_fields(m, t, at);
+        check_schedule(m, t, at);
+        check_source(m, t, at, required_tools);
+        check_payload_fields(m, t, at);
+        let trigger = resolve_trigger(m, t, at, concurrency);
+        let name = &trigger.name;
+        if !name.is_empty() && triggers.iter().any(|other| &other.name == name) {
+            m.report(
+                Rule::NamesUnique,
+                at("name"),
+                format!("trigger {name:?} is declared twice"),
+            );
+            continue;
+        }
+        triggers.push(trigger);
+    }
+    triggers.sort_by(|a, b| a.name.cmp(&b.name));
+    triggers
+}
+
+/// `name`, `type` and `process` present, and `type` one of the spec's three.
+fn check_required_fields(m: &mut ManifestCtx, t: &TriggerSpec, at: impl Fn(&str) -> FieldPath) {
+    for (field, value) in [
+        ("name", &t.name),
+        ("type", &t.kind),
+        ("process", &t.process),
+    ] {
+        if value.as_deref().is_none_or(|v| v.trim().is_empty()) {
+            m.report(
+                Rule::ManifestValues,
+                at(field),
+                format!("trigger field `{field}` is required"),
+            );
+        }
+    }
+    check_enum(
+        m,
+        Rule::ManifestValues,
+        at("type"),
+        t.kind.as_deref(),
+        &["webhook", "cron", "channel"],
+    );
+}
+
+/// A cron trigger's `expr` present and parsable; `tz` shaped like an IANA name.
+fn check_schedule(m: &mut ManifestCtx, t: &TriggerSpec, at: impl Fn(&str) -> FieldPath) {
+    let expr = t.expr.as_deref().filter(|e| !e.trim().is_empty());
+    match expr {
+        None if t.kind.as_deref() == Some("cron") => {
+            m.report(
+                Rule::ManifestValues,
+                at("expr"),
+                "a cron trigger needs `expr`",
+            );
+        }
+        Some(expr) => {
+            if let Err(why) = cron::parse(expr) {
+                m.report(
+                    Rule::ManifestValues,
+                    at("expr"),
+                    format!("{expr:?} is not a cron expression: {why}"),
+                );
+            }
+        }
+        None => {}
+    }
+    if let Some(tz) = &t.tz
+        && !looks_like_time_zone(tz)
+    {
+        m.report(
+            Rule::ManifestValues,
+            at("tz"),
+            format!("{tz:?} is not an IANA time zone name such as UTC or Europe/Berlin"),
+        );
+    }
+}
+
+/// Where a webhook comes from: no `preset` (none is supported), `requires_tool` a required tool.
+fn check_source(
+    m: &mut ManifestCtx,
+    t: &TriggerSpec,
+    at: impl Fn(&str) -> FieldPath,
+    required_tools: &[String],
+) {
+    if let Some(preset) = &t.preset {
+        m.report(
+            Rule::ManifestValues,
+            at("preset"),
+            format!(
+                "preset {preset:?}: presets are not supported (OpenClaw offers no preset this plugin can attach to); remove `preset` to declare a plain webhook, an authenticated HTTP route"
+            ),
+        );
+    }
+    if let Some(tool) = &t.requires_tool
+        && !required_tools.contains(tool)
+    {
+        m.report(
+            Rule::XrefToolsDeclared,
+            at("requires_tool"),
+            format!("tool {tool:?} is not declared in requires.tools"),
+        );
+    }
+}
+
+/// `dedupe_key`, `concurrency_key` and the `payload_mapping` values are payload paths; no input is
+/// mapped twice.
+fn check_payload_fields(m: &mut ManifestCtx, t: &TriggerSpec, at: impl Fn(&str) -> FieldPath) {
+    for (field, value) in [
+        ("dedupe_key", &t.dedupe_key),
+        ("concurrency_key", &t.concurrency_key),
+    ] {
+        if let Some(value) = value {
+            check_payload_path(m, Rule::ManifestValues, at(field), value);
+        }
+    }
+    let pairs = t.payload_mapping.as_ref().map(|p| p.0.as_slice());
+    for (n, (input, path)) in pairs.unwrap_or_default().iter().enumerate() {
+        let field = at("payload_mapping").k(input);
+        if pairs.unwrap_or_default()[..n]
+            .iter()
+            .any(|(k, _)| k == input)
+        {
+            m.report(
+                Rule::ManifestValues,
+                field,
+                format!("input {input:?} is mapped twice"),
+            );
+            continue;
+        }
+        check_payload_path(m, Rule::ManifestValues, field, path);
+    }
+}
+
+/// The trigger with its effective session, concurrency mode and key.
+fn resolve_trigger(
+    m: &mut ManifestCtx,
+    t: &TriggerSpec,
+    at: impl Fn(&str) -> FieldPath,
+    concurrency: &Concurrency,
+) -> Trigger {
+    check_enum(
+        m,
+        Rule::ManifestValues,
+        at("session"),
+        t.session.as_deref(),
+        &["isolated", "main"],
+    );
+    let mode_ok = check_enum(
+        m,
+        Rule::ManifestValues,
+        at("concurrency"),
+        t.concurrency.as_deref(),
+        &CONCURRENCY_MODES,
+    );
+    let mode = t
+        .concurrency
+        .clone()
+        .filter(|_| mode_ok)
+        .unwrap_or_else(|| concurrency.default.clone());
+    let key = t
+        .concurrency_key
+        .clone()
+        .or_else(|| concurrency.key.clone());
+    if mode == "serial_per_key" && key.is_none() {
+        m.report(
+            Rule::ManifestValues,
+            at("concurrency_key"),
+            "serial_per_key needs `concurrency_key` here or `concurrency.key` in the package",
+        );
+    }
+    Trigger {
+        name: t.name.clone().unwrap_or_default(),
+        kind: t.kind.clone().unwrap_or_default(),
+        process: t.process.clone().unwrap_or_default(),
+        preset: t.preset.clone(),
+        requires_tool: t.requires_tool.clone(),
+        expr: t.expr.clone(),
+        tz: t.tz.clone(),
+        concurrency_key: key.filter(|_| mode == "serial_per_key"),
+        concurrency: mode,
+        session: match t.session.as_deref() {
+            Some("main") => SessionMode::Main,
+            _ => SessionMode::Isolated,
+        },
+        dedupe_key: t.dedupe_key.clone(),
+        payload_mapping: t
+            .payload_mapping
+            .as_ref()
+            .map(|p| p.0.clone())
+            .unwrap_or_default(),
+        description: t.description.clone(),
+    }
+}

@@ -1,0 +1,94 @@
+//! Packages for these tests: the base fixture copied to a temporary directory and edited in place.
+
+use graphiti_openclaw::experts::{Finding, LoadOptions, LoadedExpert, Rule, load_expert};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+pub fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/experts")
+}
+
+pub fn options() -> LoadOptions {
+    LoadOptions {
+        known_servers: Some(vec!["notes-mcp".into(), "mail-mcp".into()]),
+        ..Default::default()
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A copy of the base fixture, removed when dropped.
+pub struct TempPackage {
+    pub dir: PathBuf,
+}
+
+impl TempPackage {
+    /// The base fixture copied under a name unique to this test and process.
+    pub fn base(name: &str) -> TempPackage {
+        let dir = std::env::temp_dir().join(format!(
+            "graphiti-experts-package-{}-{name}",
+            std::process::id()
+        ));
+        let _ = fs::remove_dir_all(&dir);
+        copy_dir(&fixtures().join("base"), &dir);
+        TempPackage { dir }
+    }
+
+    /// Replaces `from` (which must occur) by `to` in `file`.
+    pub fn edit(&self, file: &str, from: &str, to: &str) -> &Self {
+        let path = self.dir.join(file);
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{file} has no {from:?}");
+        fs::write(&path, text.replacen(from, to, 1)).unwrap();
+        self
+    }
+
+    /// Inserts `lines` into the manifest just before `components:`.
+    pub fn manifest_before_components(&self, lines: &str) -> &Self {
+        self.edit(
+            "expert.yaml",
+            "components:\n",
+            &format!("{lines}components:\n"),
+        )
+    }
+
+    pub fn load(&self) -> LoadedExpert {
+        load_expert(&self.dir, &options())
+    }
+}
+
+impl Drop for TempPackage {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+pub fn findings_text(findings: &[Finding]) -> String {
+    findings.iter().map(|f| format!("{f}\n")).collect()
+}
+
+/// Asserts there is a finding of `rule` in `file` at `field` whose message contains `says`.
+pub fn assert_finding(expert: &LoadedExpert, rule: Rule, file: &str, field: &str, says: &str) {
+    let found = expert.findings.iter().any(|f| {
+        f.rule == rule
+            && f.file == file
+            && f.field.as_deref() == Some(field)
+            && f.message.contains(says)
+    });
+    assert!(
+        found,
+        "no {rule} finding in {file} at {field} saying {says:?}:\n{}",
+        findings_text(&expert.findings)
+    );
+}
