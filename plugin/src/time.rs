@@ -11,12 +11,26 @@ pub fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
-/// Unix milliseconds as `2026-01-31T12:34:56.789Z` (no date library in the component).
-pub fn iso8601(ms: u64) -> String {
-    let (secs, millis) = (ms / 1000, ms % 1000);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Howard Hinnant's civil-from-days.
-    let z = days as i64 + 719_468;
+/// A moment's calendar fields (proleptic Gregorian), for seconds since the epoch in some offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Civil {
+    pub year: i64,
+    /// 1..=12
+    pub month: u32,
+    /// 1..=31
+    pub day: u32,
+    pub hour: u32,
+    pub minute: u32,
+    pub second: u32,
+    /// 0 = Sunday .. 6 = Saturday
+    pub weekday: u32,
+}
+
+/// The calendar fields of `secs` seconds after 1970-01-01T00:00:00 (Howard Hinnant's
+/// civil-from-days; no date library in the component).
+pub fn civil(secs: i64) -> Civil {
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
     let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
@@ -24,12 +38,47 @@ pub fn iso8601(ms: u64) -> String {
     let mp = (5 * doy + 2) / 153;
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    Civil {
+        year: yoe + era * 400 + i64::from(month <= 2),
+        month: month as u32,
+        day: day as u32,
+        hour: (rem / 3600) as u32,
+        minute: (rem % 3600 / 60) as u32,
+        second: (rem % 60) as u32,
+        // 1970-01-01 was a Thursday.
+        weekday: (days + 4).rem_euclid(7) as u32,
+    }
+}
+
+/// Unix milliseconds as `2026-01-31T12:34:56.789Z`.
+pub fn iso8601(ms: u64) -> String {
+    let c = civil((ms / 1000) as i64);
     format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        c.year,
+        c.month,
+        c.day,
+        c.hour,
+        c.minute,
+        c.second,
+        ms % 1000
+    )
+}
+
+/// Local wall-clock time `offset_minutes` east of UTC, as `2026-01-31 08:00 +01:00`.
+pub fn local_minute(ms: u64, offset_minutes: i32) -> String {
+    let c = civil((ms / 1000) as i64 + i64::from(offset_minutes) * 60);
+    let sign = if offset_minutes < 0 { '-' } else { '+' };
+    let abs = offset_minutes.unsigned_abs();
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02} {sign}{:02}:{:02}",
+        c.year,
+        c.month,
+        c.day,
+        c.hour,
+        c.minute,
+        abs / 60,
+        abs % 60
     )
 }
 
@@ -41,6 +90,21 @@ mod tests {
         assert_eq!(
             super::iso8601(1_709_210_096_789),
             "2024-02-29T12:34:56.789Z"
+        );
+    }
+
+    #[test]
+    fn weekdays_and_local_minutes() {
+        // 2026-11-23 is a Monday.
+        assert_eq!(super::civil(1_795_392_000).weekday, 1);
+        assert_eq!(super::civil(-1).weekday, 3, "1969-12-31 was a Wednesday");
+        assert_eq!(
+            super::local_minute(1_795_392_000_000, 60),
+            "2026-11-23 01:00 +01:00"
+        );
+        assert_eq!(
+            super::local_minute(1_795_392_000_000, -330),
+            "2026-11-22 18:30 -05:30"
         );
     }
 }
