@@ -68,4 +68,20 @@ impl wit_host::Host for GuestState {
     fn mounts(&mut self) -> Vec<Mount> {
         self.mounts.clone()
     }
+
+    fn utc_offset(&mut self, zone: String, at_ms: u64) -> Result<i32, String> {
+        utc_offset_minutes(&zone, at_ms)
+    }
+}
+
+/// Minutes east of UTC of IANA zone `zone` at `at_ms`, from the system's time-zone database (the
+/// bundled copy where there is none).
+pub fn utc_offset_minutes(zone: &str, at_ms: u64) -> Result<i32, String> {
+    let tz = jiff::tz::TimeZone::get(zone)
+        .map_err(|_| format!("unknown time zone {zone:?} (an IANA name such as Europe/Berlin)"))?;
+    let at = i64::try_from(at_ms)
+        .ok()
+        .and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok())
+        .ok_or_else(|| format!("{at_ms} ms is not a representable moment"))?;
+    Ok(tz.to_offset(at).seconds() / 60)
 }

@@ -84,8 +84,10 @@ pub use state_lock::{LockError, StateLocks};
 
 pub use bindings::graphiti::openclaw::host::LogLevel;
 pub use bindings::graphiti::openclaw::types::{
-    AgentEndEvent, BoostHit, Candidate, CaptureOutcome, ChatType, Command, CommandOutput,
-    ConfigError, ConfigFailure, ConfigSummary, Decision, ExpertsCommand, HookContext,
-    IngestRequest, Injection, IntentTestRequest, OutputFormat, PromptEvent, SearchRequest,
-    SkippedPack, SpoolCommand, SpooledTurn, TickReport, ToolCall, ToolVerdict,
+    AgentEndEvent, BoostHit, Candidate, CaptureOutcome, ChannelMessage, ChatType, Command,
+    CommandOutput, ConfigError, ConfigFailure, ConfigSummary, Decision, Delivery, DeliveryKind,
+    ExpertsCommand, HookContext, IngestRequest, Injection, InstallSource, IntentTestRequest,
+    OutputFormat, PromptEvent, RunOutcome, RunReport, RunStart, RuntimeWork, SearchRequest,
+    SkippedPack, SpoolCommand, SpooledTurn, TickReport, ToolCall, ToolVerdict, WebhookAnswer,
+    WebhookRequest,
 };

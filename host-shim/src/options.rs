@@ -30,6 +30,10 @@ pub struct ShimOptions {
     pub experts_dir: Option<PathBuf>,
     /// Mounted read-write at `/workspace`: the agents' workspace (EXPERTS.md, expert state).
     pub workspace_dir: Option<PathBuf>,
+    /// Mount `/experts` read-write: only for `experts install`, `bind` and `remove`.
+    pub experts_writable: bool,
+    /// Mounted read-only at `/install`: the package directory `experts install` copies from.
+    pub install_dir: Option<PathBuf>,
 }
 
 impl ShimOptions {
@@ -48,6 +52,8 @@ impl ShimOptions {
             host_settings: None,
             experts_dir: None,
             workspace_dir: None,
+            experts_writable: false,
+            install_dir: None,
         }
     }
 }
@@ -64,5 +70,6 @@ pub(crate) fn mounts(options: &ShimOptions) -> Vec<(&'static str, &Path)> {
             .as_deref()
             .map(|dir| ("/workspace", dir)),
     );
+    mounts.extend(options.install_dir.as_deref().map(|dir| ("/install", dir)));
     mounts
 }

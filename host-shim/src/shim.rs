@@ -10,8 +10,9 @@ use wasmtime::{Engine, Store, Trap};
 
 use crate::bindings::graphiti::openclaw::host::{LogLevel, Mount};
 use crate::bindings::graphiti::openclaw::types::{
-    AgentEndEvent, CaptureOutcome, Command, CommandOutput, ConfigSummary, Decision, HookContext,
-    Injection, IntentTestRequest, PromptEvent, TickReport, ToolCall, ToolVerdict,
+    AgentEndEvent, CaptureOutcome, ChannelMessage, Command, CommandOutput, ConfigSummary, Decision,
+    HookContext, Injection, IntentTestRequest, PromptEvent, RunReport, RuntimeWork, TickReport,
+    ToolCall, ToolVerdict, WebhookAnswer, WebhookRequest,
 };
 use crate::bindings::{self, GraphitiPlugin, GraphitiPluginPre};
 use crate::cache::{self, CacheOutcome, default_cache_dir};
@@ -198,6 +199,41 @@ impl Shim {
         })
     }
 
+    /// An expert webhook request; when the guest fails, a 503 naming why (nothing was queued that
+    /// was not saved before the failure, and the sender retries on a 5xx).
+    pub fn expert_webhook(&mut self, request: &WebhookRequest, now_ms: u64) -> WebhookAnswer {
+        self.call("expert-webhook", |plugin, store| {
+            plugin.call_expert_webhook(store, request, now_ms)
+        })
+        .unwrap_or_else(|reason| WebhookAnswer {
+            status: 503,
+            body: serde_json::json!({ "error": reason }).to_string(),
+            work: no_work(reason),
+        })
+    }
+
+    pub fn expert_channel_message(&mut self, message: &ChannelMessage, now_ms: u64) -> RuntimeWork {
+        self.call("expert-channel-message", |plugin, store| {
+            plugin.call_expert_channel_message(store, message, now_ms)
+        })
+        .unwrap_or_else(no_work)
+    }
+
+    /// The runtime's tick; when the guest fails, no work and why (the record on disk is untouched).
+    pub fn expert_tick(&mut self, now_ms: u64) -> RuntimeWork {
+        self.call("expert-tick", |plugin, store| {
+            plugin.call_expert_tick(store, now_ms)
+        })
+        .unwrap_or_else(no_work)
+    }
+
+    pub fn expert_run_ended(&mut self, report: &RunReport, now_ms: u64) -> RuntimeWork {
+        self.call("expert-run-ended", |plugin, store| {
+            plugin.call_expert_run_ended(store, report, now_ms)
+        })
+        .unwrap_or_else(no_work)
+    }
+
     /// Log lines (guest and shim) since the last call, oldest first.
     pub fn take_logs(&self) -> Vec<(LogLevel, String)> {
         let mut kept = self
@@ -365,5 +401,14 @@ fn no_injection(reason: String) -> Injection {
             trace: Vec::new(),
         },
         notes: vec![reason],
+    }
+}
+
+fn no_work(reason: String) -> RuntimeWork {
+    RuntimeWork {
+        start: Vec::new(),
+        deliver: Vec::new(),
+        notes: vec![format!("experts: the component failed: {reason}")],
+        tick_in_ms: Some(60_000),
     }
 }

@@ -22,7 +22,15 @@ pub(crate) fn wasi_context(options: &ShimOptions) -> wasmtime::Result<WasiCtx> {
         wasi.preopened_dir(dir, "/state", FsPerms::ReadWrite)?;
     }
     if let Some(dir) = &options.experts_dir {
-        wasi.preopened_dir(dir, "/experts", FsPerms::ReadOnly)?;
+        let perms = if options.experts_writable {
+            FsPerms::ReadWrite
+        } else {
+            FsPerms::ReadOnly
+        };
+        wasi.preopened_dir(dir, "/experts", perms)?;
+    }
+    if let Some(dir) = &options.install_dir {
+        wasi.preopened_dir(dir, "/install", FsPerms::ReadOnly)?;
     }
     if let Some(dir) = &options.workspace_dir {
         wasi.preopened_dir(dir, "/workspace", FsPerms::ReadWrite)?;

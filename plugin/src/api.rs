@@ -178,4 +178,124 @@ pub enum ExpertsCommand {
         name: Option<String>,
         ctx: HookContext,
     },
+    /// Dry run of a trigger: expert, trigger, payload JSON.
+    Fire {
+        expert: String,
+        trigger: String,
+        payload_json: String,
+    },
+    Queue,
+    DeadLetters,
+    Replay(String),
+    Reject(String),
+    /// A manual run: expert, message.
+    Run {
+        expert: String,
+        message: String,
+    },
+    /// The `expert_step` tool: the step's text, in the calling session.
+    Step {
+        step: String,
+        ctx: HookContext,
+    },
+    /// The `expert_learning` tool: the proposal (JSON), in the calling session.
+    Learn {
+        proposal_json: String,
+        ctx: HookContext,
+    },
+    /// Cron slots due up to this epoch ms.
+    Due(u64),
+    Install(InstallSource),
+    /// Expert, abstract tool, MCP server.
+    Bind {
+        expert: String,
+        tool: String,
+        server: String,
+    },
+    Remove(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InstallSource {
+    /// A directory the host mounted at `/install`, as the user named it.
+    Directory(String),
+    /// An archive's name and bytes.
+    Archive(String, Vec<u8>),
+}
+
+/// A run the host must start (WIT `run-start`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RunStart {
+    pub invocation: String,
+    pub attempt: u32,
+    pub expert: String,
+    pub session_key: String,
+    pub message: String,
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeliveryKind {
+    Result,
+    Escalation,
+    Approval,
+    Draft,
+    SlaWarning,
+    Notice,
+}
+
+/// Text for the main session (WIT `delivery`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Delivery {
+    pub expert: String,
+    pub invocation: Option<String>,
+    pub kind: DeliveryKind,
+    pub session_key: String,
+    pub text: String,
+}
+
+/// What the host must do after a runtime call (WIT `runtime-work`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RuntimeWork {
+    pub start: Vec<RunStart>,
+    pub deliver: Vec<Delivery>,
+    pub notes: Vec<String>,
+    pub tick_in_ms: Option<u64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WebhookRequest {
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct WebhookAnswer {
+    pub status: u16,
+    pub body: String,
+    pub work: RuntimeWork,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChannelMessage {
+    pub channel_name: String,
+    pub sender_id: String,
+    pub message_text: String,
+    pub chat_id: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunOutcome {
+    Completed(String),
+    Failed(String),
+    TimedOut,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunReport {
+    pub invocation: String,
+    pub attempt: u32,
+    pub outcome: RunOutcome,
 }

@@ -11,6 +11,8 @@ pub mod decision;
 pub mod delivery;
 pub mod documents;
 pub mod engine;
+pub mod expert_install;
+pub mod expert_runs;
 pub mod expert_sessions;
 pub mod experts;
 pub mod files;

@@ -54,6 +54,12 @@ pub(crate) struct GlobalOptions {
     /// Expert packages, mounted read-only [default: <config-dir>/experts when it exists]
     #[arg(long, global = true, value_name = "DIR")]
     pub(crate) experts_dir: Option<PathBuf>,
+    /// Set by `experts install|bind|remove` only: the experts directory is mounted writable.
+    #[arg(skip)]
+    pub(crate) experts_writable: bool,
+    /// Set by `experts install DIR`: the package directory, mounted read-only at /install.
+    #[arg(skip)]
+    pub(crate) install_dir: Option<PathBuf>,
     /// The agents' workspace (EXPERTS.md, expert state), mounted read-write
     #[arg(long, global = true, value_name = "DIR")]
     pub(crate) workspace_dir: Option<PathBuf>,
@@ -205,4 +211,50 @@ pub(crate) enum ExpertsCli {
         #[arg(long, value_name = "ID")]
         agent: Option<String>,
     },
+    /// Dry run of a trigger with a payload: the process, its inputs, the queue it joins, whether it
+    /// is a duplicate, the run's message. Records nothing
+    Fire {
+        expert: String,
+        trigger: String,
+        /// The event's payload, a JSON file (a webhook's body; for a channel trigger
+        /// {"sender_id", "message_text", "channel_name"})
+        #[arg(long, value_name = "FILE")]
+        payload: PathBuf,
+    },
+    /// Expert runs not finished: queued, running, waiting for an approval or a retry
+    Queue,
+    /// Runs kept for review by `on_failure: dead_letter`
+    DeadLetters,
+    /// Queue a dead-lettered or failed run again (the OpenClaw Gateway's runtime starts it)
+    Replay {
+        /// The invocation id, e.g. inv-12
+        id: String,
+    },
+    /// Reject a pending approval (a tool call or a proposed learning)
+    Reject {
+        /// The request id, as `pending` or the request shows it
+        id: String,
+    },
+    /// Queue a manual run of an expert (the OpenClaw Gateway's runtime starts it)
+    Run {
+        expert: String,
+        /// What the expert should do
+        message: String,
+    },
+    /// Cron slots due from the last check up to a moment (a dry run of the schedule)
+    Due {
+        /// RFC 3339 (2026-11-23T07:00:00+01:00) or epoch milliseconds [default: now]
+        #[arg(long, value_name = "TIME")]
+        at: Option<String>,
+    },
+    /// Install a package (a directory or a .tgz), validated before it is copied in
+    Install { source: PathBuf },
+    /// Bind a package's abstract tool to an MCP server (writes its bindings.yaml)
+    Bind {
+        expert: String,
+        tool: String,
+        server: String,
+    },
+    /// Remove an installed package (its runtime state and workspace stay)
+    Remove { expert: String },
 }

@@ -2,6 +2,7 @@
 //! ([`run`](mod@run), [`turn`]) and its answers printed ([`output`]).
 
 mod args;
+mod experts;
 mod input_files;
 mod open;
 mod output;

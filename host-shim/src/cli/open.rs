@@ -53,6 +53,8 @@ pub(crate) fn open_shim(options: GlobalOptions, dry_run: bool) -> Result<Shim, S
             }
             None => None,
         },
+        experts_writable: options.experts_writable,
+        install_dir: options.install_dir,
         host_settings: options
             .settings
             .map(|path| read_text("settings file", &path))

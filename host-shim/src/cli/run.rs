@@ -1,14 +1,15 @@
 //! Runs one parsed command line: the shim it needs (dry or not), then its subcommand, most of them
 //! one operator command of the component.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use host_shim::{
-    ChatType, Command, ExpertsCommand, HookContext, IngestRequest, IntentTestRequest, OutputFormat,
-    Shim, SpoolCommand, ToolCall,
+    ChatType, Command, HookContext, IngestRequest, IntentTestRequest, OutputFormat, Shim,
+    SpoolCommand,
 };
 
-use super::args::{Cli, CliCommand, ExpertsCli, GlobalOptions, SpoolCli};
+use super::args::{Cli, CliCommand, ExpertsCli, SpoolCli};
+use super::experts::{experts_command, mount_package_dir};
 use super::input_files::read_text;
 use super::open::open_shim;
 use super::output::{print_output, print_tick};
@@ -40,7 +41,7 @@ pub(crate) fn run(mut cli: Cli) -> Result<u8, String> {
             None | Some(SpoolCli::List) => SpoolCommand::List,
             Some(SpoolCli::Requeue) => SpoolCommand::Requeue,
         }),
-        CliCommand::Experts { command } => Command::Experts(experts_command(command)),
+        CliCommand::Experts { command } => Command::Experts(experts_command(command)?),
         CliCommand::Ingest { text, sender } => return ingest(&mut shim, text, sender),
         CliCommand::Turn {
             prompt,
@@ -54,28 +55,6 @@ pub(crate) fn run(mut cli: Cli) -> Result<u8, String> {
         }
     };
     Ok(print_output(&shim.run_command(&command)))
-}
-
-/// A package given as a directory: its parent is mounted as the experts directory.
-fn mount_package_dir(command: &mut CliCommand, options: &mut GlobalOptions) -> Result<(), String> {
-    if let CliCommand::Experts {
-        command: ExpertsCli::Validate { target } | ExpertsCli::Prompt { target },
-    } = command
-    {
-        let path = Path::new(target.as_str());
-        if path.join("expert.yaml").is_file() {
-            let dir = path
-                .canonicalize()
-                .map_err(|err| format!("{target}: {err}"))?;
-            let name = dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .ok_or_else(|| format!("{target}: not a package directory"))?;
-            options.experts_dir = dir.parent().map(Path::to_path_buf);
-            *target = name;
-        }
-    }
-    Ok(())
 }
 
 /// Whether the command runs without the state directory and without reaching Graphiti.
@@ -95,7 +74,14 @@ fn is_dry_run(command: &CliCommand) -> bool {
             | CliCommand::Experts {
                 command: ExpertsCli::Pending
                     | ExpertsCli::Approve { .. }
+                    | ExpertsCli::Reject { .. }
                     | ExpertsCli::CheckTool { .. }
+                    | ExpertsCli::Fire { .. }
+                    | ExpertsCli::Queue
+                    | ExpertsCli::DeadLetters
+                    | ExpertsCli::Replay { .. }
+                    | ExpertsCli::Run { .. }
+                    | ExpertsCli::Due { .. }
             }
     )
 }
@@ -124,42 +110,6 @@ fn intent_test(
             OutputFormat::Text
         },
     )))
-}
-
-fn experts_command(command: ExpertsCli) -> ExpertsCommand {
-    match command {
-        ExpertsCli::List => ExpertsCommand::List,
-        ExpertsCli::Validate { target } => ExpertsCommand::Validate(target),
-        ExpertsCli::Prompt { target } => ExpertsCommand::Prompt(target),
-        ExpertsCli::Registry => ExpertsCommand::Registry,
-        ExpertsCli::Pending => ExpertsCommand::Pending,
-        ExpertsCli::Approve { id } => ExpertsCommand::Approve(id),
-        ExpertsCli::CheckTool {
-            tool,
-            arguments,
-            session,
-            expert,
-            agent,
-        } => {
-            let call = ToolCall {
-                tool_name: tool,
-                arguments_json: arguments,
-                call_id: None,
-            };
-            let ctx = HookContext {
-                session_key: session,
-                session_id: None,
-                agent_id: agent,
-                sender_id: None,
-                chat_id: None,
-                channel: Some("cli".into()),
-                chat_type: ChatType::Unknown,
-                trigger: None,
-                run_id: None,
-            };
-            ExpertsCommand::CheckTool((expert, call, ctx))
-        }
-    }
 }
 
 /// `ingest`: the text is spooled by the component, then sent at once as the host's timer would.

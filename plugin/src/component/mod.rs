@@ -11,14 +11,15 @@ use crate::locks;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
-wit_bindgen::generate!({
-    world: "graphiti-plugin",
-    path: "../wit",
-});
+mod bindings;
+mod context;
+mod expert_runs;
 
-use exports::graphiti::openclaw::plugin::Guest;
-use graphiti::openclaw::host::{self, LogLevel};
-use graphiti::openclaw::types as wit;
+use context::hook_context;
+
+use bindings::exports::graphiti::openclaw::plugin::Guest;
+use bindings::graphiti::openclaw::host::{self, LogLevel};
+use bindings::graphiti::openclaw::types as wit;
 
 /// Guest paths of the host's preopens (see `wit/plugin.wit`).
 const CONFIG_DIR: &str = "/config";
@@ -36,7 +37,8 @@ thread_local! {
     static ENGINE: RefCell<Engine> = RefCell::new(
         Engine::new(config_roots(), mounted(STATE_DIR), Box::new(HostHttp))
             .with_experts(mounted(EXPERTS_DIR), mounted(WORKSPACE_DIR))
-            .with_locks(Box::new(HostLocks)),
+            .with_locks(Box::new(HostLocks))
+            .with_time_zones(Box::new(expert_runs::HostZones)),
     );
 }
 
@@ -257,6 +259,9 @@ impl Guest for Component {
             wit::Command::Search(r) => api::Command::Search(r.query, hook_context(r.ctx)),
             wit::Command::Ingest(r) => api::Command::Ingest(r.text, r.source, hook_context(r.ctx)),
             wit::Command::Debug(session_key) => api::Command::Debug(session_key),
+            wit::Command::Experts(command) if expert_runs::command(&command).is_some() => {
+                api::Command::Experts(expert_runs::command(&command).expect("checked"))
+            }
             wit::Command::Experts(command) => api::Command::Experts(match command {
                 wit::ExpertsCommand::List => ExpertsCommand::List,
                 wit::ExpertsCommand::Validate(target) => ExpertsCommand::Validate(target),
@@ -273,6 +278,7 @@ impl Guest for Component {
                     name,
                     ctx: hook_context(ctx),
                 },
+                _ => unreachable!("the runtime's commands are mapped above"),
             }),
             wit::Command::Flush => api::Command::Flush,
             wit::Command::Spool(command) => api::Command::Spool(match command {
@@ -287,23 +293,24 @@ impl Guest for Component {
             stderr: out.stderr,
         }
     }
-}
 
-fn hook_context(ctx: wit::HookContext) -> api::HookContext {
-    api::HookContext {
-        session_key: ctx.session_key,
-        session_id: ctx.session_id,
-        agent_id: ctx.agent_id,
-        sender_id: ctx.sender_id,
-        chat_id: ctx.chat_id,
-        channel: ctx.channel,
-        chat_type: match ctx.chat_type {
-            wit::ChatType::Direct => api::ChatType::Direct,
-            wit::ChatType::Group => api::ChatType::Group,
-            wit::ChatType::Unknown => api::ChatType::Unknown,
-        },
-        trigger: ctx.trigger,
-        run_id: ctx.run_id,
+    fn expert_webhook(request: wit::WebhookRequest, now_ms: u64) -> wit::WebhookAnswer {
+        let request = expert_runs::webhook_request(request);
+        expert_runs::webhook_answer(with_engine(|e| e.expert_webhook(&request, now_ms)))
+    }
+
+    fn expert_channel_message(message: wit::ChannelMessage, now_ms: u64) -> wit::RuntimeWork {
+        let message = expert_runs::channel_message(message);
+        expert_runs::work(with_engine(|e| e.expert_channel_message(&message, now_ms)))
+    }
+
+    fn expert_tick(now_ms: u64) -> wit::RuntimeWork {
+        expert_runs::work(with_engine(|e| e.expert_tick(now_ms)))
+    }
+
+    fn expert_run_ended(report: wit::RunReport, now_ms: u64) -> wit::RuntimeWork {
+        let report = expert_runs::run_report(report);
+        expert_runs::work(with_engine(|e| e.expert_run_ended(&report, now_ms)))
     }
 }
 
@@ -382,4 +389,4 @@ fn injection(i: decision::Injection) -> wit::Injection {
     }
 }
 
-export!(Component);
+bindings::export!(Component with_types_in bindings);

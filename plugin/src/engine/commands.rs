@@ -81,6 +81,9 @@ impl Engine {
             Command::Experts(command) => {
                 // The `experts` settings (servers, mappings) come with the configuration.
                 self.ensure_loaded();
+                if let Some(out) = self.runtime_command(command) {
+                    return out;
+                }
                 let (exit_code, stdout) = self.experts.command(command, time::now_ms() / 1000);
                 CommandOutput {
                     exit_code,

@@ -4,6 +4,7 @@
 
 mod capture;
 mod commands;
+mod expert_runs;
 mod sending;
 mod tool_calls;
 mod turn;
@@ -42,6 +43,8 @@ pub struct Engine {
     experts: ExpertSessions,
     /// The host's cross-process locks on the state directory.
     locks: Box<dyn Locks>,
+    /// The host's time-zone offsets, for cron triggers.
+    zones: Box<dyn crate::expert_runs::TimeZones>,
 }
 
 /// Counts are merged into the file at the end of every turn (`agent-end`), on every `tick` and
@@ -72,7 +75,14 @@ impl Engine {
                 ..ExpertRoots::default()
             }),
             locks: Box::new(locks::Unshared),
+            zones: Box::new(crate::expert_runs::UtcOnly),
         }
+    }
+
+    /// The host's time zones (without them, cron triggers know UTC only).
+    pub fn with_time_zones(mut self, zones: Box<dyn crate::expert_runs::TimeZones>) -> Engine {
+        self.zones = zones;
+        self
     }
 
     /// The host's cross-process locks (without them, the engine assumes it owns its state alone).

@@ -9,7 +9,10 @@ impl Engine {
     /// Before a tool call: expert sessions' approval policy; other sessions are not checked.
     pub fn before_tool_call(&mut self, call: &ToolCall, ctx: &HookContext) -> ToolCheck {
         self.ensure_loaded();
-        self.experts
-            .before_tool_call(call, ctx, time::now_ms() / 1000)
+        let mut check = self
+            .experts
+            .before_tool_call(call, ctx, time::now_ms() / 1000);
+        self.held_call(&mut check, ctx);
+        check
     }
 }

@@ -54,6 +54,14 @@ impl ExpertSessions {
                 self.check_tool(expert.as_deref(), call, ctx, now_secs)
             }
             ExpertsCommand::Knowledge { name, ctx } => self.knowledge(name.as_deref(), ctx),
+            ExpertsCommand::Reject(id) => {
+                text(approval_text::reject_text(&self.stores(), id, now_secs))
+            }
+            // The runtime's commands need the host's locks: the engine runs them.
+            other => (
+                1,
+                format!("{other:?} is run by the expert runtime, not here\n"),
+            ),
         }
     }
 

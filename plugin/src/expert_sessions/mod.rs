@@ -10,6 +10,7 @@ use crate::experts::{
 };
 
 mod commands;
+mod runtime;
 pub use crate::api::ExpertsCommand;
 pub use crate::experts::settings::ExpertsSettings;
 use std::path::{Path, PathBuf};
@@ -46,6 +47,8 @@ pub struct ExpertSessions {
     loaded: Option<Vec<LoadedExpert>>,
     /// The registry summary, built from `loaded`.
     registry: Option<String>,
+    /// This instance as the expert runtime's runner.
+    runner: crate::expert_runs::tick::RunnerState,
 }
 
 impl ExpertSessions {
@@ -55,6 +58,7 @@ impl ExpertSessions {
             roots,
             loaded: None,
             registry: None,
+            runner: crate::expert_runs::tick::RunnerState::default(),
         }
     }
 
@@ -191,7 +195,12 @@ impl ExpertSessions {
             &self.workspace_display(&expert.name),
             &PromptLimits::default(),
         );
-        Ok(prompt.text)
+        Ok(match self.learnings_section(name) {
+            Some(learnings) if package.learning.enabled => {
+                format!("{}\n\n{learnings}", prompt.text)
+            }
+            _ => prompt.text,
+        })
     }
 
     /// The registry summary for the main agent; also writes `EXPERTS.md` into the workspace.
@@ -244,7 +253,20 @@ impl ExpertSessions {
         // The use of a user's approval is worth a line in the log (an audit trail).
         let approval_used = (decision.allowed() && decision.tier == experts::Tier::Confirm)
             .then(|| format!("experts: {name}: {} ({})", decision.message, decision.tool));
+        let held =
+            matches!(decision.verdict, Verdict::AwaitApproval | Verdict::Draft).then(|| Held {
+                expert: name.clone(),
+                manual: decision.verdict == Verdict::Draft,
+                operation: decision.operation.clone(),
+                arguments: crate::text::one_line(decision.arguments.as_deref().unwrap_or("{}"))
+                    .chars()
+                    .take(HELD_ARGUMENTS_CHARS)
+                    .collect(),
+                request: decision.request_id.clone(),
+                timeout_secs: package.policy.timeout_secs,
+            });
         ToolCheck {
+            held,
             approval_used,
             verdict: match decision.verdict {
                 Verdict::Allow => ToolVerdict::Allow,
@@ -302,6 +324,26 @@ pub struct ToolCheck {
     pub notes: Vec<String>,
     /// A user's approval this call used, for the log.
     pub approval_used: Option<String>,
+    /// A CONFIRM or MANUAL call the policy held (an expert run pauses or delivers the draft).
+    pub held: Option<Held>,
+}
+
+/// Arguments shown with a held call, at most (characters).
+const HELD_ARGUMENTS_CHARS: usize = 2_000;
+
+/// A call the approval policy held.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Held {
+    pub expert: String,
+    /// MANUAL (a draft) rather than CONFIRM.
+    pub manual: bool,
+    pub operation: String,
+    /// The arguments on one line, bounded, for the user.
+    pub arguments: String,
+    /// The approval request's id (CONFIRM).
+    pub request: Option<String>,
+    /// `policy.approval.timeout`.
+    pub timeout_secs: Option<u64>,
 }
 
 impl ToolCheck {
@@ -310,6 +352,7 @@ impl ToolCheck {
             verdict: ToolVerdict::Allow,
             notes: vec![],
             approval_used: None,
+            held: None,
         }
     }
     fn block(message: String) -> ToolCheck {
@@ -317,6 +360,7 @@ impl ToolCheck {
             verdict: ToolVerdict::Block(message),
             notes: vec![],
             approval_used: None,
+            held: None,
         }
     }
 }

@@ -78,7 +78,17 @@ fn request_block(r: &ApprovalRequest) -> String {
 
 /// `experts approve <id>`: the pending request with that id (or whole digest), in any store.
 pub fn approve_text(stores: &[StoreDir], id: &str, now: u64) -> CommandText {
+    answer_text(stores, id, now, true)
+}
+
+/// `experts reject <id>`: the request is refused; a run waiting on it fails that step.
+pub fn reject_text(stores: &[StoreDir], id: &str, now: u64) -> CommandText {
+    answer_text(stores, id, now, false)
+}
+
+fn answer_text(stores: &[StoreDir], id: &str, now: u64, approve: bool) -> CommandText {
     let failed = |text: String| CommandText { text, ok: false };
+    let verb = if approve { "approve" } else { "reject" };
     for (name, dir) in stores {
         let mut store = match ApprovalStore::load(dir) {
             Ok((store, _)) => store,
@@ -87,13 +97,15 @@ pub fn approve_text(stores: &[StoreDir], id: &str, now: u64) -> CommandText {
         let digest = match store.find(id) {
             Ok(Some(digest)) => digest,
             Ok(None) => continue,
-            Err(why) => return failed(format!("cannot approve {}: {why}\n", id.trim())),
+            Err(why) => return failed(format!("cannot {verb} {}: {why}\n", id.trim())),
         };
-        return match store
-            .approve(&digest, now)
-            .and_then(|r| store.save(dir).map(|()| r))
-        {
-            Ok(r) => CommandText {
+        let answered = if approve {
+            store.approve(&digest, now)
+        } else {
+            store.reject(&digest, now)
+        };
+        return match answered.and_then(|r| store.save(dir).map(|()| r)) {
+            Ok(r) if approve => CommandText {
                 text: format!(
                     "approved {} for expert {name}: {} (tool {}) with arguments {}\n\
                      The agent may run exactly this call once, in session {}.\n",
@@ -105,7 +117,14 @@ pub fn approve_text(stores: &[StoreDir], id: &str, now: u64) -> CommandText {
                 ),
                 ok: true,
             },
-            Err(why) => failed(format!("cannot approve {}: {why}\n", id.trim())),
+            Ok(r) => CommandText {
+                text: format!(
+                    "rejected {} for expert {name}: {} (tool {})\n",
+                    r.id, r.operation, r.tool_name
+                ),
+                ok: true,
+            },
+            Err(why) => failed(format!("cannot {verb} {}: {why}\n", id.trim())),
         };
     }
     failed(format!(

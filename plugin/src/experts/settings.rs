@@ -16,6 +16,21 @@ pub struct ExpertsSettings {
     /// MCP servers the host has configured; bindings to other servers are errors. Absent: unchecked.
     pub known_servers: Option<Vec<String>>,
     pub scratch_retention_days: u64,
+    /// The main session's key: where results, escalations and approval requests are delivered, and
+    /// where `session: main` triggers run.
+    pub main_session_key: String,
+    /// The bearer token every webhook trigger requires (`Authorization: Bearer …`); none refuses
+    /// every webhook with 503 until one is set.
+    pub webhook_token: Option<String>,
+    /// Largest webhook body accepted, in bytes.
+    pub webhook_max_bytes: usize,
+    /// How long a dedupe key is remembered, in hours.
+    pub dedupe_window_hours: u64,
+    /// Runs started at once at most, across experts.
+    pub max_running: usize,
+    /// `<expert>/<trigger>` → the channel names whose inbound messages fire that channel trigger;
+    /// a channel trigger not listed here never fires.
+    pub channels: BTreeMap<String, Vec<String>>,
 }
 
 impl Default for ExpertsSettings {
@@ -26,6 +41,12 @@ impl Default for ExpertsSettings {
             workspace_dir: "~/.openclaw/workspace".into(),
             known_servers: None,
             scratch_retention_days: 7,
+            main_session_key: "agent:main:main".into(),
+            webhook_token: None,
+            webhook_max_bytes: 256 * 1024,
+            dedupe_window_hours: 24,
+            max_running: 4,
+            channels: BTreeMap::new(),
         }
     }
 }

@@ -10,9 +10,10 @@ wit_bindgen::generate!({ world: "graphiti-plugin", path: "../../wit" });
 use exports::graphiti::openclaw::plugin::Guest;
 use graphiti::openclaw::host;
 use graphiti::openclaw::types::{
-    AgentEndEvent, CaptureOutcome, Command, CommandOutput, ConfigError, ConfigFailure,
-    ConfigSummary, Decision, HookContext, Injection, IntentTestRequest, PromptEvent, SpoolCommand,
-    TickReport, ToolCall, ToolVerdict,
+    AgentEndEvent, CaptureOutcome, ChannelMessage, Command, CommandOutput, ConfigError,
+    ConfigFailure, ConfigSummary, Decision, HookContext, Injection, IntentTestRequest, PromptEvent,
+    RunReport, RuntimeWork, SpoolCommand, TickReport, ToolCall, ToolVerdict, WebhookAnswer,
+    WebhookRequest,
 };
 
 struct Probe;
@@ -84,6 +85,38 @@ impl Guest for Probe {
             stdout: stdout + "\n",
             stderr: String::new(),
         }
+    }
+
+    /// The body is a command, as a prompt is; its output is the answer's body.
+    fn expert_webhook(request: WebhookRequest, _now_ms: u64) -> WebhookAnswer {
+        WebhookAnswer {
+            status: 200,
+            body: run(&String::from_utf8_lossy(&request.body)),
+            work: idle(),
+        }
+    }
+
+    fn expert_channel_message(message: ChannelMessage, _now_ms: u64) -> RuntimeWork {
+        let mut work = idle();
+        work.notes.push(run(&message.message_text));
+        work
+    }
+
+    fn expert_tick(_now_ms: u64) -> RuntimeWork {
+        idle()
+    }
+
+    fn expert_run_ended(_report: RunReport, _now_ms: u64) -> RuntimeWork {
+        idle()
+    }
+}
+
+fn idle() -> RuntimeWork {
+    RuntimeWork {
+        start: Vec::new(),
+        deliver: Vec::new(),
+        notes: Vec::new(),
+        tick_in_ms: None,
     }
 }
 

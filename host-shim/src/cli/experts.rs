@@ -1,0 +1,143 @@
+//! The `experts …` subcommands: what they mount (a package directory's parent; the experts directory
+//! writable for install, bind and remove only) and the command each becomes.
+
+use std::path::Path;
+
+use host_shim::{ChatType, ExpertsCommand, HookContext, InstallSource, ToolCall};
+
+use super::args::{CliCommand, ExpertsCli, GlobalOptions};
+use super::input_files::read_text;
+
+/// Largest package archive read for `experts install`.
+const MAX_ARCHIVE_BYTES: u64 = 16 << 20;
+
+/// A package given as a directory: its parent is mounted as the experts directory.
+pub(crate) fn mount_package_dir(
+    command: &mut CliCommand,
+    options: &mut GlobalOptions,
+) -> Result<(), String> {
+    if let CliCommand::Experts {
+        command: ExpertsCli::Validate { target } | ExpertsCli::Prompt { target },
+    } = command
+    {
+        let path = Path::new(target.as_str());
+        if path.join("expert.yaml").is_file() {
+            let dir = path
+                .canonicalize()
+                .map_err(|err| format!("{target}: {err}"))?;
+            let name = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .ok_or_else(|| format!("{target}: not a package directory"))?;
+            options.experts_dir = dir.parent().map(Path::to_path_buf);
+            *target = name;
+        }
+    }
+    if let CliCommand::Experts {
+        command: ExpertsCli::Install { .. } | ExpertsCli::Bind { .. } | ExpertsCli::Remove { .. },
+    } = command
+    {
+        options.experts_writable = true;
+    }
+    if let CliCommand::Experts {
+        command: ExpertsCli::Install { source },
+    } = command
+    {
+        if source.is_dir() {
+            options.install_dir = Some(source.clone());
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn experts_command(command: ExpertsCli) -> Result<ExpertsCommand, String> {
+    Ok(match command {
+        ExpertsCli::List => ExpertsCommand::List,
+        ExpertsCli::Validate { target } => ExpertsCommand::Validate(target),
+        ExpertsCli::Prompt { target } => ExpertsCommand::Prompt(target),
+        ExpertsCli::Registry => ExpertsCommand::Registry,
+        ExpertsCli::Pending => ExpertsCommand::Pending,
+        ExpertsCli::Approve { id } => ExpertsCommand::Approve(id),
+        ExpertsCli::CheckTool {
+            tool,
+            arguments,
+            session,
+            expert,
+            agent,
+        } => {
+            let call = ToolCall {
+                tool_name: tool,
+                arguments_json: arguments,
+                call_id: None,
+            };
+            let ctx = HookContext {
+                session_key: session,
+                session_id: None,
+                agent_id: agent,
+                sender_id: None,
+                chat_id: None,
+                channel: Some("cli".into()),
+                chat_type: ChatType::Unknown,
+                trigger: None,
+                run_id: None,
+            };
+            ExpertsCommand::CheckTool((expert, call, ctx))
+        }
+        ExpertsCli::Fire {
+            expert,
+            trigger,
+            payload,
+        } => ExpertsCommand::Fire((expert, trigger, read_text("payload file", &payload)?)),
+        ExpertsCli::Queue => ExpertsCommand::Queue,
+        ExpertsCli::DeadLetters => ExpertsCommand::DeadLetters,
+        ExpertsCli::Replay { id } => ExpertsCommand::Replay(id),
+        ExpertsCli::Reject { id } => ExpertsCommand::Reject(id),
+        ExpertsCli::Run { expert, message } => ExpertsCommand::Run((expert, message)),
+        ExpertsCli::Due { at } => ExpertsCommand::Due(moment(at.as_deref())?),
+        ExpertsCli::Install { source } => ExpertsCommand::Install(install_source(&source)?),
+        ExpertsCli::Bind {
+            expert,
+            tool,
+            server,
+        } => ExpertsCommand::Bind((expert, tool, server)),
+        ExpertsCli::Remove { expert } => ExpertsCommand::Remove(expert),
+    })
+}
+
+/// A moment as RFC 3339 or epoch milliseconds; now when absent.
+fn moment(text: Option<&str>) -> Result<u64, String> {
+    let Some(text) = text else {
+        return Ok(std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64));
+    };
+    if let Ok(ms) = text.parse::<u64>() {
+        return Ok(ms);
+    }
+    let at: jiff::Timestamp = text
+        .parse()
+        .map_err(|e| format!("--at {text:?} is neither RFC 3339 nor epoch milliseconds: {e}"))?;
+    u64::try_from(at.as_millisecond()).map_err(|_| format!("--at {text:?} is before 1970"))
+}
+
+/// A directory (mounted at /install) or a .tgz archive's bytes (at most 16 MiB).
+fn install_source(source: &Path) -> Result<InstallSource, String> {
+    let name = source.display().to_string();
+    if source.is_dir() {
+        return Ok(InstallSource::Directory(name));
+    }
+    let meta = std::fs::metadata(source).map_err(|e| format!("{name}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "{name} is neither a package directory nor a .tgz archive"
+        ));
+    }
+    if meta.len() > MAX_ARCHIVE_BYTES {
+        return Err(format!(
+            "{name} has {} bytes; a package archive may have at most {MAX_ARCHIVE_BYTES}",
+            meta.len()
+        ));
+    }
+    let bytes = std::fs::read(source).map_err(|e| format!("{name}: {e}"))?;
+    Ok(InstallSource::Archive((name, bytes)))
+}

@@ -1,0 +1,183 @@
+//! The expert runtime's entry points (`expert-webhook`, `expert-channel-message`, `expert-tick`,
+//! `expert-run-ended`), its `experts …` commands, and what a held tool call does to a run.
+
+use super::Engine;
+use crate::api::{
+    ChannelMessage, CommandOutput, ExpertsCommand, HookContext, RunReport, RuntimeWork,
+    WebhookAnswer, WebhookRequest,
+};
+use crate::expert_runs::Runtime;
+use crate::expert_runs::in_flight::HeldCall;
+use crate::expert_sessions::{Held, ToolCheck, ToolVerdict};
+use crate::time;
+
+fn output(result: Result<String, String>) -> CommandOutput {
+    match result {
+        Ok(stdout) => CommandOutput {
+            exit_code: 0,
+            stdout,
+            stderr: String::new(),
+        },
+        Err(why) => CommandOutput {
+            exit_code: 1,
+            stdout: String::new(),
+            stderr: format!("{why}\n"),
+        },
+    }
+}
+
+impl Engine {
+    /// Runs `f` on the runtime; without one (no state directory, no experts), the error.
+    fn with_runtime<T>(
+        &mut self,
+        f: impl FnOnce(&mut Runtime, &mut crate::expert_runs::tick::RunnerState) -> T,
+    ) -> Result<T, String> {
+        self.ensure_loaded();
+        let (mut runtime, runner) = self
+            .experts
+            .runtime(self.locks.as_mut(), self.zones.as_mut())?;
+        Ok(f(&mut runtime, runner))
+    }
+
+    pub fn expert_webhook(&mut self, request: &WebhookRequest, now_ms: u64) -> WebhookAnswer {
+        self.with_runtime(|rt, _| rt.webhook(request, now_ms))
+            .unwrap_or_else(|why| WebhookAnswer {
+                status: 503,
+                body: serde_json::json!({ "error": why }).to_string(),
+                work: RuntimeWork::default(),
+            })
+    }
+
+    pub fn expert_channel_message(&mut self, message: &ChannelMessage, now_ms: u64) -> RuntimeWork {
+        self.with_runtime(|rt, _| rt.channel_message(message, now_ms))
+            .unwrap_or_default()
+    }
+
+    pub fn expert_tick(&mut self, now_ms: u64) -> RuntimeWork {
+        self.with_runtime(|rt, runner| rt.tick(runner, now_ms))
+            .unwrap_or_else(|why| RuntimeWork {
+                notes: vec![format!("experts: no runtime: {why}")],
+                ..RuntimeWork::default()
+            })
+    }
+
+    /// A run ended: the record is updated, and what is due now (the next in its lane, deliveries)
+    /// is returned at once.
+    pub fn expert_run_ended(&mut self, report: &RunReport, now_ms: u64) -> RuntimeWork {
+        let ended = self.with_runtime(|rt, _| {
+            rt.with_record(now_ms, |rt, runs, notes| {
+                let changed = rt.run_ended(runs, report, now_ms, notes);
+                Ok(((), changed))
+            })
+        });
+        let mut notes = match ended {
+            Ok(Ok(((), notes))) => notes,
+            Ok(Err(why)) | Err(why) => vec![format!(
+                "experts: the end of {} was not recorded: {why}",
+                report.invocation
+            )],
+        };
+        let mut work = self.expert_tick(now_ms);
+        notes.append(&mut work.notes);
+        work.notes = notes;
+        work
+    }
+
+    /// A held call in an expert run's session pauses the run (CONFIRM) or delivers its draft
+    /// (MANUAL); the agent is told what happened.
+    pub(super) fn held_call(&mut self, check: &mut ToolCheck, ctx: &HookContext) {
+        let (Some(held), Some(session)) = (check.held.clone(), ctx.session_key.clone()) else {
+            return;
+        };
+        let now_ms = time::now_ms();
+        let Held {
+            manual,
+            operation,
+            arguments,
+            request,
+            timeout_secs,
+            ..
+        } = held;
+        let call = HeldCall {
+            session_key: &session,
+            operation: &operation,
+            arguments: &arguments,
+            request: request.as_deref(),
+        };
+        let said = self.with_runtime(|rt, _| {
+            if manual {
+                rt.deliver_draft(&call, now_ms)
+            } else {
+                rt.hold_for_approval(&call, timeout_secs, now_ms)
+            }
+        });
+        if let (Ok(Some(said)), ToolVerdict::Block(message)) = (said, &mut check.verdict) {
+            *message = format!("{message}\n{said}");
+        }
+    }
+
+    /// The runtime's `experts …` commands; None for the others.
+    pub(super) fn runtime_command(&mut self, command: &ExpertsCommand) -> Option<CommandOutput> {
+        let now_ms = time::now_ms();
+        let result = match command {
+            ExpertsCommand::Queue => self.with_runtime(|rt, _| rt.queue_text(now_ms)),
+            ExpertsCommand::DeadLetters => self.with_runtime(|rt, _| rt.dead_letters_text(now_ms)),
+            ExpertsCommand::Replay(id) => self.with_runtime(|rt, _| rt.replay(id.trim(), now_ms)),
+            ExpertsCommand::Run { expert, message } => {
+                self.with_runtime(|rt, _| rt.run_manual(expert, message, now_ms))
+            }
+            ExpertsCommand::Fire {
+                expert,
+                trigger,
+                payload_json,
+            } => self.with_runtime(|rt, _| rt.fire_text(expert, trigger, payload_json, now_ms)),
+            ExpertsCommand::Due(at_ms) => self.with_runtime(|rt, _| rt.due_text(*at_ms)),
+            ExpertsCommand::Step { step, ctx } => self.with_runtime(|rt, _| {
+                rt.step(ctx.session_key.as_deref().unwrap_or_default(), step, now_ms)
+            }),
+            ExpertsCommand::Learn { proposal_json, ctx } => {
+                let Some(expert) = self.experts.expert_of(ctx) else {
+                    return Some(output(Err(
+                        "expert_learning works in an expert's session only".into(),
+                    )));
+                };
+                let session = ctx.session_key.clone().unwrap_or_default();
+                self.with_runtime(|rt, _| {
+                    rt.propose_learning(&expert, &session, proposal_json, now_ms)
+                })
+            }
+            ExpertsCommand::Approve(id) | ExpertsCommand::Reject(id) => {
+                let approve = matches!(command, ExpertsCommand::Approve(_));
+                return self.answer(id.trim(), approve, now_ms);
+            }
+            other => return self.experts.manage(other, now_ms).map(output),
+        };
+        Some(output(result.and_then(|r| r)))
+    }
+
+    /// `experts approve|reject <id>`: a proposed learning, or an approval request (then the run
+    /// waiting on it resumes or fails that step).
+    fn answer(&mut self, id: &str, approve: bool, now_ms: u64) -> Option<CommandOutput> {
+        if let Ok(Some(done)) = self.with_runtime(|rt, _| rt.answer_learning(id, approve, now_ms)) {
+            return Some(output(done.map(|t| format!("{t}\n"))));
+        }
+        let command = if approve {
+            ExpertsCommand::Approve(id.to_string())
+        } else {
+            ExpertsCommand::Reject(id.to_string())
+        };
+        let (exit_code, mut stdout) = self.experts.command(&command, now_ms / 1000);
+        if exit_code == 0 {
+            if let Ok(Some(said)) =
+                self.with_runtime(|rt, _| rt.approval_answered(id, approve, now_ms))
+            {
+                stdout.push_str(&format!("{said}\n"));
+            }
+        }
+        Some(CommandOutput {
+            exit_code,
+            stdout,
+            stderr: String::new(),
+        })
+    }
+}

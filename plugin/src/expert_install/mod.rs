@@ -1,0 +1,250 @@
+//! Managing installed packages (loader design §8): `install` (a directory or a `.tgz`, validated in a
+//! hidden staging directory and renamed into place only when both validation phases pass), `bind`
+//! (the package's `bindings.yaml`) and `remove`. The host mounts the experts directory writable for
+//! these commands only.
+
+pub mod archive;
+
+use crate::api::InstallSource;
+use crate::experts::{self, LoadOptions};
+use archive::{MAX_FILES, MAX_UNPACKED_BYTES, PackageFile};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Where a directory source is mounted (read-only) for `install`.
+pub const INSTALL_DIR: &str = "/install";
+const MAX_DEPTH: usize = 16;
+
+fn read_tree(
+    root: &Path,
+    dir: &Path,
+    depth: usize,
+    files: &mut Vec<PackageFile>,
+    total: &mut usize,
+) -> Result<(), String> {
+    if depth > MAX_DEPTH {
+        return Err(format!("it nests directories deeper than {MAX_DEPTH}"));
+    }
+    let mut entries: Vec<_> = fs::read_dir(dir)
+        .map_err(|e| format!("cannot read it: {e}"))?
+        .filter_map(Result::ok)
+        .collect();
+    entries.sort_by_key(fs::DirEntry::file_name);
+    for entry in entries {
+        let path = entry.path();
+        let relative = path
+            .strip_prefix(root)
+            .map_or_else(|_| path.display().to_string(), |p| p.display().to_string());
+        let meta = fs::symlink_metadata(&path).map_err(|e| format!("{relative}: {e}"))?;
+        if meta.file_type().is_symlink() {
+            return Err(format!(
+                "{relative} is a symbolic link; packages may hold regular files only"
+            ));
+        }
+        if meta.is_dir() {
+            if entry.file_name() == ".git" || entry.file_name() == "node_modules" {
+                continue;
+            }
+            read_tree(root, &path, depth + 1, files, total)?;
+        } else if meta.is_file() {
+            *total += meta.len() as usize;
+            if *total > MAX_UNPACKED_BYTES || files.len() >= MAX_FILES {
+                return Err(format!(
+                    "it is larger than {} MiB or {MAX_FILES} files",
+                    MAX_UNPACKED_BYTES >> 20
+                ));
+            }
+            let bytes = fs::read(&path).map_err(|e| format!("{relative}: {e}"))?;
+            files.push(PackageFile {
+                path: relative,
+                bytes,
+            });
+        } else {
+            return Err(format!(
+                "{relative} is a device, FIFO or socket; packages may hold regular files only"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn write_files(dir: &Path, files: &[PackageFile]) -> Result<(), String> {
+    for file in files {
+        let target = dir.join(&file.path);
+        if let Some(parent) = target.parent() {
+            fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        fs::write(&target, &file.bytes).map_err(|e| format!("cannot write {}: {e}", file.path))?;
+    }
+    Ok(())
+}
+
+/// Installs a package into `root` (the experts directory); the text says what happened.
+pub fn install(
+    root: &Path,
+    source: &InstallSource,
+    options: &LoadOptions,
+    now_ms: u64,
+) -> Result<String, String> {
+    let (name, files) = match source {
+        InstallSource::Directory(name) => {
+            let mut files = Vec::new();
+            read_tree(
+                Path::new(INSTALL_DIR),
+                Path::new(INSTALL_DIR),
+                0,
+                &mut files,
+                &mut 0,
+            )
+            .map_err(|e| format!("{name} cannot be installed: {e}"))?;
+            (name, files)
+        }
+        InstallSource::Archive(name, bytes) => (
+            name,
+            archive::unpack_tgz(bytes).map_err(|e| format!("{name} cannot be installed: {e}"))?,
+        ),
+    };
+    if !files
+        .iter()
+        .any(|f| f.path == experts::package::MANIFEST_FILE)
+    {
+        return Err(format!(
+            "{name} cannot be installed: it has no expert.yaml at its top"
+        ));
+    }
+    let staging = root.join(format!(".install-{now_ms}"));
+    let result = stage_and_validate(&staging, &files, options)
+        .and_then(|package| place(root, &staging, &package));
+    if staging.exists() {
+        let _ = fs::remove_dir_all(&staging);
+    }
+    result.map(|(package, _)| format!("installed {package} from {name}\nnext: bind its tools (experts bind {package} <tool> <server>), then experts validate {package}\n"))
+}
+
+/// Writes the files into the staging directory and validates them there (phase 1; phase 2's
+/// missing bindings are expected before `bind`). Returns the package's name.
+fn stage_and_validate(
+    staging: &Path,
+    files: &[PackageFile],
+    options: &LoadOptions,
+) -> Result<String, String> {
+    fs::create_dir_all(staging)
+        .map_err(|e| format!("the experts directory is not writable: {e}"))?;
+    write_files(staging, files)?;
+    let loaded = experts::load_package(staging, &options.limits);
+    let errors: Vec<String> = loaded
+        .findings
+        .iter()
+        .filter(|f| f.severity() == experts::Severity::Error)
+        .map(|f| format!("  ✗ {f}"))
+        .collect();
+    match loaded.package {
+        Some(package) if errors.is_empty() => Ok(package.name),
+        _ => Err(format!(
+            "the package is not valid; nothing was installed:\n{}",
+            errors.join("\n")
+        )),
+    }
+}
+
+fn place(root: &Path, staging: &Path, name: &str) -> Result<(String, PathBuf), String> {
+    if !experts::package::is_safe_name(name) {
+        return Err(format!(
+            "the package's name {name:?} cannot be a directory name"
+        ));
+    }
+    let target = root.join(name);
+    if fs::symlink_metadata(&target).is_ok() {
+        return Err(format!(
+            "{name} is installed already: experts remove {name} first (its bindings.yaml goes with it)"
+        ));
+    }
+    fs::rename(staging, &target).map_err(|e| format!("cannot move the package into place: {e}"))?;
+    Ok((name.to_string(), target))
+}
+
+/// The installed package directory of `expert` (a direct child of `root`).
+fn installed(root: &Path, expert: &str) -> Result<PathBuf, String> {
+    let dir = root.join(expert);
+    let ok = experts::package::is_safe_name(expert)
+        && fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir())
+        && dir.join(experts::package::MANIFEST_FILE).is_file();
+    ok.then_some(dir)
+        .ok_or_else(|| format!("no package {expert:?} is installed (experts list)"))
+}
+
+/// Removes an installed package; runtime state, approvals and workspace stay.
+pub fn remove(root: &Path, expert: &str) -> Result<String, String> {
+    let dir = installed(root, expert)?;
+    fs::remove_dir_all(&dir).map_err(|e| format!("cannot remove {}: {e}", dir.display()))?;
+    Ok(format!(
+        "removed {expert}; its runtime state and workspace files stay\n"
+    ))
+}
+
+/// Binds `tool` of `expert` to MCP server `server` in the package's `bindings.yaml`, keeping the
+/// other bindings and the tool's operation mapping.
+pub fn bind(
+    root: &Path,
+    expert: &str,
+    tool: &str,
+    server: &str,
+    options: &LoadOptions,
+) -> Result<String, String> {
+    let dir = installed(root, expert)?;
+    let loaded = experts::load_package(&dir, &options.limits);
+    let package = loaded
+        .package
+        .ok_or_else(|| format!("{expert} does not load; see experts validate {expert}"))?;
+    if !package.required_tools.iter().any(|t| t == tool) {
+        return Err(format!(
+            "{expert} requires no tool {tool:?} (requires.tools: {})",
+            package.required_tools.join(", ")
+        ));
+    }
+    if server.trim().is_empty() || server.chars().any(char::is_control) {
+        return Err("the server name is empty or has control characters".into());
+    }
+    if let Some(known) = &options.known_servers {
+        if !known.iter().any(|k| k == server) {
+            return Err(format!(
+                "no MCP server {server:?} is configured (known: {})",
+                known.join(", ")
+            ));
+        }
+    }
+    let path = dir.join(experts::bindings::BINDINGS_FILE);
+    let existing = fs::read_to_string(&path).unwrap_or_default();
+    let mut doc: serde_norway::Value = if existing.trim().is_empty() {
+        serde_norway::Value::Mapping(Default::default())
+    } else {
+        serde_norway::from_str(&existing)
+            .map_err(|e| format!("{} cannot be read: {e}", experts::bindings::BINDINGS_FILE))?
+    };
+    let tools = doc
+        .as_mapping_mut()
+        .ok_or("bindings.yaml is not a mapping")?
+        .entry("tools".into())
+        .or_insert_with(|| serde_norway::Value::Mapping(Default::default()));
+    let entry = tools
+        .as_mapping_mut()
+        .ok_or("bindings.yaml's tools is not a mapping")?
+        .entry(tool.into())
+        .or_insert_with(|| serde_norway::Value::Mapping(Default::default()));
+    let entry = entry
+        .as_mapping_mut()
+        .ok_or_else(|| format!("bindings.yaml's tools.{tool} is not a mapping"))?;
+    entry.insert("type".into(), "mcp".into());
+    entry.insert("server".into(), server.into());
+    let text = format!(
+        "# Written by `experts bind`: binds abstract tools to MCP servers.\n{}",
+        serde_norway::to_string(&doc).map_err(|e| e.to_string())?
+    );
+    crate::files::write_atomically(&path, text.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(format!(
+        "bound {expert}'s {tool} to {server} (its {})\n",
+        experts::bindings::BINDINGS_FILE
+    ))
+}

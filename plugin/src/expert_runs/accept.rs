@@ -1,0 +1,188 @@
+//! Accepting a trigger's event (loader design §6 "Trigger → Process Invocation"): dedupe, payload
+//! mapping, the concurrency lane, and a durable invocation in the record. A refused event leaves no
+//! trace in the queue; an accepted one is in the saved record before anyone is told so.
+
+use super::Runtime;
+use super::payload::{key_text, map_inputs, resolve};
+use super::store::{Invocation, Lane, Runs};
+use crate::experts::package::{SessionMode, Trigger};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// What became of an event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Accepted {
+    Queued {
+        invocation: String,
+        /// A warning to log (a `serial_per_key` key that did not resolve).
+        warning: Option<String>,
+    },
+    /// Its dedupe key was accepted before, at this epoch ms.
+    Duplicate { key: String, first_ms: u64 },
+}
+
+/// Why an event was refused: a client's mistake (4xx) or the runtime's (5xx).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    pub status: u16,
+    pub message: String,
+}
+
+impl Refused {
+    pub fn new(status: u16, message: impl Into<String>) -> Refused {
+        Refused {
+            status,
+            message: message.into(),
+        }
+    }
+}
+
+/// What an event becomes, decided without touching the record (the dry run `experts fire` shows it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Planned {
+    pub process: String,
+    pub inputs: BTreeMap<String, Value>,
+    pub lane: Lane,
+    pub lane_warning: Option<String>,
+    pub dedupe: Option<String>,
+    pub main_session: bool,
+}
+
+pub fn trigger<'p>(
+    package: &'p crate::experts::Package,
+    name: &str,
+) -> Result<&'p Trigger, Refused> {
+    package
+        .triggers
+        .iter()
+        .find(|t| t.name == name)
+        .ok_or_else(|| {
+            let known: Vec<&str> = package.triggers.iter().map(|t| t.name.as_str()).collect();
+            Refused::new(
+                404,
+                format!(
+                    "expert {} has no trigger {name} (its triggers: {})",
+                    package.name,
+                    if known.is_empty() {
+                        "none".into()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            )
+        })
+}
+
+/// Maps the payload and resolves keys: every problem with the payload is a 422 naming the field.
+pub fn plan(trigger: &Trigger, payload: &Value) -> Result<Planned, Refused> {
+    if !payload.is_object() {
+        return Err(Refused::new(422, "the payload is not a JSON object"));
+    }
+    let inputs = map_inputs(payload, &trigger.payload_mapping).map_err(|e| Refused::new(422, e))?;
+    let dedupe = match &trigger.dedupe_key {
+        Some(path) => Some(resolve(payload, path).and_then(key_text).ok_or_else(|| {
+            Refused::new(
+                422,
+                format!("the payload lacks the dedupe key {path} (a non-empty string or number)"),
+            )
+        })?),
+        None => None,
+    };
+    let (lane, lane_warning) = match trigger.concurrency.as_str() {
+        "serial" => (Lane::Serial, None),
+        "serial_per_key" => {
+            let path = trigger.concurrency_key.as_deref().unwrap_or_default();
+            match resolve(payload, path).and_then(key_text) {
+                Some(key) => (Lane::Key(key), None),
+                None => (
+                    Lane::Serial,
+                    Some(format!(
+                        "trigger {}: the concurrency key {path} is not in the payload; this \
+                         invocation queues behind every other of the trigger (serial)",
+                        trigger.name
+                    )),
+                ),
+            }
+        }
+        _ => (Lane::Parallel, None),
+    };
+    Ok(Planned {
+        process: trigger.process.clone(),
+        inputs,
+        lane,
+        lane_warning,
+        dedupe,
+        main_session: trigger.session == SessionMode::Main,
+    })
+}
+
+impl Runtime<'_> {
+    /// Accepts an event for `expert`'s `trigger_name` into the record (the caller holds the lock and
+    /// saves).
+    pub fn accept(
+        &self,
+        runs: &mut Runs,
+        expert: &str,
+        trigger_name: &str,
+        payload: &Value,
+        source: String,
+        now_ms: u64,
+    ) -> Result<Accepted, Refused> {
+        let package = self.package(expert).map_err(|e| Refused::new(404, e))?;
+        let trigger = trigger(package, trigger_name)?;
+        let planned = plan(trigger, payload)?;
+        let seen_key = format!("{expert}/{trigger_name}");
+        if let Some(key) = &planned.dedupe {
+            if let Some(&first_ms) = runs.seen.get(&seen_key).and_then(|s| s.get(key)) {
+                return Ok(Accepted::Duplicate {
+                    key: key.clone(),
+                    first_ms,
+                });
+            }
+            runs.seen
+                .entry(seen_key)
+                .or_default()
+                .insert(key.clone(), now_ms);
+        }
+        let mut invocation = Invocation::new(runs.next_seq(), expert, source, planned.lane, now_ms);
+        invocation.trigger = Some(trigger_name.to_string());
+        invocation.process = Some(planned.process);
+        invocation.inputs = planned.inputs;
+        invocation.main_session = planned.main_session;
+        let id = invocation.id.clone();
+        if let Some(warning) = &planned.lane_warning {
+            invocation.note(now_ms, warning.clone());
+        }
+        runs.invocations.push(invocation);
+        Ok(Accepted::Queued {
+            invocation: id,
+            warning: planned.lane_warning,
+        })
+    }
+
+    /// Queues a manual run (`experts run`): in the expert's own session, behind its other manual
+    /// runs (loader design §10.3).
+    pub fn accept_manual(
+        &self,
+        runs: &mut Runs,
+        expert: &str,
+        message: &str,
+        now_ms: u64,
+    ) -> Result<String, String> {
+        self.package(expert)?;
+        if message.trim().is_empty() {
+            return Err("the message is empty: say what the expert should do".into());
+        }
+        let mut invocation = Invocation::new(
+            runs.next_seq(),
+            expert,
+            "manual".into(),
+            Lane::Serial,
+            now_ms,
+        );
+        invocation.message = Some(message.to_string());
+        let id = invocation.id.clone();
+        runs.invocations.push(invocation);
+        Ok(id)
+    }
+}

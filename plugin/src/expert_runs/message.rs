@@ -1,0 +1,152 @@
+//! The message a run starts with (spec §13 steps 10–14): which process, its inputs, the process's
+//! `context` files preloaded, and on a later attempt the execution log that says where to resume.
+//! The expert's own prompt reaches the session through `before_prompt_build`, as in any expert
+//! session.
+
+use super::Runtime;
+use super::store::Invocation;
+use crate::experts::package::{DeliveryFormat, Execution, Package, Process};
+use std::fs;
+
+/// Largest context file preloaded, and all of them together (characters); beyond, the run is told
+/// to read the rest itself.
+const MAX_CONTEXT_FILE_CHARS: usize = 16_000;
+const MAX_CONTEXT_CHARS: usize = 48_000;
+
+impl Runtime<'_> {
+    pub fn run_message(&self, inv: &Invocation, execution: Option<&Execution>) -> String {
+        let mut text = String::new();
+        let package = self.package(&inv.expert).ok();
+        let process = package
+            .zip(inv.process.as_ref())
+            .and_then(|(p, name)| p.processes.iter().find(|proc| &proc.name == name));
+        match (&inv.message, process) {
+            (Some(message), _) => text.push_str(&format!(
+                "{} (invocation {}, a manual run).\n\n{message}\n",
+                inv.expert, inv.id
+            )),
+            (None, Some(process)) => {
+                text.push_str(&format!(
+                    "Run the process `{}` ({}) now: invocation {}, {}.\n",
+                    process.name, process.path, inv.id, inv.source
+                ));
+                text.push_str(&inputs_section(inv));
+                if let Some(package) = package {
+                    text.push_str(&self.context_section(package, process));
+                }
+                text.push_str(&format!("\n## The process\n\n{}\n", process.text.trim()));
+            }
+            (None, None) => text.push_str(&format!(
+                "Run the process `{}` (invocation {}); its file is no longer in the package.\n",
+                inv.process.as_deref().unwrap_or("?"),
+                inv.id
+            )),
+        }
+        text.push_str(&resume_section(inv, execution));
+        text.push_str(&closing_section(inv, process));
+        text
+    }
+
+    fn context_section(&self, package: &Package, process: &Process) -> String {
+        if process.context.is_empty() {
+            return String::new();
+        }
+        let mut out = String::from("\n## Context (preloaded)\n");
+        let mut budget = MAX_CONTEXT_CHARS;
+        for path in &process.context {
+            let runtime_copy = self
+                .workspace
+                .map(|w| w.join("expert-state").join(&package.name).join(path));
+            let text = runtime_copy
+                .and_then(|p| fs::read_to_string(p).ok())
+                .or_else(|| fs::read_to_string(package.dir.join(path)).ok());
+            match text {
+                Some(text) if budget > 0 => {
+                    let cap = MAX_CONTEXT_FILE_CHARS.min(budget);
+                    let kept: String = text.chars().take(cap).collect();
+                    budget -= kept.chars().count();
+                    let cut = if kept.len() < text.len() { "\n(cut here: read the rest of the file yourself)" } else { "" };
+                    out.push_str(&format!("\n### {path}\n\n{}{cut}\n", kept.trim_end()));
+                }
+                Some(_) => out.push_str(&format!("\n### {path}\n\n(not preloaded: the context budget is spent; read it yourself)\n")),
+                None => out.push_str(&format!("\n### {path}\n\n(cannot be read)\n")),
+            }
+        }
+        out
+    }
+}
+
+fn inputs_section(inv: &Invocation) -> String {
+    if inv.inputs.is_empty() {
+        return "\n## Inputs\n\nNone.\n".into();
+    }
+    let json = serde_json::to_string_pretty(&inv.inputs).unwrap_or_default();
+    format!("\n## Inputs\n\n```json\n{json}\n```\n")
+}
+
+/// On a later attempt: what the execution log says (with `resume_from_execution_log`), or that the
+/// last attempt failed and the run starts over.
+fn resume_section(inv: &Invocation, execution: Option<&Execution>) -> String {
+    if inv.attempts <= 1 {
+        return String::new();
+    }
+    let failures: Vec<String> = inv
+        .log
+        .iter()
+        .filter(|e| e.text.starts_with("attempt ") && e.text.contains(" failed: "))
+        .map(|e| format!("- {}", e.text))
+        .collect();
+    let resume = execution.is_some_and(|e| e.resume_from_execution_log);
+    let mut out = format!("\n## Attempt {}\n\n", inv.attempts);
+    if resume {
+        out.push_str("Resume where the previous attempt stopped: do not repeat completed steps.\n");
+        if inv.steps.is_empty() {
+            out.push_str("Steps completed so far: none recorded.\n");
+        } else {
+            out.push_str("Steps completed so far:\n");
+            for step in &inv.steps {
+                out.push_str(&format!("- [x] {step}\n"));
+            }
+        }
+        if let Some(w) = inv
+            .log
+            .iter()
+            .rev()
+            .find(|e| e.text.starts_with("approved:"))
+        {
+            out.push_str(&format!("The user {}; make that call now, once.\n", w.text));
+        }
+    } else {
+        out.push_str("The previous attempt did not finish; start the process over.\n");
+    }
+    if !failures.is_empty() {
+        out.push_str(&format!("Earlier attempts:\n{}\n", failures.join("\n")));
+    }
+    out
+}
+
+fn closing_section(inv: &Invocation, process: Option<&Process>) -> String {
+    let mut out = format!(
+        "\n## Reporting\n\nAfter each checklist step you complete, call the tool `expert_step` with \
+         {{\"step\": \"<the step>\"}} so a retry can resume after it (invocation {}).\n",
+        inv.id
+    );
+    let format = process.map(|p| p.delivery.format);
+    if matches!(
+        format,
+        Some(DeliveryFormat::Structured | DeliveryFormat::Both)
+    ) {
+        let outputs = process.map(|p| p.outputs.join(", ")).unwrap_or_default();
+        out.push_str(&format!(
+            "End with a short summary for the user, then the outputs ({}) as one ```json block.\n",
+            if outputs.is_empty() {
+                "an object"
+            } else {
+                &outputs
+            }
+        ));
+    } else {
+        out.push_str("End with a short summary for the user.\n");
+    }
+    out
+}

@@ -1,0 +1,270 @@
+//! Cron triggers: which slot of a schedule is due between the last check and now, in the trigger's
+//! time zone. The component carries no time-zone database: the host says a zone's offset from UTC at
+//! a moment (`host.utc-offset`), and a window's offsets are asked at its ends (and bisected when they
+//! differ, so a daylight-saving change costs a dozen questions, not one per minute).
+//!
+//! Slots missed while no runtime ticked (OpenClaw down) run once, as the latest missed slot, and the
+//! run says how many were missed; slots more than [`CATCH_UP_MS`] old are not run. The spec has no
+//! field for this; the README documents it.
+
+use crate::experts::cron::CronExpr;
+use crate::time::{civil, local_minute};
+
+/// How far back missed slots are looked for.
+pub const CATCH_UP_MS: u64 = 7 * 86_400_000;
+/// How far ahead `experts due` looks for the next slot (a weekly schedule always has one).
+pub const LOOK_AHEAD_MS: u64 = 8 * 86_400_000;
+const MINUTE_MS: u64 = 60_000;
+
+/// A zone's offset from UTC in minutes east, at an epoch ms.
+pub trait TimeZones {
+    fn utc_offset_minutes(&mut self, zone: &str, at_ms: u64) -> Result<i32, String>;
+}
+
+/// UTC only: for hosts and tests without a time-zone database.
+pub struct UtcOnly;
+
+impl TimeZones for UtcOnly {
+    fn utc_offset_minutes(&mut self, zone: &str, _: u64) -> Result<i32, String> {
+        match zone {
+            "UTC" | "Etc/UTC" | "GMT" | "Etc/GMT" => Ok(0),
+            _ => Err(format!("no time-zone database to resolve {zone}")),
+        }
+    }
+}
+
+/// The due slot of one schedule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DueSlot {
+    /// The slot's moment, epoch ms (the latest one due).
+    pub slot_ms: u64,
+    /// The slot in the zone's wall-clock time, for messages.
+    pub local: String,
+    /// Earlier slots in the window that are not run (missed while nothing ticked).
+    pub missed: u32,
+}
+
+/// Offsets across a window, asked of the host sparingly.
+struct Offsets<'z> {
+    zones: &'z mut dyn TimeZones,
+    zone: &'z str,
+    /// (from ms, offset) steps, sorted.
+    steps: Vec<(u64, i32)>,
+}
+
+impl<'z> Offsets<'z> {
+    fn new(
+        zones: &'z mut dyn TimeZones,
+        zone: &'z str,
+        from_ms: u64,
+        to_ms: u64,
+    ) -> Result<Self, String> {
+        let mut offsets = Offsets {
+            zones,
+            zone,
+            steps: Vec::new(),
+        };
+        let start = offsets.ask(from_ms)?;
+        offsets.steps.push((from_ms, start));
+        offsets.split(from_ms, start, to_ms)?;
+        Ok(offsets)
+    }
+
+    fn ask(&mut self, at_ms: u64) -> Result<i32, String> {
+        self.zones.utc_offset_minutes(self.zone, at_ms)
+    }
+
+    /// Finds the moments in (from, to] where the offset changes, assuming at most a few.
+    fn split(&mut self, from_ms: u64, from_offset: i32, to_ms: u64) -> Result<(), String> {
+        let end = self.ask(to_ms)?;
+        if end == from_offset || to_ms <= from_ms + MINUTE_MS {
+            if end != from_offset {
+                self.steps.push((to_ms, end));
+            }
+            return Ok(());
+        }
+        // Bisect to the minute where the offset first differs from `from_offset`.
+        let (mut lo, mut hi) = (from_ms, to_ms);
+        let mut hi_offset = end;
+        while hi - lo > MINUTE_MS {
+            let mid = lo + (hi - lo) / 2;
+            let at_mid = self.ask(mid)?;
+            if at_mid == from_offset {
+                lo = mid;
+            } else {
+                hi = mid;
+                hi_offset = at_mid;
+            }
+        }
+        self.steps.push((hi, hi_offset));
+        self.split(hi, hi_offset, to_ms)
+    }
+
+    fn at(&self, ms: u64) -> i32 {
+        self.steps
+            .iter()
+            .rev()
+            .find(|(from, _)| *from <= ms)
+            .map_or(self.steps[0].1, |s| s.1)
+    }
+}
+
+/// Whether the schedule fires at the minute starting at `minute_ms` (any second of it, for 6-field
+/// expressions), in local time `offset` minutes east; returns the firing second.
+fn fires_in_minute(expr: &CronExpr, minute_ms: u64, offset: i32) -> Option<u64> {
+    let local = civil((minute_ms / 1000) as i64 + i64::from(offset) * 60);
+    (0..60u32)
+        .find(|&sec| {
+            expr.matches(
+                sec,
+                local.minute,
+                local.hour,
+                local.day,
+                local.month,
+                local.weekday,
+            )
+        })
+        .map(|sec| minute_ms + u64::from(sec) * 1000)
+}
+
+/// The slot due in (`after_ms`, `up_to_ms`]: the latest one, with how many earlier ones are skipped.
+pub fn due(
+    expr: &CronExpr,
+    zone: &str,
+    zones: &mut dyn TimeZones,
+    after_ms: u64,
+    up_to_ms: u64,
+) -> Result<Option<DueSlot>, String> {
+    let from = after_ms.max(up_to_ms.saturating_sub(CATCH_UP_MS));
+    if up_to_ms <= from {
+        return Ok(None);
+    }
+    let offsets = Offsets::new(zones, zone, from, up_to_ms)?;
+    let mut found: Option<(u64, i32)> = None;
+    let mut count = 0u32;
+    let mut minute = from - from % MINUTE_MS;
+    while minute <= up_to_ms {
+        let offset = offsets.at(minute);
+        if let Some(slot) =
+            fires_in_minute(expr, minute, offset).filter(|s| *s > after_ms && *s <= up_to_ms)
+        {
+            count += 1;
+            found = Some((slot, offset));
+        }
+        minute += MINUTE_MS;
+    }
+    Ok(found.map(|(slot_ms, offset)| DueSlot {
+        slot_ms,
+        local: local_minute(slot_ms, offset),
+        missed: count - 1,
+    }))
+}
+
+/// The next slot after `after_ms`, within [`LOOK_AHEAD_MS`].
+pub fn next_slot(
+    expr: &CronExpr,
+    zone: &str,
+    zones: &mut dyn TimeZones,
+    after_ms: u64,
+) -> Result<Option<u64>, String> {
+    let until = after_ms + LOOK_AHEAD_MS;
+    let offsets = Offsets::new(zones, zone, after_ms, until)?;
+    let mut minute = after_ms - after_ms % MINUTE_MS;
+    while minute <= until {
+        if let Some(slot) =
+            fires_in_minute(expr, minute, offsets.at(minute)).filter(|s| *s > after_ms)
+        {
+            return Ok(Some(slot));
+        }
+        minute += MINUTE_MS;
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experts::cron;
+
+    /// Europe/Berlin around the 2026-10-25 change (CEST +120 until 01:00 UTC, then CET +60).
+    struct Berlin {
+        asked: u32,
+    }
+
+    const CHANGE_MS: u64 = 1_792_890_000_000; // 2026-10-25T01:00:00Z
+
+    impl TimeZones for Berlin {
+        fn utc_offset_minutes(&mut self, _: &str, at_ms: u64) -> Result<i32, String> {
+            self.asked += 1;
+            Ok(if at_ms < CHANGE_MS { 120 } else { 60 })
+        }
+    }
+
+    #[test]
+    fn a_slot_is_due_in_local_time_once() {
+        let expr = cron::parse("0 7 * * 1-5").unwrap();
+        let mut tz = Berlin { asked: 0 };
+        // Monday 2026-11-23 06:00Z = 07:00 CET.
+        let slot = 1_795_392_000_000 + 6 * 3_600_000;
+        let due = due(
+            &expr,
+            "Europe/Berlin",
+            &mut tz,
+            slot - 30_000,
+            slot + 30_000,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(due.slot_ms, slot);
+        assert_eq!(due.local, "2026-11-23 07:00 +01:00");
+        assert_eq!(due.missed, 0);
+        assert_eq!(
+            super::due(&expr, "Europe/Berlin", &mut tz, slot, slot + 60_000).unwrap(),
+            None,
+            "checked once, not due again"
+        );
+    }
+
+    #[test]
+    fn missed_slots_run_once_as_the_latest() {
+        let expr = cron::parse("0 7 * * *").unwrap();
+        let mut tz = Berlin { asked: 0 };
+        let monday_0600z = 1_795_392_000_000 + 6 * 3_600_000;
+        let three_days_before = monday_0600z - 3 * 86_400_000 - 3_600_000;
+        let due = due(
+            &expr,
+            "Europe/Berlin",
+            &mut tz,
+            three_days_before,
+            monday_0600z + 1,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(due.slot_ms, monday_0600z);
+        assert_eq!(due.missed, 3);
+    }
+
+    #[test]
+    fn the_daylight_saving_change_is_found_with_few_questions() {
+        let expr = cron::parse("30 1 * * *").unwrap();
+        let mut tz = Berlin { asked: 0 };
+        // Window: Saturday 2026-10-24 00:00Z to Monday 2026-10-26 00:00Z.
+        let from = CHANGE_MS - 25 * 3_600_000;
+        let to = from + 48 * 3_600_000;
+        let due = due(&expr, "Europe/Berlin", &mut tz, from, to)
+            .unwrap()
+            .unwrap();
+        // 01:30 CET on Monday-eve... the latest local 01:30 in the window is 2026-10-25 01:30 CEST
+        // (= 2026-10-24T23:30Z), then 2026-10-26 01:30 CET (= 00:30Z) lies outside.
+        assert_eq!(due.local, "2026-10-25 01:30 +02:00");
+        assert!(tz.asked < 30, "asked {} times", tz.asked);
+    }
+
+    #[test]
+    fn the_next_slot_is_found_ahead() {
+        let expr = cron::parse("0 8 * * 1-5").unwrap();
+        let saturday = 1_795_392_000_000 - 2 * 86_400_000;
+        let next = next_slot(&expr, "UTC", &mut UtcOnly, saturday).unwrap();
+        assert_eq!(next, Some(1_795_392_000_000 + 8 * 3_600_000));
+    }
+}

@@ -1,0 +1,136 @@
+//! What the user reads in the main session: results (`delivery.format`), failures, SLA breaches,
+//! approval requests and drafts. Every text starts with one line naming the expert, the process and
+//! the invocation, so a user can tell runs apart and act on one by its id.
+
+use super::store::Invocation;
+use crate::experts::package::{Delivery, DeliveryFormat};
+use crate::experts::policy::format_duration;
+
+/// `trip-planner-expert · plan-trip (inv-4, trigger trip_request)`.
+pub fn title(inv: &Invocation) -> String {
+    let what = inv.process.as_deref().unwrap_or("manual run");
+    match &inv.trigger {
+        Some(trigger) => format!("{} · {what} ({}, trigger {trigger})", inv.expert, inv.id),
+        None => format!("{} · {what} ({})", inv.expert, inv.id),
+    }
+}
+
+fn elapsed(inv: &Invocation, now_ms: u64) -> String {
+    format_duration(now_ms.saturating_sub(inv.accepted_ms) / 1000)
+}
+
+/// The reply split into its narrative and its structured outputs (the last fenced `json` block).
+pub fn split_reply(reply: &str) -> (String, Option<String>) {
+    let Some(start) = reply.rfind("```json") else {
+        return (reply.trim().to_string(), None);
+    };
+    let body_start = start + "```json".len();
+    let Some(len) = reply[body_start..].find("```") else {
+        return (reply.trim().to_string(), None);
+    };
+    let json = reply[body_start..body_start + len].trim();
+    let narrative = format!("{}{}", &reply[..start], &reply[body_start + len + 3..]);
+    (narrative.trim().to_string(), Some(json.to_string()))
+}
+
+/// A finished run's output in the delivery format (a manual run's reply is delivered whole).
+pub fn result(inv: &Invocation, reply: &str, delivery: Option<&Delivery>, now_ms: u64) -> String {
+    let head = format!(
+        "{} finished in {} (attempt {}).",
+        title(inv),
+        elapsed(inv, now_ms),
+        inv.attempts
+    );
+    let format = delivery.map_or(DeliveryFormat::Both, |d| d.format);
+    let (narrative, outputs) = split_reply(reply);
+    let outputs_block = |json: &str| format!("Outputs:\n```json\n{json}\n```");
+    let body = match (format, outputs) {
+        (DeliveryFormat::Narrative, _) => narrative,
+        (DeliveryFormat::Structured, Some(json)) => outputs_block(&json),
+        (DeliveryFormat::Structured, None) => {
+            format!("(The run gave no structured outputs; its reply:)\n{narrative}")
+        }
+        (DeliveryFormat::Both, Some(json)) => format!("{narrative}\n\n{}", outputs_block(&json)),
+        (DeliveryFormat::Both, None) => narrative,
+    };
+    format!("{head}\n\n{body}")
+}
+
+/// An invocation that failed for good.
+pub fn failed(inv: &Invocation, action: &str) -> String {
+    let why = inv.outcome.as_deref().unwrap_or("it failed");
+    let mut text = format!(
+        "{} failed after {} attempt{} and is {action}: {why}.",
+        title(inv),
+        inv.attempts,
+        if inv.attempts == 1 { "" } else { "s" }
+    );
+    if !inv.steps.is_empty() {
+        text.push_str(&format!("\nSteps completed: {}.", inv.steps.join("; ")));
+    }
+    text.push_str(&format!("\nRun it again with `experts replay {}`.", inv.id));
+    text
+}
+
+/// A run slower than its process's `sla`.
+pub fn sla_breach(inv: &Invocation, sla_secs: u64, escalate: bool, now_ms: u64) -> String {
+    format!(
+        "{} {} its SLA of {}: {} since it was triggered{}.",
+        title(inv),
+        if inv.finished_ms.is_some() {
+            "missed"
+        } else {
+            "is past"
+        },
+        format_duration(sla_secs),
+        elapsed(inv, now_ms),
+        if escalate {
+            "; it needs your attention (sla_breach: escalate)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// A CONFIRM call that waits for the user.
+pub fn approval_request(
+    inv: &Invocation,
+    operation: &str,
+    arguments: &str,
+    request: &str,
+    deadline: Option<&str>,
+) -> String {
+    let mut text = format!(
+        "{} asks to run {operation} with {arguments}.\nApprove: `experts approve {request}` · reject: `experts reject {request}`.",
+        title(inv)
+    );
+    if let Some(deadline) = deadline {
+        text.push_str(&format!("\nThe request lapses at {deadline}."));
+    }
+    text.push_str("\nThe run is paused; on approval it resumes where it stopped.");
+    text
+}
+
+/// A MANUAL call's draft, for the user to carry out by hand.
+pub fn draft(inv: &Invocation, operation: &str, arguments: &str) -> String {
+    format!(
+        "{} prepared a draft for {operation} (manual: only you can carry it out):\n{arguments}",
+        title(inv)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_reply;
+
+    #[test]
+    fn the_last_json_block_is_the_outputs() {
+        let (n, o) = split_reply("Booked.\n```json\n{\"a\": 1}\n```\nBye.");
+        assert_eq!(n, "Booked.\n\nBye.");
+        assert_eq!(o.as_deref(), Some("{\"a\": 1}"));
+        let (n, o) = split_reply("No outputs.");
+        assert_eq!((n.as_str(), o), ("No outputs.", None));
+        let (n, o) = split_reply("Broken ```json {");
+        assert_eq!((n.as_str(), o), ("Broken ```json {", None));
+    }
+}

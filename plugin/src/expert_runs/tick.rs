@@ -1,0 +1,358 @@
+//! One tick of the runtime: the runner's lock, interrupted and timed-out attempts, approval deadlines,
+//! SLA breaches, due cron slots, retries whose delay passed, and the queued invocations their lanes
+//! let start.
+
+use super::attempts::{REPORT_GRACE_MS, store_back};
+use super::store::{Invocation, Lane, Runs, Status};
+use super::{RUNNER_LEASE, RUNNER_LOCK, Runtime, drain_outbox, post, schedule, texts};
+use crate::api::{DeliveryKind, RuntimeWork};
+use crate::experts::package::{Delivery, SlaBreach};
+use crate::experts::policy::OnTimeout;
+use crate::locks::LockError;
+use std::time::Duration;
+
+/// The host ticks at least this often while anything is scheduled.
+const MAX_TICK_MS: u64 = 60_000;
+
+/// This instance as the runtime's runner: its boot number while it holds the runner lock.
+#[derive(Clone, Debug, Default)]
+pub struct RunnerState {
+    pub boot: Option<u64>,
+    pub since_ms: u64,
+}
+
+impl Runtime<'_> {
+    /// Takes (or keeps, renewing it at half its lease) the runner lock. None: another process runs
+    /// expert processes for this state directory.
+    fn runner(&mut self, runner: &mut RunnerState, now_ms: u64) -> Result<bool, String> {
+        let lease_ms = RUNNER_LEASE.as_millis() as u64;
+        if runner.boot.is_some() && now_ms.saturating_sub(runner.since_ms) > lease_ms / 2 {
+            self.locks.release(RUNNER_LOCK);
+            runner.since_ms = 0;
+        }
+        match self
+            .locks
+            .acquire(RUNNER_LOCK, RUNNER_LEASE, Duration::ZERO)
+        {
+            Ok(()) => {
+                if runner.since_ms == 0 {
+                    runner.since_ms = now_ms;
+                }
+                Ok(true)
+            }
+            Err(LockError::Busy(_)) => {
+                runner.boot = None;
+                Ok(false)
+            }
+            Err(LockError::Lost(why)) => {
+                runner.boot = None;
+                Err(format!(
+                    "experts: this runtime lost the runner lock ({why})"
+                ))
+            }
+            Err(LockError::Failed(why)) => Err(format!("experts: the runner lock failed: {why}")),
+        }
+    }
+
+    pub fn tick(&mut self, runner: &mut RunnerState, now_ms: u64) -> RuntimeWork {
+        let mut work = RuntimeWork::default();
+        match self.runner(runner, now_ms) {
+            Ok(true) => {}
+            Ok(false) => {
+                work.tick_in_ms = Some(MAX_TICK_MS);
+                return work;
+            }
+            Err(why) => {
+                work.notes.push(why);
+                work.tick_in_ms = Some(MAX_TICK_MS);
+                return work;
+            }
+        }
+        let result = self.with_record(now_ms, |rt, runs, notes| {
+            let boot = *runner.boot.get_or_insert_with(|| {
+                runs.last_runner += 1;
+                runs.last_runner
+            });
+            rt.settle_lost_attempts(runs, boot, now_ms, notes);
+            rt.approval_deadlines(runs, now_ms, notes);
+            rt.sla_breaches(runs, now_ms);
+            rt.cron(runs, now_ms, notes);
+            let mut work = RuntimeWork::default();
+            rt.start_due(runs, boot, now_ms, &mut work);
+            drain_outbox(runs, rt.main_session(), &mut work);
+            work.tick_in_ms = rt.next_tick(runs, now_ms);
+            Ok((work, true))
+        });
+        match result {
+            Ok((done, notes)) => {
+                work = done;
+                work.notes.splice(0..0, notes);
+            }
+            Err(why) => {
+                work.notes.push(format!("experts: {why}"));
+                work.tick_in_ms = Some(MAX_TICK_MS);
+            }
+        }
+        work
+    }
+
+    /// Attempts handed to an earlier runner (OpenClaw stopped while they ran) and attempts past their
+    /// deadline without a report count as failed attempts.
+    fn settle_lost_attempts(
+        &self,
+        runs: &mut Runs,
+        boot: u64,
+        now_ms: u64,
+        notes: &mut Vec<String>,
+    ) {
+        let running: Vec<Invocation> = runs
+            .invocations
+            .iter()
+            .filter(|i| i.status == Status::Running)
+            .cloned()
+            .collect();
+        for mut inv in running {
+            let why = if inv.runner != Some(boot) {
+                "interrupted: the runtime running it stopped (OpenClaw restarted)".to_string()
+            } else if inv
+                .deadline_ms
+                .is_some_and(|d| now_ms > d + REPORT_GRACE_MS)
+            {
+                self.timed_out_text(&inv)
+            } else {
+                continue;
+            };
+            self.fail_attempt(runs, &mut inv, &why, now_ms, notes);
+            store_back(runs, inv);
+        }
+    }
+
+    /// CONFIRM requests past `policy.approval.timeout`: `on_timeout: reject` fails the step (then
+    /// `on_failure`); `escalate` tells the user once and keeps waiting.
+    fn approval_deadlines(&self, runs: &mut Runs, now_ms: u64, notes: &mut Vec<String>) {
+        let waiting: Vec<Invocation> = runs
+            .invocations
+            .iter()
+            .filter(|i| i.status == Status::WaitingApproval)
+            .filter(|i| {
+                i.waiting
+                    .as_ref()
+                    .is_some_and(|w| !w.escalated && w.deadline_ms.is_some_and(|d| now_ms >= d))
+            })
+            .cloned()
+            .collect();
+        for mut inv in waiting {
+            let on_timeout = self
+                .package(&inv.expert)
+                .map_or(OnTimeout::Reject, |p| p.policy.on_timeout);
+            let operation = inv
+                .waiting
+                .as_ref()
+                .map(|w| w.operation.clone())
+                .unwrap_or_default();
+            match on_timeout {
+                OnTimeout::Reject => {
+                    inv.waiting = None;
+                    let why = format!(
+                        "the approval of {operation} was not given in time (on_timeout: reject)"
+                    );
+                    let on_failure = self
+                        .execution(&inv)
+                        .map(|e| e.on_failure)
+                        .unwrap_or(crate::experts::package::OnFailure::Escalate);
+                    inv.note(now_ms, why.clone());
+                    self.give_up(runs, &mut inv, &why, on_failure, now_ms, notes);
+                }
+                OnTimeout::Escalate => {
+                    if let Some(w) = inv.waiting.as_mut() {
+                        w.escalated = true;
+                    }
+                    let text = format!(
+                        "{} still waits for your approval of {operation}; the request stays open.",
+                        texts::title(&inv)
+                    );
+                    post(
+                        runs,
+                        &inv.expert,
+                        Some(&inv.id),
+                        DeliveryKind::Escalation,
+                        text,
+                    );
+                }
+            }
+            store_back(runs, inv);
+        }
+    }
+
+    fn sla_breaches(&self, runs: &mut Runs, now_ms: u64) {
+        let open: Vec<Invocation> = runs
+            .invocations
+            .iter()
+            .filter(|i| !i.status.is_finished() && !i.sla_warned)
+            .cloned()
+            .collect();
+        for mut inv in open {
+            if let Some(delivery) = self.delivery_of(&inv) {
+                self.check_sla(runs, &mut inv, &delivery, now_ms, false);
+                store_back(runs, inv);
+            }
+        }
+    }
+
+    pub fn delivery_of(&self, inv: &Invocation) -> Option<Delivery> {
+        let package = self.package(&inv.expert).ok()?;
+        let process = package
+            .processes
+            .iter()
+            .find(|p| Some(&p.name) == inv.process.as_ref())?;
+        Some(process.delivery.clone())
+    }
+
+    /// Posts the SLA breach once, when the time since the trigger exceeds the process's `sla`.
+    pub fn check_sla(
+        &self,
+        runs: &mut Runs,
+        inv: &mut Invocation,
+        delivery: &Delivery,
+        now_ms: u64,
+        _finished: bool,
+    ) {
+        let Some(sla) = delivery.sla_secs else { return };
+        if inv.sla_warned || now_ms.saturating_sub(inv.accepted_ms) <= sla * 1000 {
+            return;
+        }
+        inv.sla_warned = true;
+        let escalate = delivery.sla_breach == SlaBreach::Escalate;
+        let kind = if escalate {
+            DeliveryKind::Escalation
+        } else {
+            DeliveryKind::SlaWarning
+        };
+        let text = texts::sla_breach(inv, sla, escalate, now_ms);
+        inv.note(now_ms, format!("SLA of {sla}s exceeded"));
+        post(runs, &inv.expert, Some(&inv.id), kind, text);
+    }
+
+    /// Due cron slots become invocations. A trigger seen for the first time starts its schedule now
+    /// (no slot of the past is run for a newly installed package).
+    fn cron(&mut self, runs: &mut Runs, now_ms: u64, notes: &mut Vec<String>) {
+        let mut due = Vec::new();
+        for loaded in self.packages {
+            let Some(package) = loaded.ready() else {
+                continue;
+            };
+            for trigger in package.triggers.iter().filter(|t| t.kind == "cron") {
+                let key = format!("{}/{}", package.name, trigger.name);
+                let Some(&checked) = runs.cron_checked_ms.get(&key) else {
+                    runs.cron_checked_ms.insert(key, now_ms);
+                    continue;
+                };
+                due.push((package.name.clone(), trigger.clone(), checked, key));
+            }
+        }
+        for (expert, trigger, checked, key) in due {
+            let zone = trigger.tz.as_deref().unwrap_or("UTC");
+            let expr = match trigger.expr.as_deref().map(crate::experts::cron::parse) {
+                Some(Ok(expr)) => expr,
+                Some(Err(why)) => {
+                    notes.push(format!("experts: {expert} cron {}: {why}", trigger.name));
+                    continue;
+                }
+                None => continue,
+            };
+            match schedule::due(&expr, zone, self.zones, checked, now_ms) {
+                Ok(Some(slot)) => {
+                    let payload = serde_json::json!({
+                        "slot": crate::time::iso8601(slot.slot_ms),
+                        "local_time": slot.local,
+                        "missed_slots": slot.missed,
+                    });
+                    let mut source = format!("cron {}", slot.local);
+                    if slot.missed > 0 {
+                        source.push_str(&format!(
+                            " ({} earlier slot(s) missed while no runtime ran; run once)",
+                            slot.missed
+                        ));
+                    }
+                    match self.accept(runs, &expert, &trigger.name, &payload, source, now_ms) {
+                        Ok(_) => {}
+                        Err(refused) => notes.push(format!(
+                            "experts: {expert} cron {}: {}",
+                            trigger.name, refused.message
+                        )),
+                    }
+                }
+                Ok(None) => {}
+                Err(why) => notes.push(format!("experts: {expert} cron {}: {why}", trigger.name)),
+            }
+            runs.cron_checked_ms.insert(key, now_ms);
+        }
+    }
+
+    /// Retries whose delay passed rejoin the queue; then every queued invocation whose lane is free
+    /// starts, oldest first, up to `max_running` at once.
+    fn start_due(&self, runs: &mut Runs, boot: u64, now_ms: u64, work: &mut RuntimeWork) {
+        for inv in &mut runs.invocations {
+            if inv.status == Status::RetryWait && inv.next_at_ms.is_some_and(|t| t <= now_ms) {
+                inv.status = Status::Queued;
+            }
+        }
+        runs.invocations.sort_by_key(|i| i.seq);
+        let mut running = runs
+            .invocations
+            .iter()
+            .filter(|i| i.status == Status::Running)
+            .count();
+        for n in 0..runs.invocations.len() {
+            if running >= self.settings.max_running {
+                break;
+            }
+            if runs.invocations[n].status != Status::Queued || blocked(&runs.invocations, n) {
+                continue;
+            }
+            let start = self.start(&mut runs.invocations[n], boot, now_ms);
+            work.start.push(start);
+            running += 1;
+        }
+    }
+
+    fn next_tick(&self, runs: &Runs, now_ms: u64) -> Option<u64> {
+        let mut next: Vec<u64> = Vec::new();
+        for inv in &runs.invocations {
+            next.extend(inv.next_at_ms.filter(|_| inv.status == Status::RetryWait));
+            next.extend(
+                inv.deadline_ms
+                    .filter(|_| inv.status == Status::Running)
+                    .map(|d| d + REPORT_GRACE_MS + 1),
+            );
+            next.extend(inv.waiting.as_ref().and_then(|w| w.deadline_ms));
+        }
+        let has_cron = self
+            .packages
+            .iter()
+            .filter_map(|l| l.ready())
+            .any(|p| p.triggers.iter().any(|t| t.kind == "cron"));
+        let open = runs.invocations.iter().any(|i| !i.status.is_finished());
+        if has_cron || open {
+            next.push(now_ms + MAX_TICK_MS);
+        }
+        next.into_iter()
+            .min()
+            .map(|t| t.saturating_sub(now_ms).clamp(1, MAX_TICK_MS))
+    }
+}
+
+/// Whether an earlier unfinished invocation holds this one's lane: same expert and trigger, and a
+/// serial lane, or the same key, or an earlier invocation that fell back to serial.
+fn blocked(invocations: &[Invocation], n: usize) -> bool {
+    let me = &invocations[n];
+    if me.lane == Lane::Parallel {
+        return false;
+    }
+    invocations[..n].iter().any(|other| {
+        !other.status.is_finished()
+            && other.expert == me.expert
+            && other.trigger == me.trigger
+            && (me.lane == Lane::Serial || other.lane == Lane::Serial || other.lane == me.lane)
+    })
+}

@@ -1,0 +1,398 @@
+//! Expert runs through the real component in the shim: triggers (webhook, channel, cron) fire the
+//! right process with mapped inputs; bad webhooks are refused and never queued; dedupe; the three
+//! concurrency modes; a restart with a non-empty queue loses nothing and runs nothing twice.
+
+mod expert_runs_common;
+
+use expert_runs_common::*;
+use host_shim::{DeliveryKind, RunOutcome};
+
+#[test]
+fn a_webhook_runs_its_process_as_the_expert_and_delivers_to_the_main_session() {
+    let mut s = setup();
+    let id = s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let work = s.tick();
+    assert_eq!(started(&work), vec![id.clone()]);
+    let run = &work.start[0];
+    assert_eq!(
+        run.session_key,
+        format!("expert:{EXPERT}:{id}"),
+        "an isolated session per invocation"
+    );
+    assert_eq!(run.attempt, 1);
+    assert_eq!(run.timeout_ms, Some(10 * MINUTE), "execution.timeout");
+    assert!(
+        run.message.contains("Run the process `triage`"),
+        "{}",
+        run.message
+    );
+    assert!(
+        run.message.contains(r#""ticket_id": "T-1""#),
+        "mapped input: {}",
+        run.message
+    );
+    assert!(
+        run.message
+            .contains(r#""summary": "Checkout is down for T-1""#),
+        "{}",
+        run.message
+    );
+    assert!(
+        run.message.contains("### state/queue.md"),
+        "context preloaded: {}",
+        run.message
+    );
+    assert!(run.message.contains("expert_step"), "{}", run.message);
+
+    // The run's own turns get the expert's prompt (it is an expert session).
+    let injection = s
+        .shim
+        .before_agent_start(&graphiti_openclaw_tests::prompt("go"), &run_context(run));
+    assert!(
+        injection
+            .system_context
+            .as_deref()
+            .unwrap_or_default()
+            .contains("careful support operator")
+    );
+
+    let run = run.clone();
+    s.advance(2 * MINUTE);
+    let work = s.completed(
+        &run,
+        "Triaged T-1 as high.\n```json\n{\"priority\": \"high\"}\n```",
+    );
+    let results = delivered(&work, DeliveryKind::Result);
+    assert_eq!(results.len(), 1, "{:?}", work.deliver);
+    assert_eq!(results[0].session_key, MAIN);
+    assert_eq!(
+        results[0].text,
+        format!(
+            "{EXPERT} · triage ({id}, trigger new_ticket) finished in 2m (attempt 1).\n\n\
+             Triaged T-1 as high.\n\nOutputs:\n```json\n{{\"priority\": \"high\"}}\n```"
+        )
+    );
+    assert!(s.queue().contains("no expert runs"), "done: {}", s.queue());
+    assert!(s.tick().deliver.is_empty(), "delivered once");
+}
+
+#[test]
+fn bad_webhooks_are_refused_with_the_reason_and_never_queued() {
+    let mut s = setup();
+    let cases: Vec<(&str, Option<&str>, Vec<u8>, u16, &str)> = vec![
+        (
+            "ops-expert/new_ticket",
+            None,
+            ticket("e", "T").into_bytes(),
+            401,
+            "bearer token",
+        ),
+        (
+            "ops-expert/new_ticket",
+            Some("wrong"),
+            ticket("e", "T").into_bytes(),
+            401,
+            "bearer token",
+        ),
+        (
+            "ops-expert/new_ticket",
+            Some(TOKEN),
+            vec![b'x'; 300 * 1024],
+            413,
+            "at most 262144",
+        ),
+        (
+            "ops-expert/new_ticket",
+            Some(TOKEN),
+            b"{not json".to_vec(),
+            400,
+            "not JSON",
+        ),
+        (
+            "ops-expert/new_ticket",
+            Some(TOKEN),
+            b"[1, 2]".to_vec(),
+            422,
+            "not a JSON object",
+        ),
+        (
+            "ops-expert/new_ticket",
+            Some(TOKEN),
+            br#"{"event_id": "e", "ticket": {"id": "T"}}"#.to_vec(),
+            422,
+            "summary (from ticket.summary)",
+        ),
+        (
+            "ops-expert/new_ticket",
+            Some(TOKEN),
+            br#"{"ticket": {"id": "T", "summary": "s"}}"#.to_vec(),
+            422,
+            "dedupe key event_id",
+        ),
+        (
+            "ops-expert/no_such",
+            Some(TOKEN),
+            b"{}".to_vec(),
+            404,
+            "has no trigger no_such",
+        ),
+        (
+            "nobody/new_ticket",
+            Some(TOKEN),
+            b"{}".to_vec(),
+            404,
+            "no expert nobody",
+        ),
+        (
+            "ops-expert/nightly_report",
+            Some(TOKEN),
+            b"{}".to_vec(),
+            404,
+            "not a webhook",
+        ),
+        (
+            "ops-expert",
+            Some(TOKEN),
+            b"{}".to_vec(),
+            404,
+            "is not <expert>/<trigger>",
+        ),
+    ];
+    for (path, token, body, status, says) in cases {
+        let answer = s.webhook_with(path, token, &body);
+        assert_eq!(answer.status, status, "{path}: {}", answer.body);
+        assert!(
+            answer.body.contains(says),
+            "{path}: {} lacks {says:?}",
+            answer.body
+        );
+        assert!(answer.work.start.is_empty());
+    }
+    assert!(s.queue().contains("no expert runs"), "{}", s.queue());
+    assert!(
+        s.tick().start.is_empty(),
+        "nothing malformed reaches a process"
+    );
+
+    let mut off = setup_with(r#"{"recall": {"enabled": false}}"#);
+    let answer = off.webhook("new_ticket", &ticket("e", "T"));
+    assert_eq!(answer.status, 503, "no token configured: {}", answer.body);
+    assert!(answer.body.contains("webhook_token"));
+}
+
+#[test]
+fn a_duplicate_event_is_skipped_even_after_a_restart() {
+    let mut s = setup();
+    let first = s.accepted("new_ticket", &ticket("e-7", "T-7"));
+    let again = s.webhook("new_ticket", &ticket("e-7", "T-7"));
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert!(
+        again.body.contains(r#""duplicate":"e-7""#),
+        "{}",
+        again.body
+    );
+    s.restart();
+    assert_eq!(
+        s.webhook("new_ticket", &ticket("e-7", "T-7")).status,
+        200,
+        "remembered durably"
+    );
+    assert_eq!(started(&s.tick()), vec![first]);
+    s.advance(25 * 60 * MINUTE);
+    s.tick();
+    assert_eq!(
+        s.webhook("new_ticket", &ticket("e-7", "T-7")).status,
+        202,
+        "forgotten after the 24 h window"
+    );
+}
+
+#[test]
+fn serial_per_key_runs_one_key_in_order_and_other_keys_beside_it() {
+    let mut s = setup();
+    let a = s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let b = s.accepted("new_ticket", &ticket("e-2", "T-1"));
+    let c = s.accepted("new_ticket", &ticket("e-3", "T-2"));
+    let work = s.tick();
+    assert_eq!(
+        started(&work),
+        vec![a.clone(), c.clone()],
+        "T-1's second waits; T-2 overlaps"
+    );
+    assert!(s.tick().start.is_empty(), "b still waits while a runs");
+    let run_a = work.start[0].clone();
+    let work = s.completed(&run_a, "done");
+    assert_eq!(started(&work), vec![b], "b starts as soon as a ends");
+}
+
+#[test]
+fn an_unresolvable_key_falls_back_to_serial_with_a_warning() {
+    let mut s = setup();
+    let a = s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let answer = s.webhook(
+        "new_ticket",
+        r#"{"event_id": "e-2", "ticket": {"id": {"nested": 1}, "summary": "s"}}"#,
+    );
+    assert_eq!(answer.status, 202, "{}", answer.body);
+    assert!(
+        answer
+            .work
+            .notes
+            .iter()
+            .any(|n| n.contains("concurrency key ticket.id is not in the payload")),
+        "{:?}",
+        answer.work.notes
+    );
+    let c = s.accepted("new_ticket", &ticket("e-3", "T-3"));
+    let work = s.tick();
+    assert_eq!(
+        started(&work),
+        vec![a.clone()],
+        "the fallback waits for a, and c waits behind the fallback"
+    );
+    s.completed(&work.start[0], "ok");
+    let _ = c;
+}
+
+#[test]
+fn parallel_runs_start_together_and_serial_cron_runs_one_at_a_time() {
+    let mut s = setup();
+    let one = s.accepted("bulk_import", r#"{"batch": 1}"#);
+    let two = s.accepted("bulk_import", r#"{"batch": 2}"#);
+    let work = s.tick();
+    assert_eq!(started(&work), vec![one, two]);
+    assert!(
+        work.start[0].message.contains(r#""batch": 1"#),
+        "no mapping: the payload's fields are the inputs"
+    );
+}
+
+#[test]
+fn a_channel_message_fires_only_the_bound_channel_trigger() {
+    let mut s = setup();
+    let work = s.channel("slack", "u-1", "Where is my order?");
+    assert!(
+        work.notes.is_empty() && s.queue().contains("no expert runs"),
+        "slack is not bound"
+    );
+    let work = s.channel("telegram", "u-1", "Where is my order?");
+    assert!(
+        work.notes
+            .iter()
+            .any(|n| n.contains("support_chat: message accepted")),
+        "{:?}",
+        work.notes
+    );
+    let run = s.tick().start.remove(0);
+    assert!(
+        run.message.contains(r#""question": "Where is my order?""#),
+        "{}",
+        run.message
+    );
+    assert!(
+        run.message.contains(r#""customer": "u-1""#),
+        "{}",
+        run.message
+    );
+}
+
+#[test]
+fn a_cron_slot_in_its_time_zone_runs_once_and_missed_slots_run_once() {
+    let mut s = setup();
+    // 2026-11-23T00:30Z = 01:30 in Berlin (CET): the 02:00 slot is half an hour away.
+    s.now = 1_795_393_800_000;
+    assert!(
+        s.tick().start.is_empty(),
+        "the first tick starts the schedule"
+    );
+    s.advance(29 * MINUTE);
+    assert!(s.tick().start.is_empty(), "01:59 local: not yet");
+    s.advance(MINUTE);
+    let work = s.tick();
+    assert_eq!(work.start.len(), 1, "{:?}", work.notes);
+    assert!(
+        work.start[0]
+            .message
+            .contains("cron 2026-11-23 02:00 +01:00"),
+        "{}",
+        work.start[0].message
+    );
+    let run = work.start[0].clone();
+    s.completed(&run, "All quiet.");
+    s.advance(MINUTE);
+    assert!(s.tick().start.is_empty(), "the slot ran once");
+    // Down for three days: three slots missed, one run, saying so.
+    s.advance(3 * 24 * 60 * MINUTE);
+    let work = s.tick();
+    assert_eq!(work.start.len(), 1);
+    assert!(
+        work.start[0].message.contains("2 earlier slot(s) missed"),
+        "{}",
+        work.start[0].message
+    );
+    let due = s.command(host_shim::ExpertsCommand::Due(s.now + 24 * 60 * MINUTE));
+    assert!(
+        due.stdout.contains(
+            "ops-expert/nightly_report (0 2 * * * Europe/Berlin): due: 2026-11-27 02:00 +01:00"
+        ),
+        "{}",
+        due.stdout
+    );
+}
+
+#[test]
+fn a_restart_with_a_non_empty_queue_loses_nothing_and_runs_nothing_twice() {
+    let mut s = setup();
+    let ids: Vec<String> = (1..=4)
+        .map(|n| {
+            s.accepted(
+                "new_ticket",
+                &ticket(&format!("e-{n}"), &format!("T-{}", n % 2)),
+            )
+        })
+        .collect();
+    let first = s.tick();
+    assert_eq!(started(&first), vec![ids[0].clone(), ids[1].clone()]);
+    // The Gateway dies with two runs in flight and two waiting; another takes over.
+    s.restart();
+    let work = s.tick();
+    assert!(
+        work.start.is_empty(),
+        "interrupted attempts wait for their retry: {:?}",
+        started(&work)
+    );
+    let queue = s.queue();
+    assert_eq!(queue.matches("retry-wait").count(), 2, "{queue}");
+    assert_eq!(queue.matches(" queued ").count(), 2, "{queue}");
+    assert!(queue.contains("interrupted"), "{queue}");
+    // The old runner's late report changes nothing.
+    let stale = s.completed(&first.start[0], "late");
+    assert!(
+        stale.deliver.is_empty() && stale.notes.iter().any(|n| n.contains("already settled")),
+        "{:?}",
+        stale.notes
+    );
+    s.advance(31_000);
+    let work = s.tick();
+    assert_eq!(
+        started(&work),
+        vec![ids[0].clone(), ids[1].clone()],
+        "retried in order"
+    );
+    assert!(work.start.iter().all(|r| r.attempt == 2));
+    let mut finished = Vec::new();
+    let mut pending = work.start;
+    while let Some(run) = pending.pop() {
+        finished.push(run.invocation.clone());
+        pending.extend(s.completed(&run, "ok").start);
+    }
+    finished.sort();
+    let mut all = ids.clone();
+    all.sort();
+    assert_eq!(
+        finished, all,
+        "every accepted event ran to the end exactly once"
+    );
+    assert!(s.queue().contains("no expert runs"));
+    let _ = RunOutcome::TimedOut;
+}

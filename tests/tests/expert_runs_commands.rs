@@ -1,0 +1,286 @@
+//! The runtime's commands through the real component: `fire` (a dry run, golden), `queue`,
+//! `run`, `install` (directory and `.tgz`, hostile archives refused), `bind`, `remove`, and a
+//! corrupt runtime record set aside rather than lost.
+
+mod expert_runs_common;
+
+use expert_runs_common::*;
+use host_shim::{ExpertsCommand, InstallSource, Shim};
+use std::path::Path;
+use std::process::Command as Process;
+
+#[test]
+fn fire_is_a_dry_run_that_shows_process_inputs_queue_and_message() {
+    let mut s = setup();
+    let out = s.command(ExpertsCommand::Fire((
+        EXPERT.into(),
+        "new_ticket".into(),
+        ticket("e-1", "T-1"),
+    )));
+    assert_eq!(out.exit_code, 0, "{}", out.stderr);
+    let head: String = out.stdout.lines().take(5).collect::<Vec<_>>().join("\n");
+    assert_eq!(
+        head,
+        "trigger new_ticket (webhook) of ops-expert → process triage\n\
+         inputs: {\"summary\":\"Checkout is down for T-1\",\"ticket_id\":\"T-1\"}\n\
+         queue: serial_per_key T-1\n\
+         session: isolated (expert:<name>:<invocation>)\n\
+         dedupe: event_id e-1 not seen: this event would be queued\n"
+            .trim_end()
+    );
+    assert!(
+        out.stdout.contains("Run the process `triage`"),
+        "{}",
+        out.stdout
+    );
+    assert!(s.queue().contains("no expert runs"), "fire records nothing");
+    s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let again = s.command(ExpertsCommand::Fire((
+        EXPERT.into(),
+        "new_ticket".into(),
+        ticket("e-1", "T-1"),
+    )));
+    assert!(
+        again.stdout.contains("was accepted at") && again.stdout.contains("would be skipped"),
+        "{}",
+        again.stdout
+    );
+    let bad = s.command(ExpertsCommand::Fire((
+        EXPERT.into(),
+        "new_ticket".into(),
+        "{}".into(),
+    )));
+    assert_eq!(bad.exit_code, 1);
+    assert!(bad.stderr.contains("refused (422)"), "{}", bad.stderr);
+}
+
+#[test]
+fn a_manual_run_queues_and_starts_in_its_own_session() {
+    let mut s = setup();
+    let out = s.command(ExpertsCommand::Run((
+        EXPERT.into(),
+        "Summarise the open tickets".into(),
+    )));
+    assert_eq!(out.exit_code, 0, "{}", out.stderr);
+    let run = s.tick().start.remove(0);
+    assert!(
+        run.session_key.starts_with("expert:ops-expert:inv-"),
+        "{}",
+        run.session_key
+    );
+    assert!(run.message.contains("Summarise the open tickets"));
+    let empty = s.command(ExpertsCommand::Run((EXPERT.into(), "  ".into())));
+    assert!(
+        empty.stderr.contains("the message is empty"),
+        "{}",
+        empty.stderr
+    );
+    let unknown = s.command(ExpertsCommand::Run(("nobody".into(), "hi".into())));
+    assert!(
+        unknown.stderr.contains("no expert nobody"),
+        "{}",
+        unknown.stderr
+    );
+}
+
+#[test]
+fn a_corrupt_runtime_record_is_set_aside_not_lost() {
+    let mut s = setup();
+    s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    std::fs::write(s.state.join("experts-runs.json"), b"{ torn").unwrap();
+    let work = s.tick();
+    assert!(
+        work.notes
+            .iter()
+            .any(|n| n.contains("was set aside as experts-runs.json.unreadable-")),
+        "{:?}",
+        work.notes
+    );
+    let kept: Vec<_> = std::fs::read_dir(&s.state)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("experts-runs.json.unreadable-")
+        })
+        .collect();
+    assert_eq!(
+        kept.len(),
+        1,
+        "the unreadable record is kept for the operator"
+    );
+    assert_eq!(
+        s.webhook("new_ticket", &ticket("e-2", "T-2")).status,
+        202,
+        "the runtime goes on"
+    );
+}
+
+/// The shim with the experts directory writable, as the CLI mounts it for install/bind/remove.
+fn managing(s: &Setup, install: Option<&Path>) -> Shim {
+    let mut options = options(&s.experts, &s.state, &s.workspace, &s.settings);
+    options.experts_writable = true;
+    options.install_dir = install.map(Path::to_path_buf);
+    Shim::new(options).expect("shim starts")
+}
+
+fn manage(shim: &mut Shim, command: ExpertsCommand) -> host_shim::CommandOutput {
+    shim.run_command(&host_shim::Command::Experts(command))
+}
+
+fn tgz(dir: &Path, name: &str) -> Vec<u8> {
+    let out = Process::new("tar")
+        .arg("czf")
+        .arg("-")
+        .arg("-C")
+        .arg(dir)
+        .arg(name)
+        .output()
+        .expect("tar runs");
+    assert!(out.status.success());
+    out.stdout
+}
+
+/// A `.tgz` with one hand-made tar entry of `kind` ('0' file, '2' symlink, '3' device) at `path`.
+fn hostile_tgz(path: &str, kind: u8) -> Vec<u8> {
+    let mut header = [0u8; 512];
+    header[..path.len()].copy_from_slice(path.as_bytes());
+    header[100..108].copy_from_slice(b"0000644\0");
+    header[124..136].copy_from_slice(b"00000000004\0");
+    header[156] = kind;
+    header[257..263].copy_from_slice(b"ustar\0");
+    header[148..156].copy_from_slice(b"        ");
+    let sum: u32 = header.iter().map(|&b| u32::from(b)).sum();
+    header[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
+    let mut tar = header.to_vec();
+    tar.extend_from_slice(b"evil");
+    tar.resize(512 * 2, 0);
+    tar.extend_from_slice(&[0u8; 1024]);
+    let mut gzip = Process::new("gzip")
+        .arg("-c")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    gzip.stdin.take().unwrap().write_all(&tar).unwrap();
+    gzip.wait_with_output().unwrap().stdout
+}
+
+#[test]
+fn install_validates_before_copying_and_refuses_hostile_archives() {
+    let s = setup();
+    let source = graphiti_openclaw_tests::temp_dir("install-source");
+    graphiti_openclaw_tests::copy_dir(&fixture().join(EXPERT), &source.join("pkg"));
+    std::fs::remove_dir_all(s.experts.join(EXPERT)).unwrap();
+    let mut shim = managing(&s, Some(&source.join("pkg")));
+    let out = manage(
+        &mut shim,
+        ExpertsCommand::Install(InstallSource::Directory("pkg".into())),
+    );
+    assert_eq!(out.exit_code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(s.experts.join(EXPERT).join("expert.yaml").is_file());
+    let twice = manage(
+        &mut shim,
+        ExpertsCommand::Install(InstallSource::Directory("pkg".into())),
+    );
+    assert!(
+        twice.stderr.contains("installed already"),
+        "{}",
+        twice.stderr
+    );
+
+    let removed = manage(&mut shim, ExpertsCommand::Remove(EXPERT.into()));
+    assert_eq!(removed.exit_code, 0, "{}", removed.stderr);
+    assert!(!s.experts.join(EXPERT).exists());
+    let archive = tgz(&source, "pkg");
+    let out = manage(
+        &mut shim,
+        ExpertsCommand::Install(InstallSource::Archive(("ops.tgz".into(), archive.clone()))),
+    );
+    assert_eq!(out.exit_code, 0, "{}", out.stderr);
+
+    let mut corrupt = archive;
+    let middle = corrupt.len() / 2;
+    corrupt[middle] ^= 0xff;
+    let hostile: Vec<(Vec<u8>, &str)> = vec![
+        (
+            hostile_tgz("../escape.md", b'0'),
+            "climbs out of the package",
+        ),
+        (hostile_tgz("/etc/cron.d/x", b'0'), "absolute"),
+        (hostile_tgz("pkg/link", b'2'), "is a link"),
+        (hostile_tgz("pkg/dev", b'3'), "device"),
+        (corrupt, "corrupt"),
+        (b"not an archive".to_vec(), "not a gzip file"),
+    ];
+    for (bytes, says) in hostile {
+        let out = manage(
+            &mut shim,
+            ExpertsCommand::Install(InstallSource::Archive(("x.tgz".into(), bytes))),
+        );
+        assert_ne!(out.exit_code, 0);
+        assert!(out.stderr.contains(says), "{says}: {}", out.stderr);
+    }
+    let invalid = graphiti_openclaw_tests::temp_dir("install-invalid");
+    std::fs::write(invalid.join("expert.yaml"), "spec: \"1.0\"\nname: broken\n").unwrap();
+    let mut shim = managing(&s, Some(&invalid));
+    let out = manage(
+        &mut shim,
+        ExpertsCommand::Install(InstallSource::Directory("broken".into())),
+    );
+    assert!(
+        out.stderr.contains("nothing was installed"),
+        "{}",
+        out.stderr
+    );
+    assert!(!s.experts.join("broken").exists());
+    let leftovers: Vec<_> = std::fs::read_dir(&s.experts)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(
+        leftovers,
+        vec![std::ffi::OsString::from(EXPERT)],
+        "no staging directory left behind"
+    );
+}
+
+#[test]
+fn bind_writes_bindings_and_the_experts_directory_is_read_only_otherwise() {
+    let mut s = setup();
+    let read_only = s.command(ExpertsCommand::Bind((
+        EXPERT.into(),
+        "tickets".into(),
+        "helpdesk-mcp".into(),
+    )));
+    assert_ne!(
+        read_only.exit_code, 0,
+        "the experts directory is writable for the managing commands only"
+    );
+    let mut shim = managing(&s, None);
+    let out = manage(
+        &mut shim,
+        ExpertsCommand::Bind((EXPERT.into(), "tickets".into(), "helpdesk-mcp".into())),
+    );
+    assert_eq!(out.exit_code, 0, "{}", out.stderr);
+    let bindings = std::fs::read_to_string(s.experts.join(EXPERT).join("bindings.yaml")).unwrap();
+    assert!(bindings.contains("server: helpdesk-mcp"), "{bindings}");
+    let unknown = manage(
+        &mut shim,
+        ExpertsCommand::Bind((EXPERT.into(), "email".into(), "x".into())),
+    );
+    assert!(
+        unknown.stderr.contains("requires no tool \"email\""),
+        "{}",
+        unknown.stderr
+    );
+    let outside = manage(&mut shim, ExpertsCommand::Remove("../state".into()));
+    assert!(
+        outside.stderr.contains("is installed"),
+        "{}",
+        outside.stderr
+    );
+}

@@ -1,0 +1,212 @@
+//! The shim with the `ops-expert` fixture (every runtime feature) and a simulated clock: every
+//! runtime call gets its time from the test, so retries, timeouts, cron slots and SLAs are replayed
+//! without waiting.
+
+#![allow(dead_code)] // each test file uses its own part
+
+use graphiti_openclaw_tests::{copy_dir, example_config, plugin_wasm, temp_dir, workspace};
+use host_shim::{
+    ChannelMessage, Command, CommandOutput, Delivery, DeliveryKind, ExpertsCommand, HookContext,
+    Limits, RunOutcome, RunReport, RunStart, RuntimeWork, Shim, ShimOptions, ToolCall,
+    WebhookAnswer, WebhookRequest,
+};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+pub const EXPERT: &str = "ops-expert";
+pub const TOKEN: &str = "s3cret-token";
+pub const MAIN: &str = "agent:main:main";
+pub const MINUTE: u64 = 60_000;
+
+pub fn fixture() -> PathBuf {
+    workspace().join("tests/fixtures/experts")
+}
+
+pub struct Setup {
+    pub shim: Shim,
+    pub experts: PathBuf,
+    pub state: PathBuf,
+    pub workspace: PathBuf,
+    pub settings: String,
+    /// The simulated clock, epoch ms.
+    pub now: u64,
+}
+
+pub fn default_settings() -> String {
+    format!(
+        r#"{{"recall": {{"enabled": false}}, "experts": {{"webhook_token": "{TOKEN}", "channels": {{"ops-expert/support_chat": ["telegram"]}}}}}}"#
+    )
+}
+
+pub fn options(experts: &Path, state: &Path, agents: &Path, settings: &str) -> ShimOptions {
+    let mut options = ShimOptions::new(
+        plugin_wasm(),
+        example_config(),
+        Limits {
+            call_timeout: Duration::from_secs(10),
+            send_timeout: Duration::from_secs(10),
+            memory_bytes: 128 << 20,
+        },
+    );
+    options.cache_dir = Some(workspace().join("target/test-component-cache"));
+    options.echo_logs = false;
+    options.state_dir = Some(state.to_path_buf());
+    options.experts_dir = Some(experts.to_path_buf());
+    options.workspace_dir = Some(agents.to_path_buf());
+    options.host_settings = Some(settings.to_string());
+    options
+}
+
+/// A fresh state directory and a copy of the fixture; the clock at the real time (approvals use
+/// the component's own clock).
+pub fn setup() -> Setup {
+    setup_with(&default_settings())
+}
+
+pub fn setup_with(settings: &str) -> Setup {
+    let experts = temp_dir("runs-experts");
+    copy_dir(&fixture(), &experts);
+    let state = temp_dir("runs-state");
+    let agents = temp_dir("runs-workspace");
+    let shim = Shim::new(options(&experts, &state, &agents, settings)).expect("shim starts");
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    Setup {
+        shim,
+        experts,
+        state,
+        workspace: agents,
+        settings: settings.to_string(),
+        now,
+    }
+}
+
+impl Setup {
+    /// Another process on the same directories (a restarted Gateway): a new shim instance.
+    pub fn restart(&mut self) {
+        let fresh = Shim::new(options(
+            &self.experts,
+            &self.state,
+            &self.workspace,
+            &self.settings,
+        ))
+        .expect("shim restarts");
+        self.shim = fresh;
+    }
+
+    pub fn advance(&mut self, ms: u64) {
+        self.now += ms;
+    }
+
+    pub fn webhook(&mut self, trigger: &str, body: &str) -> WebhookAnswer {
+        self.webhook_with(&format!("{EXPERT}/{trigger}"), Some(TOKEN), body.as_bytes())
+    }
+
+    pub fn webhook_with(&mut self, path: &str, token: Option<&str>, body: &[u8]) -> WebhookAnswer {
+        let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
+        if let Some(token) = token {
+            headers.push(("authorization".into(), format!("Bearer {token}")));
+        }
+        let request = WebhookRequest {
+            path: path.into(),
+            headers,
+            body: body.to_vec(),
+        };
+        self.shim.expert_webhook(&request, self.now)
+    }
+
+    /// Accepts a webhook and says the invocation id.
+    pub fn accepted(&mut self, trigger: &str, body: &str) -> String {
+        let answer = self.webhook(trigger, body);
+        assert_eq!(answer.status, 202, "{}", answer.body);
+        let body: serde_json::Value = serde_json::from_str(&answer.body).unwrap();
+        body["invocation"].as_str().unwrap().to_string()
+    }
+
+    pub fn tick(&mut self) -> RuntimeWork {
+        self.shim.expert_tick(self.now)
+    }
+
+    pub fn ended(&mut self, run: &RunStart, outcome: RunOutcome) -> RuntimeWork {
+        let report = RunReport {
+            invocation: run.invocation.clone(),
+            attempt: run.attempt,
+            outcome,
+        };
+        self.shim.expert_run_ended(&report, self.now)
+    }
+
+    pub fn completed(&mut self, run: &RunStart, reply: &str) -> RuntimeWork {
+        self.ended(run, RunOutcome::Completed(reply.into()))
+    }
+
+    pub fn channel(&mut self, channel: &str, sender: &str, text: &str) -> RuntimeWork {
+        let message = ChannelMessage {
+            channel_name: channel.into(),
+            sender_id: sender.into(),
+            message_text: text.into(),
+            chat_id: None,
+        };
+        self.shim.expert_channel_message(&message, self.now)
+    }
+
+    pub fn command(&mut self, command: ExpertsCommand) -> CommandOutput {
+        self.shim.run_command(&Command::Experts(command))
+    }
+
+    pub fn queue(&mut self) -> String {
+        let out = self.command(ExpertsCommand::Queue);
+        assert_eq!(out.exit_code, 0, "{}", out.stderr);
+        out.stdout
+    }
+
+    /// The tool call of a run's session, through the approval gate.
+    pub fn tool_call(
+        &mut self,
+        run: &RunStart,
+        tool: &str,
+        arguments: &str,
+    ) -> host_shim::ToolVerdict {
+        let call = ToolCall {
+            tool_name: tool.into(),
+            arguments_json: arguments.into(),
+            call_id: None,
+        };
+        self.shim.before_tool_call(&call, &run_context(run))
+    }
+}
+
+/// The hook context of a run's session, as OpenClaw gives it for a sub-agent run.
+pub fn run_context(run: &RunStart) -> HookContext {
+    HookContext {
+        session_key: Some(run.session_key.clone()),
+        session_id: Some(format!("session-{}", run.invocation)),
+        agent_id: Some("main".into()),
+        sender_id: None,
+        chat_id: None,
+        channel: None,
+        chat_type: host_shim::ChatType::Direct,
+        trigger: Some("sub-agent".into()),
+        run_id: None,
+    }
+}
+
+pub fn ticket(event: &str, ticket: &str) -> String {
+    format!(
+        r#"{{"event_id": "{event}", "ticket": {{"id": "{ticket}", "summary": "Checkout is down for {ticket}"}}}}"#
+    )
+}
+
+pub fn started(work: &RuntimeWork) -> Vec<String> {
+    work.start.iter().map(|s| s.invocation.clone()).collect()
+}
+
+pub fn kinds(work: &RuntimeWork) -> Vec<DeliveryKind> {
+    work.deliver.iter().map(|d| d.kind).collect()
+}
+
+pub fn delivered<'w>(work: &'w RuntimeWork, kind: DeliveryKind) -> Vec<&'w Delivery> {
+    work.deliver.iter().filter(|d| d.kind == kind).collect()
+}
