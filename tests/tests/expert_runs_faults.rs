@@ -1,0 +1,118 @@
+//! The expert runs record under the faults that break "nothing accepted is lost or run twice": the
+//! real CLI (`graphiti-openclaw experts run`, the real component in the shim), many processes at
+//! once on one state directory, and processes killed with SIGKILL at arbitrary moments. Every
+//! invocation a process reported as queued must be in the record exactly once, and the record must
+//! stay readable. Run after `scripts/build.sh`.
+
+mod expert_runs_common;
+
+use expert_runs_common::fixture;
+use graphiti_openclaw_tests::{copy_dir, example_config, temp_dir, workspace};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+struct Rig {
+    experts: PathBuf,
+    state: PathBuf,
+}
+
+impl Rig {
+    fn new() -> Rig {
+        let experts = temp_dir("runs-faults-experts");
+        copy_dir(&fixture(), &experts);
+        let rig = Rig { experts, state: temp_dir("runs-faults-state") };
+        // Compiles the component into the cache once, before processes race.
+        assert!(rig.queued().is_empty());
+        rig
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let cli = workspace().join("target/release/graphiti-openclaw");
+        assert!(cli.exists(), "{} is missing: run scripts/build.sh", cli.display());
+        let mut command = Command::new(cli);
+        command
+            .arg("--config-dir")
+            .arg(example_config())
+            .arg("--experts-dir")
+            .arg(&self.experts)
+            .arg("--state-dir")
+            .arg(&self.state)
+            .arg("--cache-dir")
+            .arg(workspace().join("target/test-component-cache"))
+            .args(["--quiet", "--call-timeout-ms", "20000", "experts"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
+    }
+
+    fn spawn_run(&self, n: usize) -> Child {
+        self.command(&["run", "ops-expert", &format!("job {n}")]).spawn().expect("the CLI runs")
+    }
+
+    /// The id of every open invocation in the record, via `experts queue`.
+    fn queued(&self) -> Vec<String> {
+        let out = self.command(&["queue"]).output().unwrap();
+        assert!(out.status.success(), "the record stays readable: {out:?}");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split_whitespace().next().filter(|id| id.starts_with("inv-")).map(str::to_string))
+            .collect()
+    }
+}
+
+/// The invocation a finished `experts run` reported, if it said it queued one.
+fn reported(out: &Output) -> Option<String> {
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split_whitespace().next().filter(|w| w.starts_with("inv-") && text.contains(" queued")).map(str::to_string)
+}
+
+fn assert_exactly_once(reported: &BTreeSet<String>, queued: &[String]) {
+    let distinct: BTreeSet<String> = queued.iter().cloned().collect();
+    assert_eq!(distinct.len(), queued.len(), "an invocation appears twice: {queued:?}");
+    let lost: Vec<&String> = reported.difference(&distinct).collect();
+    assert!(lost.is_empty(), "reported queued but missing from the record: {lost:?}");
+}
+
+#[test]
+fn processes_at_once_on_one_state_directory_lose_no_invocation() {
+    let rig = Rig::new();
+    let started = Instant::now();
+    let mut children: Vec<Child> = (0..24).map(|n| rig.spawn_run(n)).collect();
+    // Every one of them takes the record's lock, reads, adds and saves while the others wait.
+    let outputs: Vec<Output> = children.drain(..).map(|c| c.wait_with_output().unwrap()).collect();
+    let failed: Vec<&Output> = outputs.iter().filter(|o| !o.status.success()).collect();
+    assert!(failed.is_empty(), "every process queued its run (the lock waits): {failed:?}");
+    let reported: BTreeSet<String> = outputs.iter().filter_map(reported).collect();
+    assert_eq!(reported.len(), 24, "24 distinct invocations");
+    let queued = rig.queued();
+    assert_exactly_once(&reported, &queued);
+    println!("24 concurrent `experts run` processes: 24 queued, 0 lost, 0 twice ({} ms)", started.elapsed().as_millis());
+}
+
+#[test]
+fn processes_killed_mid_write_lose_no_acknowledged_invocation() {
+    let rig = Rig::new();
+    let mut acknowledged = BTreeSet::new();
+    let mut kills = 0;
+    // A run takes about 50 ms: kills land from start-up to the save and the answer.
+    for n in 0..60 {
+        let mut child = rig.spawn_run(n);
+        std::thread::sleep(Duration::from_millis((n as u64 * 7) % 70));
+        if child.try_wait().ok().flatten().is_none() {
+            kills += 1;
+            let _ = child.kill(); // SIGKILL
+        }
+        if let Some(id) = reported(&child.wait_with_output().unwrap()) {
+            acknowledged.insert(id);
+        }
+    }
+    let queued = rig.queued();
+    assert_exactly_once(&acknowledged, &queued);
+    println!("kill -9 during `experts run`: {kills} killed, {} acknowledged, {} in the record, 0 lost, 0 twice", acknowledged.len(), queued.len());
+    assert!(kills >= 10, "the loop killed processes mid-run ({kills})");
+    assert!(!acknowledged.is_empty(), "some runs were acknowledged");
+}
