@@ -205,6 +205,12 @@ pub enum ExpertsCommand {
     },
     /// Cron slots due up to this epoch ms.
     Due(u64),
+    /// The `expert_function` tool: function name, inputs (JSON), the calling session.
+    Function {
+        name: String,
+        inputs_json: String,
+        ctx: HookContext,
+    },
     Install(InstallSource),
     /// Expert, abstract tool, MCP server.
     Bind {

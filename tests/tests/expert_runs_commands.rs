@@ -284,3 +284,29 @@ fn bind_writes_bindings_and_the_experts_directory_is_read_only_otherwise() {
         outside.stderr
     );
 }
+
+#[test]
+fn an_isolated_function_gets_a_child_session_of_its_own_with_its_inputs() {
+    let mut s = setup();
+    s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let run = s.tick().start.remove(0);
+    let call = |s: &mut Setup, name: &str, inputs: &str, ctx: host_shim::HookContext| {
+        s.command(ExpertsCommand::Function((name.into(), inputs.into(), ctx)))
+    };
+    let out = call(&mut s, "classify", r#"{"summary": "Checkout is down"}"#, run_context(&run));
+    assert_eq!(out.exit_code, 0, "{}", out.stdout);
+    let answer: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let key = answer["session_key"].as_str().unwrap();
+    assert!(key.starts_with("expert:ops-expert:fn-") && key != run.session_key, "{key}");
+    let message = answer["message"].as_str().unwrap();
+    assert!(message.contains("\"summary\": \"Checkout is down\"") && message.contains("outputs only"), "{message}");
+    let again = call(&mut s, "classify", r#"{"summary": "Another"}"#, run_context(&run));
+    assert_ne!(again.stdout, out.stdout, "each call gets a session of its own");
+    let inline = call(&mut s, "summarise", "{}", run_context(&run));
+    assert!(inline.stdout.contains("runs inline"), "{}", inline.stdout);
+    let main = graphiti_openclaw_tests::hook_context("agent:main:main", host_shim::ChatType::Direct);
+    let outside = call(&mut s, "classify", "{}", main);
+    assert!(outside.stdout.contains("not an expert's"), "{}", outside.stdout);
+    let bad = call(&mut s, "classify", "[1]", run_context(&run));
+    assert!(bad.stdout.contains("not a JSON object"), "{}", bad.stdout);
+}

@@ -114,6 +114,11 @@ pub fn command(c: &wit::ExpertsCommand) -> Option<api::ExpertsCommand> {
             ctx: super::context::hook_context(ctx),
         },
         wit::ExpertsCommand::Due(at) => C::Due(at),
+        wit::ExpertsCommand::Function((name, inputs_json, ctx)) => C::Function {
+            name,
+            inputs_json,
+            ctx: super::context::hook_context(ctx),
+        },
         wit::ExpertsCommand::Install(source) => C::Install(match source {
             wit::InstallSource::Directory(name) => api::InstallSource::Directory(name),
             wit::InstallSource::Archive((name, bytes)) => api::InstallSource::Archive(name, bytes),

@@ -54,6 +54,11 @@ impl ExpertSessions {
                 self.check_tool(expert.as_deref(), call, ctx, now_secs)
             }
             ExpertsCommand::Knowledge { name, ctx } => self.knowledge(name.as_deref(), ctx),
+            ExpertsCommand::Function {
+                name,
+                inputs_json,
+                ctx,
+            } => self.isolated_function(name, inputs_json, ctx, now_secs),
             ExpertsCommand::Reject(id) => {
                 text(approval_text::reject_text(&self.stores(), id, now_secs))
             }
@@ -141,6 +146,42 @@ impl ExpertSessions {
             None => refused(format!(
                 "expert {expert} has package or binding errors (experts validate {expert})"
             )),
+        }
+    }
+
+    /// The `expert_function` tool: the child session and message of an isolated function (spec §6
+    /// "Runtime Consumption": its declared inputs in, only its declared outputs back).
+    fn isolated_function(
+        &mut self,
+        name: &str,
+        inputs_json: &str,
+        ctx: &HookContext,
+        now_secs: u64,
+    ) -> (u8, String) {
+        let refused = |why: String| (1, format!("expert_function refused: {why}\n"));
+        let Some(expert) = self.expert_of(ctx).filter(|_| self.active_root().is_some()) else {
+            return refused("this session is not an expert's".into());
+        };
+        let package = match self.ensure_loaded().and_then(|()| self.expert(&expert)) {
+            Ok(loaded) => match loaded.ready() {
+                Some(package) => package,
+                None => {
+                    return refused(format!(
+                        "expert {expert} has errors (experts validate {expert})"
+                    ));
+                }
+            },
+            Err(why) => return refused(format!("expert {expert} cannot be loaded ({why})")),
+        };
+        match experts::isolated_call(
+            package,
+            name,
+            inputs_json,
+            session_of(ctx).unwrap_or_default(),
+            now_secs,
+        ) {
+            Ok(call) => (0, format!("{call}\n")),
+            Err(why) => refused(why),
         }
     }
 

@@ -1,0 +1,47 @@
+//! Functions with `session: isolated` (spec §6): the caller gets a fresh child session of the same
+//! expert, given the function and its inputs, and only the function's outputs back. This builds that
+//! child session's key and message; the host runs it.
+
+use super::package::Package;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+/// The child session and its message for `function` with `inputs_json`, called from `caller`; the
+/// JSON object the `expert_function` tool's host reads.
+pub fn isolated_call(
+    package: &Package,
+    function: &str,
+    inputs_json: &str,
+    caller: &str,
+    now_secs: u64,
+) -> Result<Value, String> {
+    let f = package
+        .functions
+        .iter()
+        .find(|f| f.name == function)
+        .ok_or_else(|| format!("{} has no function {function:?}", package.name))?;
+    if !f.isolated {
+        return Err(format!(
+            "{function} runs inline (no `session: isolated`): read {} and apply it in this session",
+            f.path
+        ));
+    }
+    let inputs: Value =
+        serde_json::from_str(inputs_json).map_err(|e| format!("the inputs are not JSON: {e}"))?;
+    if !inputs.is_object() {
+        return Err("the inputs are not a JSON object".into());
+    }
+    // A key of its own per call: the caller, the function, its inputs and the time.
+    let digest = Sha256::digest(format!("{caller}\n{function}\n{inputs}\n{now_secs}").as_bytes());
+    let id: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    let session_key = format!("{}:fn-{id}", package.session_label());
+    let message = format!(
+        "Run the function `{function}` ({}) for another session of {expert} and answer with its \
+         outputs only, as one ```json block.\n\n## Inputs\n\n```json\n{}\n```\n\n## The function\n\n{}\n",
+        f.path,
+        serde_json::to_string_pretty(&inputs).unwrap_or_default(),
+        f.text.trim(),
+        expert = package.name
+    );
+    Ok(json!({ "session_key": session_key, "message": message }))
+}
