@@ -14,7 +14,7 @@ use super::runtime::RuntimeDefaults;
 use super::tool_file::load_tool;
 use super::unloaded::{Unloaded, possible_names};
 use super::values::{FrontmatterCtx, Report, check_choice};
-use crate::experts::findings::{Rule, finding};
+use crate::experts::findings::{Finding, Rule, finding};
 use crate::experts::yaml::{FieldPath, Lines};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -203,8 +203,8 @@ impl Components {
                     .extend(possible_names(&path, Some(&text)));
                 continue;
             };
-            let Some(isolated) = function_session(&path, &lines, front.session.as_deref(), m)
-            else {
+            let session = front.session.as_deref();
+            let Some(isolated) = function_session(&path, &lines, session, m.findings) else {
                 self.unloaded.functions.insert(name);
                 continue;
             };
@@ -432,12 +432,12 @@ fn function_session(
     path: &str,
     lines: &Lines,
     session: Option<&str>,
-    m: &mut ManifestCtx,
+    findings: &mut Vec<Finding>,
 ) -> Option<bool> {
     let mut r = FrontmatterCtx {
         path,
         lines,
-        findings: m.findings,
+        findings,
     };
     let sessions = [("inline", false), ("isolated", true)];
     let field = FieldPath::key("session");
