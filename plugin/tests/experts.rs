@@ -1124,7 +1124,7 @@ fn section_limits_mark_every_cut(package: &Package) {
     assert!(
         prompt
             .text
-            .contains("[… 402 more operations not listed; their tiers are enforced all the same]")
+            .contains("[… 402 more operations at the default tier (confirm) not listed; their tiers are enforced all the same]")
     );
     assert_eq!(prompt.truncations.len(), 4, "{:?}", prompt.truncations);
 }
@@ -1148,7 +1148,13 @@ fn the_total_limit_keeps_policy_and_instructions_whole(package: &Package) {
         prompt.text.contains("\n## Instructions\n")
             && prompt.text.ends_with("relative to {workspace}/.\n")
     );
-    assert!(!prompt.text.contains("<b>"), "package text is escaped");
+    // Package text is as written: the prompt is inside no tag of ours.
+    assert!(
+        prompt
+            .text
+            .contains("A line of persona text that goes on. & <b>tags</b>\n"),
+        "package text is verbatim"
+    );
 }
 
 fn a_tight_total_cuts_big_sections_first(package: &Package) {

@@ -7,7 +7,6 @@ use super::loader::LoadedExpert;
 use super::package::{Package, Trigger};
 use super::policy::Tier;
 use super::prompt::one_line;
-use crate::text::escape_text;
 
 #[derive(Clone, Debug)]
 pub struct RegistryLimits {
@@ -95,10 +94,17 @@ fn tools_bound(package: &Package, bindings: &Bindings, limits: &RegistryLimits) 
     capped(items, limits.max_items)
 }
 
-/// `confirm by default; auto: crm.get_deal, …; manual (draft-only): email.send`
+/// `confirm by default; auto: crm.get_deal, …; manual (draft-only): email.send`. The default is the
+/// policy's; when undeclared operations get a stricter tier (an `auto` default never reaches them), it
+/// says so: `auto by default (undeclared operations: confirm); …`.
 pub fn policy_summary(package: &Package, max_items: usize, max_chars: usize) -> String {
-    let default = package.policy.tier_of_unknown();
-    let mut parts = vec![format!("{} by default", default.as_str())];
+    let default = package.policy.default;
+    let unknown = package.policy.tier_of_unknown();
+    let mut first = format!("{} by default", default.as_str());
+    if unknown != default {
+        first.push_str(&format!(" (undeclared operations: {})", unknown.as_str()));
+    }
+    let mut parts = vec![first];
     let operations = package.operations();
     for tier in [Tier::Auto, Tier::Confirm, Tier::Manual] {
         if tier == default {
@@ -136,8 +142,8 @@ pub fn registry_summary(experts: &[LoadedExpert], limits: &RegistryLimits) -> St
         }
         let mut entry = format!(
             "- {} (session {}): {}\n",
-            escape_text(&package.name),
-            escape_text(&package.session_label()),
+            package.name,
+            package.session_label(),
             one_line(&package.description, limits.max_field_chars)
         );
         if !package.triggers.is_empty() {
@@ -188,7 +194,7 @@ pub fn experts_md(experts: &[LoadedExpert], limits: &RegistryLimits) -> String {
         out.push_str("\nNo expert is available.\n");
     }
     for (package, bindings) in ready.iter().take(limits.max_experts) {
-        out.push_str(&format!("\n## {}\n", escape_text(&package.name)));
+        out.push_str(&format!("\n## {}\n", package.name));
         out.push_str(&format!(
             "- **Description:** {}\n",
             one_line(&package.description, limits.max_field_chars)
@@ -197,10 +203,7 @@ pub fn experts_md(experts: &[LoadedExpert], limits: &RegistryLimits) -> String {
             "- **Version:** {}\n",
             one_line(&package.version, limits.max_field_chars)
         ));
-        out.push_str(&format!(
-            "- **Session:** {}\n",
-            escape_text(&package.session_label())
-        ));
+        out.push_str(&format!("- **Session:** {}\n", package.session_label()));
         if package.triggers.is_empty() {
             out.push_str("- **Triggers:** none (on request only)\n");
         } else {

@@ -3,6 +3,8 @@
 //! defaults and each process's overrides), the checks on those fields, and how package text reaches
 //! the prompt and the registry.
 
+mod conformance_loading;
+mod conformance_text;
 mod runtime_checks;
 mod runtime_fields;
 mod support;

@@ -261,3 +261,105 @@ fn functions_and_learning_carry_their_settings() {
         }
     );
 }
+
+fn example() -> Package {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../config/experts/trip-planner-expert");
+    let expert = graphiti_openclaw::experts::load_expert(&dir, &Default::default());
+    expert.ready().expect("the example loads clean").clone()
+}
+
+#[test]
+fn the_example_processes_inherit_and_override_the_runtime_settings() {
+    let package = &example();
+    let inherited = Execution {
+        timeout_secs: Some(900),
+        idempotent: false,
+        retry: Retry {
+            max_attempts: 2,
+            backoff: Backoff::Exponential,
+            delay_secs: 60,
+        },
+        on_failure: OnFailure::Escalate,
+        resume_from_execution_log: true,
+    };
+    assert_eq!(process(package, "plan-trip").execution, inherited);
+    assert_eq!(process(package, "plan-trip").delivery.sla_secs, Some(600));
+    let track = process(package, "track-booking");
+    assert_eq!(
+        track.execution,
+        Execution {
+            timeout_secs: Some(300),
+            idempotent: true,
+            retry: Retry {
+                max_attempts: 3,
+                backoff: Backoff::Fixed,
+                delay_secs: 30,
+            },
+            resume_from_execution_log: false,
+            ..inherited
+        }
+    );
+    assert_eq!(
+        track.delivery,
+        Delivery {
+            format: DeliveryFormat::Narrative,
+            channel: "main".into(),
+            sla_secs: Some(120),
+            sla_breach: SlaBreach::Escalate,
+        }
+    );
+    assert_eq!(
+        track.inputs,
+        ["booking_id", "traveler_id", "status", "changed_leg"]
+    );
+    assert_eq!(track.context, ["state/trips.md"]);
+    assert_eq!(
+        track.scratchpad.as_deref(),
+        Some("./scratch/booking-{booking_id}.md")
+    );
+}
+
+#[test]
+fn the_example_uses_every_trigger_type_an_isolated_function_and_learning() {
+    let package = example();
+    let mut kinds: Vec<&str> = package.triggers.iter().map(|t| t.kind.as_str()).collect();
+    kinds.sort();
+    assert_eq!(kinds, ["channel", "cron", "webhook"]);
+    let track = process(&package, "track-booking");
+    let webhook = package
+        .triggers
+        .iter()
+        .find(|t| t.kind == "webhook")
+        .unwrap();
+    assert_eq!(
+        (
+            webhook.dedupe_key.as_deref(),
+            webhook.concurrency_key.as_deref()
+        ),
+        (Some("event_id"), Some("traveler_id"))
+    );
+    let mapped: Vec<&str> = webhook
+        .payload_mapping
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .collect();
+    assert_eq!(mapped, track.inputs);
+    let cron = package.triggers.iter().find(|t| t.kind == "cron").unwrap();
+    assert!(graphiti_openclaw::experts::cron::parse(cron.expr.as_deref().unwrap()).is_ok());
+    let isolated: Vec<&str> = package
+        .functions
+        .iter()
+        .filter(|f| f.isolated)
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(isolated, ["assess-trip-request"]);
+    assert_eq!(
+        package.learning,
+        Learning {
+            enabled: true,
+            approval: Tier::Confirm,
+            max_entries_per_file: 50
+        }
+    );
+}

@@ -1,6 +1,8 @@
 //! Packages for these tests: the base fixture copied to a temporary directory and edited in place.
 
-use graphiti_openclaw::experts::{Finding, LoadOptions, LoadedExpert, Rule, load_expert};
+use graphiti_openclaw::experts::{
+    Finding, LoadOptions, LoadedExpert, PromptLimits, Rule, assemble_prompt, load_expert,
+};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -63,6 +65,13 @@ impl TempPackage {
         )
     }
 
+    pub fn write(&self, file: &str, text: &[u8]) -> &Self {
+        let path = self.dir.join(file);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+        self
+    }
+
     pub fn load(&self) -> LoadedExpert {
         load_expert(&self.dir, &options())
     }
@@ -78,6 +87,12 @@ pub fn findings_text(findings: &[Finding]) -> String {
     findings.iter().map(|f| format!("{f}\n")).collect()
 }
 
+/// Asserts the package's findings are exactly `expected`, one `Display` line each, in order.
+pub fn assert_findings(expert: &LoadedExpert, expected: &[&str]) {
+    let actual: Vec<String> = expert.findings.iter().map(|f| f.to_string()).collect();
+    assert_eq!(actual, expected, "\n{}", findings_text(&expert.findings));
+}
+
 /// Asserts there is a finding of `rule` in `file` at `field` whose message contains `says`.
 pub fn assert_finding(expert: &LoadedExpert, rule: Rule, file: &str, field: &str, says: &str) {
     let found = expert.findings.iter().any(|f| {
@@ -89,6 +104,21 @@ pub fn assert_finding(expert: &LoadedExpert, rule: Rule, file: &str, field: &str
     assert!(
         found,
         "no {rule} finding in {file} at {field} saying {says:?}:\n{}",
+        findings_text(&expert.findings)
+    );
+}
+
+/// The prompt of a package that passed phase 1, with `/ws` as the workspace.
+pub fn prompt(expert: &LoadedExpert) -> String {
+    let package = expert.package.as_ref().expect("phase 1 passed");
+    assemble_prompt(package, "/ws", &PromptLimits::default()).text
+}
+
+/// Asserts the package is ready (loaded, bound, without errors).
+pub fn assert_ready(expert: &LoadedExpert) {
+    assert!(
+        expert.ready().is_some(),
+        "{}",
         findings_text(&expert.findings)
     );
 }

@@ -12,8 +12,9 @@ use super::model::{
 use super::process::process_fields;
 use super::runtime::RuntimeDefaults;
 use super::tool_file::load_tool;
+use super::unloaded::{Unloaded, possible_names};
 use super::values::{FrontmatterCtx, Report, check_choice};
-use crate::experts::findings::{Rule, finding};
+use crate::experts::findings::{Finding, Rule, finding};
 use crate::experts::yaml::{FieldPath, Lines};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -31,6 +32,8 @@ pub(crate) struct Components {
     pub function_lines: BTreeMap<String, Lines>,
     pub process_lines: BTreeMap<String, Lines>,
     pub tool_lines: BTreeMap<String, Lines>,
+    /// What listed function, process and tool files that failed to load may have declared.
+    pub unloaded: Unloaded,
 }
 
 /// Where a component list is in the manifest: `components.<key>`.
@@ -90,6 +93,7 @@ impl Components {
             function_lines: BTreeMap::new(),
             process_lines: BTreeMap::new(),
             tool_lines: BTreeMap::new(),
+            unloaded: Unloaded::default(),
         };
         c.load_orchestrator(dir, limits, spec, m);
         c.load_persona(dir, limits, spec, m);
@@ -169,6 +173,7 @@ impl Components {
             let Some((path, text)) =
                 read_listed(dir, limits, m, component_field("functions").i(i), path)
             else {
+                self.unloaded.functions.extend(possible_names(path, None));
                 continue;
             };
             function_files += 1;
@@ -193,10 +198,14 @@ impl Components {
                 m.findings,
             )
             else {
+                self.unloaded
+                    .functions
+                    .extend(possible_names(&path, Some(&text)));
                 continue;
             };
-            let Some(isolated) = function_session(&path, &lines, front.session.as_deref(), m)
-            else {
+            let session = front.session.as_deref();
+            let Some(isolated) = function_session(&path, &lines, session, m.findings) else {
+                self.unloaded.functions.insert(name);
                 continue;
             };
             self.function_lines.insert(path.clone(), lines);
@@ -232,6 +241,7 @@ impl Components {
             let Some((path, text)) =
                 read_listed(dir, limits, m, component_field("processes").i(i), path)
             else {
+                self.unloaded.processes.extend(possible_names(path, None));
                 continue;
             };
             let processes = &self.processes;
@@ -255,6 +265,9 @@ impl Components {
                 m.findings,
             )
             else {
+                self.unloaded
+                    .processes
+                    .extend(possible_names(&path, Some(&text)));
                 continue;
             };
             let fields = process_fields(&path, &lines, &front, defaults, m.findings);
@@ -289,9 +302,16 @@ impl Components {
             let Some((path, text)) =
                 read_listed(dir, limits, m, component_field("tools").i(i), path)
             else {
+                self.unloaded.tools.extend(possible_names(path, None));
                 continue;
             };
-            if let Some((tool, lines)) = load_tool(&path, &text, m.findings) {
+            let loaded = load_tool(&path, &text, m.findings);
+            if loaded.is_none() {
+                self.unloaded
+                    .tools
+                    .extend(possible_names(&path, Some(&text)));
+            }
+            if let Some((tool, lines)) = loaded {
                 let earlier = self.tools.iter().find(|t| t.name == tool.name);
                 if declared_twice(
                     "tool",
@@ -412,12 +432,12 @@ fn function_session(
     path: &str,
     lines: &Lines,
     session: Option<&str>,
-    m: &mut ManifestCtx,
+    findings: &mut Vec<Finding>,
 ) -> Option<bool> {
     let mut r = FrontmatterCtx {
         path,
         lines,
-        findings: m.findings,
+        findings,
     };
     let sessions = [("inline", false), ("isolated", true)];
     let field = FieldPath::key("session");

@@ -1,4 +1,5 @@
-//! Reading package files: paths kept inside the package, no symbolic links, a size limit, UTF-8.
+//! Reading package files: paths kept inside the package, no symbolic links, a size limit, UTF-8, line
+//! ends as LF.
 
 use super::model::LoadLimits;
 use crate::experts::findings::Rule;
@@ -37,8 +38,8 @@ pub fn clean_relative(path: &str) -> Result<String, String> {
     Ok(parts.join("/"))
 }
 
-/// Reads `relative` under `dir` as UTF-8 text, refusing symbolic links on the way (a link could leave
-/// the package or loop), directories, and files over the size limit.
+/// Reads `relative` under `dir` as UTF-8 text with LF line ends, refusing symbolic links on the way
+/// (a link could leave the package or loop), directories, and files over the size limit.
 pub fn read_text(dir: &Path, relative: &str, limits: &LoadLimits) -> Result<String, ReadError> {
     let path_error = |message: String| ReadError {
         rule: Rule::FilesPath,
@@ -113,8 +114,15 @@ pub fn read_text(dir: &Path, relative: &str, limits: &LoadLimits) -> Result<Stri
             e.utf8_error().valid_up_to()
         ),
     })?;
-    Ok(text
-        .strip_prefix('\u{feff}')
-        .map(str::to_string)
-        .unwrap_or(text))
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    Ok(normalize_line_ends(text))
+}
+
+/// CRLF and lone CR as LF: a file saved on Windows (or an old Mac) reads like any other, and no `\r`
+/// reaches a prompt, a name or a field.
+fn normalize_line_ends(text: &str) -> String {
+    if !text.contains('\r') {
+        return text.to_string();
+    }
+    text.replace("\r\n", "\n").replace('\r', "\n")
 }

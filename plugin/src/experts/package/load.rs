@@ -72,7 +72,7 @@ fn load_inner(dir: &Path, limits: &LoadLimits, findings: &mut Vec<Finding>) -> O
     let loaded = Components::load(dir, limits, components, &defaults, &mut m);
     check_readme(dir, &mut m);
     validate::cross_references(&manifest, &required_tools, &policy, &loaded, &mut m);
-    validate::learnings(dir, limits, &loaded.functions, m.findings);
+    validate::learnings(dir, limits, &loaded, m.findings);
 
     let (Some(orchestrator), Some(spec), Some(version)) = (loaded.orchestrator, spec, version)
     else {

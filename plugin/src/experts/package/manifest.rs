@@ -64,7 +64,7 @@ pub(super) fn check_identity(
         m.report(
             Rule::ManifestName,
             FieldPath::key("name"),
-            format!("{name:?} must be one path segment of letters, digits, `-`, `_` or `.` (it names the workspace directory and the session)"),
+            format!("{name:?} must be one path segment of letters, digits (any script), `-`, `_` or `.`, not starting with `.` nor holding `..` (it names the workspace directory and the session)"),
         );
     }
     if let Some(spec) = spec.as_deref().filter(|s| !s.trim().is_empty())
@@ -79,14 +79,22 @@ pub(super) fn check_identity(
     (spec, version)
 }
 
-/// A name safe as one path segment and in a session label.
+/// A name safe as one path segment and in a session label: letters and digits of any script (the spec
+/// allows them), `-`, `_` and `.`; never a separator, white space, a control or formatting character,
+/// a leading `.` or `..`. At most 128 characters and 255 bytes (a file name's limit).
 pub fn is_safe_name(name: &str) -> bool {
     !name.is_empty()
-        && name.len() <= 128
+        && name.len() <= 255
+        && name.chars().count() <= 128
         && !name.starts_with('.')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !name.contains("..")
+        && name.chars().all(is_name_char)
+}
+
+/// A character of a package name: a letter or digit of any script, `-`, `_` or `.`. (Session keys
+/// carry the name after `expert:`; a reader of them should take these characters.)
+pub fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '-' | '_' | '.')
 }
 
 /// `spec` and `version` may be written unquoted (`1.0` is a YAML number).

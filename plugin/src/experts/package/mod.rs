@@ -17,12 +17,13 @@ mod process;
 mod runtime;
 mod tool_file;
 mod triggers;
+mod unloaded;
 mod validate;
 mod values;
 
 pub use files::{ReadError, clean_relative, read_text};
 pub use load::{PackageLoad, load_package};
-pub use manifest::is_safe_name;
+pub use manifest::{is_name_char, is_safe_name};
 pub use model::{
     Backoff, Concurrency, Delivery, DeliveryFormat, Document, Execution, Function, Knowledge,
     KnowledgeKind, Learning, LoadLimits, MANIFEST_FILE, OnFailure, Operation, Package, Process,

@@ -5,7 +5,7 @@ use super::files::{clean_relative, read_text};
 use super::formats::ManifestFile;
 use super::frontmatter::frontmatter;
 use super::manifest::ManifestCtx;
-use super::model::{Function, LoadLimits, split_operation};
+use super::model::{LoadLimits, split_operation};
 use super::values::Report;
 use crate::experts::findings::{Finding, Rule, finding};
 use crate::experts::policy::Policy;
@@ -23,7 +23,8 @@ fn locate(lines: Option<&Lines>, field: &FieldPath) -> Option<u32> {
 }
 
 /// Spec §14: every name one part of the package gives another (triggers, processes, functions, tools,
-/// knowledge, policy overrides) is declared where it points.
+/// knowledge, policy overrides) is declared where it points. A name that a file which failed to load
+/// may have declared is not reported again (`Components::unloaded`).
 pub(crate) fn cross_references(
     manifest: &ManifestFile,
     required_tools: &[String],
@@ -47,7 +48,7 @@ fn triggers_name_processes(manifest: &ManifestFile, c: &Components, m: &mut Mani
         let Some(process) = trigger.process.as_deref().filter(|p| !p.trim().is_empty()) else {
             continue;
         };
-        if !process_names.contains(process) {
+        if !process_names.contains(process) && !c.unloaded.processes.contains(process) {
             let field = FieldPath::key("triggers").i(i).k("process");
             m.report(
                 Rule::XrefTriggerProcess,
@@ -122,7 +123,8 @@ fn processes_name_declared_parts(
             ));
         }
         for (j, function) in p.functions.iter().enumerate() {
-            if !function_names.contains(function.as_str()) {
+            let unloaded = c.unloaded.functions.contains(function);
+            if !function_names.contains(function.as_str()) && !unloaded {
                 let field = FieldPath::key("functions").i(j);
                 let message =
                     format!("{function:?} is not the name of a function in components.functions");
@@ -198,6 +200,7 @@ fn overrides_name_declared_operations(
             continue;
         }
         match c.tools.iter().find(|t| t.name == tool) {
+            None if c.unloaded.tools.contains(tool) => {}
             None => m.report(
                 Rule::XrefPolicyOverrides,
                 field,
@@ -224,7 +227,8 @@ fn required_tools_have_files(
 ) {
     let listed_tools = manifest.requires.as_ref().and_then(|r| r.tools.as_ref());
     for (i, tool) in listed_tools.iter().flat_map(|t| t.iter()).enumerate() {
-        if required.contains(tool.as_str()) && !c.tools.iter().any(|t| &t.name == tool) {
+        let has_file = c.tools.iter().any(|t| &t.name == tool) || c.unloaded.tools.contains(tool);
+        if required.contains(tool.as_str()) && !has_file {
             let field = FieldPath::key("requires").k("tools").i(i);
             let message = format!(
                 "no file in components.tools declares tool {tool:?}; its operations are unknown, so every call to it needs approval"
@@ -266,7 +270,7 @@ struct LearningFront {
 pub(crate) fn learnings(
     dir: &Path,
     limits: &LoadLimits,
-    functions: &[Function],
+    c: &Components,
     findings: &mut Vec<Finding>,
 ) {
     let learnings = dir.join("learnings");
@@ -302,7 +306,8 @@ pub(crate) fn learnings(
         };
         if let Some(scope) = front.scope
             && scope != "package"
-            && !functions.iter().any(|f| f.name == scope)
+            && !c.functions.iter().any(|f| f.name == scope)
+            && !c.unloaded.functions.contains(&scope)
         {
             let field = FieldPath::key("scope");
             let message =

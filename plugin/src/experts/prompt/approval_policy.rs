@@ -6,19 +6,16 @@ use super::limits::PromptLimits;
 use crate::experts::gate::effective_tier;
 use crate::experts::package::Package;
 use crate::experts::policy::{OnTimeout, Tier};
-use crate::text::escape_text;
 
-/// Every operation under its tier (cut at `max_operations`, with a marker), the timeout, and the
-/// low-confidence escalation.
+/// Every operation under its tier (past `max_operations`, default-tier operations are left out and
+/// counted), the timeout, and the low-confidence escalation.
 pub(super) fn policy_section(
     package: &Package,
     limits: &PromptLimits,
     truncations: &mut Vec<String>,
 ) -> String {
     let policy = &package.policy;
-    let operations = package.operations();
-    let total = operations.len();
-    let listed = &operations[..total.min(limits.max_operations)];
+    let (listed, omitted) = listed_operations(package, limits.max_operations);
     let unknown_tier = policy.tier_of_unknown();
     let mut out = String::from("Before calling any tool operation, check the approval tier:\n");
     for (tier, heading, note) in [
@@ -58,8 +55,7 @@ pub(super) fn policy_section(
                 OnTimeout::Escalate => "escalated to the user",
             };
             out.push_str(&format!(
-                "Approval requests not answered within {} are {outcome}.\n",
-                escape_text(&timeout)
+                "Approval requests not answered within {timeout} are {outcome}.\n"
             ));
         }
         if let Some(note) = note {
@@ -67,13 +63,14 @@ pub(super) fn policy_section(
             out.push('\n');
         }
     }
-    if total > listed.len() {
-        let more = total - listed.len();
+    if omitted > 0 {
+        let total = listed.len() + omitted;
+        let tier = policy.default.as_str();
         truncations.push(format!(
-            "approval policy: {more} of {total} operations not listed"
+            "approval policy: {omitted} of {total} operations not listed (all at the default tier, {tier})"
         ));
         out.push_str(&format!(
-            "[… {more} more operations not listed; their tiers are enforced all the same]\n"
+            "[… {omitted} more operations at the default tier ({tier}) not listed; their tiers are enforced all the same]\n"
         ));
     }
     if policy.escalate_on_low_confidence {
@@ -82,4 +79,18 @@ pub(super) fn policy_section(
         );
     }
     out
+}
+
+/// The operations to list, sorted, and how many are left out. Explicit overrides are always listed
+/// (they are the author's decisions); operations at the default tier fill the rest of `max`.
+fn listed_operations(package: &Package, max: usize) -> (Vec<String>, usize) {
+    let (mut listed, defaulted): (Vec<String>, Vec<String>) = package
+        .operations()
+        .into_iter()
+        .partition(|op| package.policy.overrides.contains_key(op));
+    let room = max.saturating_sub(listed.len());
+    let omitted = defaulted.len().saturating_sub(room);
+    listed.extend(defaulted.into_iter().take(room));
+    listed.sort();
+    (listed, omitted)
 }

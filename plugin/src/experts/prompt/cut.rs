@@ -1,4 +1,4 @@
-//! Cutting text to a length: at a line end when one is near, never inside an escape.
+//! Cutting text to a length: at a line end when one is near.
 
 /// The first `max` characters of `text`, ending at a line break when one is in the second half.
 pub(super) fn cut_at_line(text: &str, max: usize) -> &str {
@@ -11,13 +11,5 @@ pub(super) fn cut_at_line(text: &str, max: usize) -> &str {
     match head.rfind('\n') {
         Some(i) if i >= end / 2 => &head[..i],
         _ => head,
-    }
-}
-
-/// `text` without a trailing, cut-off escape (`&am`).
-pub(super) fn without_partial_entity(text: &str) -> &str {
-    match text.rfind('&') {
-        Some(i) if !text[i..].contains(';') => &text[..i],
-        _ => text,
     }
 }

@@ -1,12 +1,12 @@
-//! Package documents placed in the prompt (persona, rules, orchestrator), and one-line entries: third-
-//! party text escaped, headings demoted, cut visibly.
+//! Package documents placed in the prompt (persona, rules, orchestrator), and one-line entries: the
+//! author's text as written, headings demoted, cut visibly.
 
 use super::cut::cut_at_line;
 use super::limits::PromptLimits;
 use super::section::Section;
 use crate::experts::package::Package;
 use crate::experts::yaml::split_frontmatter;
-use crate::text::{escape_text, truncate_chars};
+use crate::text::truncate_chars;
 
 /// The persona (identity, then rules) and the orchestrator, each in full up to the document limit.
 pub(super) fn document_sections(
@@ -54,14 +54,14 @@ fn file_stem(path: &str) -> &str {
     file.strip_suffix(".md").unwrap_or(file)
 }
 
-/// One line: white space folded, escaped, cut to `max` characters.
+/// One line: white space folded (so an entry cannot start a line of its own), control characters
+/// written out, cut to `max` characters.
 pub(crate) fn one_line(text: &str, max: usize) -> String {
-    let folded = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    escape_text(&truncate_chars(&folded, max))
+    truncate_chars(&crate::text::one_line(text), max)
 }
 
 /// A markdown document placed in the prompt: frontmatter dropped, cut to `max` characters (marked),
-/// escaped, headings demoted two levels, a code fence left open closed.
+/// headings demoted two levels (below the prompt's own `##` sections), a code fence left open closed.
 pub(super) fn embed_document(
     path: &str,
     text: &str,
@@ -81,8 +81,7 @@ pub(super) fn embed_document(
         (
             cut,
             Some(format!(
-                "[… truncated: {} — {shown} of {total} characters shown]",
-                escape_text(path)
+                "[… truncated: {path} — {shown} of {total} characters shown]"
             )),
         )
     } else {
@@ -98,7 +97,7 @@ pub(super) fn embed_document(
         if !in_fence && trimmed.starts_with('#') {
             out.push_str("##");
         }
-        out.push_str(&escape_text(line));
+        out.push_str(line);
         out.push('\n');
     }
     if in_fence {

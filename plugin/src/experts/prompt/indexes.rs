@@ -5,7 +5,6 @@ use super::document::one_line;
 use super::limits::PromptLimits;
 use super::section::Section;
 use crate::experts::package::Package;
-use crate::text::escape_text;
 
 /// The indexes in prompt order; an empty index is left out (functions always have one entry).
 pub(super) fn index_sections(
@@ -45,7 +44,8 @@ fn functions_index(
     }
 }
 
-/// Each process with the triggers that start it.
+/// Each process with the manifest triggers that start it (a process's own `trigger` field names one of
+/// them when it resolves; when it does not, it starts nothing and is not listed).
 fn processes_index(
     package: &Package,
     limits: &PromptLimits,
@@ -65,7 +65,6 @@ fn processes_index(
                 .filter(|t| t.process == p.name)
                 .map(|t| t.name.as_str())
                 .collect();
-            triggers.extend(p.trigger.as_deref());
             triggers.sort();
             triggers.dedup();
             let trigger = match triggers.len() {
@@ -148,7 +147,7 @@ pub(super) fn path_note(path: &str, dir: &str, name: &str) -> String {
     if path == format!("{dir}/{name}.md") {
         String::new()
     } else {
-        format!(" (file: {})", escape_text(path))
+        format!(" (file: {path})")
     }
 }
 

@@ -4,7 +4,7 @@
 use crate::experts::gate::KNOWLEDGE_TOOL;
 use crate::experts::package::{KnowledgeKind, Package, StateScope};
 
-/// The section's text; `ws` is the workspace path, escaped.
+/// The section's text; `ws` is the workspace path as the agent sees it.
 pub(super) fn instructions(package: &Package, ws: &str) -> String {
     let mut out = String::new();
     component_locations(&mut out, package, ws);

@@ -1,9 +1,11 @@
 //! The expert sub-agent's system prompt (loader design §2): persona and orchestrator in full, indexes of
 //! functions, processes, knowledge and state, the resolved approval policy, and where files live.
 //!
-//! Deterministic: same package, workspace and limits, same bytes. Package text is third-party, so it is
-//! escaped (it can sit inside one of our tagged blocks), its headings are demoted below ours (it cannot
-//! forge a `## Tool Approval Policy` section) and one-line fields stay on one line.
+//! Deterministic: same package, workspace and limits, same bytes. Package text reaches the model as the
+//! author wrote it (`discount > 20%`, not `discount &gt; 20%`): the prompt is system context of its own,
+//! inside no tag of ours, so there is no delimiter of ours to close. Its one structure is its `##`
+//! sections, so the package's headings are demoted below them (a package cannot forge a
+//! `## Tool Approval Policy` section) and one-line fields stay on one line.
 //!
 //! The way through: `document` (persona, rules, orchestrator), `indexes`, `approval_policy` and
 //! `instructions` each build their sections; `section` fits them to the total and joins them.
@@ -17,7 +19,6 @@ mod limits;
 mod section;
 
 use crate::experts::package::Package;
-use crate::text::escape_text;
 use approval_policy::policy_section;
 use document::document_sections;
 use indexes::index_sections;
@@ -41,7 +42,7 @@ pub fn assemble_prompt(
     limits: &PromptLimits,
 ) -> AssembledPrompt {
     let mut truncations = Vec::new();
-    let ws = escape_text(workspace.trim_end_matches('/'));
+    let ws = workspace.trim_end_matches('/');
     let mut sections = document_sections(package, limits, &mut truncations);
     sections.extend(index_sections(package, limits, &mut truncations));
     sections.push(Section {
@@ -51,7 +52,7 @@ pub fn assemble_prompt(
     });
     sections.push(Section {
         title: "Instructions",
-        body: instructions(package, &ws),
+        body: instructions(package, ws),
         reserved: true,
     });
 

@@ -1,7 +1,7 @@
 //! The prompt's `##` sections, and fitting them to the total limit (the approval policy and the
 //! instructions are never cut).
 
-use super::cut::{cut_at_line, without_partial_entity};
+use super::cut::cut_at_line;
 use crate::text::truncate_chars;
 
 pub(super) struct Section {
@@ -65,8 +65,7 @@ pub(super) fn fit_total(sections: &mut [Section], max_total: usize, truncations:
             omitted.push((i, sections[i].title));
             continue;
         };
-        let mut new_body =
-            String::from(without_partial_entity(cut_at_line(&sections[i].body, room)));
+        let mut new_body = String::from(cut_at_line(&sections[i].body, room));
         if !new_body.is_empty() && !new_body.ends_with('\n') {
             new_body.push('\n');
         }
