@@ -310,3 +310,24 @@ fn an_isolated_function_gets_a_child_session_of_its_own_with_its_inputs() {
     let bad = call(&mut s, "classify", "[1]", run_context(&run));
     assert!(bad.stdout.contains("not a JSON object"), "{}", bad.stdout);
 }
+
+#[test]
+fn a_unicode_mixed_case_expert_is_found_from_openclaws_lower_cased_session_key() {
+    let mut s = setup();
+    let manifest = s.experts.join(EXPERT).join("expert.yaml");
+    let text = std::fs::read_to_string(&manifest).unwrap().replace("name: ops-expert", "name: Büro-Ops");
+    std::fs::write(&manifest, text).unwrap();
+    s.restart();
+    let answer = s.webhook_with("Büro-Ops/new_ticket", Some(TOKEN), ticket("e-1", "T-1").as_bytes());
+    assert_eq!(answer.status, 202, "{}", answer.body);
+    let mut run = s.tick().start.remove(0);
+    assert_eq!(run.session_key, "expert:Büro-Ops:inv-1");
+    // What OpenClaw makes of the key.
+    run.session_key = "agent:main:expert:büro-ops:inv-1".into();
+    let injection = s.shim.before_agent_start(&graphiti_openclaw_tests::prompt("go"), &run_context(&run));
+    assert!(injection.system_context.unwrap_or_default().contains("careful support operator"), "the expert's prompt");
+    let verdict = s.tool_call(&run, "send_reply", r#"{"to": "T-1"}"#);
+    assert!(matches!(verdict, host_shim::ToolVerdict::Block(_)), "its policy applies: {verdict:?}");
+    let drafts = s.tick().deliver;
+    assert!(drafts.iter().any(|d| d.text.contains("Büro-Ops")), "the run's draft is delivered: {drafts:?}");
+}

@@ -95,13 +95,13 @@ impl ExpertSessions {
             return mapped;
         }
         let labelled = ctx.session_key.as_deref().and_then(|key| {
-            let lower = key.to_ascii_lowercase();
+            let lower = key.to_lowercase();
             let start = lower.find("expert:")? + "expert:".len();
-            let name: String = key[start..]
+            let name: String = lower[start..]
                 .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_' || *c == '.')
+                .take_while(|&c| crate::experts::package::is_name_char(c))
                 .collect();
-            (!name.is_empty()).then_some(name)
+            (!name.is_empty()).then(|| self.installed_name(&name))
         });
         labelled.or_else(|| {
             let agent = ctx.agent_id.as_deref()?;
@@ -110,6 +110,18 @@ impl ExpertSessions {
                 .or_else(|| agent.strip_prefix("expert-"))?;
             (!name.is_empty()).then(|| name.to_string())
         })
+    }
+
+    /// The installed package's own spelling of `name`: OpenClaw lower-cases session keys, so a label
+    /// is matched without regard to case.
+    fn installed_name(&self, name: &str) -> String {
+        self.loaded
+            .iter()
+            .flatten()
+            .map(|e| &e.name)
+            .find(|n| n.to_lowercase() == name)
+            .cloned()
+            .unwrap_or_else(|| name.to_string())
     }
 
     /// Reads the installed packages unless this configuration has read them already.
@@ -195,7 +207,7 @@ impl ExpertSessions {
             &self.workspace_display(&expert.name),
             &PromptLimits::default(),
         );
-        Ok(match self.learnings_section(name) {
+        Ok(match self.learnings_section(&expert.name) {
             Some(learnings) if package.learning.enabled => {
                 format!("{}\n\n{learnings}", prompt.text)
             }

@@ -243,9 +243,18 @@ pub fn pick<'a>(
     target: &str,
     root: &Path,
 ) -> Result<&'a LoadedExpert, String> {
-    experts
+    let exact = experts
         .iter()
-        .find(|e| e.name == target || dir_name(&e.dir) == target)
+        .find(|e| e.name == target || dir_name(&e.dir) == target);
+    // OpenClaw lower-cases session keys: a label matches a name of any case, when only one does.
+    let folded = || {
+        let mut same = experts
+            .iter()
+            .filter(|e| e.name.to_lowercase() == target.to_lowercase());
+        same.next().filter(|_| same.next().is_none())
+    };
+    exact
+        .or_else(folded)
         .ok_or_else(|| format!("no expert named {target:?} under {}", root.display()))
 }
 
