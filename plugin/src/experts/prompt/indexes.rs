@@ -29,8 +29,14 @@ fn functions_index(
         .functions
         .iter()
         .map(|f| {
+            // spec §6: an isolated function runs in a child session and gives back its outputs only.
+            let isolated = if f.isolated {
+                " (isolated: run it with the `expert_function` tool, giving its inputs; you get its outputs)"
+            } else {
+                ""
+            };
             format!(
-                "- {}: {}{}",
+                "- {}: {}{}{isolated}",
                 entry(&f.name),
                 entry(&f.description),
                 path_note(&f.path, "functions", &f.name)
