@@ -226,7 +226,7 @@ impl Engine {
         let count = |keep: fn(&spool::Entry) -> bool| entries.iter().filter(|e| keep(e)).count();
         let backoff = spool.as_ref().map(Spool::backoff).unwrap_or_default();
         let retry_in = backoff.next_attempt_ms.saturating_sub(time::now_ms());
-        reports::render_status(
+        let mut out = reports::render_status(
             &graphiti,
             &config,
             health.map_err(|e| e.message),
@@ -237,6 +237,10 @@ impl Engine {
                 set_aside: count(|e| e.state.is_set_aside()),
             },
             (backoff.failures > 0).then_some(retry_in),
-        )
+        );
+        if let Some(line) = self.expert_runs_status() {
+            out.stdout.push_str(&line);
+        }
+        out
     }
 }

@@ -116,6 +116,14 @@ impl Engine {
         }
     }
 
+    /// `status`'s line on expert runs (none without installed experts or a record).
+    pub(super) fn expert_runs_status(&mut self) -> Option<String> {
+        let now_ms = time::now_ms();
+        self.with_runtime(|rt, _| rt.status_line(now_ms))
+            .ok()
+            .flatten()
+    }
+
     /// The runtime's `experts …` commands; None for the others.
     pub(super) fn runtime_command(&mut self, command: &ExpertsCommand) -> Option<CommandOutput> {
         let now_ms = time::now_ms();

@@ -73,6 +73,44 @@ impl Runtime<'_> {
         Ok(text)
     }
 
+    /// One line for `status`: how many invocations are in each open state; None when the record
+    /// holds none and no expert is installed.
+    pub fn status_line(&mut self, now_ms: u64) -> Option<String> {
+        if self.packages.is_empty() {
+            return None;
+        }
+        let (counts, _) = self
+            .with_record(now_ms, |_, runs, _| {
+                let count = |s: Status| runs.invocations.iter().filter(|i| i.status == s).count();
+                let learnings = runs.learnings.len();
+                Ok((
+                    [
+                        (count(Status::Queued), "queued"),
+                        (count(Status::Running), "running"),
+                        (count(Status::RetryWait), "waiting to retry"),
+                        (count(Status::WaitingApproval), "waiting for approval"),
+                        (count(Status::DeadLetter), "dead letters"),
+                        (learnings, "learnings to approve"),
+                    ],
+                    false,
+                ))
+            })
+            .ok()?;
+        let parts: Vec<String> = counts
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{n} {what}"))
+            .collect();
+        Some(format!(
+            "expert runs: {} (experts queue)\n",
+            if parts.is_empty() {
+                "none open".to_string()
+            } else {
+                parts.join(", ")
+            }
+        ))
+    }
+
     pub fn dead_letters_text(&mut self, now_ms: u64) -> Result<String, String> {
         let (text, _) = self.with_record(now_ms, |_, runs, _| {
             let dead: Vec<String> = runs

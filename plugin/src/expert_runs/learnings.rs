@@ -94,7 +94,10 @@ impl Runtime<'_> {
         );
         match tier {
             Tier::Auto => {
-                self.append_learning(expert, &p.scope, &entry, max)?;
+                // Under the record's lock: two runs appending at once must not drop one.
+                self.with_record(now_ms, |rt, _, _| {
+                    Ok((rt.append_learning(expert, &p.scope, &entry, max)?, false))
+                })?;
                 Ok(format!(
                     "learning recorded in learnings/{}",
                     file_name(&p.scope)
@@ -137,30 +140,35 @@ impl Runtime<'_> {
         approved: bool,
         now_ms: u64,
     ) -> Option<Result<String, String>> {
-        let pending = self.with_record(now_ms, |_, runs: &mut Runs, _| {
-            let found = runs.learnings.iter().position(|l| l.id == id);
-            Ok((found.map(|n| runs.learnings.remove(n)), found.is_some()))
+        // The entry is appended before the pending proposal is dropped, both under the lock: a
+        // failed write keeps the proposal for another try.
+        let answered = self.with_record(now_ms, |rt, runs: &mut Runs, _| {
+            let Some(n) = runs.learnings.iter().position(|l| l.id == id) else {
+                return Ok((None, false));
+            };
+            let learning = runs.learnings[n].clone();
+            if approved {
+                let max = rt
+                    .package(&learning.expert)
+                    .map_or(50, |p| p.learning.max_entries_per_file);
+                rt.append_learning(&learning.expert, &learning.scope, &learning.entry, max)?;
+            }
+            runs.learnings.remove(n);
+            let said = if approved {
+                format!(
+                    "learning {id} approved: appended to learnings/{}",
+                    file_name(&learning.scope)
+                )
+            } else {
+                format!("learning {id} rejected")
+            };
+            Ok((Some(said), true))
         });
-        let learning = match pending {
-            Ok((Some(l), _)) => l,
-            Ok((None, _)) => return None,
-            Err(why) => return Some(Err(why)),
-        };
-        if !approved {
-            return Some(Ok(format!("learning {id} rejected")));
+        match answered {
+            Ok((Some(said), _)) => Some(Ok(said)),
+            Ok((None, _)) => None,
+            Err(why) => Some(Err(why)),
         }
-        let max = self
-            .package(&learning.expert)
-            .map_or(50, |p| p.learning.max_entries_per_file);
-        Some(
-            self.append_learning(&learning.expert, &learning.scope, &learning.entry, max)
-                .map(|()| {
-                    format!(
-                        "learning {id} approved: appended to learnings/{}",
-                        file_name(&learning.scope)
-                    )
-                }),
-        )
     }
 
     fn append_learning(
