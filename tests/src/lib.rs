@@ -4,7 +4,7 @@
 pub mod cases;
 pub mod module_graph;
 
-use host_shim::{ChatType, HookContext, PromptEvent};
+use host_shim::{ChatType, HookContext, Limits, PromptEvent, ShimOptions};
 
 use std::path::{Path, PathBuf};
 
@@ -34,6 +34,30 @@ fn built_wasm(name: &str) -> PathBuf {
         path.display()
     );
     path
+}
+
+/// The shim as the expert tests run it: the example configuration, the experts in `experts`, the
+/// state and workspace given, `settings` laid over the settings file, the shared compiled cache, no
+/// echoed logs, 10 s per call.
+pub fn expert_shim_options(
+    experts: &Path,
+    state: &Path,
+    agents: &Path,
+    settings: &str,
+) -> ShimOptions {
+    let limits = Limits {
+        call_timeout: std::time::Duration::from_secs(10),
+        send_timeout: std::time::Duration::from_secs(10),
+        memory_bytes: 128 << 20,
+    };
+    let mut options = ShimOptions::new(plugin_wasm(), example_config(), limits);
+    options.cache_dir = Some(workspace().join("target/test-component-cache"));
+    options.echo_logs = false;
+    options.state_dir = Some(state.to_path_buf());
+    options.experts_dir = Some(experts.to_path_buf());
+    options.workspace_dir = Some(agents.to_path_buf());
+    options.host_settings = Some(settings.to_string());
+    options
 }
 
 /// A fresh, empty directory under the system temp dir, unique to this process and `label`.

@@ -293,20 +293,44 @@ fn an_isolated_function_gets_a_child_session_of_its_own_with_its_inputs() {
     let call = |s: &mut Setup, name: &str, inputs: &str, ctx: host_shim::HookContext| {
         s.command(ExpertsCommand::Function((name.into(), inputs.into(), ctx)))
     };
-    let out = call(&mut s, "classify", r#"{"summary": "Checkout is down"}"#, run_context(&run));
+    let out = call(
+        &mut s,
+        "classify",
+        r#"{"summary": "Checkout is down"}"#,
+        run_context(&run),
+    );
     assert_eq!(out.exit_code, 0, "{}", out.stdout);
     let answer: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let key = answer["session_key"].as_str().unwrap();
-    assert!(key.starts_with("expert:ops-expert:fn-") && key != run.session_key, "{key}");
+    assert!(
+        key.starts_with("expert:ops-expert:fn-") && key != run.session_key,
+        "{key}"
+    );
     let message = answer["message"].as_str().unwrap();
-    assert!(message.contains("\"summary\": \"Checkout is down\"") && message.contains("outputs only"), "{message}");
-    let again = call(&mut s, "classify", r#"{"summary": "Another"}"#, run_context(&run));
-    assert_ne!(again.stdout, out.stdout, "each call gets a session of its own");
+    assert!(
+        message.contains("\"summary\": \"Checkout is down\"") && message.contains("outputs only"),
+        "{message}"
+    );
+    let again = call(
+        &mut s,
+        "classify",
+        r#"{"summary": "Another"}"#,
+        run_context(&run),
+    );
+    assert_ne!(
+        again.stdout, out.stdout,
+        "each call gets a session of its own"
+    );
     let inline = call(&mut s, "summarise", "{}", run_context(&run));
     assert!(inline.stdout.contains("runs inline"), "{}", inline.stdout);
-    let main = graphiti_openclaw_tests::hook_context("agent:main:main", host_shim::ChatType::Direct);
+    let main =
+        graphiti_openclaw_tests::hook_context("agent:main:main", host_shim::ChatType::Direct);
     let outside = call(&mut s, "classify", "{}", main);
-    assert!(outside.stdout.contains("not an expert's"), "{}", outside.stdout);
+    assert!(
+        outside.stdout.contains("not an expert's"),
+        "{}",
+        outside.stdout
+    );
     let bad = call(&mut s, "classify", "[1]", run_context(&run));
     assert!(bad.stdout.contains("not a JSON object"), "{}", bad.stdout);
 }
@@ -315,19 +339,39 @@ fn an_isolated_function_gets_a_child_session_of_its_own_with_its_inputs() {
 fn a_unicode_mixed_case_expert_is_found_from_openclaws_lower_cased_session_key() {
     let mut s = setup();
     let manifest = s.experts.join(EXPERT).join("expert.yaml");
-    let text = std::fs::read_to_string(&manifest).unwrap().replace("name: ops-expert", "name: Büro-Ops");
+    let text = std::fs::read_to_string(&manifest)
+        .unwrap()
+        .replace("name: ops-expert", "name: Büro-Ops");
     std::fs::write(&manifest, text).unwrap();
     s.restart();
-    let answer = s.webhook_with("Büro-Ops/new_ticket", Some(TOKEN), ticket("e-1", "T-1").as_bytes());
+    let answer = s.webhook_with(
+        "Büro-Ops/new_ticket",
+        Some(TOKEN),
+        ticket("e-1", "T-1").as_bytes(),
+    );
     assert_eq!(answer.status, 202, "{}", answer.body);
     let mut run = s.tick().start.remove(0);
     assert_eq!(run.session_key, "expert:Büro-Ops:inv-1");
     // What OpenClaw makes of the key.
     run.session_key = "agent:main:expert:büro-ops:inv-1".into();
-    let injection = s.shim.before_agent_start(&graphiti_openclaw_tests::prompt("go"), &run_context(&run));
-    assert!(injection.system_context.unwrap_or_default().contains("careful support operator"), "the expert's prompt");
+    let injection = s
+        .shim
+        .before_agent_start(&graphiti_openclaw_tests::prompt("go"), &run_context(&run));
+    assert!(
+        injection
+            .system_context
+            .unwrap_or_default()
+            .contains("careful support operator"),
+        "the expert's prompt"
+    );
     let verdict = s.tool_call(&run, "send_reply", r#"{"to": "T-1"}"#);
-    assert!(matches!(verdict, host_shim::ToolVerdict::Block(_)), "its policy applies: {verdict:?}");
+    assert!(
+        matches!(verdict, host_shim::ToolVerdict::Block(_)),
+        "its policy applies: {verdict:?}"
+    );
     let drafts = s.tick().deliver;
-    assert!(drafts.iter().any(|d| d.text.contains("Büro-Ops")), "the run's draft is delivered: {drafts:?}");
+    assert!(
+        drafts.iter().any(|d| d.text.contains("Büro-Ops")),
+        "the run's draft is delivered: {drafts:?}"
+    );
 }

@@ -22,7 +22,10 @@ impl Rig {
     fn new() -> Rig {
         let experts = temp_dir("runs-faults-experts");
         copy_dir(&fixture(), &experts);
-        let rig = Rig { experts, state: temp_dir("runs-faults-state") };
+        let rig = Rig {
+            experts,
+            state: temp_dir("runs-faults-state"),
+        };
         // Compiles the component into the cache once, before processes race.
         assert!(rig.queued().is_empty());
         rig
@@ -30,7 +33,11 @@ impl Rig {
 
     fn command(&self, args: &[&str]) -> Command {
         let cli = workspace().join("target/release/graphiti-openclaw");
-        assert!(cli.exists(), "{} is missing: run scripts/build.sh", cli.display());
+        assert!(
+            cli.exists(),
+            "{} is missing: run scripts/build.sh",
+            cli.display()
+        );
         let mut command = Command::new(cli);
         command
             .arg("--config-dir")
@@ -50,7 +57,9 @@ impl Rig {
     }
 
     fn spawn_run(&self, n: usize) -> Child {
-        self.command(&["run", "ops-expert", &format!("job {n}")]).spawn().expect("the CLI runs")
+        self.command(&["run", "ops-expert", &format!("job {n}")])
+            .spawn()
+            .expect("the CLI runs")
     }
 
     /// The id of every open invocation in the record, via `experts queue`.
@@ -59,7 +68,12 @@ impl Rig {
         assert!(out.status.success(), "the record stays readable: {out:?}");
         String::from_utf8_lossy(&out.stdout)
             .lines()
-            .filter_map(|l| l.split_whitespace().next().filter(|id| id.starts_with("inv-")).map(str::to_string))
+            .filter_map(|l| {
+                l.split_whitespace()
+                    .next()
+                    .filter(|id| id.starts_with("inv-"))
+                    .map(str::to_string)
+            })
             .collect()
     }
 }
@@ -67,14 +81,24 @@ impl Rig {
 /// The invocation a finished `experts run` reported, if it said it queued one.
 fn reported(out: &Output) -> Option<String> {
     let text = String::from_utf8_lossy(&out.stdout);
-    text.split_whitespace().next().filter(|w| w.starts_with("inv-") && text.contains(" queued")).map(str::to_string)
+    text.split_whitespace()
+        .next()
+        .filter(|w| w.starts_with("inv-") && text.contains(" queued"))
+        .map(str::to_string)
 }
 
 fn assert_exactly_once(reported: &BTreeSet<String>, queued: &[String]) {
     let distinct: BTreeSet<String> = queued.iter().cloned().collect();
-    assert_eq!(distinct.len(), queued.len(), "an invocation appears twice: {queued:?}");
+    assert_eq!(
+        distinct.len(),
+        queued.len(),
+        "an invocation appears twice: {queued:?}"
+    );
     let lost: Vec<&String> = reported.difference(&distinct).collect();
-    assert!(lost.is_empty(), "reported queued but missing from the record: {lost:?}");
+    assert!(
+        lost.is_empty(),
+        "reported queued but missing from the record: {lost:?}"
+    );
 }
 
 #[test]
@@ -83,14 +107,23 @@ fn processes_at_once_on_one_state_directory_lose_no_invocation() {
     let started = Instant::now();
     let mut children: Vec<Child> = (0..24).map(|n| rig.spawn_run(n)).collect();
     // Every one of them takes the record's lock, reads, adds and saves while the others wait.
-    let outputs: Vec<Output> = children.drain(..).map(|c| c.wait_with_output().unwrap()).collect();
+    let outputs: Vec<Output> = children
+        .drain(..)
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
     let failed: Vec<&Output> = outputs.iter().filter(|o| !o.status.success()).collect();
-    assert!(failed.is_empty(), "every process queued its run (the lock waits): {failed:?}");
+    assert!(
+        failed.is_empty(),
+        "every process queued its run (the lock waits): {failed:?}"
+    );
     let reported: BTreeSet<String> = outputs.iter().filter_map(reported).collect();
     assert_eq!(reported.len(), 24, "24 distinct invocations");
     let queued = rig.queued();
     assert_exactly_once(&reported, &queued);
-    println!("24 concurrent `experts run` processes: 24 queued, 0 lost, 0 twice ({} ms)", started.elapsed().as_millis());
+    println!(
+        "24 concurrent `experts run` processes: 24 queued, 0 lost, 0 twice ({} ms)",
+        started.elapsed().as_millis()
+    );
 }
 
 #[test]
@@ -112,7 +145,11 @@ fn processes_killed_mid_write_lose_no_acknowledged_invocation() {
     }
     let queued = rig.queued();
     assert_exactly_once(&acknowledged, &queued);
-    println!("kill -9 during `experts run`: {kills} killed, {} acknowledged, {} in the record, 0 lost, 0 twice", acknowledged.len(), queued.len());
+    println!(
+        "kill -9 during `experts run`: {kills} killed, {} acknowledged, {} in the record, 0 lost, 0 twice",
+        acknowledged.len(),
+        queued.len()
+    );
     assert!(kills >= 10, "the loop killed processes mid-run ({kills})");
     assert!(!acknowledged.is_empty(), "some runs were acknowledged");
 }

@@ -7,6 +7,18 @@ mod expert_runs_common;
 use expert_runs_common::*;
 use host_shim::{DeliveryKind, ExpertsCommand, RunOutcome, ToolVerdict};
 
+/// The nightly report's 02:00 (Berlin) slot on 2026-11-23, started.
+fn nightly_run(s: &mut Setup) -> host_shim::RunStart {
+    s.now = 1_795_393_800_000;
+    s.tick();
+    s.advance(30 * MINUTE);
+    let work = s.tick();
+    work.start
+        .into_iter()
+        .find(|r| r.message.contains("nightly-report"))
+        .expect("the 02:00 slot starts the nightly report")
+}
+
 #[test]
 fn a_failing_run_is_retried_with_backoff_resuming_after_its_steps_then_escalated() {
     let mut s = setup();
@@ -114,15 +126,7 @@ fn dead_letters_are_kept_and_replayed_and_abandoned_runs_stay_quiet() {
     );
 
     // nightly-report: on_failure abandon after 2 attempts, fixed 1 m.
-    s.now = 1_795_393_800_000;
-    s.tick();
-    s.advance(30 * MINUTE);
-    let run = s
-        .tick()
-        .start
-        .into_iter()
-        .find(|r| r.message.contains("nightly-report"))
-        .unwrap();
+    let run = nightly_run(&mut s);
     s.ended(&run, RunOutcome::Failed("no data".into()));
     s.advance(MINUTE);
     let run = s.tick().start.remove(0);
@@ -147,15 +151,7 @@ fn delivery_formats_and_sla_breaches() {
         "structured: {text}"
     );
 
-    s.now = 1_795_393_800_000;
-    s.tick();
-    s.advance(30 * MINUTE);
-    let run = s
-        .tick()
-        .start
-        .into_iter()
-        .find(|r| r.message.contains("nightly-report"))
-        .unwrap();
+    let run = nightly_run(&mut s);
     s.advance(6 * MINUTE);
     let work = s.tick();
     let escalated = delivered(&work, DeliveryKind::Escalation);

@@ -145,16 +145,8 @@ impl Runtime<'_> {
         inv.deadline_ms = None;
         inv.note(now_ms, format!("attempt {} failed: {why}", inv.attempts));
         let Some(execution) = self.execution(inv) else {
-            inv.status = Status::Failed;
-            inv.finished_ms = Some(now_ms);
-            inv.outcome = Some(format!("{why}; the package is no longer installed"));
-            post(
-                runs,
-                &inv.expert,
-                Some(&inv.id),
-                DeliveryKind::Escalation,
-                texts::failed(inv, "escalated"),
-            );
+            let why = format!("{why}; the package is no longer installed");
+            self.give_up(runs, inv, &why, OnFailure::Escalate, now_ms, notes);
             return;
         };
         if inv.failures < execution.retry.max_attempts {

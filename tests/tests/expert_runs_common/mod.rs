@@ -4,14 +4,14 @@
 
 #![allow(dead_code)] // each test file uses its own part
 
-use graphiti_openclaw_tests::{copy_dir, example_config, plugin_wasm, temp_dir, workspace};
+use graphiti_openclaw_tests::{copy_dir, expert_shim_options, temp_dir, workspace};
 use host_shim::{
     ChannelMessage, Command, CommandOutput, Delivery, DeliveryKind, ExpertsCommand, HookContext,
-    Limits, RunOutcome, RunReport, RunStart, RuntimeWork, Shim, ShimOptions, ToolCall,
-    WebhookAnswer, WebhookRequest,
+    RunOutcome, RunReport, RunStart, RuntimeWork, Shim, ShimOptions, ToolCall, WebhookAnswer,
+    WebhookRequest,
 };
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 pub const EXPERT: &str = "ops-expert";
 pub const TOKEN: &str = "s3cret-token";
@@ -39,22 +39,7 @@ pub fn default_settings() -> String {
 }
 
 pub fn options(experts: &Path, state: &Path, agents: &Path, settings: &str) -> ShimOptions {
-    let mut options = ShimOptions::new(
-        plugin_wasm(),
-        example_config(),
-        Limits {
-            call_timeout: Duration::from_secs(10),
-            send_timeout: Duration::from_secs(10),
-            memory_bytes: 128 << 20,
-        },
-    );
-    options.cache_dir = Some(workspace().join("target/test-component-cache"));
-    options.echo_logs = false;
-    options.state_dir = Some(state.to_path_buf());
-    options.experts_dir = Some(experts.to_path_buf());
-    options.workspace_dir = Some(agents.to_path_buf());
-    options.host_settings = Some(settings.to_string());
-    options
+    expert_shim_options(experts, state, agents, settings)
 }
 
 /// A fresh state directory and a copy of the fixture; the clock at the real time (approvals use

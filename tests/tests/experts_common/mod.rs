@@ -2,13 +2,9 @@
 
 #![allow(dead_code)] // each test file uses its own part
 
-use graphiti_openclaw_tests::{example_config, hook_context, plugin_wasm, temp_dir, workspace};
-use host_shim::{
-    ChatType, Command, ExpertsCommand, HookContext, Limits, Shim, ShimOptions, ToolCall,
-    ToolVerdict,
-};
+use graphiti_openclaw_tests::{example_config, expert_shim_options, hook_context, temp_dir};
+use host_shim::{ChatType, Command, ExpertsCommand, HookContext, Shim, ToolCall, ToolVerdict};
 use std::path::PathBuf;
-use std::time::Duration;
 
 pub const EXPERT: &str = "trip-planner-expert";
 /// The example expert's session, by its `expert:<name>` label.
@@ -30,22 +26,13 @@ pub fn setup() -> Setup {
 pub fn setup_with(experts_dir: PathBuf) -> Setup {
     let state = temp_dir("experts-state");
     let agents_workspace = temp_dir("experts-workspace");
-    let mut options = ShimOptions::new(
-        plugin_wasm(),
-        example_config(),
-        Limits {
-            call_timeout: Duration::from_secs(10),
-            send_timeout: Duration::from_secs(10),
-            memory_bytes: 128 << 20,
-        },
-    );
-    options.cache_dir = Some(workspace().join("target/test-component-cache"));
-    options.echo_logs = false;
-    options.state_dir = Some(state.clone());
-    options.experts_dir = Some(experts_dir);
-    options.workspace_dir = Some(agents_workspace.clone());
     // Recall is not what these tests are about.
-    options.host_settings = Some(r#"{"recall": {"enabled": false}}"#.into());
+    let options = expert_shim_options(
+        &experts_dir,
+        &state,
+        &agents_workspace,
+        r#"{"recall": {"enabled": false}}"#,
+    );
     Setup {
         shim: Shim::new(options).expect("shim starts"),
         workspace: agents_workspace,
