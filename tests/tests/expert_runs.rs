@@ -396,3 +396,27 @@ fn a_restart_with_a_non_empty_queue_loses_nothing_and_runs_nothing_twice() {
     assert!(s.queue().contains("no expert runs"));
     let _ = RunOutcome::TimedOut;
 }
+
+#[test]
+fn a_full_queue_refuses_events_with_429_instead_of_growing_the_record() {
+    let mut s = setup();
+    let open: Vec<serde_json::Value> = (1..=1000)
+        .map(|n| {
+            serde_json::json!({
+                "id": format!("inv-{n}"), "seq": n, "expert": EXPERT, "trigger": "bulk_import",
+                "process": "import-batch", "source": "webhook", "inputs": {}, "lane": {"mode": "parallel"},
+                "main_session": false, "accepted_ms": s.now, "status": "queued", "attempts": 0, "failures": 0
+            })
+        })
+        .collect();
+    let record =
+        serde_json::json!({"format": 1, "next_seq": 1000, "last_runner": 0, "invocations": open});
+    std::fs::write(s.state.join("experts-runs.json"), record.to_string()).unwrap();
+    let answer = s.webhook("new_ticket", &ticket("e-1", "T-1"));
+    assert_eq!(answer.status, 429, "{}", answer.body);
+    assert!(
+        answer.body.contains("1000 expert runs are unfinished"),
+        "{}",
+        answer.body
+    );
+}

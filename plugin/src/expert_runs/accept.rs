@@ -9,6 +9,10 @@ use crate::experts::package::{SessionMode, Trigger};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// Unfinished invocations at most: beyond, events are refused (429) rather than let the record,
+/// rewritten whole on every change, grow without bound.
+pub const MAX_OPEN: usize = 1_000;
+
 /// What became of an event.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Accepted {
@@ -131,6 +135,17 @@ impl Runtime<'_> {
         let package = self.package(expert).map_err(|e| Refused::new(404, e))?;
         let trigger = trigger(package, trigger_name)?;
         let planned = plan(trigger, payload)?;
+        let open = runs
+            .invocations
+            .iter()
+            .filter(|i| !i.status.is_finished())
+            .count();
+        if open >= MAX_OPEN {
+            return Err(Refused::new(
+                429,
+                format!("{open} expert runs are unfinished already; try again later"),
+            ));
+        }
         let seen_key = format!("{expert}/{trigger_name}");
         if let Some(key) = &planned.dedupe {
             if let Some(&first_ms) = runs.seen.get(&seen_key).and_then(|s| s.get(key)) {
