@@ -47,3 +47,6 @@ banner 'graphiti-openclaw experts validate config/experts/trip-planner-expert'
 
 banner 'graphiti-openclaw experts prompt trip-planner-expert   (its approval policy)'
 "${cli[@]}" experts prompt trip-planner-expert | sed -n '/^## Tool Approval Policy/,/^## Instructions/p'
+
+banner 'graphiti-openclaw experts fire trip-planner-expert booking_update --payload config/examples/booking_update.json   (a dry run)'
+"${cli[@]}" experts fire trip-planner-expert booking_update --payload config/examples/booking_update.json | sed -n '1,/^## Context/p'

@@ -201,7 +201,7 @@ impl Runtime<'_> {
             let _ = writeln!(text, "inputs: {}", serde_json::to_string(&planned.inputs).unwrap_or_default());
             let _ = writeln!(text, "queue: {}{}", lane_text(&planned.lane), if ahead > 0 { format!(", behind {ahead} unfinished invocation(s)") } else { String::new() });
             if let Some(w) = &planned.lane_warning { let _ = writeln!(text, "warning: {w}"); }
-            let _ = writeln!(text, "session: {}", if planned.main_session { "main" } else { "isolated (expert:<name>:<invocation>)" });
+            let _ = writeln!(text, "session: {}", if planned.main_session { "main".to_string() } else { format!("isolated (expert:{expert}:inv-N, one per invocation)") });
             match seen {
                 Some((key, at)) => { let _ = writeln!(text, "dedupe: {dedupe_path} {key} was accepted at {}: this event would be skipped", iso8601(at)); }
                 None => { let _ = writeln!(text, "dedupe: {}", planned.dedupe.as_deref().map_or("no dedupe_key".into(), |k| format!("{dedupe_path} {k} not seen: this event would be queued"))); }
