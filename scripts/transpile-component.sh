@@ -4,16 +4,29 @@
 # JSPI: the host imports that wait (http-request, acquire-lock) are async in JS while the guest calls
 # them synchronously; only the exports listed as async may call them (a call from another export
 # traps). `before-agent-start`, `agent-end` and `run-command` may send or take a lock (recall, merging
-# counters, flush); `tick` sends. Needs jco on PATH (scripts/node-tools.sh). Used by
-# scripts/package-openclaw.sh, and by the adapter's tests to transpile the probe guest.
+# counters, flush); `tick` sends; `before-tool-call` (a CONFIRM call pauses its run) and the expert
+# runtime's exports change the runs record under its lock. The export names carry the WIT package's
+# version, read from wit/plugin.wit (a name that matches no export is ignored by jco: the export
+# would stay synchronous and trap at its first lock). Needs jco on PATH (scripts/node-tools.sh). Used
+# by scripts/package-openclaw.sh, and by the adapter's tests to transpile the probe guest.
 set -euo pipefail
 if [ $# -ne 2 ]; then
     echo "usage: $0 <component.wasm> <output directory>" >&2
     exit 2
 fi
+version=$(sed -n 's/^package graphiti:openclaw@\(.*\);$/\1/p' "$(dirname "$0")/../wit/plugin.wit")
+if [ -z "$version" ]; then
+    echo "$0: no 'package graphiti:openclaw@<version>;' line in wit/plugin.wit" >&2
+    exit 1
+fi
 host='graphiti:openclaw/host'
-plugin='graphiti:openclaw/plugin@0.4.0'
+plugin="graphiti:openclaw/plugin@$version"
+exports=()
+for name in before-agent-start agent-end tick run-command before-tool-call \
+    expert-webhook expert-channel-message expert-tick expert-run-ended; do
+    exports+=("$plugin#$name")
+done
 jco transpile "$1" --quiet --no-typescript -o "$2" --name plugin \
     --instantiation async --async-mode jspi \
     --async-imports "$host#http-request" "$host#acquire-lock" \
-    --async-exports "$plugin#before-agent-start" "$plugin#agent-end" "$plugin#tick" "$plugin#run-command"
+    --async-exports "${exports[@]}"

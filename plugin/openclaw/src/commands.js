@@ -58,18 +58,57 @@ export function intentTest(prompt, { groupChat = false, recallJson, previousPack
 
 const EXPERTS_HELP = [
   'Usage:',
-  '  /experts list             installed expert packages, ready or with errors',
-  '  /experts validate <name>  both validation phases of a package',
-  '  /experts prompt <name>    the system prompt an expert session gets',
-  '  /experts registry         EXPERTS.md, as the main agent gets it',
-  '  /experts pending          tool calls waiting for your approval',
-  '  /experts approve <id>     approve one of them (it may run once)',
+  '  /experts list                   installed expert packages, ready or with errors',
+  '  /experts validate <name>        both validation phases of a package',
+  '  /experts prompt <name>          the system prompt an expert session gets',
+  '  /experts registry               EXPERTS.md, as the main agent gets it',
+  '  /experts queue                  expert runs queued, running, or waiting for an approval or a retry',
+  '  /experts pending                tool calls and learnings waiting for your approval',
+  '  /experts approve <id>           approve one of them (a tool call may then run once)',
+  '  /experts reject <id>            reject one of them',
+  '  /experts dead-letters           runs set aside after failing, with why',
+  '  /experts replay <id>            queue a dead-lettered or failed run again',
+  '  /experts run <expert> <message> queue a run of an expert with a message',
 ].join('\n');
 
-/** The `experts` command variant: `word` is list, validate, prompt, registry, pending or approve. */
+/** Subcommands that name one thing, and what (for the usage line). */
+const EXPERTS_ARGUMENT = { validate: '<name>', prompt: '<name>', approve: '<id>', reject: '<id>', replay: '<id>', remove: '<expert>' };
+
+/**
+ * An `experts` command variant (WIT `experts-command`): `word` is the subcommand; `argument` its
+ * one argument (a name or an id), or its tuple as an array (`run`, `fire`, `bind`, `step`, `learn`),
+ * or the epoch milliseconds of `due`, or the `install-source`.
+ */
 export function expertsCommand(word, argument) {
-  const withArgument = { validate: true, prompt: true, approve: true };
-  return { tag: 'experts', val: withArgument[word] ? { tag: word, val: argument } : { tag: word } };
+  if (word in EXPERTS_ARGUMENT || ['run', 'fire', 'bind', 'step', 'learn', 'due', 'install'].includes(word)) {
+    return { tag: 'experts', val: { tag: word, val: argument } };
+  }
+  return { tag: 'experts', val: { tag: word } };
+}
+
+/**
+ * `--at TIME` of `experts due`: RFC 3339 (2026-11-23T07:00:00+01:00) or epoch milliseconds; now
+ * when absent. Returns the WIT u64, or throws an Error naming what is wrong.
+ * @param {string | undefined} text
+ * @param {() => number} now
+ */
+export function dueMoment(text, now = Date.now) {
+  if (text === undefined || text === null || text === '') return BigInt(now());
+  const trimmed = String(text).trim();
+  if (/^\d+$/.test(trimmed)) return BigInt(trimmed);
+  const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(trimmed) ? Date.parse(trimmed) : NaN;
+  if (!Number.isFinite(ms) || ms < 0) throw new Error(`--at ${JSON.stringify(trimmed)} is neither RFC 3339 (2026-11-23T07:00:00+01:00) nor epoch milliseconds`);
+  return BigInt(ms);
+}
+
+/** The `expert_step` tool: marks a step of the calling session's invocation complete. */
+export function stepCommand(step, ctx) {
+  return expertsCommand('step', [String(step ?? ''), hookContext(ctx)]);
+}
+
+/** The `expert_learning` tool: the proposal (the tool's parameters) as JSON, from the calling session. */
+export function learnCommand(params, ctx) {
+  return expertsCommand('learn', [JSON.stringify(params ?? {}), hookContext(ctx)]);
 }
 
 /**
@@ -95,15 +134,28 @@ export function knowledgeCommand(name, ctx) {
 
 /** `/experts <args>`. */
 export function expertsSlashCommand(args) {
-  const [word = '', argument = ''] = (args ?? '').trim().split(/\s+/, 2);
-  const needsArgument = { validate: '<name>', prompt: '<name>', approve: '<id>' };
-  if (['list', 'registry', 'pending'].includes(word)) return { command: expertsCommand(word) };
-  if (word in needsArgument) {
-    if (!argument) return { usage: `Usage: /experts ${word} ${needsArgument[word]}` };
+  const text = (args ?? '').trim();
+  const [word = ''] = text.split(/\s+/, 1);
+  const rest = text.slice(word.length).trim();
+  if (['list', 'registry', 'pending', 'queue', 'dead-letters'].includes(word)) return { command: expertsCommand(word) };
+  if (word === 'run') {
+    const [expert = ''] = rest.split(/\s+/, 1);
+    const message = rest.slice(expert.length).trim();
+    if (!expert || !message) return { usage: 'Usage: /experts run <expert> <message>' };
+    return { command: expertsCommand('run', [expert, message]) };
+  }
+  if (word in EXPERTS_ARGUMENT && word !== 'remove') {
+    const [argument = ''] = rest.split(/\s+/, 1);
+    if (!argument) return { usage: `Usage: /experts ${word} ${EXPERTS_ARGUMENT[word]}` };
     return { command: expertsCommand(word, argument) };
   }
   if (word === '' || word === 'help') return { usage: EXPERTS_HELP };
   return { usage: `Unknown subcommand "${word}".\n${EXPERTS_HELP}` };
+}
+
+/** Chat commands after which the runner should look at the queue at once (they may queue a run). */
+export function queuesWork(command) {
+  return command?.tag === 'experts' && ['approve', 'reject', 'replay', 'run'].includes(command.val?.tag);
 }
 
 /** `/recall <query>`: the conversation's own memories. */

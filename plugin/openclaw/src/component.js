@@ -22,6 +22,8 @@ const WIT_VERSION = '0.5.0';
  *   error: (m: string) => void }} Logger
  * @typedef {{ configDir: string, overlayDir?: string, stateDir?: string, instances: number,
  *   allowOrigins?: string[], hostSettings?: string }} PoolOptions
+ * @typedef {{ expertsWritable?: boolean, installDir?: string }} Mounts  a one-off instance's extra
+ *   mounts: `/experts` writable, a package directory read-only at `/install`
  */
 
 class Instance {
@@ -99,16 +101,20 @@ export class ComponentPool {
     return this.coreModules.get(name);
   }
 
-  /** @param {StateLocks} locks  this instance's locks */
-  hostImports(locks) {
+  /**
+   * @param {StateLocks} locks  this instance's locks
+   * @param {Mounts} [mounts]  what a one-off instance mounts besides (see `runOneOff`)
+   */
+  hostImports(locks, { expertsWritable = false, installDir } = {}) {
     const logger = this.logger;
     const { options } = this;
     const preopens = [
       { guestPath: '/config', hostDir: options.configDir, writable: false },
       { guestPath: '/overlay', hostDir: options.overlayDir, writable: false },
       { guestPath: '/state', hostDir: options.stateDir, writable: true },
-      { guestPath: '/experts', hostDir: options.expertsDir, writable: false },
+      { guestPath: '/experts', hostDir: options.expertsDir, writable: expertsWritable },
       { guestPath: '/workspace', hostDir: options.workspaceDir, writable: true },
+      ...(installDir ? [{ guestPath: '/install', hostDir: installDir, writable: false }] : []),
     ];
     const host = {
       log(level, message) {
@@ -122,6 +128,7 @@ export class ComponentPool {
       // Every directory asked for, mounted or not (a missing one is left out of the preopens): the
       // component names files by these paths, and says so when one does not exist.
       mounts: () => preopens.filter((p) => p.hostDir).map((p) => ({ guestPath: p.guestPath, hostPath: p.hostDir })),
+      utcOffset,
     };
     const wasi = createWasi({
       preopens,
@@ -135,12 +142,13 @@ export class ComponentPool {
     return imports;
   }
 
-  async instantiate() {
+  /** @param {Mounts} [mounts] */
+  async instantiate(mounts) {
     if (this.options.stateDir) fs.mkdirSync(this.options.stateDir, { recursive: true });
     const logger = this.logger;
     const locks = new StateLocks({ stateDir: this.options.stateDir, log: (line) => logger.info(`graphiti-openclaw: ${line}`) });
     try {
-      const exports = await this.instantiateComponent((name) => this.coreModule(name), this.hostImports(locks));
+      const exports = await this.instantiateComponent((name) => this.coreModule(name), this.hostImports(locks, mounts));
       return new Instance(exports, locks);
     } catch (error) {
       locks.close();
@@ -148,9 +156,12 @@ export class ComponentPool {
     }
   }
 
-  /** A new instance with the configuration in force (its errors were reported when it was loaded). */
-  async startInstance() {
-    const instance = await this.instantiate();
+  /**
+   * A new instance with the configuration in force (its errors were reported when it was loaded).
+   * @param {Mounts} [mounts]
+   */
+  async startInstance(mounts) {
+    const instance = await this.instantiate(mounts);
     try {
       instance.plugin.reloadConfig(this.hostSettings);
     } catch (error) {
@@ -212,6 +223,29 @@ export class ComponentPool {
       return await this.callOn(sender, what, call);
     } finally {
       sender.busy = false;
+    }
+  }
+
+  /**
+   * Runs one call on an instance of its own that mounts more than the pool's do, then drops it (its
+   * locks given up): the experts directory writable and a package directory at `/install`, for
+   * `experts install`, `bind` and `remove` only. Every other call sees `/experts` read-only.
+   * @template T
+   * @param {string} what  for the log
+   * @param {Mounts} mounts
+   * @param {(plugin: any) => T | Promise<T>} call
+   * @returns {Promise<T>}
+   */
+  async runOneOff(what, mounts, call) {
+    const instance = await this.startInstance(mounts);
+    try {
+      return await call(instance.plugin);
+    } catch (error) {
+      this.logger.error(`graphiti-openclaw: ${what} failed in the component: ${error?.stack ?? error}`);
+      throw error;
+    } finally {
+      instance.locks.releaseAll();
+      instance.locks.close();
     }
   }
 
@@ -295,6 +329,32 @@ export class ComponentPool {
     }
     return summary;
   }
+}
+
+/**
+ * `host.utc-offset`: minutes east of UTC of IANA zone `zone` at `atMs` (epoch ms), from the time-zone
+ * database of Node's Intl (ICU). An unknown zone is the import's error value (jco hands a thrown
+ * string to the guest as `err`).
+ * @param {string} zone
+ * @param {bigint | number} atMs
+ * @returns {number}
+ */
+export function utcOffset(zone, atMs) {
+  let format;
+  try {
+    format = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' });
+  } catch {
+    throw `unknown time zone ${JSON.stringify(zone)} (an IANA name such as Europe/Berlin)`;
+  }
+  const at = new Date(Number(atMs));
+  if (Number.isNaN(at.getTime())) throw `${atMs} ms is not a representable moment`;
+  const name = format.formatToParts(at).find((part) => part.type === 'timeZoneName')?.value ?? '';
+  // "GMT" for UTC itself, else "GMT+01:00", "GMT-03:30", "GMT+05:45".
+  const match = /^GMT(?:([+-])(\d{1,2})(?::(\d{2}))?)?$/.exec(name);
+  if (!match) throw `time zone ${JSON.stringify(zone)}: cannot read its offset from ${JSON.stringify(name)}`;
+  if (!match[1]) return 0;
+  const minutes = Number(match[2]) * 60 + Number(match[3] ?? 0);
+  return match[1] === '-' ? -minutes : minutes;
 }
 
 /** The component's `config-failure` when `error` is one (jco throws a result's error as its payload). */

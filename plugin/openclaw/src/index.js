@@ -5,13 +5,18 @@
 // `register` stays synchronous (OpenClaw requires it): the component is instantiated on first use
 // and every handler awaits it.
 
+import { AsyncLocalStorage } from 'node:async_hooks';
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ComponentPool } from './component.js';
 import { agentEndEvent, hookContext, promptEvent } from './context.js';
-import { checkToolCommand, expertsCommand, expertsSlashCommand, graphitiSlashCommand, intentTest, knowledgeCommand, outputText, recallSlashCommand, spoolCommand } from './commands.js';
+import { checkToolCommand, dueMoment, expertsCommand, expertsSlashCommand, graphitiSlashCommand, intentTest, knowledgeCommand, learnCommand, outputText, queuesWork, recallSlashCommand, spoolCommand, stepCommand } from './commands.js';
 import { defaultOpenclawStateDir, resolveOptions } from './options.js';
 import { blockedTurnHooks, describeBlockedHooks, hookStatusLines } from './hook-access.js';
+import { ExpertRunner } from './expert-runner.js';
+import { WEBHOOK_PREFIX, webhookHandler } from './webhook.js';
+import { boundServers, checkServers } from './mcp-check.js';
 
 export const PLUGIN_ID = 'graphiti-openclaw';
 
@@ -42,6 +47,8 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
   const runtime = {
     options,
     logger,
+    /** OpenClaw's `mcp.servers` (for `experts validate`'s server check). */
+    mcpServers: api.config?.mcp?.servers,
     /** Said when OpenClaw blocks the turn hooks (every turn then does nothing), with the fix. */
     hookWarning: blocked ? describeBlockedHooks(blocked) : undefined,
     /** The component pool, created on first use; a failure is retried on the next use. */
@@ -52,10 +59,18 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
       });
       return pool;
     },
-    /** Runs a `run-command` variant and returns its output. Those on the spool go with the ticks. */
-    async command(command) {
+    /**
+     * Runs a `run-command` variant and returns its output. Those on the spool go with the ticks;
+     * `experts install|bind|remove` get an instance of their own with the experts directory
+     * writable (and `installDir`, a package directory, at `/install`).
+     */
+    async command(command, { installDir } = {}) {
       if (SPOOL_COMMANDS.has(command.tag)) return serialised(command.tag, (plugin) => plugin.runCommand(command));
       const ready = await runtime.pool();
+      if (command.tag === 'experts' && MANAGING_COMMANDS.has(command.val.tag)) {
+        fs.mkdirSync(options.expertsDir, { recursive: true });
+        return ready.runOneOff(`experts ${command.val.tag}`, { expertsWritable: true, installDir }, (plugin) => plugin.runCommand(command));
+      }
       const output = await ready.run(command.tag, (plugin) => plugin.runCommand(command));
       if (command.tag !== 'status') return output;
       // The component cannot know what OpenClaw blocked: its status would look healthy.
@@ -65,6 +80,33 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
     /** Sends spooled turns, one tick at a time. */
     tick() {
       return serialised('tick', (plugin) => plugin.tick());
+    },
+    /**
+     * The expert runtime's calls that start runs, on the sending instance (it holds the runner lock
+     * across ticks), one at a time with the capture ticks.
+     */
+    experts: {
+      tick: (nowMs) => serialised('expert-tick', (plugin) => plugin.expertTick(nowMs)),
+      runEnded: (report, nowMs) => serialised('expert-run-ended', (plugin) => plugin.expertRunEnded(report, nowMs)),
+      async queue() {
+        const output = await runtime.command(expertsCommand('queue'));
+        if (output.exitCode !== 0) throw new Error(outputText(output));
+        return output.stdout;
+      },
+    },
+    /** A webhook request (`expert-webhook`), on any instance. */
+    async webhook(request) {
+      const ready = await runtime.pool();
+      return ready.run('expert-webhook', (plugin) => plugin.expertWebhook(request, BigInt(Date.now())));
+    },
+    /** An inbound channel message (`expert-channel-message`), on any instance. */
+    async channelMessage(message) {
+      const ready = await runtime.pool();
+      return ready.run('expert-channel-message', (plugin) => plugin.expertChannelMessage(message, BigInt(Date.now())));
+    },
+    /** Asks this process's expert runner (whichever copy of this module started it) to tick now. */
+    kickRunner() {
+      expertRunners.get(options.stateDir)?.kick();
     },
     /** Gives up the locks the component instances still hold (the service stops). */
     async releaseLocks() {
@@ -87,6 +129,20 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
 
 /** Commands that send or change the capture spool: they run with the ticks, never beside one. */
 const SPOOL_COMMANDS = new Set(['flush', 'spool']);
+
+/** `experts` commands that change the experts directory (mounted writable for them only). */
+const MANAGING_COMMANDS = new Set(['install', 'bind', 'remove']);
+
+/** Largest package archive `experts install` reads (as the shim). */
+const MAX_ARCHIVE_BYTES = 16 << 20;
+
+/**
+ * The expert runner of this process by state directory, shared by every copy of this module: OpenClaw
+ * runs hooks and commands from other registrations than the one whose service runs the runner, and
+ * they wake it after queueing something (a channel message, an approval). Only a wake-up passes
+ * here; what is queued is on disk.
+ */
+const expertRunners = (globalThis[Symbol.for('graphiti-openclaw.expert-runners')] ??= new Map());
 
 /** Warnings already logged by this process, shared by every copy of this module in it: OpenClaw may
  * register the plugin more than once, from a fresh copy each time. */
@@ -229,13 +285,57 @@ function registerTools(api, runtime) {
       return textResult(output.stdout);
     },
   }), { name: 'expert_knowledge' });
+  // An expert run's progress and proposals: the component finds the invocation and the expert from
+  // the calling session (OpenClaw's tool context) and refuses other sessions.
+  api.registerTool((toolCtx) => ({
+    name: 'expert_step',
+    label: 'Expert step',
+    description: 'In an expert process run: mark one checklist step of your process complete (its text as in the checklist), so that a retry resumes after it.',
+    parameters: {
+      type: 'object',
+      properties: { step: { type: 'string', description: 'The step completed, as the process\'s checklist names it.' } },
+      required: ['step'],
+      additionalProperties: false,
+    },
+    async execute(_toolCallId, params) {
+      const output = await runtime.command(stepCommand(params?.step, toolCtx));
+      if (output.exitCode !== 0) throw new Error(outputText(output));
+      return textResult(output.stdout);
+    },
+  }), { name: 'expert_step' });
+  api.registerTool((toolCtx) => ({
+    name: 'expert_learning',
+    label: 'Expert learning',
+    description: 'In an expert session: propose a learning for your expert package (a correction to apply next time). The package\'s learning policy decides whether it is kept at once or waits for the user\'s approval.',
+    parameters: {
+      type: 'object',
+      properties: {
+        scope: { type: 'string', description: '"package", or the name of one of your functions.' },
+        title: { type: 'string', description: 'A short title.' },
+        observation: { type: 'string', description: 'What happened.' },
+        correction: { type: 'string', description: 'What to do instead next time.' },
+        confidence: { type: 'string', enum: ['high', 'medium', 'low'] },
+        source: { type: 'string', description: 'Where it was learned (default: this invocation).' },
+      },
+      required: ['scope', 'title', 'observation', 'correction', 'confidence'],
+      additionalProperties: false,
+    },
+    async execute(_toolCallId, params) {
+      const output = await runtime.command(learnCommand(params, toolCtx));
+      if (output.exitCode !== 0) throw new Error(outputText(output));
+      return textResult(output.stdout);
+    },
+  }), { name: 'expert_learning' });
 }
 
 function registerSlashCommands(api, runtime) {
   const reply = async (parsed) => {
     if ('usage' in parsed) return { text: parsed.usage };
     try {
-      return { text: outputText(await runtime.command(parsed.command)) };
+      const output = await runtime.command(parsed.command);
+      // An approval, a replay or a run queued something: the runner looks now, not at its next tick.
+      if (output.exitCode === 0 && queuesWork(parsed.command)) runtime.kickRunner();
+      return { text: outputText(output) };
     } catch (error) {
       return { text: `graphiti-openclaw failed: ${error?.message ?? error}` };
     }
@@ -248,7 +348,7 @@ function registerSlashCommands(api, runtime) {
   });
   api.registerCommand({
     name: 'experts',
-    description: 'Expert packages: list, validate <name>, prompt <name>, registry, pending, approve <id>',
+    description: 'Expert packages and runs: list, validate <name>, prompt <name>, registry, queue, pending, approve <id>, reject <id>, dead-letters, replay <id>, run <expert> <message>',
     acceptsArgs: true,
     handler: (ctx) => reply(expertsSlashCommand(ctx.args)),
   });
@@ -264,12 +364,13 @@ const CLI_DESCRIPTOR = { name: 'graphiti', description: 'Graphiti memory and wor
 
 function registerCliCommands(api, runtime) {
   api.registerCli(({ program }) => {
-    const print = async (command) => {
-      const output = await runtime.command(command);
+    const printWith = async (command, how) => {
+      const output = await runtime.command(command, how);
       if (output.stdout) process.stdout.write(output.stdout);
       if (output.stderr) process.stderr.write(output.stderr);
       process.exitCode = output.exitCode;
     };
+    const print = (command) => printWith(command);
     const graphiti = program.command('graphiti').description(CLI_DESCRIPTOR.description);
     graphiti.command('status').description('Graphiti reachability, counters, spool depth, pack rates')
       .action(() => print({ tag: 'status' }));
@@ -288,13 +389,61 @@ function registerCliCommands(api, runtime) {
       .action(() => print({ tag: 'check-config' }));
     graphiti.command('lint-rules').description('Fail when two rules share more than half of their keywords')
       .action(() => print({ tag: 'lint-rules' }));
-    const experts = graphiti.command('experts').description('Expert packages');
+    const fail = (text) => {
+      process.stderr.write(`${text}\n`);
+      process.exitCode = 2;
+      return undefined;
+    };
+    const experts = graphiti.command('experts').description('Expert packages and their runs');
     experts.command('list').description('Installed packages').action(() => print(expertsCommand('list')));
-    experts.command('validate <name>').description('Both validation phases (exit 1 on errors)').action((name) => print(expertsCommand('validate', name)));
+    experts.command('validate <name>').description('Both validation phases, and whether each bound MCP server answers (exit 1 on errors)')
+      .action((name) => validateExpert(runtime, name));
     experts.command('prompt <name>').description('The assembled system prompt').action((name) => print(expertsCommand('prompt', name)));
     experts.command('registry').description('EXPERTS.md, as the main agent gets it').action(() => print(expertsCommand('registry')));
-    experts.command('pending').description('Tool calls waiting for approval').action(() => print(expertsCommand('pending')));
-    experts.command('approve <id>').description('Approve one pending tool call').action((id) => print(expertsCommand('approve', id)));
+    experts.command('pending').description('Tool calls and learnings waiting for approval').action(() => print(expertsCommand('pending')));
+    experts.command('approve <id>').description('Approve a pending tool call (it may run once; its run resumes) or learning').action((id) => print(expertsCommand('approve', id)));
+    experts.command('reject <id>').description('Reject a pending tool call (its step fails) or learning').action((id) => print(expertsCommand('reject', id)));
+    experts.command('queue').description('Expert runs queued, running, or waiting for an approval or a retry').action(() => print(expertsCommand('queue')));
+    experts.command('dead-letters').description('Runs set aside by on_failure: dead_letter, with why').action(() => print(expertsCommand('dead-letters')));
+    experts.command('replay <id>').description('Queue a dead-lettered or failed run again (the Gateway\'s runner starts it)').action((id) => print(expertsCommand('replay', id)));
+    experts.command('run <expert> <message>').description('Queue a run of an expert with a message (the Gateway\'s runner starts it)')
+      .action((expert, message) => print(expertsCommand('run', [expert, message])));
+    experts.command('fire <expert> <trigger>').description('Dry run of a trigger with a payload: the process, its inputs, its queue, whether it is a duplicate, the run\'s message')
+      .requiredOption('--payload <file>', 'the event\'s payload, a JSON file (a webhook\'s body)')
+      .action((expert, trigger, opts) => {
+        let payload;
+        try {
+          payload = fs.readFileSync(opts.payload, 'utf8');
+        } catch (error) {
+          return fail(`graphiti experts fire: ${opts.payload}: ${error.message}`);
+        }
+        return print(expertsCommand('fire', [expert, trigger, payload]));
+      });
+    experts.command('due').description('Cron slots due from the last check up to a moment (a dry run of the schedule)')
+      .option('--at <time>', 'RFC 3339 (2026-11-23T07:00:00+01:00) or epoch milliseconds (default: now)')
+      .action((opts) => {
+        let at;
+        try {
+          at = dueMoment(opts.at);
+        } catch (error) {
+          return fail(`graphiti experts due: ${error.message}`);
+        }
+        return print(expertsCommand('due', at));
+      });
+    experts.command('install <source>').description('Install a package (a directory or a .tgz), validated before anything is copied into the experts directory')
+      .action((source) => {
+        let install;
+        try {
+          install = installSource(source);
+        } catch (error) {
+          return fail(`graphiti experts install: ${error.message}`);
+        }
+        return printWith(install.command, { installDir: install.installDir });
+      });
+    experts.command('bind <expert> <tool> <server>').description('Bind a package\'s abstract tool to an MCP server (writes its bindings.yaml)')
+      .action((expert, tool, server) => print(expertsCommand('bind', [expert, tool, server])));
+    experts.command('remove <expert>').description('Remove an installed package (its runtime state and workspace stay)')
+      .action((expert) => print(expertsCommand('remove', expert)));
     experts.command('check-tool <tool> [arguments]').description('What the approval check would decide for a tool call (a dry run: records and uses nothing)')
       .option('--session <key>', 'the session the call is made in')
       .option('--expert <name>', 'judge the call as this expert\'s (approvals apply only with --session)')
@@ -322,6 +471,44 @@ function registerCliCommands(api, runtime) {
   }, { descriptors: [CLI_DESCRIPTOR] });
 }
 
+/**
+ * `experts install <source>`: a package directory (mounted read-only at `/install`, named as the user
+ * named it) or a `.tgz` archive's bytes.
+ * @returns {{ command: object, installDir?: string }}
+ */
+export function installSource(source) {
+  let stat;
+  try {
+    stat = fs.statSync(source);
+  } catch (error) {
+    throw new Error(`${source}: ${error.code === 'ENOENT' ? 'no such file or directory' : error.message}`);
+  }
+  if (stat.isDirectory()) {
+    return { command: expertsCommand('install', { tag: 'directory', val: source }), installDir: path.resolve(source) };
+  }
+  if (!stat.isFile()) throw new Error(`${source} is neither a package directory nor a .tgz archive`);
+  if (stat.size > MAX_ARCHIVE_BYTES) throw new Error(`${source} has ${stat.size} bytes; a package archive may have at most ${MAX_ARCHIVE_BYTES}`);
+  return { command: expertsCommand('install', { tag: 'archive', val: [source, new Uint8Array(fs.readFileSync(source))] }) };
+}
+
+/**
+ * `experts validate <name>`: the component's report, then one ✓/✗ line per MCP server the package
+ * is bound to (from OpenClaw's `mcp.servers`: spawned or POSTed an `initialize`, 5 s each).
+ */
+async function validateExpert(runtime, name) {
+  const output = await runtime.command(expertsCommand('validate', name));
+  if (output.stdout) process.stdout.write(output.stdout);
+  if (output.stderr) process.stderr.write(output.stderr);
+  let exitCode = output.exitCode;
+  const servers = boundServers(output.stdout);
+  if (servers.length) {
+    const checked = await checkServers(servers, runtime.mcpServers);
+    process.stdout.write(`\nMCP servers:\n${checked.lines.map((l) => `  ${l}`).join('\n')}\n`);
+    if (checked.failed) exitCode = 1;
+  }
+  process.exitCode = exitCode;
+}
+
 function registerCaptureService(api, runtime) {
   let timer;
   const tick = () => runtime.tick().then((report) => {
@@ -342,6 +529,81 @@ function registerCaptureService(api, runtime) {
   });
 }
 
+/**
+ * `message_received` → `expert-channel-message`: channel triggers bound to the message's channel
+ * (`experts.channels`) queue an invocation; the runner is woken to start it.
+ */
+export async function messageReceived(runtime, event, ctx) {
+  const channelName = typeof ctx?.channelId === 'string' && ctx.channelId ? ctx.channelId : event?.metadata?.provider;
+  const messageText = event?.content;
+  if (typeof channelName !== 'string' || !channelName || typeof messageText !== 'string') return;
+  const senderId = event?.senderId ?? ctx?.senderId;
+  const chatId = ctx?.conversationId;
+  try {
+    const work = await runtime.channelMessage({
+      channelName,
+      senderId: typeof senderId === 'string' ? senderId : String(senderId ?? ''),
+      messageText,
+      chatId: typeof chatId === 'string' && chatId ? chatId : undefined,
+    });
+    for (const note of work?.notes ?? []) runtime.logger.info(`graphiti-openclaw: ${note}`);
+    if (work?.tickInMs !== undefined && work?.tickInMs !== null) runtime.kickRunner();
+  } catch (error) {
+    runtime.logger.error(`graphiti-openclaw: experts: a channel message was not passed to the expert runtime: ${error?.message ?? error}`);
+  }
+}
+
+/**
+ * The expert runtime in a Gateway: a service whose runner ticks the component, starts the runs it
+ * asks for and posts its deliveries; the webhook route; `gateway_start` says runs may start.
+ */
+function registerExpertRunner(api, runtime) {
+  const { options, logger } = runtime;
+  const subagent = api.runtime?.subagent;
+  const runner = new ExpertRunner({
+    component: runtime.experts,
+    subagent,
+    system: api.runtime?.system,
+    logger,
+    intervalMs: options.tickIntervalMs,
+  });
+  api.registerService({
+    id: `${PLUGIN_ID}-experts`,
+    async start() {
+      if (!fs.existsSync(options.expertsDir)) {
+        logger.info(`graphiti-openclaw: experts: ${options.expertsDir} does not exist: no expert runs (install a package, then restart the Gateway)`);
+        return;
+      }
+      if (!options.expertsEnabled) return;
+      expertRunners.set(options.stateDir, runner);
+      // Every run, wait and delivery happens in this context: subagent runs started from an HTTP
+      // request's scope would carry (and outlive) that request's authority.
+      await runner.start(AsyncLocalStorage.snapshot());
+    },
+    stop() {
+      runner.stop();
+      if (expertRunners.get(options.stateDir) === runner) expertRunners.delete(options.stateDir);
+    },
+  });
+  api.on('gateway_start', () => runner.gatewayReady());
+  if (typeof api.registerHttpRoute !== 'function') {
+    logger.warn('graphiti-openclaw: experts: this OpenClaw has no plugin HTTP routes: webhook triggers are off');
+    return;
+  }
+  api.registerHttpRoute({
+    path: WEBHOOK_PREFIX,
+    match: 'prefix',
+    // The component checks the bearer token (experts.webhook_token) and answers every request.
+    auth: 'plugin',
+    handler: webhookHandler({
+      maxBytes: options.webhookMaxBytes,
+      webhook: (request) => runtime.webhook(request),
+      afterAccept: (work) => runner.context(() => runner.handle(work)),
+      logger,
+    }),
+  });
+}
+
 const plugin = {
   id: PLUGIN_ID,
   name: 'Graphiti memory and workflow routing',
@@ -359,6 +621,9 @@ const plugin = {
     if (mode === 'full') {
       if (runtime.hookWarning) warnOnce(runtime.logger, `graphiti-openclaw: ${runtime.hookWarning}`);
       registerCaptureService(api, runtime);
+      registerExpertRunner(api, runtime);
+      // Observed to fire from this registration only (a second one would queue a message twice).
+      api.on('message_received', (event, ctx) => messageReceived(runtime, event, ctx));
       // Start loading now (register itself stays synchronous), so the first turn finds it ready.
       runtime.pool().catch((error) => runtime.logger.error(`graphiti-openclaw: cannot load the component: ${error?.stack ?? error}`));
     }

@@ -11,6 +11,8 @@ export const SETTINGS_SECTIONS = ['graphiti', 'recall', 'capture', 'skip', 'rout
 export const DEFAULTS = Object.freeze({
   instances: 2,
   tickIntervalMs: 5000,
+  /** The component's default `experts.webhook_max_bytes`. */
+  webhookMaxBytes: 256 * 1024,
 });
 
 /** The adapter's own keys, with how each is checked. */
@@ -40,7 +42,9 @@ function expandPath(value, base) {
  *   `workspaceDir`: OpenClaw's agent workspace; `mcpServers`: the MCP servers OpenClaw has configured
  * @returns {{ configDir: string, overlayDir: string | undefined, stateDir: string, expertsDir: string,
  *   workspaceDir: string, instances: number, tickIntervalMs: number, allowOrigins: string[] | undefined,
- *   hostSettings: string | undefined }}
+ *   hostSettings: string | undefined, expertsEnabled: boolean, webhookMaxBytes: number }}
+ *   `webhookMaxBytes`: the plugin config's `experts.webhook_max_bytes` (the adapter reads one byte more
+ *   of a webhook body, so the component can refuse a larger one; set it here, not in settings.yaml)
  */
 export function resolveOptions(pluginConfig, { pluginRoot, openclawStateDir, workspaceDir, mcpServers }) {
   const config = pluginConfig ?? {};
@@ -64,6 +68,8 @@ export function resolveOptions(pluginConfig, { pluginRoot, openclawStateDir, wor
   if (tickIntervalMs < 100) throw new Error('graphiti-openclaw: config key "tickIntervalMs" must be at least 100');
 
   const settings = Object.fromEntries(SETTINGS_SECTIONS.filter((s) => s in config).map((s) => [s, config[s]]));
+  const maxBytes = config.experts?.webhook_max_bytes;
+  const webhookMaxBytes = Number.isInteger(maxBytes) && maxBytes >= 0 ? maxBytes : DEFAULTS.webhookMaxBytes;
   const workspace = config.workspaceDir ? expandPath(config.workspaceDir, openclawStateDir) : (workspaceDir ?? path.join(openclawStateDir, 'workspace'));
   // What the component cannot see for itself: where the workspace is for agents, which MCP servers exist.
   settings.experts = {
@@ -81,6 +87,8 @@ export function resolveOptions(pluginConfig, { pluginRoot, openclawStateDir, wor
     tickIntervalMs,
     allowOrigins: config.allowOrigins,
     hostSettings: JSON.stringify(settings),
+    expertsEnabled: config.experts?.enabled !== false,
+    webhookMaxBytes,
   };
 }
 

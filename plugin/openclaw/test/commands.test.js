@@ -1,7 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkToolCommand, expertsSlashCommand, graphitiSlashCommand, knowledgeCommand, outputText, recallSlashCommand } from '../src/commands.js';
-import { toolCall } from '../src/index.js';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { checkToolCommand, dueMoment, expertsCommand, expertsSlashCommand, graphitiSlashCommand, knowledgeCommand, learnCommand, outputText, queuesWork, recallSlashCommand, stepCommand } from '../src/commands.js';
+import { installSource, toolCall } from '../src/index.js';
 
 const ctx = { sessionKey: 'agent:main:telegram:group:7', agentId: 'main', senderId: 'u' };
 
@@ -72,4 +75,55 @@ test('before_tool_call: the call id comes from the event, else the context', () 
   assert.equal(toolCall({ toolName: 'x', params: {} }, { toolCallId: 'call-2' }).callId, 'call-2');
   assert.equal(toolCall({ toolName: 'x' }, {}).callId, undefined);
   assert.equal(toolCall({ toolName: 'x' }, {}).argumentsJson, '{}');
+});
+
+test('/experts for runs: queue, dead-letters, reject, replay and run with a message of several words', () => {
+  const command = (args) => expertsSlashCommand(args).command?.val;
+  assert.deepEqual(command('queue'), { tag: 'queue' });
+  assert.deepEqual(command('dead-letters'), { tag: 'dead-letters' });
+  assert.deepEqual(command('reject 9f8e'), { tag: 'reject', val: '9f8e' });
+  assert.deepEqual(command('replay inv-12'), { tag: 'replay', val: 'inv-12' });
+  assert.deepEqual(command('run ops-expert  Summarise today\'s  tickets '), { tag: 'run', val: ['ops-expert', 'Summarise today\'s  tickets'] });
+  assert.equal(expertsSlashCommand('run ops-expert').usage, 'Usage: /experts run <expert> <message>');
+  assert.equal(expertsSlashCommand('replay').usage, 'Usage: /experts replay <id>');
+  assert.match(expertsSlashCommand('remove ops-expert').usage, /Unknown subcommand "remove"/, 'changing the experts directory is the CLI\'s');
+  assert.match(expertsSlashCommand('help').usage, /\/experts run <expert> <message>/);
+  assert.ok(queuesWork(expertsSlashCommand('approve ab').command) && queuesWork(expertsSlashCommand('run a b').command));
+  assert.ok(!queuesWork(expertsSlashCommand('queue').command));
+});
+
+test('openclaw graphiti experts: fire, due, bind, remove and install as the component\'s commands', () => {
+  assert.deepEqual(expertsCommand('fire', ['ops-expert', 'new_ticket', '{}']).val, { tag: 'fire', val: ['ops-expert', 'new_ticket', '{}'] });
+  assert.deepEqual(expertsCommand('bind', ['ops-expert', 'tickets', 'tickets-mcp']).val, { tag: 'bind', val: ['ops-expert', 'tickets', 'tickets-mcp'] });
+  assert.deepEqual(expertsCommand('remove', 'ops-expert').val, { tag: 'remove', val: 'ops-expert' });
+  assert.equal(dueMoment('2026-11-23T07:00:00+01:00'), BigInt(Date.parse('2026-11-23T06:00:00Z')));
+  assert.equal(dueMoment('1795392000000'), 1795392000000n);
+  assert.equal(dueMoment(undefined, () => 42), 42n);
+  assert.throws(() => dueMoment('tomorrow'), /neither RFC 3339/);
+  assert.throws(() => dueMoment('2026-11-23'), /neither RFC 3339/, 'a date without a time and zone is ambiguous');
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'install-source-'));
+  fs.mkdirSync(path.join(dir, 'pkg'));
+  fs.writeFileSync(path.join(dir, 'pkg.tgz'), Buffer.from([0x1f, 0x8b, 0]));
+  const fromDir = installSource(path.join(dir, 'pkg'));
+  assert.deepEqual(fromDir.command.val, { tag: 'install', val: { tag: 'directory', val: path.join(dir, 'pkg') } });
+  assert.equal(fromDir.installDir, path.join(dir, 'pkg'), 'mounted at /install');
+  const fromArchive = installSource(path.join(dir, 'pkg.tgz'));
+  assert.equal(fromArchive.command.val.val.tag, 'archive');
+  assert.deepEqual([...fromArchive.command.val.val.val[1]], [0x1f, 0x8b, 0]);
+  assert.equal(fromArchive.installDir, undefined);
+  assert.throws(() => installSource(path.join(dir, 'missing')), /no such file or directory/);
+  fs.rmSync(dir, { recursive: true });
+});
+
+test('expert_step and expert_learning carry the calling session\'s context', () => {
+  const session = { sessionKey: 'agent:main:expert:ops-expert:inv-3', agentId: 'main' };
+  const step = stepCommand('Read the ticket', session).val;
+  assert.equal(step.tag, 'step');
+  assert.equal(step.val[0], 'Read the ticket');
+  assert.equal(step.val[1].sessionKey, 'agent:main:expert:ops-expert:inv-3');
+  const proposal = { scope: 'classify', title: 't', observation: 'o', correction: 'c', confidence: 'high' };
+  const learn = learnCommand(proposal, session).val;
+  assert.equal(learn.tag, 'learn');
+  assert.deepEqual(JSON.parse(learn.val[0]), proposal);
 });

@@ -98,6 +98,7 @@ async function register(plugin, config, { mode = 'full', logger = quietLogger(),
     registerCli(registrar) { cli.push(registrar); },
     registerService(service) { services.push(service); },
     registerTool() {},
+    registerHttpRoute() {},
   };
   plugin.register(api);
   return { commands, cli, services, logger };

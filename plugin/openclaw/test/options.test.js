@@ -12,7 +12,15 @@ test('defaults: the shipped config, state, experts and workspace under OpenClaw\
     expertsDir: '/home/u/.openclaw/experts', workspaceDir: '/home/u/.openclaw/workspace',
     instances: 2, tickIntervalMs: 5000, allowOrigins: undefined,
     hostSettings: JSON.stringify({ experts: { workspace_dir: '/home/u/.openclaw/workspace' } }),
+    expertsEnabled: true, webhookMaxBytes: 262144,
   });
+});
+
+test('the webhook body cap and whether expert runs are on come from the experts section', () => {
+  const options = resolveOptions({ experts: { webhook_max_bytes: 1000, enabled: false, webhook_token: 't' } }, where);
+  assert.equal(options.webhookMaxBytes, 1000);
+  assert.equal(options.expertsEnabled, false);
+  assert.equal(JSON.parse(options.hostSettings).experts.webhook_token, 't', 'the component gets the section as it is');
 });
 
 test('the component learns where the agents\' workspace is and which MCP servers exist', () => {
