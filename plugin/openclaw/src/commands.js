@@ -80,7 +80,7 @@ const EXPERTS_ARGUMENT = { validate: '<name>', prompt: '<name>', approve: '<id>'
  * or the epoch milliseconds of `due`, or the `install-source`.
  */
 export function expertsCommand(word, argument) {
-  if (word in EXPERTS_ARGUMENT || ['run', 'fire', 'bind', 'step', 'learn', 'due', 'install'].includes(word)) {
+  if (word in EXPERTS_ARGUMENT || ['run', 'fire', 'bind', 'step', 'learn', 'function', 'due', 'install'].includes(word)) {
     return { tag: 'experts', val: { tag: word, val: argument } };
   }
   return { tag: 'experts', val: { tag: word } };
@@ -104,6 +104,11 @@ export function dueMoment(text, now = Date.now) {
 /** The `expert_step` tool: marks a step of the calling session's invocation complete. */
 export function stepCommand(step, ctx) {
   return expertsCommand('step', [String(step ?? ''), hookContext(ctx)]);
+}
+
+/** The `expert_function` tool: an isolated function's name and inputs, from the calling session. */
+export function functionCommand(name, inputs, ctx) {
+  return expertsCommand('function', [String(name ?? ''), JSON.stringify(inputs ?? {}), hookContext(ctx)]);
 }
 
 /** The `expert_learning` tool: the proposal (the tool's parameters) as JSON, from the calling session. */

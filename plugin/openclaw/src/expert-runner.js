@@ -26,6 +26,8 @@ const DELIVERY_WATCH_MS = 10 * 60_000;
 const MIN_TICK_MS = 50;
 /** A note of the component repeated within this long is logged at debug level only. */
 const REPEATED_NOTE_MS = 60 * 60_000;
+/** An isolated function's child run is waited for this long at most. */
+const FUNCTION_TIMEOUT_MS = 10 * 60_000;
 /** Without a `gateway_start` hook, ticks begin this long after the service started. */
 const READY_FALLBACK_MS = 60_000;
 
@@ -304,6 +306,21 @@ export class ExpertRunner {
       if (wait?.status === 'pending') await pause(Math.min(PENDING_PAUSE_MS, Math.max(0, remaining)));
       // `timeout`: this slice of waiting ran out; the deadline decides.
     }
+  }
+
+  /**
+   * An isolated function (the `expert_function` tool): its child session runs the component's message
+   * and the caller gets the reply (the function's outputs). Throws when the run fails or times out.
+   * @param {{ session_key: string, message: string }} call  the component's answer to `experts function`
+   */
+  async runFunction(call, timeoutMs = FUNCTION_TIMEOUT_MS) {
+    return this.context(async () => {
+      const startedMs = this.now();
+      const run = await this.subagent.run({ sessionKey: call.session_key, message: call.message, deliver: false, idempotencyKey: call.session_key });
+      const outcome = await this.waitFor(run, { timeoutMs }, startedMs);
+      if (outcome?.tag === 'completed') return outcome.val;
+      throw new Error(outcome?.tag === 'failed' ? `the function's run failed: ${outcome.val}` : `the function's run did not end within ${timeoutMs} ms`);
+    });
   }
 
   /** The run's final text: OpenClaw's terminal reply, else the session's last assistant message. */

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ComponentPool } from './component.js';
 import { agentEndEvent, hookContext, promptEvent } from './context.js';
-import { checkToolCommand, dueMoment, expertsCommand, expertsSlashCommand, graphitiSlashCommand, intentTest, knowledgeCommand, learnCommand, outputText, queuesWork, recallSlashCommand, spoolCommand, stepCommand } from './commands.js';
+import { checkToolCommand, dueMoment, expertsCommand, expertsSlashCommand, graphitiSlashCommand, intentTest, functionCommand, knowledgeCommand, learnCommand, outputText, queuesWork, recallSlashCommand, spoolCommand, stepCommand } from './commands.js';
 import { defaultOpenclawStateDir, resolveOptions } from './options.js';
 import { blockedTurnHooks, describeBlockedHooks, hookStatusLines } from './hook-access.js';
 import { ExpertRunner } from './expert-runner.js';
@@ -303,6 +303,29 @@ function registerTools(api, runtime) {
       return textResult(output.stdout);
     },
   }), { name: 'expert_step' });
+  // spec §6: a function with `session: isolated` runs in a child session of its own; the caller gets
+  // only the reply. The component names the session and writes the message; the Gateway's runner runs it.
+  api.registerTool((toolCtx) => ({
+    name: 'expert_function',
+    label: 'Expert function',
+    description: 'In an expert session: run one of your functions marked isolated in a fresh child session, with its inputs; you get its outputs back.',
+    parameters: {
+      type: 'object',
+      properties: {
+        name: { type: 'string', description: 'The function, as your prompt lists it.' },
+        inputs: { type: 'object', description: 'Its inputs, by name.' },
+      },
+      required: ['name'],
+      additionalProperties: false,
+    },
+    async execute(_toolCallId, params) {
+      const output = await runtime.command(functionCommand(params?.name, params?.inputs ?? {}, toolCtx));
+      if (output.exitCode !== 0) throw new Error(outputText(output));
+      const runner = expertRunners.get(runtime.options.stateDir);
+      if (!runner) throw new Error('isolated functions run in the OpenClaw Gateway only (no expert runner in this process)');
+      return textResult(await runner.runFunction(JSON.parse(output.stdout)));
+    },
+  }), { name: 'expert_function' });
   api.registerTool((toolCtx) => ({
     name: 'expert_learning',
     label: 'Expert learning',

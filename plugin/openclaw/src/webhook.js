@@ -61,7 +61,17 @@ export function headerPairs(req) {
 export function pathBelow(url, prefix = WEBHOOK_PREFIX) {
   const pathname = String(url ?? '').split('?')[0].split('#')[0];
   const rest = pathname.startsWith(prefix) ? pathname.slice(prefix.length) : pathname;
-  return rest.replace(/^\/+/, '');
+  // Each segment decoded apart (an expert name may be any script: `B%C3%BCro-Ops`); an encoded `/`
+  // stays inside its segment, so the component still sees it and refuses the path.
+  return rest.replace(/^\/+/, '').split('/').map(decodeSegment).join('/');
+}
+
+function decodeSegment(segment) {
+  try {
+    return decodeURIComponent(segment).replaceAll('/', '%2F');
+  } catch {
+    return segment; // malformed escapes reach the component as written, which names no expert
+  }
 }
 
 function answer(res, status, body, { close = false, headers = {} } = {}) {

@@ -243,3 +243,16 @@ test('lastAssistantText reads string and block contents', () => {
   assert.equal(lastAssistantText([{ role: 'assistant', content: 'a' }, { role: 'assistant', content: [{ type: 'text', text: 'b' }] }, { role: 'user', content: 'c' }]), 'b');
   assert.equal(lastAssistantText([{ role: 'user', content: 'c' }]), undefined);
 });
+
+test('an isolated function runs in the child session the component named and returns its reply, or throws', async () => {
+  const subagent = fakeSubagent((sessionKey) => (sessionKey.endsWith('fn-bad')
+    ? { status: 'error', error: 'model refused' }
+    : { status: 'ok', terminalReply: { text: '```json\n{"priority": "high"}\n```' } }));
+  const { r } = runner(fakeComponent(), subagent);
+  const reply = await r.runFunction({ session_key: 'expert:ops-expert:fn-1', message: 'Run classify' });
+  assert.equal(reply, '```json\n{"priority": "high"}\n```');
+  assert.deepEqual(subagent.calls.runs.map((p) => [p.sessionKey, p.message, p.deliver]), [['expert:ops-expert:fn-1', 'Run classify', false]]);
+  await assert.rejects(r.runFunction({ session_key: 'expert:ops-expert:fn-bad', message: 'x' }), /the function's run failed: model refused/);
+  const slow = runner(fakeComponent(), fakeSubagent(() => ({ status: 'timeout' }))).r;
+  await assert.rejects(slow.runFunction({ session_key: 'expert:ops-expert:fn-2', message: 'x' }, 30), /did not end within 30 ms/);
+});

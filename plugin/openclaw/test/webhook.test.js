@@ -122,4 +122,7 @@ test('the path below the prefix', () => {
   assert.equal(pathBelow('/graphiti-openclaw/experts/ops-expert/new_ticket'), 'ops-expert/new_ticket');
   assert.equal(pathBelow('/graphiti-openclaw/experts//a/b?x=1#f'), 'a/b');
   assert.equal(pathBelow('/graphiti-openclaw/experts'), '');
+  assert.equal(pathBelow('/graphiti-openclaw/experts/B%C3%BCro-Ops/new_ticket'), 'Büro-Ops/new_ticket', 'percent-encoded names');
+  assert.equal(pathBelow('/graphiti-openclaw/experts/a%2Fb/t'), 'a%2Fb/t', 'an encoded slash stays in its segment');
+  assert.equal(pathBelow('/graphiti-openclaw/experts/%E0%A4/t'), '%E0%A4/t', 'a malformed escape as written');
 });
