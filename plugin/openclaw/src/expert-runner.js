@@ -24,8 +24,6 @@ const MAX_WAIT_ERRORS = 5;
 const DELIVERY_WATCH_MS = 10 * 60_000;
 /** Ticks come at least this far apart (a component asking for 1 ms gets this). */
 const MIN_TICK_MS = 50;
-/** A note of the component repeated within this long is logged at debug level only. */
-const REPEATED_NOTE_MS = 60 * 60_000;
 /** Without a `gateway_start` hook, ticks begin this long after the service started. */
 const READY_FALLBACK_MS = 60_000;
 
@@ -108,8 +106,6 @@ export class ExpertRunner {
     this.inFlight = new Map();
     /** Deliveries posted or in their fallback, settled when done (for tests and a clean stop). */
     this.deliveries = new Set();
-    /** When each note of the component was last logged (a note repeated every tick is said once). */
-    this.notesLogged = new Map();
   }
 
   /**
@@ -230,12 +226,12 @@ export class ExpertRunner {
   }
 
   /**
-   * Does what a runtime call returned: logs its notes, starts its runs, posts its deliveries, and
-   * re-arms the timer for its `tick-in-ms`. Returns that delay (ms), if any.
+   * Does what a runtime call returned: starts its runs, posts its deliveries, and re-arms the timer
+   * for its `tick-in-ms`. Returns that delay (ms), if any. (Its notes are in the log already: the
+   * component logs them through `host.log`.)
    */
   handle(work) {
     if (!work) return undefined;
-    for (const note of work.notes ?? []) this.note(note);
     for (const start of work.start ?? []) {
       if (this.stopped) {
         this.logger.info(`graphiti-openclaw: experts: ${start.invocation} attempt ${start.attempt} not started: the service is stopping (the next start retries it)`);
@@ -369,21 +365,6 @@ export class ExpertRunner {
     } catch (error) {
       this.logger.error(`graphiti-openclaw: experts: ${what} was NOT delivered (${why}; the system event failed too: ${message(error)}):\n${delivery.text}`);
       return 'lost';
-    }
-  }
-
-  /** Logs a note of the component; the same note again within the hour only at debug level. */
-  note(text) {
-    const now = this.now();
-    const last = this.notesLogged.get(text);
-    this.notesLogged.set(text, now);
-    if (last !== undefined && now - last < REPEATED_NOTE_MS) {
-      this.logger.debug?.(`graphiti-openclaw: ${text}`);
-      return;
-    }
-    this.logger.info(`graphiti-openclaw: ${text}`);
-    if (this.notesLogged.size > 1000) {
-      for (const [note, at] of this.notesLogged) if (now - at >= REPEATED_NOTE_MS) this.notesLogged.delete(note);
     }
   }
 
