@@ -249,6 +249,22 @@ test('a CONFIRM call waits for /experts approve, then runs exactly once', async 
   say(`confirm: ${id} paused on tickets.update_ticket (request ${request}), /experts approve in chat resumed it as attempt 2; the fake MCP server executed update_ticket ${executed.length} time`);
 });
 
+test('the CLI beside the Gateway: validate initializes the bound MCP server, due names the cron slot, fire is a dry run', async () => {
+  const payload = path.join(home, 'event.json');
+  fs.writeFileSync(payload, JSON.stringify({ event_id: 'e-dry', ticket: { id: 'T-D', summary: 'Dry run' } }));
+  const [validate, due, fire] = await Promise.all([
+    cli('validate', EXPERT),
+    cli('due', '--at', new Date(cronSlot + 1000).toISOString()),
+    cli('fire', EXPERT, 'new_ticket', '--payload', payload),
+  ]);
+  assert.match(validate.stdout, /✓ All required tools bound \(tickets → tickets-mcp\)/);
+  assert.match(validate.stdout, /✓ MCP server tickets-mcp: tickets-mcp 1\.0\.0/);
+  assert.match(due.stdout, new RegExp(`${EXPERT}/nightly_report \\(${cronExpression(cronSlot).replace(/\*/g, '\\*')} Europe/Berlin\\)`));
+  assert.match(fire.stdout, /triage/);
+  assert.ok(!model.log.some((r) => r.summary === 'Dry run'), 'fire ran nothing');
+  say(`CLI: validate → "${validate.stdout.split('\n').find((l) => l.includes('MCP server tickets-mcp')).trim()}"; due → "${due.stdout.trim().split('\n')[0]}"`);
+});
+
 test('a cron slot runs its process as the expert and delivers to the main session', async () => {
   const run = await eventually(() => model.log.find((r) => r.expert && /nightly-report/.test(r.prompt)), 'the cron run', cronSlot - Date.now() + 60_000);
   await eventually(() => deliveries(run.session, /nightly-report/).length, `the result of ${run.session}`);
