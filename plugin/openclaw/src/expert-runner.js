@@ -7,7 +7,8 @@
 // - `subagent.run` works only once the Gateway is ready (before: UNAVAILABLE) and only outside an
 //   HTTP request's scope, so every piece of work runs in the AsyncLocalStorage snapshot taken when
 //   the service starts, and ticks begin with the `gateway_start` hook.
-// - `waitForRun`'s timeout bounds the wait, not the run: the run's own limit is kept here.
+// - `waitForRun`'s timeout bounds the wait, not the run: the run's own limit is kept here, and a run
+//   past it is stopped by deleting its session (no plugin API cancels a run; deleting aborts it).
 // - After a crash OpenClaw resumes every session whose turn was cut off, with a new run id. For an
 //   expert run that would execute the invocation a second time beside the component's retry, so the
 //   sessions of runs left `running` are deleted before the first tick (see `prepare`).
@@ -63,6 +64,15 @@ export function lastAssistantText(messages) {
     }
   }
   return undefined;
+}
+
+/**
+ * Whether a session key is an invocation's own session (`expert:<name>:inv-N`, as the component names
+ * it, or OpenClaw's `agent:<id>:expert:<name>:inv-N`): only those are ever deleted, never the main
+ * session a `session: main` process runs in.
+ */
+export function isInvocationSession(sessionKey) {
+  return /(^|:)expert:[^:]+:inv-\d+$/.test(sessionKey ?? '');
 }
 
 /** `agent:<id>:…` names its agent; OpenClaw's default agent otherwise. */
@@ -282,7 +292,10 @@ export class ExpertRunner {
     let errors = 0;
     for (;;) {
       const remaining = deadline - this.now();
-      if (remaining <= 0) return { tag: 'timed-out' };
+      if (remaining <= 0) {
+        await this.cutOff(run, start);
+        return { tag: 'timed-out' };
+      }
       let wait;
       try {
         wait = await this.subagent.waitForRun({ runId: run.runId, timeoutMs: Math.min(remaining, WAIT_SLICE_MS) });
@@ -299,6 +312,21 @@ export class ExpertRunner {
       if (wait?.status === 'error') return { tag: 'failed', val: wait.error || 'the run ended with an error' };
       if (wait?.status === 'pending') await pause(Math.min(PENDING_PAUSE_MS, Math.max(0, remaining)));
       // `timeout`: this slice of waiting ran out; the deadline decides.
+    }
+  }
+
+  /**
+   * A run past its deadline goes on in OpenClaw (no plugin API cancels a run), keeping its session
+   * busy (the retry would queue behind it) and free to act after the attempt was settled. Deleting
+   * its session aborts it (`waitForRun` then says "agent run aborted"); the transcript stays.
+   */
+  async cutOff(run, start) {
+    if (!isInvocationSession(start.sessionKey)) return;
+    try {
+      await this.subagent.deleteSession({ sessionKey: run.sessionKey ?? start.sessionKey, deleteTranscript: false });
+      this.logger.info(`graphiti-openclaw: experts: ${start.invocation} attempt ${start.attempt} outlived its timeout: its session was deleted, which stops the turn`);
+    } catch (error) {
+      this.logger.warn(`graphiti-openclaw: experts: ${start.invocation} attempt ${start.attempt} outlived its timeout and could not be stopped (${message(error)}); it may still act`);
     }
   }
 

@@ -3,7 +3,7 @@
 // session (or as a system event when that fails), interrupted sessions deleted before the first tick.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DELIVERY_PROMPT, ExpertRunner, lastAssistantText, unfinishedRuns } from '../src/expert-runner.js';
+import { DELIVERY_PROMPT, ExpertRunner, isInvocationSession, lastAssistantText, unfinishedRuns } from '../src/expert-runner.js';
 
 const logger = () => {
   const lines = [];
@@ -121,6 +121,19 @@ test('a run still going at its timeout-ms is reported timed out (waitForRun only
   assert.ok(Date.now() - t0 >= 80, 'not before the deadline');
   assert.ok(subagent.calls.waits.length >= 2, 'waited in slices');
   assert.ok(subagent.calls.waits.every((w) => w.timeoutMs <= 80), 'no wait past the deadline');
+  assert.deepEqual(subagent.calls.deleted, [{ sessionKey: 'agent:main:expert:ops-expert:inv-4', deleteTranscript: false }], 'the turn is stopped: its session deleted');
+});
+
+test('a timed-out run in the main session (session: main) is never stopped by deleting that session', async () => {
+  const component = fakeComponent({ starts: [start('inv-10', 1, { timeoutMs: 30n, sessionKey: 'agent:main:main' })] });
+  const subagent = fakeSubagent(() => ({ status: 'timeout' }));
+  const { r } = runner(component, subagent);
+  await started(r);
+  r.stop();
+  assert.equal(component.calls.reports[0].outcome.tag, 'timed-out');
+  assert.deepEqual(subagent.calls.deleted, []);
+  assert.ok(isInvocationSession('expert:ops-expert:inv-3') && isInvocationSession('agent:main:expert:ops-expert:inv-3'));
+  assert.ok(!isInvocationSession('agent:main:main') && !isInvocationSession('agent:main:expert:ops-expert'));
 });
 
 test('run() throwing (e.g. the Gateway not ready yet) is a failed attempt with its error', async () => {
