@@ -30,5 +30,7 @@ echo "test: end to end in real OpenClaw (throwaway HOME; install, inspect, hook 
 node --test tests/openclaw/e2e.test.js
 echo "test: OpenClaw fault suite (two adapter processes on one state directory, one killed with SIGKILL)"
 node --test tests/openclaw/faults.test.js
+echo "test: expert runs in a real OpenClaw Gateway (webhook, channel and cron triggers, lanes, retries, CONFIRM, a SIGKILL with runs in flight)"
+node --test tests/openclaw/expert-runs.test.js
 echo "test: OpenClaw hooks benchmark, quick (it checks every answer)"
 HOOKS_BENCH_QUICK=1 node tests/openclaw/bench-hooks.js 2>&1 | grep -v '\[plugins\]'

@@ -75,6 +75,37 @@ export async function startStandIn({ args = [] } = {}) {
 }
 
 /**
+ * Writes a chat-completions answer (streamed when the request asked for it): `answer` is a text or
+ * `{ toolCall: { name, arguments } }` (one tool call, its arguments an object).
+ */
+export function writeCompletion(res, request, answer, callNumber) {
+  const base = { id: 'chatcmpl-stub', created: Math.floor(Date.now() / 1000), model: request.model ?? 'mock-1' };
+  const toolCalls = typeof answer === 'object' ? [{
+    id: `call_stub_${callNumber}`,
+    type: 'function',
+    function: { name: answer.toolCall.name, arguments: JSON.stringify(answer.toolCall.arguments) },
+  }] : undefined;
+  const message = toolCalls ? { role: 'assistant', content: null, tool_calls: toolCalls } : { role: 'assistant', content: answer };
+  const finish = toolCalls ? 'tool_calls' : 'stop';
+  if (request.stream) {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const chunk = (delta, finishReason) => `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`;
+    res.write(chunk(toolCalls ? { role: 'assistant', tool_calls: toolCalls.map((c, index) => ({ index, ...c })) } : message, null));
+    res.write(chunk({}, finish));
+    res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`);
+    return res.end('data: [DONE]\n\n');
+  }
+  res.writeHead(200, { 'content-type': 'application/json' });
+  return res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finish }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }));
+}
+
+/** The model list the provider's `GET …/models` gets. */
+export function writeModels(res) {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  return res.end(JSON.stringify({ object: 'list', data: [{ id: 'mock-1', object: 'model' }] }));
+}
+
+/**
  * An OpenAI-compatible chat-completions server on loopback that records every request body and
  * answers `reply` (streamed when asked to): a text, or a function of the request body returning a
  * text or `{ toolCall: { name, arguments } }` (one tool call, its arguments an object).
@@ -84,31 +115,11 @@ export async function startStubModel(reply) {
   const server = http.createServer(async (req, res) => {
     let body = '';
     for await (const chunk of req) body += chunk;
-    if (req.method === 'GET' && req.url.endsWith('/models')) {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      return res.end(JSON.stringify({ object: 'list', data: [{ id: 'mock-1', object: 'model' }] }));
-    }
+    if (req.method === 'GET' && req.url.endsWith('/models')) return writeModels(res);
     const request = body ? JSON.parse(body) : {};
     requests.push({ url: req.url, body: request });
-    const base = { id: 'chatcmpl-stub', created: Math.floor(Date.now() / 1000), model: request.model ?? 'mock-1' };
     const answer = typeof reply === 'function' ? reply(request) : reply;
-    const toolCalls = typeof answer === 'object' ? [{
-      id: `call_stub_${requests.length}`,
-      type: 'function',
-      function: { name: answer.toolCall.name, arguments: JSON.stringify(answer.toolCall.arguments) },
-    }] : undefined;
-    const message = toolCalls ? { role: 'assistant', content: null, tool_calls: toolCalls } : { role: 'assistant', content: answer };
-    const finish = toolCalls ? 'tool_calls' : 'stop';
-    if (request.stream) {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const chunk = (delta, finishReason) => `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`;
-      res.write(chunk(toolCalls ? { role: 'assistant', tool_calls: toolCalls.map((c, index) => ({ index, ...c })) } : message, null));
-      res.write(chunk({}, finish));
-      res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`);
-      return res.end('data: [DONE]\n\n');
-    }
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finish }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }));
+    return writeCompletion(res, request, answer, requests.length);
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { baseUrl: `http://127.0.0.1:${server.address().port}/v1`, requests, stop: () => server.close() };

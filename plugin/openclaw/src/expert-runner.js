@@ -7,7 +7,8 @@
 // - `subagent.run` works only once the Gateway is ready (before: UNAVAILABLE) and only outside an
 //   HTTP request's scope, so every piece of work runs in the AsyncLocalStorage snapshot taken when
 //   the service starts, and ticks begin with the `gateway_start` hook.
-// - `waitForRun`'s timeout bounds the wait, not the run: the run's own limit is kept here.
+// - `waitForRun`'s timeout bounds the wait, not the run: the run's own limit is kept here, and a run
+//   past it is stopped by deleting its session (no plugin API cancels a run; deleting aborts it).
 // - After a crash OpenClaw resumes every session whose turn was cut off, with a new run id. For an
 //   expert run that would execute the invocation a second time beside the component's retry, so the
 //   sessions of runs left `running` are deleted before the first tick (see `prepare`).
@@ -24,8 +25,6 @@ const MAX_WAIT_ERRORS = 5;
 const DELIVERY_WATCH_MS = 10 * 60_000;
 /** Ticks come at least this far apart (a component asking for 1 ms gets this). */
 const MIN_TICK_MS = 50;
-/** A note of the component repeated within this long is logged at debug level only. */
-const REPEATED_NOTE_MS = 60 * 60_000;
 /** An isolated function's child run is waited for this long at most. */
 const FUNCTION_TIMEOUT_MS = 10 * 60_000;
 /** Without a `gateway_start` hook, ticks begin this long after the service started. */
@@ -69,6 +68,15 @@ export function lastAssistantText(messages) {
   return undefined;
 }
 
+/**
+ * Whether a session key is an invocation's own session (`expert:<name>:inv-N`, as the component names
+ * it, or OpenClaw's `agent:<id>:expert:<name>:inv-N`): only those are ever deleted, never the main
+ * session a `session: main` process runs in.
+ */
+export function isInvocationSession(sessionKey) {
+  return /(^|:)expert:[^:]+:inv-\d+$/.test(sessionKey ?? '');
+}
+
 /** `agent:<id>:…` names its agent; OpenClaw's default agent otherwise. */
 function agentOf(sessionKey) {
   const match = /^agent:([^:]+):/.exec(sessionKey ?? '');
@@ -110,8 +118,6 @@ export class ExpertRunner {
     this.inFlight = new Map();
     /** Deliveries posted or in their fallback, settled when done (for tests and a clean stop). */
     this.deliveries = new Set();
-    /** When each note of the component was last logged (a note repeated every tick is said once). */
-    this.notesLogged = new Map();
   }
 
   /**
@@ -232,12 +238,12 @@ export class ExpertRunner {
   }
 
   /**
-   * Does what a runtime call returned: logs its notes, starts its runs, posts its deliveries, and
-   * re-arms the timer for its `tick-in-ms`. Returns that delay (ms), if any.
+   * Does what a runtime call returned: starts its runs, posts its deliveries, and re-arms the timer
+   * for its `tick-in-ms`. Returns that delay (ms), if any. (Its notes are in the log already: the
+   * component logs them through `host.log`.)
    */
   handle(work) {
     if (!work) return undefined;
-    for (const note of work.notes ?? []) this.note(note);
     for (const start of work.start ?? []) {
       if (this.stopped) {
         this.logger.info(`graphiti-openclaw: experts: ${start.invocation} attempt ${start.attempt} not started: the service is stopping (the next start retries it)`);
@@ -288,7 +294,10 @@ export class ExpertRunner {
     let errors = 0;
     for (;;) {
       const remaining = deadline - this.now();
-      if (remaining <= 0) return { tag: 'timed-out' };
+      if (remaining <= 0) {
+        await this.cutOff(run, start);
+        return { tag: 'timed-out' };
+      }
       let wait;
       try {
         wait = await this.subagent.waitForRun({ runId: run.runId, timeoutMs: Math.min(remaining, WAIT_SLICE_MS) });
@@ -321,6 +330,21 @@ export class ExpertRunner {
       if (outcome?.tag === 'completed') return outcome.val;
       throw new Error(outcome?.tag === 'failed' ? `the function's run failed: ${outcome.val}` : `the function's run did not end within ${timeoutMs} ms`);
     });
+  }
+
+  /**
+   * A run past its deadline goes on in OpenClaw (no plugin API cancels a run), keeping its session
+   * busy (the retry would queue behind it) and free to act after the attempt was settled. Deleting
+   * its session aborts it (`waitForRun` then says "agent run aborted"); the transcript stays.
+   */
+  async cutOff(run, start) {
+    if (!isInvocationSession(start.sessionKey)) return;
+    try {
+      await this.subagent.deleteSession({ sessionKey: run.sessionKey ?? start.sessionKey, deleteTranscript: false });
+      this.logger.info(`graphiti-openclaw: experts: ${start.invocation} attempt ${start.attempt} outlived its timeout: its session was deleted, which stops the turn`);
+    } catch (error) {
+      this.logger.warn(`graphiti-openclaw: experts: ${start.invocation} attempt ${start.attempt} outlived its timeout and could not be stopped (${message(error)}); it may still act`);
+    }
   }
 
   /** The run's final text: OpenClaw's terminal reply, else the session's last assistant message. */
@@ -386,21 +410,6 @@ export class ExpertRunner {
     } catch (error) {
       this.logger.error(`graphiti-openclaw: experts: ${what} was NOT delivered (${why}; the system event failed too: ${message(error)}):\n${delivery.text}`);
       return 'lost';
-    }
-  }
-
-  /** Logs a note of the component; the same note again within the hour only at debug level. */
-  note(text) {
-    const now = this.now();
-    const last = this.notesLogged.get(text);
-    this.notesLogged.set(text, now);
-    if (last !== undefined && now - last < REPEATED_NOTE_MS) {
-      this.logger.debug?.(`graphiti-openclaw: ${text}`);
-      return;
-    }
-    this.logger.info(`graphiti-openclaw: ${text}`);
-    if (this.notesLogged.size > 1000) {
-      for (const [note, at] of this.notesLogged) if (now - at >= REPEATED_NOTE_MS) this.notesLogged.delete(note);
     }
   }
 

@@ -569,7 +569,7 @@ export async function messageReceived(runtime, event, ctx) {
       messageText,
       chatId: typeof chatId === 'string' && chatId ? chatId : undefined,
     });
-    for (const note of work?.notes ?? []) runtime.logger.info(`graphiti-openclaw: ${note}`);
+    // Its notes are logged by the component.
     if (work?.tickInMs !== undefined && work?.tickInMs !== null) runtime.kickRunner();
   } catch (error) {
     runtime.logger.error(`graphiti-openclaw: experts: a channel message was not passed to the expert runtime: ${error?.message ?? error}`);

@@ -29,9 +29,12 @@ function packageVersion() {
   }
 }
 
-/** Every StateLocks not closed yet: released when the process exits normally. */
-const live = new Set();
-let exitHookInstalled = false;
+/**
+ * Every StateLocks not closed yet, released when the process exits normally. Process-wide, with one
+ * exit listener: OpenClaw loads this module once per registration (full, discovery, …).
+ */
+const exitState = (globalThis[Symbol.for('graphiti-openclaw.state-locks')] ??= { live: new Set(), hooked: false });
+const live = exitState.live;
 
 /** The locks one component instance holds on one state directory. */
 export class StateLocks {
@@ -46,8 +49,8 @@ export class StateLocks {
     /** @type {Map<string, { token: string, acquiredMs: number, leaseMs: number }>} */
     this.held = new Map();
     live.add(this);
-    if (!exitHookInstalled) {
-      exitHookInstalled = true;
+    if (!exitState.hooked) {
+      exitState.hooked = true;
       process.once('exit', () => {
         for (const locks of live) locks.releaseAll();
       });

@@ -20,8 +20,11 @@ const INITIALIZE = {
  */
 export function boundServers(report) {
   const names = [];
-  for (const match of report.matchAll(/→ ([A-Za-z0-9_.@:-]+)/g)) {
-    if (!names.includes(match[1])) names.push(match[1]);
+  for (const line of report.split('\n').filter((l) => /tools bound \(/.test(l))) {
+    const list = /tools bound \((.*)\)\s*$/.exec(line)?.[1] ?? '';
+    for (const match of list.matchAll(/→ ([^,\s)]+)/g)) {
+      if (!names.includes(match[1])) names.push(match[1]);
+    }
   }
   return names;
 }

@@ -3,7 +3,7 @@
 // session (or as a system event when that fails), interrupted sessions deleted before the first tick.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DELIVERY_PROMPT, ExpertRunner, lastAssistantText, unfinishedRuns } from '../src/expert-runner.js';
+import { DELIVERY_PROMPT, ExpertRunner, isInvocationSession, lastAssistantText, unfinishedRuns } from '../src/expert-runner.js';
 
 const logger = () => {
   const lines = [];
@@ -121,6 +121,19 @@ test('a run still going at its timeout-ms is reported timed out (waitForRun only
   assert.ok(Date.now() - t0 >= 80, 'not before the deadline');
   assert.ok(subagent.calls.waits.length >= 2, 'waited in slices');
   assert.ok(subagent.calls.waits.every((w) => w.timeoutMs <= 80), 'no wait past the deadline');
+  assert.deepEqual(subagent.calls.deleted, [{ sessionKey: 'agent:main:expert:ops-expert:inv-4', deleteTranscript: false }], 'the turn is stopped: its session deleted');
+});
+
+test('a timed-out run in the main session (session: main) is never stopped by deleting that session', async () => {
+  const component = fakeComponent({ starts: [start('inv-10', 1, { timeoutMs: 30n, sessionKey: 'agent:main:main' })] });
+  const subagent = fakeSubagent(() => ({ status: 'timeout' }));
+  const { r } = runner(component, subagent);
+  await started(r);
+  r.stop();
+  assert.equal(component.calls.reports[0].outcome.tag, 'timed-out');
+  assert.deepEqual(subagent.calls.deleted, []);
+  assert.ok(isInvocationSession('expert:ops-expert:inv-3') && isInvocationSession('agent:main:expert:ops-expert:inv-3'));
+  assert.ok(!isInvocationSession('agent:main:main') && !isInvocationSession('agent:main:expert:ops-expert'));
 });
 
 test('run() throwing (e.g. the Gateway not ready yet) is a failed attempt with its error', async () => {
@@ -167,7 +180,7 @@ test('deliveries become a main-session turn that relays them; the next run in th
   assert.equal(main.extraSystemPrompt, DELIVERY_PROMPT);
   assert.match(main.idempotencyKey, /^graphiti-openclaw:deliver:inv-7:result:[0-9a-f]{16}$/);
   assert.deepEqual(component.calls.reports.map((x) => x.invocation), ['inv-7', 'inv-8'], 'inv-8 ran after inv-7 ended');
-  assert.ok(log.lines.includes('info: graphiti-openclaw: experts: inv-7 done'));
+  assert.ok(!log.lines.some((l) => l.includes('inv-7 done')), 'notes are the component\'s to log (host.log)');
 });
 
 test('a delivery whose main-session turn fails or cannot start is posted as a system event instead', async () => {
@@ -230,13 +243,6 @@ test('ticks follow tick-in-ms, never further apart than the interval; a kick tic
   r.stop();
   assert.ok(before >= 3 && before <= 6, `every ~60 ms, not 10^7: ${before} ticks in 250 ms`);
   assert.equal(times.length, before + 1, 'the kick ticked at once');
-});
-
-test('a note repeated on every tick is logged once (then at debug level)', () => {
-  const { r, log } = runner(fakeComponent(), fakeSubagent());
-  r.handle(work({ notes: ['experts: no runtime: no experts directory is mounted'] }));
-  r.handle(work({ notes: ['experts: no runtime: no experts directory is mounted'] }));
-  assert.deepEqual(log.lines.map((l) => l.split(':')[0]), ['info', 'debug']);
 });
 
 test('lastAssistantText reads string and block contents', () => {

@@ -164,3 +164,18 @@ test('install, bind and remove write the experts directory through an instance o
   assert.equal(removed.exitCode, 0, outputText(removed));
   assert.ok(!fs.existsSync(path.join(expertsDir, 'ops-expert')), 'removed');
 });
+
+test('the run outcomes reach the component as its variant: timed-out and failed are failed attempts, retried', async () => {
+  const { rt } = setup(async () => ({ status: 'ok' }));
+  for (const [n, outcome] of [[1, { tag: 'timed-out' }], [2, { tag: 'failed', val: 'model unreachable' }]]) {
+    assert.equal((await webhook(rt, webhookBody(`e-t${n}`, `T-T${n}`, 'x'))).status, 202);
+  }
+  const work = await rt.experts.tick(BigInt(Date.now()));
+  assert.deepEqual(work.start.map((s) => [s.invocation, s.attempt, s.timeoutMs]), [['inv-1', 1, 600_000n], ['inv-2', 1, 600_000n]]);
+  for (const [n, outcome] of [[1, { tag: 'timed-out' }], [2, { tag: 'failed', val: 'model unreachable' }]]) {
+    await rt.experts.runEnded({ invocation: `inv-${n}`, attempt: 1, outcome }, BigInt(Date.now()));
+  }
+  const queue = await rt.experts.queue();
+  assert.match(queue, /inv-1 retry-wait .*attempt 1 failed: timed out after 10m/);
+  assert.match(queue, /inv-2 retry-wait .*attempt 1 failed: model unreachable/);
+});

@@ -11,7 +11,7 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 const fakeServer = path.join(repo, 'tests/openclaw/fake-mcp-server.js');
 
 test('the servers a validation report binds tools to', () => {
-  const report = 'Validating ops-expert\n✓ All required tools bound (tickets → tickets-mcp, mail → mail-mcp, files → tickets-mcp)\n✓ MCP servers configured\n';
+  const report = 'Validating ops-expert\n✓ Cross-references intact (triggers → processes → functions, tools, knowledge, policy)\n✓ All required tools bound (tickets → tickets-mcp, mail → mail-mcp, files → tickets-mcp)\n✓ MCP servers configured\n';
   assert.deepEqual(boundServers(report), ['tickets-mcp', 'mail-mcp']);
   assert.deepEqual(boundServers('Valid.\n'), []);
 });

@@ -1,0 +1,309 @@
+// Expert runs in real OpenClaw 2026.9.6: a Gateway on loopback (throwaway HOME) with the packaged
+// plugin, a copy of the ops-expert fixture as the experts directory, a fake MCP server behind its
+// `tickets` tool and a scripted stub model. Proves, with figures printed: a webhook, a channel
+// message and a cron slot each run a process as the expert and deliver to the main session; one key
+// runs one after the other while two keys overlap; a failing run is retried and then escalated; a
+// CONFIRM call waits for `/experts approve` and then runs once; and a Gateway killed with SIGKILL
+// while runs are in flight and queued resumes after restart with every invocation delivered exactly
+// once and every attempt run once (OpenClaw's own resumption of the interrupted sessions stopped).
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { PLUGIN_ID, REPO, openclaw, packageTgz, throwawayHome } from './openclaw.js';
+import { freePort, gatewayCall, startGateway } from './gateway.js';
+import { startScriptedModel } from './scripted-model.js';
+
+const GATEWAY_TOKEN = 'e2e-gateway-token';
+const WEBHOOK_TOKEN = 'e2e-webhook-token';
+const PERSONA = 'You are a careful support operator.';
+const EXPERT = 'ops-expert';
+/** The cron slot is set this far after the test starts: past the Gateway's start (12–23 s here). */
+const CRON_LEAD_MS = 100_000;
+
+const { home, env } = throwawayHome();
+const expertsDir = path.join(home, '.openclaw/experts');
+const mcpCalls = path.join(home, 'mcp-calls.jsonl');
+let model;
+let gateway;
+let port;
+let cronSlot;
+const figures = [];
+/** Each Gateway's output, the killed one's included. */
+const outputs = [];
+
+/** Waits until `check` returns something truthy, polling. */
+async function eventually(check, what, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+function say(line) {
+  figures.push(line);
+  console.log(`# ${line}`);
+}
+
+// --- the scripted model -------------------------------------------------------------------------
+
+/** While set, runs of `[hold]` tickets get no answer from the model (until the Gateway is killed). */
+let holding = true;
+
+const result = (info) => `Handled ${info.session} (attempt ${info.attempt}).\n\`\`\`json\n{"priority": "high"}\n\`\`\``;
+const toolCall = (id, args) => ({ toolCall: { name: 'tool_call', arguments: { id, args } } });
+const UPDATE = { id: 'T-C', priority: 'high' };
+
+/** A CONFIRM run: attempt 1 asks for update_ticket (held) and ends; attempt 2 makes the call. */
+function confirmRun(info) {
+  const done = info.toolResults.length;
+  if (info.attempt === 1) {
+    if (done === 0) return toolCall('tickets-mcp__update_ticket', UPDATE);
+    return 'Proposed raising T-C to high; waiting for the user\'s approval.';
+  }
+  if (done === 0) return toolCall('tickets-mcp__update_ticket', UPDATE);
+  return result(info);
+}
+
+/** What the model does, by session and by the ticket's summary (the webhook payload's directives). */
+function script(info) {
+  if (!info.expert) return 'Relayed to the user.';
+  const summary = info.summary ?? '';
+  if (summary.includes('[fail]')) return { status: 400, message: 'stub: this ticket cannot be processed' };
+  if (summary.includes('[hold]') && holding) return { hang: true };
+  if (summary.includes('[slow]')) return { delayMs: 2_500, answer: result(info) };
+  if (summary.includes('[confirm]')) return confirmRun(info);
+  return result(info);
+}
+
+// --- reading the log --------------------------------------------------------------------------------
+
+/** The main-session turns that delivered something of `invocation` (their message names it). */
+const deliveries = (invocation, what = /./) => model.log.filter((r) => r.session === 'main' && r.firstOfTurn && r.prompt.includes(`(${invocation},`) && what.test(r.prompt));
+/** Each attempt's runs of an invocation: how many turns began per attempt. */
+function attempts(invocation) {
+  const counts = {};
+  for (const r of model.log) if (r.session === invocation && r.firstOfTurn) counts[r.attempt] = (counts[r.attempt] ?? 0) + 1;
+  return counts;
+}
+/** From the first request of an invocation's session to the end of its last. */
+function interval(invocation) {
+  const requests = model.log.filter((r) => r.session === invocation);
+  return { from: Math.min(...requests.map((r) => r.startMs)), to: Math.max(...requests.map((r) => r.endMs ?? Date.now())) };
+}
+
+async function webhook(trigger, payload, token = WEBHOOK_TOKEN) {
+  const response = await fetch(`${gateway.url}/graphiti-openclaw/experts/${EXPERT}/${trigger}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify(payload),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+async function ticket(event, id, summary) {
+  const answer = await webhook('new_ticket', { event_id: event, ticket: { id, summary } });
+  assert.equal(answer.status, 202, JSON.stringify(answer.body));
+  return answer.body.invocation;
+}
+
+const call = (method, params) => gatewayCall(env, { port, token: GATEWAY_TOKEN }, method, params);
+const cli = (...args) => openclaw(env, ['graphiti', 'experts', ...args]);
+
+// --- setup ----------------------------------------------------------------------------------------
+
+/** The copy's cron trigger fires once, at `slotMs`, in Europe/Berlin (6 fields, seconds first). */
+function cronExpression(slotMs) {
+  const parts = Object.fromEntries(new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Berlin', hour: 'numeric', minute: 'numeric', second: 'numeric', hourCycle: 'h23' })
+    .formatToParts(new Date(slotMs)).map((p) => [p.type, Number(p.value)]));
+  return `${parts.second} ${parts.minute} ${parts.hour} * * *`;
+}
+
+function installFixture() {
+  const copy = path.join(expertsDir, EXPERT);
+  fs.cpSync(path.join(REPO, 'tests/fixtures/experts', EXPERT), copy, { recursive: true });
+  cronSlot = Math.ceil((Date.now() + CRON_LEAD_MS) / 1000) * 1000;
+  const manifest = path.join(copy, 'expert.yaml');
+  const text = fs.readFileSync(manifest, 'utf8')
+    .replace('expr: "0 2 * * *"', `expr: "${cronExpression(cronSlot)}"`)
+    // Retries after a second, not 30 s and more: the test waits for them.
+    .replace(/retry:\n {4}max_attempts: 3\n {4}backoff: exponential\n {4}delay: 30s/, 'retry:\n    max_attempts: 3\n    backoff: fixed\n    delay: 1s');
+  assert.match(text, /delay: 1s/);
+  assert.ok(text.includes(`expr: "${cronExpression(cronSlot)}"`));
+  fs.writeFileSync(manifest, text);
+}
+
+before(async () => {
+  installFixture();
+  model = await startScriptedModel(script, { persona: PERSONA });
+  port = await freePort();
+  await openclaw(env, ['plugins', 'install', packageTgz(), '--force', '--accept-capabilities']);
+  await openclaw(env, ['config', 'set', '--batch-json', JSON.stringify([
+    { path: `plugins.entries.${PLUGIN_ID}.hooks.allowConversationAccess`, value: true },
+    {
+      path: `plugins.entries.${PLUGIN_ID}.config`,
+      value: {
+        tickIntervalMs: 1000,
+        recall: { enabled: false },
+        capture: { enabled: false },
+        experts: { webhook_token: WEBHOOK_TOKEN, channels: { [`${EXPERT}/support_chat`]: ['webchat'] } },
+      },
+    },
+    {
+      path: 'mcp.servers',
+      value: { 'tickets-mcp': { command: process.execPath, args: [path.join(REPO, 'tests/openclaw/fake-mcp-server.js'), 'tickets-mcp', 'get_ticket', 'update_ticket', 'send_reply'], env: { FAKE_MCP_CALLS: mcpCalls } } },
+    },
+    {
+      path: 'models.providers.mock',
+      value: { baseUrl: model.baseUrl, apiKey: 'dummy', api: 'openai-completions', models: [{ id: 'mock-1', name: 'Mock 1', reasoning: false, input: ['text'], contextWindow: 32000, maxTokens: 1024 }] },
+    },
+    { path: 'agents.defaults.model', value: 'mock/mock-1' },
+    { path: 'gateway.mode', value: 'local' },
+  ])]);
+  gateway = await startGateway(env, { port, token: GATEWAY_TOKEN });
+  outputs.push(gateway.output);
+  say(`Gateway ready in ${gateway.readyMs} ms (HOME ${home}, port ${port}); cron slot at ${new Date(cronSlot).toISOString()} (${cronExpression(cronSlot)} Europe/Berlin)`);
+});
+
+after(async () => {
+  await gateway?.kill();
+  model?.stop();
+  // For a failure's post-mortem: every Gateway's output and the model's log, in the throwaway HOME.
+  const diagnostics = path.join(home, 'expert-runs-diagnostics.txt');
+  fs.writeFileSync(diagnostics, [
+    ...outputs.map((output, n) => `=== Gateway ${n + 1}\n${output()}`),
+    `=== model log\n${(model?.log ?? []).map((r) => JSON.stringify({ ...r, prompt: r.prompt.slice(0, 160) })).join('\n')}`,
+  ].join('\n'));
+  if (figures.length) console.log(`\nexpert runs, figures:\n${figures.map((f) => `  ${f}`).join('\n')}\n(Gateway output and model log: ${diagnostics})`);
+});
+
+// --- the tests ------------------------------------------------------------------------------------
+
+test('a webhook and a channel message each run their process as the expert and deliver to the main session', async () => {
+  const refused = await webhook('new_ticket', { event_id: 'e-0', ticket: { id: 'T-0', summary: 'x' } }, 'wrong-token');
+  assert.equal(refused.status, 401, 'the component checks the bearer token');
+  const get = await fetch(`${gateway.url}/graphiti-openclaw/experts/${EXPERT}/new_ticket`);
+  assert.equal(get.status, 405);
+
+  const id = await ticket('e-basic', 'T-1', 'Checkout is down');
+  const duplicate = await webhook('new_ticket', { event_id: 'e-basic', ticket: { id: 'T-1', summary: 'Checkout is down' } });
+  assert.equal(duplicate.status, 200, 'the same event again is a duplicate');
+  await call('chat.send', { sessionKey: 'agent:main:main', message: 'Where is my order?', idempotencyKey: 'e2e-channel-1' });
+
+  const delivered = await eventually(() => deliveries(id, /finished/).length && deliveries(id, /finished/), `the result of ${id} in the main session`);
+  const expertTurn = model.log.find((r) => r.session === id);
+  assert.ok(expertTurn.expert, 'the run\'s session got the expert\'s system prompt');
+  assert.match(expertTurn.prompt, /Run the process `triage`/);
+  assert.match(delivered[0].prompt, new RegExp(`${EXPERT} · triage \\(${id}, trigger new_ticket\\) finished in`));
+  say(`webhook: ${id} ran in its expert session (${model.log.filter((r) => r.session === id).length} model request(s), persona in the system prompt) and was delivered to agent:main:main in ${delivered.length} turn`);
+
+  const channel = await eventually(() => model.log.find((r) => r.expert && /answer-question/.test(r.prompt) && r.prompt.includes('Where is my order?')), 'the channel trigger\'s run');
+  await eventually(() => deliveries(channel.session, /answer-question/).length, `the result of ${channel.session}`);
+  say(`channel: the webchat message "Where is my order?" fired support_chat as ${channel.session} (answer-question), delivered to main`);
+});
+
+test('two events with the same key run one after the other; another key overlaps them', async () => {
+  const a1 = await ticket('e-s1', 'T-A', 'Slow one [slow]');
+  const a2 = await ticket('e-s2', 'T-A', 'Slow two [slow]');
+  const b1 = await ticket('e-s3', 'T-B', 'Slow three [slow]');
+  await eventually(() => [a1, a2, b1].every((id) => deliveries(id, /finished/).length), 'the three results', 90_000);
+  const [ia1, ia2, ib1] = [a1, a2, b1].map(interval);
+  const t0 = ia1.from;
+  const show = (id, i) => `${id} ${((i.from - t0) / 1000).toFixed(1)}–${((i.to - t0) / 1000).toFixed(1)} s`;
+  say(`lanes (serial_per_key on ticket.id): T-A ${show(a1, ia1)}, T-A ${show(a2, ia2)}, T-B ${show(b1, ib1)}`);
+  assert.ok(ia2.from >= ia1.to, `same key: ${a2} starts after ${a1} ends`);
+  assert.ok(ib1.from < ia1.to && ia1.from < ib1.to, `another key: ${b1} overlaps ${a1}`);
+});
+
+test('a failing run is retried and then escalated to the main session', async () => {
+  const id = await ticket('e-f1', 'T-F', 'Broken ticket [fail]');
+  const escalation = await eventually(() => deliveries(id, /escalated/)[0], `the escalation of ${id}`, 120_000);
+  assert.match(escalation.prompt, new RegExp(`triage \\(${id}, trigger new_ticket\\) failed after 3 attempts and is escalated`));
+  assert.match(escalation.prompt, /provider rejected|LLM request failed/);
+  assert.deepEqual(attempts(id), { 1: 1, 2: 1, 3: 1 }, 'three attempts, each run once');
+  assert.equal(deliveries(id, /finished/).length, 0, 'no result');
+  const starts = model.log.filter((r) => r.session === id && r.firstOfTurn).map((r) => r.startMs);
+  say(`failure: ${id} got HTTP 400 from the model in attempts 1, 2, 3 (started at +0, +${((starts[1] - starts[0]) / 1000).toFixed(1)}, +${((starts[2] - starts[0]) / 1000).toFixed(1)} s; retry delay 1 s), then one escalation in main: "${escalation.prompt.split('\n')[0].slice(0, 120)}"`);
+});
+
+test('a CONFIRM call waits for /experts approve, then runs exactly once', async () => {
+  const id = await ticket('e-c1', 'T-C', 'Raise priority [confirm]');
+  const ask = await eventually(() => deliveries(id, /experts approve /)[0], `the approval request of ${id}`, 90_000);
+  const request = /experts approve ([0-9a-f]+)/.exec(ask.prompt)[1];
+  assert.match(ask.prompt, /tickets\.update_ticket/);
+  assert.equal(fs.existsSync(mcpCalls) ? fs.readFileSync(mcpCalls, 'utf8').includes('update_ticket') : false, false, 'held: not executed');
+  const queue = await cli('queue');
+  assert.match(queue.stdout, new RegExp(`${id} waiting-approval`));
+
+  await call('chat.send', { sessionKey: 'agent:main:main', message: `/experts approve ${request}`, idempotencyKey: `e2e-approve-${request}` });
+  await eventually(() => deliveries(id, /finished/).length, `the result of ${id} after the approval`, 90_000);
+  const executed = fs.readFileSync(mcpCalls, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((c) => c.tool === 'update_ticket');
+  assert.deepEqual(executed.map((c) => c.arguments), [UPDATE], 'update_ticket ran exactly once, with the approved arguments');
+  assert.deepEqual(attempts(id), { 1: 1, 2: 1 });
+  const resumed = model.log.find((r) => r.session === id && r.attempt === 2 && r.firstOfTurn);
+  assert.match(resumed.prompt, /approved: tickets\.update_ticket/);
+  say(`confirm: ${id} paused on tickets.update_ticket (request ${request}), /experts approve in chat resumed it as attempt 2; the fake MCP server executed update_ticket ${executed.length} time`);
+});
+
+test('the CLI beside the Gateway: validate initializes the bound MCP server, due names the cron slot, fire is a dry run', async () => {
+  const payload = path.join(home, 'event.json');
+  fs.writeFileSync(payload, JSON.stringify({ event_id: 'e-dry', ticket: { id: 'T-D', summary: 'Dry run' } }));
+  const [validate, due, fire] = await Promise.all([
+    cli('validate', EXPERT),
+    cli('due', '--at', new Date(cronSlot + 1000).toISOString()),
+    cli('fire', EXPERT, 'new_ticket', '--payload', payload),
+  ]);
+  assert.match(validate.stdout, /✓ All required tools bound \(tickets → tickets-mcp\)/);
+  assert.match(validate.stdout, /✓ MCP server tickets-mcp: tickets-mcp 1\.0\.0/);
+  assert.match(due.stdout, new RegExp(`${EXPERT}/nightly_report \\(${cronExpression(cronSlot).replace(/\*/g, '\\*')} Europe/Berlin\\)`));
+  assert.match(fire.stdout, /triage/);
+  assert.ok(!model.log.some((r) => r.summary === 'Dry run'), 'fire ran nothing');
+  say(`CLI: validate → "${validate.stdout.split('\n').find((l) => l.includes('MCP server tickets-mcp')).trim()}"; due → "${due.stdout.trim().split('\n')[0]}"`);
+});
+
+test('a cron slot runs its process as the expert and delivers to the main session', async () => {
+  const run = await eventually(() => model.log.find((r) => r.expert && /nightly-report/.test(r.prompt)), 'the cron run', cronSlot - Date.now() + 60_000);
+  await eventually(() => deliveries(run.session, /nightly-report/).length, `the result of ${run.session}`);
+  assert.ok(run.startMs >= cronSlot, 'not before its slot');
+  say(`cron: slot ${new Date(cronSlot).toISOString()} ran as ${run.session} ${((run.startMs - cronSlot) / 1000).toFixed(1)} s after it, delivered to main`);
+});
+
+test('the Gateway killed with SIGKILL while runs are in flight and queued: after a restart each invocation is delivered once, each attempt run once', async () => {
+  // Nothing of the earlier tests may still be in a turn (OpenClaw would resume that too).
+  await eventually(() => model.log.every((r) => r.endMs !== undefined), 'the earlier turns to end');
+  const ids = [];
+  ids.push(await ticket('e-k1', 'T-K1', 'Kill one [hold]'));
+  ids.push(await ticket('e-k2', 'T-K1', 'Kill two [hold]'));
+  ids.push(await ticket('e-k3', 'T-K2', 'Kill three [hold]'));
+  ids.push(await ticket('e-k4', 'T-K3', 'Kill four [hold]'));
+  const inFlight = [ids[0], ids[2], ids[3]];
+  await eventually(() => inFlight.every((id) => model.log.some((r) => r.session === id && r.answer === 'hang')), 'three runs hanging in the model');
+  const queueBefore = (await cli('queue')).stdout;
+  assert.equal(queueBefore.match(/ running · /g)?.length, 3, queueBefore);
+  assert.match(queueBefore, new RegExp(`${ids[1]} queued`));
+  const killedAt = Date.now();
+  await gateway.kill();
+  holding = false;
+  say(`kill: SIGKILL with ${inFlight.join(', ')} running and ${ids[1]} queued behind ${ids[0]}`);
+
+  gateway = await startGateway(env, { port, token: GATEWAY_TOKEN });
+  outputs.push(gateway.output);
+  const recovery = gateway.output().split('\n').filter((l) => /startup-orphaned|restart recovery|interrupted .* deleted|session\(s\) of runs interrupted/.test(l));
+  await eventually(() => ids.every((id) => deliveries(id, /finished/).length), 'every invocation delivered after the restart', 120_000);
+  await new Promise((resolve) => setTimeout(resolve, 3_000)); // anything run twice would show by now
+
+  for (const id of ids) assert.equal(deliveries(id, /finished/).length, 1, `${id} delivered once`);
+  assert.deepEqual(attempts(ids[1]), { 1: 1 }, `${ids[1]} had not started: its first attempt ran after the restart`);
+  for (const id of inFlight) assert.deepEqual(attempts(id), { 1: 1, 2: 1 }, `${id}: the interrupted attempt once, its retry once`);
+  const resumedByOpenClaw = model.log.filter((r) => r.startMs > killedAt && /previous turn was interrupted by a gateway restart/i.test(r.prompt));
+  assert.deepEqual(resumedByOpenClaw, [], 'OpenClaw resumed no interrupted session');
+  const history = await call('chat.history', { sessionKey: 'agent:main:main', limit: 200 });
+  const texts = history.messages.filter((m) => m.role === 'user').map((m) => JSON.stringify(m.content));
+  for (const id of ids) assert.equal(texts.filter((t) => t.includes(`(${id}, trigger new_ticket) finished`)).length, 1, `${id} once in the main transcript`);
+  say(`restart: ready in ${gateway.readyMs} ms; ${recovery.map((l) => l.replace(/^\S+ /, '').slice(0, 160)).join(' | ')}`);
+  say(`restart: attempts per invocation ${ids.map((id) => `${id} ${JSON.stringify(attempts(id))}`).join(', ')}; results in the main transcript: ${ids.map((id) => texts.filter((t) => t.includes(`(${id}, trigger new_ticket) finished`)).length).join(', ')}; OpenClaw resumptions seen by the model: ${resumedByOpenClaw.length}`);
+});
