@@ -406,3 +406,18 @@ fn proposed_learnings_need_approval_and_reach_the_prompt_within_the_limit() {
         bad.stderr
     );
 }
+
+#[test]
+fn the_runtimes_own_tools_are_never_held_by_the_policy() {
+    let mut s = setup();
+    s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let run = s.tick().start.remove(0);
+    for tool in ["expert_step", "expert_learning", "expert_function", "expert_knowledge"] {
+        let verdict = s.tool_call(&run, tool, r#"{"step": "Read the ticket"}"#);
+        assert!(matches!(verdict, ToolVerdict::Allow), "{tool} (default: confirm): {verdict:?}");
+    }
+    assert!(s.queue().contains("running"), "the run was not paused: {}", s.queue());
+    let verdict = s.tool_call(&run, "exec", r#"{"command": "ls"}"#);
+    assert!(matches!(verdict, ToolVerdict::Block(_)), "anything else undeclared asks: {verdict:?}");
+    assert!(s.queue().contains("waits for exec"), "and pauses the run: {}", s.queue());
+}

@@ -20,7 +20,17 @@ use std::path::Path;
 /// Tools the policy does not govern: OpenClaw's file tools, which the session uses on its
 /// workspace (loader design §5), and the plugin's own `expert_knowledge`, which reads the calling
 /// expert's package. They are not operations of the package's tools.
-pub const UNGOVERNED_TOOLS: [&str; 4] = ["read", "write", "edit", KNOWLEDGE_TOOL];
+pub const UNGOVERNED_TOOLS: [&str; 7] = [
+    "read",
+    "write",
+    "edit",
+    KNOWLEDGE_TOOL,
+    // The expert runtime's own tools: they report to the framework (a step done, a proposed learning,
+    // an isolated function of the same expert, itself gated), they act on nothing outside it.
+    "expert_step",
+    "expert_learning",
+    "expert_function",
+];
 /// The tool through which an expert session reads its knowledge (private knowledge included).
 pub const KNOWLEDGE_TOOL: &str = "expert_knowledge";
 /// Separators between a server name and its tool in qualified tool names (`hubspot-mcp__get_deal`).
