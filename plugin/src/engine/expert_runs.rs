@@ -111,8 +111,10 @@ impl Engine {
                 rt.hold_for_approval(&call, timeout_secs, now_ms)
             }
         });
+        // In a run, what happens to the call is the runtime's (the gate's advice to ask the user and
+        // call again does not apply: the run ends and resumes on approval).
         if let (Ok(Some(said)), ToolVerdict::Block(message)) = (said, &mut check.verdict) {
-            *message = format!("{message}\n{said}");
+            *message = said;
         }
     }
 

@@ -73,10 +73,12 @@ impl Runtime<'_> {
         });
         match result {
             Ok((Some(()), _)) => Some(format!(
-                "{} needs the user's approval; the request is posted to the user. End this run now \
-                 with a one-line note of what you proposed: when the user approves, the process \
-                 resumes in a new attempt that may make exactly this call once.",
-                call.operation
+                "{} needs the user's approval (CONFIRM tier); it was not executed. The request ({}) \
+                 is posted to the user. End this run now with a one-line note of what you proposed: \
+                 when the user approves, the process resumes in a new attempt that may make exactly \
+                 this call once.",
+                call.operation,
+                call.request.unwrap_or_default()
             )),
             _ => None,
         }
@@ -104,7 +106,7 @@ impl Runtime<'_> {
         });
         matches!(result, Ok((true, _))).then(|| {
             format!(
-                "{} is manual: your draft of it was delivered to the user, who carries it out. The \
+                "{} is MANUAL: it was not executed; this call, as your draft, was delivered to the user, who carries it out. The \
                  step is complete; go on with the next one.",
                 call.operation
             )
