@@ -53,7 +53,8 @@ impl RestClient {
                 "source_description": episode.source_description,
             })
         };
-        let user = episode.user_name.as_deref().unwrap_or("user");
+        let speaker = episode.speaker();
+        let user = speaker.as_str();
         let body = json!({
             "group_id": episode.group_id,
             "messages": match episode.kind {
