@@ -91,10 +91,10 @@ pub fn run_report(r: wit::RunReport) -> api::RunReport {
     }
 }
 
-/// The runtime's `experts …` commands; None for the others.
-pub fn command(c: &wit::ExpertsCommand) -> Option<api::ExpertsCommand> {
+/// The runtime's `experts …` commands (the session commands are mapped beside `run-command`).
+pub fn command(c: wit::ExpertsCommand) -> api::ExpertsCommand {
     use api::ExpertsCommand as C;
-    Some(match c.clone() {
+    match c {
         wit::ExpertsCommand::Fire((expert, trigger, payload_json)) => C::Fire {
             expert,
             trigger,
@@ -129,6 +129,6 @@ pub fn command(c: &wit::ExpertsCommand) -> Option<api::ExpertsCommand> {
             server,
         },
         wit::ExpertsCommand::Remove(name) => C::Remove(name),
-        _ => return None,
-    })
+        other => unreachable!("{other:?} is a session command, mapped in run-command"),
+    }
 }

@@ -259,9 +259,6 @@ impl Guest for Component {
             wit::Command::Search(r) => api::Command::Search(r.query, hook_context(r.ctx)),
             wit::Command::Ingest(r) => api::Command::Ingest(r.text, r.source, hook_context(r.ctx)),
             wit::Command::Debug(session_key) => api::Command::Debug(session_key),
-            wit::Command::Experts(command) if expert_runs::command(&command).is_some() => {
-                api::Command::Experts(expert_runs::command(&command).expect("checked"))
-            }
             wit::Command::Experts(command) => api::Command::Experts(match command {
                 wit::ExpertsCommand::List => ExpertsCommand::List,
                 wit::ExpertsCommand::Validate(target) => ExpertsCommand::Validate(target),
@@ -278,7 +275,8 @@ impl Guest for Component {
                     name,
                     ctx: hook_context(ctx),
                 },
-                _ => unreachable!("the runtime's commands are mapped above"),
+                // The runtime's commands.
+                other => expert_runs::command(other),
             }),
             wit::Command::Flush => api::Command::Flush,
             wit::Command::Spool(command) => api::Command::Spool(match command {

@@ -128,7 +128,7 @@ impl Runtime<'_> {
         let text = texts::result(inv, reply, delivery.as_ref(), now_ms);
         post(runs, &inv.expert, Some(&inv.id), DeliveryKind::Result, text);
         if let Some(delivery) = delivery {
-            self.check_sla(runs, inv, &delivery, now_ms, true);
+            self.check_sla(runs, inv, &delivery, now_ms);
         }
     }
 

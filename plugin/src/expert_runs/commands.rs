@@ -3,6 +3,7 @@
 
 use super::accept::{plan, trigger};
 use super::store::{Invocation, Lane, Runs, Status};
+use super::tick::holds_lane;
 use super::{Runtime, invocation_of_session, schedule, texts};
 use crate::time::iso8601;
 use std::fmt::Write;
@@ -196,7 +197,7 @@ impl Runtime<'_> {
         let dedupe_path = found.dedupe_key.clone().unwrap_or_default();
         let (mut text, _) = self.with_record(now_ms, |_, runs, _| {
             let seen = planned.dedupe.as_ref().and_then(|k| runs.seen.get(&format!("{expert}/{trigger_name}")).and_then(|s| s.get(k)).map(|at| (k.clone(), *at)));
-            let ahead = runs.invocations.iter().filter(|i| !i.status.is_finished() && i.expert == expert && i.trigger.as_deref() == Some(trigger_name) && planned.lane != Lane::Parallel && (planned.lane == Lane::Serial || i.lane == Lane::Serial || i.lane == planned.lane)).count();
+            let ahead = runs.invocations.iter().filter(|i| holds_lane(i, expert, Some(trigger_name), &planned.lane)).count();
             let mut text = format!("trigger {trigger_name} ({}) of {expert} → process {}\n", kind, planned.process);
             let _ = writeln!(text, "inputs: {}", serde_json::to_string(&planned.inputs).unwrap_or_default());
             let _ = writeln!(text, "queue: {}{}", lane_text(&planned.lane), if ahead > 0 { format!(", behind {ahead} unfinished invocation(s)") } else { String::new() });

@@ -193,7 +193,7 @@ impl Runtime<'_> {
             .collect();
         for mut inv in open {
             if let Some(delivery) = self.delivery_of(&inv) {
-                self.check_sla(runs, &mut inv, &delivery, now_ms, false);
+                self.check_sla(runs, &mut inv, &delivery, now_ms);
                 store_back(runs, inv);
             }
         }
@@ -215,7 +215,6 @@ impl Runtime<'_> {
         inv: &mut Invocation,
         delivery: &Delivery,
         now_ms: u64,
-        _finished: bool,
     ) {
         let Some(sla) = delivery.sla_secs else { return };
         if inv.sla_warned || now_ms.saturating_sub(inv.accepted_ms) <= sla * 1000 {
@@ -346,13 +345,22 @@ impl Runtime<'_> {
 /// serial lane, or the same key, or an earlier invocation that fell back to serial.
 fn blocked(invocations: &[Invocation], n: usize) -> bool {
     let me = &invocations[n];
-    if me.lane == Lane::Parallel {
-        return false;
-    }
-    invocations[..n].iter().any(|other| {
-        !other.status.is_finished()
-            && other.expert == me.expert
-            && other.trigger == me.trigger
-            && (me.lane == Lane::Serial || other.lane == Lane::Serial || other.lane == me.lane)
-    })
+    invocations[..n]
+        .iter()
+        .any(|other| holds_lane(other, &me.expert, me.trigger.as_deref(), &me.lane))
+}
+
+/// Whether `other` keeps an invocation of `expert`'s `trigger` in `lane` waiting (used by the
+/// scheduler and by `experts fire`'s dry run, which must agree).
+pub(super) fn holds_lane(
+    other: &Invocation,
+    expert: &str,
+    trigger: Option<&str>,
+    lane: &Lane,
+) -> bool {
+    *lane != Lane::Parallel
+        && !other.status.is_finished()
+        && other.expert == expert
+        && other.trigger.as_deref() == trigger
+        && (*lane == Lane::Serial || other.lane == Lane::Serial || other.lane == *lane)
 }
