@@ -53,6 +53,11 @@ impl wit_host::Host for GuestState {
         self.http.send(request, budget)
     }
 
+    fn http_batch(&mut self, requests: Vec<HttpRequest>) -> Vec<Result<HttpResponse, HttpError>> {
+        let budget = self.call_deadline.saturating_duration_since(Instant::now());
+        self.http.send_all(requests, budget)
+    }
+
     fn acquire_lock(&mut self, name: String, lease_ms: u32, wait_ms: u32) -> Result<(), LockError> {
         // Waiting past the call's deadline would only end in the guest being stopped.
         let budget = self.call_deadline.saturating_duration_since(Instant::now());

@@ -9,6 +9,9 @@ use crate::bindings::graphiti::openclaw::host::{
     HttpError, Request as HttpRequest, Response as HttpResponse,
 };
 
+/// The most requests one `http-batch` may carry (one thread each).
+pub(crate) const MAX_BATCH: usize = 16;
+
 /// The allowlist and the HTTP client behind it.
 pub(crate) struct HttpGate {
     /// Normalised origins, see [`origin_of`].
@@ -91,6 +94,42 @@ impl HttpGate {
             status,
             headers,
             body,
+        })
+    }
+
+    /// Sends every request at once, one thread each (a batch is a handful: recall's searches), and
+    /// answers in order.
+    pub(crate) fn send_all(
+        &self,
+        requests: Vec<HttpRequest>,
+        budget: Duration,
+    ) -> Vec<Result<HttpResponse, HttpError>> {
+        if requests.len() > MAX_BATCH {
+            let refusal = format!(
+                "a batch holds at most {MAX_BATCH} requests, not {}",
+                requests.len()
+            );
+            return requests
+                .iter()
+                .map(|_| Err(HttpError::InvalidRequest(refusal.clone())))
+                .collect();
+        }
+        if requests.len() == 1 {
+            return requests.into_iter().map(|r| self.send(r, budget)).collect();
+        }
+        std::thread::scope(|scope| {
+            let sending: Vec<_> = requests
+                .into_iter()
+                .map(|request| scope.spawn(move || self.send(request, budget)))
+                .collect();
+            sending
+                .into_iter()
+                .map(|thread| {
+                    thread.join().unwrap_or_else(|_| {
+                        Err(HttpError::Transport("the sending thread failed".into()))
+                    })
+                })
+                .collect()
         })
     }
 

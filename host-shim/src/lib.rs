@@ -41,6 +41,7 @@
 //!     session_id: None,
 //!     agent_id: None,
 //!     sender_id: None,
+//!     sender_name: None,
 //!     chat_id: None,
 //!     channel: None,
 //!     chat_type: ChatType::Direct,

@@ -17,6 +17,8 @@ pub struct HookContext {
     pub session_id: Option<String>,
     pub agent_id: Option<String>,
     pub sender_id: Option<String>,
+    /// The sender's display name, where the channel gives one.
+    pub sender_name: Option<String>,
     pub chat_id: Option<String>,
     pub channel: Option<String>,
     pub chat_type: ChatType,

@@ -29,3 +29,27 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
             let _ = fs::remove_file(&tmp);
         })
 }
+
+/// The bytes of regular file `path` (None when it does not exist). A directory, a FIFO or another
+/// special file is refused without being opened (reading a FIFO would wait forever), and so is a
+/// file of more than `max_bytes`.
+pub fn read_regular(path: &Path, max_bytes: u64) -> io::Result<Option<Vec<u8>>> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "not a regular file",
+        ));
+    }
+    if meta.len() > max_bytes {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("larger than {max_bytes} bytes"),
+        ));
+    }
+    fs::read(path).map(Some)
+}

@@ -15,6 +15,8 @@ pub struct Stats {
     pub turns: u64,
     pub recalls: u64,
     pub recall_fallbacks: u64,
+    /// Turns whose search failed and a cached answer stood in.
+    pub recalls_cached: u64,
     pub recalls_skipped: u64,
     /// Turns that got a pack, by primary pack id.
     pub packs: BTreeMap<String, u64>,
@@ -48,6 +50,7 @@ impl Stats {
             (&mut self.turns, other.turns),
             (&mut self.recalls, other.recalls),
             (&mut self.recall_fallbacks, other.recall_fallbacks),
+            (&mut self.recalls_cached, other.recalls_cached),
             (&mut self.recalls_skipped, other.recalls_skipped),
             (&mut self.captures_spooled, other.captures_spooled),
             (&mut self.captures_skipped, other.captures_skipped),

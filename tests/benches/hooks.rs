@@ -89,6 +89,7 @@ fn main() {
         session_id: None,
         agent_id: Some("main".into()),
         sender_id: Some("bench".into()),
+        sender_name: None,
         chat_id: Some("dm".into()),
         channel: Some("bench".into()),
         chat_type: ChatType::Direct,

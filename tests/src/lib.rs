@@ -96,6 +96,7 @@ pub fn hook_context(session: &str, chat_type: ChatType) -> HookContext {
         session_id: None,
         agent_id: Some("main".into()),
         sender_id: Some("user-1".into()),
+        sender_name: None,
         chat_id: Some("chat-1".into()),
         channel: Some("telegram".into()),
         chat_type,

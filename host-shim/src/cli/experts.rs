@@ -75,6 +75,7 @@ pub(crate) fn experts_command(command: ExpertsCli) -> Result<ExpertsCommand, Str
                 session_id: None,
                 agent_id: agent,
                 sender_id: None,
+                sender_name: None,
                 chat_id: None,
                 channel: Some("cli".into()),
                 chat_type: ChatType::Unknown,

@@ -119,6 +119,7 @@ fn ingest(shim: &mut Shim, text: String, sender: String) -> Result<u8, String> {
         session_id: None,
         agent_id: Some("main".into()),
         sender_id: Some(sender),
+        sender_name: None,
         chat_id: None,
         channel: Some("cli".into()),
         chat_type: ChatType::Direct,

@@ -19,6 +19,7 @@ pub(crate) fn turn(
         session_id: None,
         agent_id: Some("main".into()),
         sender_id: Some(sender),
+        sender_name: None,
         chat_id: Some(if group { "demo-group" } else { "demo-dm" }.into()),
         channel: Some("cli".into()),
         chat_type: if group {

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createWasi } from './wasi.js';
-import { createHttpRequest, originOf } from './http.js';
+import { createHttpBatch, createHttpRequest, originOf } from './http.js';
 import { StateLocks } from './lock.js';
 
 /** The WIT package's interfaces, as jco's generated code reads them (unversioned) and as its types
@@ -116,12 +116,14 @@ export class ComponentPool {
       { guestPath: '/workspace', hostDir: options.workspaceDir, writable: true },
       ...(installDir ? [{ guestPath: '/install', hostDir: installDir, writable: false }] : []),
     ];
+    const httpRequest = createHttpRequest({ allowedOrigins: () => this.origins });
     const host = {
       log(level, message) {
         const write = { debug: logger.debug ?? logger.info, info: logger.info, warn: logger.warn, error: logger.error }[level] ?? logger.info;
         write.call(logger, `graphiti-openclaw: ${message}`);
       },
-      httpRequest: createHttpRequest({ allowedOrigins: () => this.origins }),
+      httpRequest,
+      httpBatch: createHttpBatch(httpRequest),
       // Async (JSPI): a busy lock is waited for on timers, never by blocking the event loop.
       acquireLock: (name, leaseMs, waitMs) => locks.acquire(name, leaseMs, waitMs),
       releaseLock: (name) => locks.release(name),

@@ -40,12 +40,23 @@ export function hookContext(ctx = {}) {
     sessionId: text(ctx.sessionId),
     agentId: text(ctx.agentId),
     senderId: text(ctx.senderId) ?? text(ctx.requesterSenderId) ?? text(ctx.channelContext?.sender?.id),
+    // Channels put the sender's details in channelContext.sender under their own names.
+    senderName: text(ctx.senderName) ?? senderNameOf(ctx.channelContext?.sender),
     chatId: text(ctx.chatId) ?? text(ctx.channelId) ?? text(ctx.channelContext?.chat?.id),
     channel: text(ctx.channel) ?? text(ctx.messageChannel) ?? text(ctx.messageProvider),
     chatType: chatTypeOf(ctx),
     trigger: text(ctx.trigger),
     runId: text(ctx.runId),
   };
+}
+
+/**
+ * The display name a channel gives its sender (`channelContext.sender`), under the names channels use.
+ * @param {Record<string, unknown> | undefined} sender
+ */
+function senderNameOf(sender) {
+  if (!sender || typeof sender !== 'object') return undefined;
+  return text(sender.displayName) ?? text(sender.name) ?? text(sender.username);
 }
 
 /** @param {unknown} messages */

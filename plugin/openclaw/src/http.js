@@ -68,6 +68,27 @@ export function createHttpRequest({ allowedOrigins, fetchImpl = fetch }) {
   };
 }
 
+/** The most requests one `http-batch` may carry, as in the wasmtime shim. */
+export const MAX_BATCH = 16;
+
+/**
+ * `host.http-batch`: every request at once, each answered as `httpRequest` would (a WIT `result`
+ * per request, in order). A batch over {@link MAX_BATCH} is refused whole, as the shim does.
+ * @param {(request: any) => Promise<any>} httpRequest
+ */
+export function createHttpBatch(httpRequest) {
+  return async function httpBatch(requests) {
+    if (requests.length > MAX_BATCH) {
+      const refusal = { tag: 'invalid-request', val: `a batch holds at most ${MAX_BATCH} requests, not ${requests.length}` };
+      return requests.map(() => ({ tag: 'err', val: refusal }));
+    }
+    return Promise.all(requests.map((request) => httpRequest(request).then(
+      (val) => ({ tag: 'ok', val }),
+      (val) => ({ tag: 'err', val }),
+    )));
+  };
+}
+
 /** Error codes that mean no connection was made, so nothing was sent (`connect`). Anything else after
  * a connection (reset, closed early: ECONNRESET, EPIPE, UND_ERR_SOCKET, ...) is `transport`: the
  * outcome is unknown. When unsure, not `connect`. TLS handshake failures (ERR_TLS_*, ERR_SSL_*,

@@ -13,11 +13,20 @@ test('chat type comes from the channel when it says, else from the session key',
 
 test('the hook context maps field by field, with fallbacks for tool contexts', () => {
   const ctx = hookContext({ sessionKey: 'agent:main:slack:group:c1', sessionId: 's', agentId: 'main', senderId: 'u1', chatId: 'c1', channel: 'slack', trigger: 'user', runId: 'r1', extra: 1 });
-  assert.deepEqual(ctx, { sessionKey: 'agent:main:slack:group:c1', sessionId: 's', agentId: 'main', senderId: 'u1', chatId: 'c1', channel: 'slack', chatType: 'group', trigger: 'user', runId: 'r1' });
+  assert.deepEqual(ctx, { sessionKey: 'agent:main:slack:group:c1', sessionId: 's', agentId: 'main', senderId: 'u1', senderName: undefined, chatId: 'c1', channel: 'slack', chatType: 'group', trigger: 'user', runId: 'r1' });
   const tool = hookContext({ agentId: 'main', requesterSenderId: 'u2', messageChannel: 'telegram', sessionKey: '  ' });
   assert.equal(tool.senderId, 'u2');
   assert.equal(tool.channel, 'telegram');
   assert.equal(tool.sessionKey, undefined, 'blank is absent');
+});
+
+test("the sender's display name comes from the channel's sender details, under the names channels use", () => {
+  const named = (sender) => hookContext({ senderId: 'u1', channelContext: { sender } }).senderName;
+  assert.equal(named({ id: 'u1', displayName: 'Alex Rivera', username: 'alexr' }), 'Alex Rivera');
+  assert.equal(named({ id: 'u1', name: 'Priya' }), 'Priya');
+  assert.equal(named({ id: 'u1', username: 'alexr' }), 'alexr');
+  assert.equal(named({ id: 'u1', displayName: '  ' }), undefined, 'blank is absent');
+  assert.equal(hookContext({ senderName: 'Sam', channelContext: { sender: { name: 'Other' } } }).senderName, 'Sam');
 });
 
 test('events: prompt and messages as JSON; a turn with an error is not a success', () => {

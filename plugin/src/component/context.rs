@@ -10,6 +10,7 @@ pub fn hook_context(ctx: wit::HookContext) -> api::HookContext {
         session_id: ctx.session_id,
         agent_id: ctx.agent_id,
         sender_id: ctx.sender_id,
+        sender_name: ctx.sender_name,
         chat_id: ctx.chat_id,
         channel: ctx.channel,
         chat_type: match ctx.chat_type {

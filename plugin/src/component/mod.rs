@@ -96,27 +96,47 @@ struct HostHttp;
 
 impl net::Http for HostHttp {
     fn send(&mut self, request: net::Request) -> Result<net::Response, net::HttpError> {
-        let request = host::Request {
-            method: request.method.to_string(),
-            url: request.url,
-            headers: request.headers,
-            body: request.body,
-            timeout_ms: u32::try_from(request.timeout.as_millis())
-                .unwrap_or(u32::MAX)
-                .max(1),
-        };
-        match host::http_request(&request) {
-            Ok(r) => Ok(net::Response {
-                status: r.status,
-                headers: r.headers,
-                body: r.body,
-            }),
-            Err(host::HttpError::Refused(why)) => Err(net::HttpError::Refused(why)),
-            Err(host::HttpError::Timeout) => Err(net::HttpError::Timeout),
-            Err(host::HttpError::Connect(why)) => Err(net::HttpError::Connect(why)),
-            Err(host::HttpError::Transport(why)) => Err(net::HttpError::Transport(why)),
-            Err(host::HttpError::InvalidRequest(why)) => Err(net::HttpError::InvalidRequest(why)),
-        }
+        answer(host::http_request(&host_request(request)))
+    }
+
+    fn send_all(
+        &mut self,
+        requests: Vec<net::Request>,
+    ) -> Vec<Result<net::Response, net::HttpError>> {
+        let requests: Vec<host::Request> = requests.into_iter().map(host_request).collect();
+        host::http_batch(&requests)
+            .into_iter()
+            .map(answer)
+            .collect()
+    }
+}
+
+fn host_request(request: net::Request) -> host::Request {
+    host::Request {
+        method: request.method.to_string(),
+        url: request.url,
+        headers: request.headers,
+        body: request.body,
+        timeout_ms: u32::try_from(request.timeout.as_millis())
+            .unwrap_or(u32::MAX)
+            .max(1),
+    }
+}
+
+fn answer(
+    result: Result<host::Response, host::HttpError>,
+) -> Result<net::Response, net::HttpError> {
+    match result {
+        Ok(r) => Ok(net::Response {
+            status: r.status,
+            headers: r.headers,
+            body: r.body,
+        }),
+        Err(host::HttpError::Refused(why)) => Err(net::HttpError::Refused(why)),
+        Err(host::HttpError::Timeout) => Err(net::HttpError::Timeout),
+        Err(host::HttpError::Connect(why)) => Err(net::HttpError::Connect(why)),
+        Err(host::HttpError::Transport(why)) => Err(net::HttpError::Transport(why)),
+        Err(host::HttpError::InvalidRequest(why)) => Err(net::HttpError::InvalidRequest(why)),
     }
 }
 

@@ -276,6 +276,8 @@ pub struct RecallSettings {
     pub context_messages: usize,
     pub query_max_chars: usize,
     pub invalid_facts: InvalidFacts,
+    /// How old a cached answer may be to stand in when a search misses its budget (0: no cache).
+    pub cache_max_age_minutes: u64,
 }
 
 impl Default for RecallSettings {
@@ -289,6 +291,7 @@ impl Default for RecallSettings {
             context_messages: 2,
             query_max_chars: 1000,
             invalid_facts: InvalidFacts::Past,
+            cache_max_age_minutes: 30,
         }
     }
 }

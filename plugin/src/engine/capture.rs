@@ -4,7 +4,7 @@
 use super::Engine;
 use crate::api::{AgentEndEvent, HookContext};
 use crate::decision::CaptureOutcome;
-use crate::graphiti::{Episode, EpisodeKind};
+use crate::graphiti::{Episode, EpisodeKind, speaker_name};
 use crate::group_id;
 use crate::spool::{self, Appended, Spool};
 use crate::time;
@@ -83,7 +83,7 @@ impl Engine {
             group_id: group_id.clone(),
             user: user.clone(),
             assistant: assistant.clone(),
-            user_name: ctx.sender_id.clone(),
+            user_name: speaker_name(ctx.sender_name.as_deref(), ctx.sender_id.as_deref()),
             reference_time: time::iso8601(time::now_ms()),
             source_description: self.settings.capture.source_description.clone(),
             kind: EpisodeKind::Turn,

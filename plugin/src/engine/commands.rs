@@ -6,7 +6,7 @@ use crate::api::{Command, CommandOutput, HookContext, IntentTestRequest};
 use crate::config::PluginSettings;
 use crate::decision::Injection;
 use crate::graphiti::EpisodeKind;
-use crate::graphiti::{Episode, http::Deadline};
+use crate::graphiti::{Episode, http::Deadline, speaker_name};
 use crate::group_id;
 use crate::recall::Recall;
 use crate::reports;
@@ -115,7 +115,7 @@ impl Engine {
             group_id: group_id.clone(),
             user: text.to_string(),
             assistant: String::new(),
-            user_name: ctx.sender_id.clone(),
+            user_name: speaker_name(ctx.sender_name.as_deref(), ctx.sender_id.as_deref()),
             reference_time: time::iso8601(now),
             source_description: source.map_or_else(
                 || self.settings.capture.source_description.clone(),

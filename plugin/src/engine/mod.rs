@@ -16,6 +16,7 @@ use crate::expert_sessions::{ExpertRoots, ExpertSessions};
 use crate::graphiti::http::Http;
 use crate::graphiti::{Client, Transport};
 use crate::locks::{self, Locks};
+use crate::mcp_session;
 use crate::routing::Router;
 use crate::stats;
 use crate::time;
@@ -36,6 +37,8 @@ pub struct Engine {
     loaded_once: bool,
     /// The Graphiti client, for the transport and URL it was made for (MCP keeps a session).
     client: Option<(Transport, String, Client)>,
+    /// The MCP session last saved to (or resumed from) the state directory.
+    saved_session: Option<String>,
     /// Counts not yet merged into the state directory's file.
     unsaved: stats::Stats,
     unsaved_updates: u32,
@@ -67,6 +70,7 @@ impl Engine {
             host_settings: None,
             loaded_once: false,
             client: None,
+            saved_session: None,
             unsaved: stats::Stats::default(),
             unsaved_updates: 0,
             stats_saved_at_ms: 0,
@@ -195,6 +199,23 @@ impl Engine {
         text.trim().chars().count() < self.settings.skip.min_prompt_chars
     }
 
+    /// Saves the client's MCP session for the next process when it is new; trouble saving is a note.
+    fn save_graphiti_session(&mut self, notes: &mut Vec<String>) {
+        let (Some(dir), Some((_, url, client))) = (&self.state_dir, &self.client) else {
+            return;
+        };
+        let Some(session) = client.session() else {
+            return;
+        };
+        if self.saved_session.as_deref() == Some(session) {
+            return;
+        }
+        match mcp_session::save(dir, url, session, time::now_ms()) {
+            Ok(()) => self.saved_session = Some(session.to_string()),
+            Err(e) => notes.push(e),
+        }
+    }
+
     /// The client for the configured Graphiti, and the host's HTTP to drive it.
     fn graphiti(&mut self) -> (&mut Client, &mut dyn Http) {
         let (transport, url) = (
@@ -202,7 +223,14 @@ impl Engine {
             self.settings.graphiti.url.clone(),
         );
         if !matches!(&self.client, Some((t, u, _)) if *t == transport && *u == url) {
-            self.client = Some((transport, url.clone(), Client::new(transport, &url)));
+            let mut client = Client::new(transport, &url);
+            if let Some(dir) = &self.state_dir
+                && let Some(session) = mcp_session::load(dir, &url, time::now_ms())
+            {
+                client.resume_session(session.clone());
+                self.saved_session = Some(session);
+            }
+            self.client = Some((transport, url.clone(), client));
         }
         let client = &mut self.client.as_mut().expect("set above").2;
         (client, self.http.as_mut())

@@ -40,7 +40,9 @@ impl Engine {
             locks: locks.as_mut(),
             counts: unsaved,
         };
-        sender.pass(pass)
+        let mut report = sender.pass(pass);
+        self.save_graphiti_session(&mut report.notes);
+        report
     }
 
     /// `flush`: passes over the spool until nothing waits or a pass makes no progress.

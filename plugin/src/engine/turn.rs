@@ -8,6 +8,7 @@ use crate::graphiti::GraphitiError;
 use crate::graphiti::http::Deadline;
 use crate::group_id;
 use crate::recall::{self, Recall};
+use crate::recall_cache;
 use crate::routing::{RouteInput, Routed};
 use crate::state;
 use crate::time;
@@ -132,6 +133,7 @@ impl Engine {
             match outcome {
                 RecallOutcome::Recalled => s.recalls += 1,
                 RecallOutcome::Fallback => s.recall_fallbacks += 1,
+                RecallOutcome::Cached => s.recalls_cached += 1,
                 RecallOutcome::Skipped => s.recalls_skipped += 1,
             }
             if let Some(pack) = pack {
@@ -186,23 +188,86 @@ impl Engine {
             Deadline::after(Duration::from_millis(settings.timeout_ms)),
             notes,
         ) {
-            Ok(found) => (
-                found.context_block(group, &settings),
-                found,
-                RecallOutcome::Recalled,
-            ),
-            Err(e) => {
-                notes.push(format!("recall failed, fallback note injected: {e}"));
+            Ok(found) => {
+                self.cache_answer(group, &query, &found, notes);
                 (
-                    Some(recall::fallback_block(short_reason(&e))),
-                    Recall::default(),
-                    RecallOutcome::Fallback,
+                    found.context_block(group, &settings),
+                    found,
+                    RecallOutcome::Recalled,
                 )
+            }
+            Err(e) => match self.cached_answer(group, &query, &e, notes) {
+                Some(cached) => (
+                    cached.context_block(group, &settings),
+                    cached,
+                    RecallOutcome::Cached,
+                ),
+                None => {
+                    notes.push(format!("recall failed, fallback note injected: {e}"));
+                    (
+                        Some(recall::fallback_block(short_reason(&e))),
+                        Recall::default(),
+                        RecallOutcome::Fallback,
+                    )
+                }
+            },
+        }
+    }
+
+    /// Keeps a fresh answer for turns whose search will miss its budget; trouble is a note.
+    fn cache_answer(&self, group: &str, query: &str, found: &Recall, notes: &mut Vec<String>) {
+        if let Some(dir) = self
+            .state_dir
+            .as_deref()
+            .filter(|_| self.cache_max_age_ms() > 0)
+            && let Err(e) = recall_cache::store(dir, group, query, found, time::now_ms())
+        {
+            notes.push(e);
+        }
+    }
+
+    /// A recent answer of the group sharing the query's terms, standing in for the search that
+    /// failed (`why`); the notes say which and why.
+    fn cached_answer(
+        &self,
+        group: &str,
+        query: &str,
+        why: &GraphitiError,
+        notes: &mut Vec<String>,
+    ) -> Option<Recall> {
+        let dir = self
+            .state_dir
+            .as_deref()
+            .filter(|_| self.cache_max_age_ms() > 0)?;
+        match recall_cache::lookup(dir, group, query, time::now_ms(), self.cache_max_age_ms()) {
+            Ok(Some(cached)) => {
+                notes.push(format!(
+                    "recall: the search failed ({why}); a cached answer from {} s ago stands in (shared terms: {})",
+                    cached.age_ms / 1000,
+                    cached.shared_terms.join(", ")
+                ));
+                Some(Recall {
+                    cached_age_ms: Some(cached.age_ms),
+                    ..cached.recall
+                })
+            }
+            Ok(None) => None,
+            Err(e) => {
+                notes.push(e);
+                None
             }
         }
     }
 
-    /// Facts, then nodes, within one deadline. Nodes are optional: facts alone still make a recall.
+    fn cache_max_age_ms(&self) -> u64 {
+        self.settings
+            .recall
+            .cache_max_age_minutes
+            .saturating_mul(60_000)
+    }
+
+    /// Facts and nodes at the same time, within one deadline. Nodes are optional: facts alone still
+    /// make a recall.
     pub(super) fn search(
         &mut self,
         query: &str,
@@ -216,24 +281,22 @@ impl Engine {
         );
         let (client, http) = self.graphiti();
         // Ask for more facts than shown: invalidated ones and duplicates are filtered out after.
-        let facts = client.search_facts(http, query, group, max_facts * 2, deadline)?;
-        let nodes = if max_nodes == 0 {
+        let (facts, nodes) =
+            client.search_facts_and_nodes(http, query, group, (max_facts * 2, max_nodes), deadline);
+        self.save_graphiti_session(notes);
+        let nodes = nodes.unwrap_or_else(|e| {
+            notes.push(format!("recall: entity search failed, facts only: {e}"));
             vec![]
-        } else {
-            client
-                .search_nodes(http, query, group, max_nodes, deadline)
-                .unwrap_or_else(|e| {
-                    notes.push(format!("recall: entity search failed, facts only: {e}"));
-                    vec![]
-                })
-        };
-        Ok(Recall::from_lists(nodes, facts))
+        });
+        Ok(Recall::from_lists(nodes, facts?))
     }
 }
 
 #[derive(Clone, Copy)]
 enum RecallOutcome {
     Recalled,
+    /// The search failed; a recent answer stood in.
+    Cached,
     Fallback,
     Skipped,
 }
@@ -246,6 +309,12 @@ impl RecallOutcome {
                 "recalled {} facts, {} entities",
                 recall.facts.len(),
                 recall.nodes.len()
+            ),
+            RecallOutcome::Cached => format!(
+                "search failed, cached answer used: {} facts, {} entities ({})",
+                recall.facts.len(),
+                recall.nodes.len(),
+                notes.last().map_or("", String::as_str)
             ),
             RecallOutcome::Fallback => format!(
                 "failed, fallback note injected ({})",

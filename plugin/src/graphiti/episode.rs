@@ -49,25 +49,37 @@ impl Episode {
         }
     }
 
-    /// Who spoke the user's side: the sender's name or id as OpenClaw gives it, else `user`. Cleaned
-    /// so it cannot forge a line of another speaker: one line, without the `:`, brackets or angle
-    /// brackets of the role formats, at most 64 characters, never `assistant` or `system`.
+    /// Who spoke the user's side: the name chosen by [`speaker_name`], cleaned, else `user`.
     pub fn speaker(&self) -> String {
-        let cleaned: String = crate::text::one_line(self.user_name.as_deref().unwrap_or_default())
-            .chars()
-            .filter(|c| !matches!(c, ':' | '(' | ')' | '[' | ']' | '<' | '>' | '\\'))
-            .take(MAX_SPEAKER_CHARS)
-            .collect();
-        let cleaned = cleaned.trim();
-        let reserved = ["assistant", "system"]
-            .iter()
-            .any(|r| cleaned.eq_ignore_ascii_case(r));
-        if cleaned.is_empty() || reserved {
-            "user".to_string()
-        } else {
-            cleaned.to_string()
-        }
+        self.user_name
+            .as_deref()
+            .and_then(clean_speaker)
+            .unwrap_or_else(|| "user".to_string())
     }
+}
+
+/// The name an episode gives the user's side: the sender's display name where the channel gives one,
+/// else the sender's id (each only when something usable is left once cleaned).
+pub fn speaker_name(display_name: Option<&str>, sender_id: Option<&str>) -> Option<String> {
+    display_name
+        .and_then(clean_speaker)
+        .or_else(|| sender_id.and_then(clean_speaker))
+}
+
+/// A speaker name that cannot forge a line of another speaker: one line, without the `:`, brackets or
+/// angle brackets of the role formats, at most 64 characters, never `assistant`, `system` or `user`
+/// (None when nothing is left).
+fn clean_speaker(name: &str) -> Option<String> {
+    let cleaned: String = crate::text::one_line(name)
+        .chars()
+        .filter(|c| !matches!(c, ':' | '(' | ')' | '[' | ']' | '<' | '>' | '\\'))
+        .take(MAX_SPEAKER_CHARS)
+        .collect();
+    let cleaned = cleaned.trim();
+    let reserved = ["assistant", "system", "user"]
+        .iter()
+        .any(|r| cleaned.eq_ignore_ascii_case(r));
+    (!cleaned.is_empty() && !reserved).then(|| cleaned.to_string())
 }
 
 /// Whether episode `name` is among `names` as either API stores it (REST stores each message of a
@@ -134,5 +146,20 @@ mod tests {
         assert_eq!(turn(Some("eve(user)")).speaker(), "eveuser");
         assert_eq!(turn(Some("::")).speaker(), "user");
         assert_eq!(turn(Some(&"x".repeat(100))).speaker().len(), 64);
+    }
+
+    #[test]
+    fn the_display_name_comes_first_then_the_id() {
+        assert_eq!(
+            speaker_name(Some("Alex Rivera"), Some("u-17")).as_deref(),
+            Some("Alex Rivera")
+        );
+        assert_eq!(speaker_name(None, Some("u-17")).as_deref(), Some("u-17"));
+        assert_eq!(
+            speaker_name(Some(" :: "), Some("u-17")).as_deref(),
+            Some("u-17"),
+            "a name with nothing usable left falls back to the id"
+        );
+        assert_eq!(speaker_name(Some("system"), None), None);
     }
 }

@@ -58,6 +58,12 @@ impl std::fmt::Display for HttpError {
 
 pub trait Http {
     fn send(&mut self, request: Request) -> Result<Response, HttpError>;
+
+    /// Sends every request and returns each answer, in order. Hosts send them at the same time;
+    /// this default (for fakes) sends them one after the other.
+    fn send_all(&mut self, requests: Vec<Request>) -> Vec<Result<Response, HttpError>> {
+        requests.into_iter().map(|r| self.send(r)).collect()
+    }
 }
 
 /// A point in time after which no more requests start, shared by every request of one operation

@@ -4,7 +4,7 @@
 
 use super::answer::{json_body, list_of, parse_bounded, timeout_of};
 use super::episode::{Episode, EpisodeKind, names_of};
-use super::error::{GraphitiError, Result, error, http_failure, rejected, unknown};
+use super::error::{Result, error, http_failure, rejected, unknown};
 use super::http::{Deadline, Http, Request, Response};
 use serde_json::{Value, json};
 
@@ -30,6 +30,17 @@ impl McpClient {
         }
     }
 
+    /// The session in use (none before the first handshake; empty for a stateless server).
+    pub fn session(&self) -> Option<&str> {
+        self.session.as_deref().filter(|s| !s.is_empty())
+    }
+
+    /// Continues a session set up earlier (by another process on the same state directory); a
+    /// server that no longer knows it answers 404 and a new one is set up.
+    pub fn resume_session(&mut self, session: String) {
+        self.session = Some(session);
+    }
+
     pub fn search_facts(
         &mut self,
         http: &mut dyn Http,
@@ -52,15 +63,59 @@ impl McpClient {
         deadline: Deadline,
     ) -> Result<Vec<Value>> {
         let args = json!({"query": query, "group_ids": [group], "max_nodes": max});
-        if !self.legacy_node_search {
-            match self.call_tool(http, "search_nodes", args.clone(), deadline) {
-                Ok(payload) => return list_of("search_nodes", &payload, "nodes"),
-                Err(e) if e.message.contains("isError") => self.legacy_node_search = true,
-                Err(e) => return Err(e),
-            }
+        let first = self.call_tool(http, self.node_search_tool(), args.clone(), deadline);
+        self.nodes_from(http, first, args, deadline)
+    }
+
+    /// Facts and entities searched at the same time, each answered on its own.
+    pub fn search_facts_and_nodes(
+        &mut self,
+        http: &mut dyn Http,
+        query: &str,
+        group: &str,
+        (max_facts, max_nodes): (usize, usize),
+        deadline: Deadline,
+    ) -> (Result<Vec<Value>>, Result<Vec<Value>>) {
+        let fact_args = json!({"query": query, "group_ids": [group], "max_facts": max_facts});
+        let node_args = json!({"query": query, "group_ids": [group], "max_nodes": max_nodes});
+        let calls = vec![
+            ("search_memory_facts", fact_args),
+            (self.node_search_tool(), node_args.clone()),
+        ];
+        let mut answers = self.call_tools(http, calls, deadline).into_iter();
+        let (Some(facts), Some(nodes)) = (answers.next(), answers.next()) else {
+            unreachable!("call_tools answers every call");
+        };
+        let facts = facts.and_then(|p| list_of("search_memory_facts", &p, "facts"));
+        (facts, self.nodes_from(http, nodes, node_args, deadline))
+    }
+
+    fn node_search_tool(&self) -> &'static str {
+        if self.legacy_node_search {
+            "search_memory_nodes"
+        } else {
+            "search_nodes"
         }
-        let payload = self.call_tool(http, "search_memory_nodes", args, deadline)?;
-        list_of("search_memory_nodes", &payload, "nodes")
+    }
+
+    /// The nodes of a node search's answer; a server that only knows the pre-1.0 name is asked
+    /// again by that name (and remembered as such).
+    fn nodes_from(
+        &mut self,
+        http: &mut dyn Http,
+        answer: Result<Value>,
+        args: Value,
+        deadline: Deadline,
+    ) -> Result<Vec<Value>> {
+        let tool = self.node_search_tool();
+        match answer {
+            Err(e) if !self.legacy_node_search && e.message.contains("isError") => {
+                self.legacy_node_search = true;
+                let payload = self.call_tool(http, "search_memory_nodes", args, deadline)?;
+                list_of("search_memory_nodes", &payload, "nodes")
+            }
+            answer => list_of(tool, &answer?, "nodes"),
+        }
     }
 
     pub fn add_episode(
@@ -138,27 +193,87 @@ impl McpClient {
         arguments: Value,
         deadline: Deadline,
     ) -> Result<Value> {
+        let mut answers = self.call_tools(http, vec![(tool, arguments)], deadline);
+        answers
+            .pop()
+            .unwrap_or_else(|| Err(error(format!("{tool}: not sent"))))
+    }
+
+    /// Tool calls sent at the same time in one session, each answered on its own, in order. The
+    /// session is set up first; calls the server answers `404` (it lost the session) are sent once
+    /// more after a new handshake.
+    pub fn call_tools(
+        &mut self,
+        http: &mut dyn Http,
+        calls: Vec<(&str, Value)>,
+        deadline: Deadline,
+    ) -> Vec<Result<Value>> {
+        let mut answers: Vec<Option<Result<Value>>> = calls.iter().map(|_| None).collect();
         for attempt in 0..2 {
             if self.session.is_none() {
-                // A failed handshake means the tool call itself was never sent.
-                self.initialize(http, deadline)
-                    .map_err(GraphitiError::before_sending)?;
+                // A failed handshake means the tool calls themselves were never sent.
+                if let Err(e) = self.initialize(http, deadline) {
+                    let e = e.before_sending();
+                    fill_unanswered(&mut answers, |_| Err(e.clone()));
+                    break;
+                }
+            }
+            let lost = self.send_calls(http, &calls, &mut answers, deadline);
+            if !lost || attempt == 1 {
+                break;
+            }
+            self.session = None; // expired or server restarted: initialize again and retry once
+        }
+        fill_unanswered(&mut answers, |i| {
+            Err(error(format!(
+                "{}: the server lost the session again after re-initializing",
+                calls[i].0
+            )))
+        });
+        answers.into_iter().flatten().collect()
+    }
+
+    /// Sends the calls not yet answered, as one batch; true when the server lost the session (those
+    /// calls stay unanswered).
+    fn send_calls(
+        &mut self,
+        http: &mut dyn Http,
+        calls: &[(&str, Value)],
+        answers: &mut [Option<Result<Value>>],
+        deadline: Deadline,
+    ) -> bool {
+        let mut sent = Vec::new();
+        let mut requests = Vec::new();
+        for (i, (tool, arguments)) in calls.iter().enumerate() {
+            if answers[i].is_some() {
+                continue;
             }
             let id = self.take_id();
             let message = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
-            let response = self.post(http, &message, deadline, tool)?;
-            if response.status == 404 && attempt == 0 {
-                self.session = None; // expired or server restarted: initialize again and retry once
-                continue;
+            match self.request(&message, deadline, tool) {
+                Ok(request) => {
+                    sent.push((i, id));
+                    requests.push(request);
+                }
+                Err(e) => answers[i] = Some(Err(e)),
             }
-            expect_status(tool, &response, &[200])?;
-            // The call was answered with success but the answer cannot be read: it may have acted.
-            let rpc = rpc_answer(tool, &response, id).map_err(|e| unknown(e.message))?;
-            return tool_payload(tool, &rpc);
         }
-        Err(error(format!(
-            "{tool}: the server lost the session again after re-initializing"
-        )))
+        let mut lost = false;
+        for ((i, id), response) in sent.into_iter().zip(http.send_all(requests)) {
+            let tool = calls[i].0;
+            answers[i] = match response {
+                Ok(response) if response.status == 404 => {
+                    lost = true;
+                    None
+                }
+                Ok(response) => Some(tool_answer(tool, &response, id)),
+                Err(e) => Some(Err(http_failure(
+                    format!("{tool}: POST {}", self.endpoint),
+                    &e,
+                ))),
+            };
+        }
+        lost
     }
 
     fn initialize(&mut self, http: &mut dyn Http, deadline: Deadline) -> Result<()> {
@@ -191,6 +306,13 @@ impl McpClient {
         deadline: Deadline,
         what: &str,
     ) -> Result<Response> {
+        let request = self.request(message, deadline, what)?;
+        http.send(request)
+            .map_err(|e| http_failure(format!("{what}: POST {}", self.endpoint), &e))
+    }
+
+    /// A JSON-RPC message as a POST in this session; fails only when no time is left.
+    fn request(&self, message: &Value, deadline: Deadline, what: &str) -> Result<Request> {
         let mut headers = vec![
             ("content-type".to_string(), "application/json".to_string()),
             (
@@ -205,15 +327,13 @@ impl McpClient {
         if let Some(session) = self.session.as_ref().filter(|s| !s.is_empty()) {
             headers.push(("mcp-session-id".to_string(), session.clone()));
         }
-        let request = Request {
+        Ok(Request {
             method: "POST",
             url: self.endpoint.clone(),
             headers,
             body: serde_json::to_vec(message).unwrap_or_default(),
             timeout: timeout_of(what, deadline)?,
-        };
-        http.send(request)
-            .map_err(|e| http_failure(format!("{what}: POST {}", self.endpoint), &e))
+        })
     }
 
     fn take_id(&mut self) -> u64 {
@@ -227,6 +347,23 @@ fn origin_of(url: &str) -> &str {
     match url[after_scheme..].find('/') {
         Some(i) => &url[..after_scheme + i],
         None => url,
+    }
+}
+
+/// A tool call's answer: its payload, or why there is none. Answered with success but unreadable
+/// means the call may have acted.
+fn tool_answer(tool: &str, response: &Response, id: u64) -> Result<Value> {
+    expect_status(tool, response, &[200])?;
+    let rpc = rpc_answer(tool, response, id).map_err(|e| unknown(e.message))?;
+    tool_payload(tool, &rpc)
+}
+
+/// Gives every call still without an answer the one `make` makes for its index.
+fn fill_unanswered(answers: &mut [Option<Result<Value>>], make: impl Fn(usize) -> Result<Value>) {
+    for (i, answer) in answers.iter_mut().enumerate() {
+        if answer.is_none() {
+            *answer = Some(make(i));
+        }
     }
 }
 

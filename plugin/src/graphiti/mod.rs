@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 pub use answer::{MAX_ANSWER_VALUES, parse_bounded};
-pub use episode::{Episode, EpisodeKind, lists};
+pub use episode::{Episode, EpisodeKind, lists, speaker_name};
 pub use error::{ErrorKind, GraphitiError, Result, error, http_failure, rejected, unknown};
 pub use mcp::McpClient;
 pub use rest::RestClient;
@@ -56,6 +56,20 @@ impl Client {
         }
     }
 
+    /// The MCP session in use, when there is one.
+    pub fn session(&self) -> Option<&str> {
+        match self {
+            Client::Mcp(c) => c.session(),
+            Client::Rest(_) => None,
+        }
+    }
+
+    pub fn resume_session(&mut self, session: String) {
+        if let Client::Mcp(c) = self {
+            c.resume_session(session);
+        }
+    }
+
     pub fn search_facts(
         &mut self,
         http: &mut dyn Http,
@@ -67,6 +81,27 @@ impl Client {
         match self {
             Client::Mcp(c) => c.search_facts(http, query, group, max, deadline),
             Client::Rest(c) => c.search_facts(http, query, group, max, deadline),
+        }
+    }
+
+    /// Facts and entity nodes, searched at the same time where the server has both searches (the REST
+    /// server has no node search, so it finds no nodes).
+    pub fn search_facts_and_nodes(
+        &mut self,
+        http: &mut dyn Http,
+        query: &str,
+        group: &str,
+        (max_facts, max_nodes): (usize, usize),
+        deadline: Deadline,
+    ) -> (Result<Vec<Value>>, Result<Vec<Value>>) {
+        match self {
+            Client::Mcp(c) if max_nodes > 0 => {
+                c.search_facts_and_nodes(http, query, group, (max_facts, max_nodes), deadline)
+            }
+            _ => (
+                self.search_facts(http, query, group, max_facts, deadline),
+                Ok(vec![]),
+            ),
         }
     }
 

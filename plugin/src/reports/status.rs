@@ -77,8 +77,12 @@ pub fn render_flush(sent: u32, last: &TickReport, notes: &[String]) -> CommandOu
 fn counters(out: &mut String, stats: &Stats, spool: &SpoolCounts, retry_in_ms: Option<u64>) {
     let _ = writeln!(
         out,
-        "recall:   {} turns, {} recalled, {} fallbacks, {} skipped",
-        stats.turns, stats.recalls, stats.recall_fallbacks, stats.recalls_skipped
+        "recall:   {} turns, {} recalled, {} from the cache, {} fallbacks, {} skipped",
+        stats.turns,
+        stats.recalls,
+        stats.recalls_cached,
+        stats.recall_fallbacks,
+        stats.recalls_skipped
     );
     let _ = writeln!(
         out,

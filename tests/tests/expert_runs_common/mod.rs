@@ -170,6 +170,7 @@ pub fn run_context(run: &RunStart) -> HookContext {
         session_id: Some(format!("session-{}", run.invocation)),
         agent_id: Some("main".into()),
         sender_id: None,
+        sender_name: None,
         chat_id: None,
         channel: None,
         chat_type: host_shim::ChatType::Direct,
