@@ -85,7 +85,8 @@ impl State {
         self.seed(&seed.group_id, seed.nodes, seed.facts);
     }
 
-    /// Adds nodes and facts; `group_id` is the default for items without one.
+    /// Adds nodes and facts, replacing those of the same uuid; `group_id` is the default for items
+    /// without one.
     pub(crate) fn seed(&mut self, group_id: &str, nodes: Vec<Node>, facts: Vec<Fact>) {
         let now = now_iso();
         let fill = |s: &mut String, v: &str| {
@@ -100,12 +101,15 @@ impl State {
             if n.labels.is_empty() {
                 n.labels = vec!["Entity".into()];
             }
+            // As in Graphiti, a uuid is one item: seeding it again updates it (e.g. invalidates a fact).
+            self.nodes.retain(|old| old.uuid != n.uuid);
             self.nodes.push(n);
         }
         for mut f in facts {
             fill(&mut f.uuid, &new_uuid());
             fill(&mut f.group_id, group_id);
             fill(&mut f.created_at, &now);
+            self.facts.retain(|old| old.uuid != f.uuid);
             self.facts.push(f);
         }
     }
