@@ -13,6 +13,7 @@ use crate::routing::{RouteInput, Routed};
 use crate::state;
 use crate::time;
 use crate::turns::{self, TurnRecord};
+use serde_json::Value;
 use std::time::Duration;
 
 impl Engine {
@@ -182,36 +183,44 @@ impl Engine {
             return (None, Recall::default(), RecallOutcome::Skipped);
         }
         let query = recall::query(&event.prompt, &event.messages_json, &settings);
-        match self.search(
-            &query,
-            group,
-            Deadline::after(Duration::from_millis(settings.timeout_ms)),
-            notes,
-        ) {
-            Ok(found) => {
+        let deadline = Deadline::after(Duration::from_millis(settings.timeout_ms));
+        let (facts, nodes) = self.search_both(&query, group, deadline, notes);
+        let (found, outcome) = match facts {
+            Ok(facts) => {
+                let found = Recall::from_lists(nodes.unwrap_or_default(), facts);
                 self.cache_answer(group, &query, &found, notes);
-                (
-                    found.context_block(group, &settings),
-                    found,
-                    RecallOutcome::Recalled,
-                )
+                (found, RecallOutcome::Recalled)
             }
-            Err(e) => match self.cached_answer(group, &query, &e, notes) {
-                Some(cached) => (
-                    cached.context_block(group, &settings),
-                    cached,
-                    RecallOutcome::Cached,
-                ),
-                None => {
-                    notes.push(format!("recall failed, fallback note injected: {e}"));
-                    (
-                        Some(recall::fallback_block(short_reason(&e))),
-                        Recall::default(),
-                        RecallOutcome::Fallback,
-                    )
+            Err(e) => {
+                let fresh_nodes = nodes.unwrap_or_default();
+                match self.cached_answer(group, &query, &e, notes) {
+                    // The entities that did arrive are fresher than the cached ones.
+                    Some(cached) if !fresh_nodes.is_empty() => (
+                        Recall {
+                            nodes: Recall::from_lists(fresh_nodes, vec![]).nodes,
+                            ..cached
+                        },
+                        RecallOutcome::Cached,
+                    ),
+                    Some(cached) => (cached, RecallOutcome::Cached),
+                    None if !fresh_nodes.is_empty() => {
+                        notes.push(format!(
+                            "recall: the fact search failed, entities only: {e}"
+                        ));
+                        (
+                            Recall::from_lists(fresh_nodes, vec![]),
+                            RecallOutcome::Recalled,
+                        )
+                    }
+                    None => {
+                        notes.push(format!("recall failed, fallback note injected: {e}"));
+                        let note = recall::fallback_block(short_reason(&e));
+                        return (Some(note), Recall::default(), RecallOutcome::Fallback);
+                    }
                 }
-            },
-        }
+            }
+        };
+        (found.context_block(group, &settings), found, outcome)
     }
 
     /// Keeps a fresh answer for turns whose search will miss its budget; trouble is a note.
@@ -275,6 +284,19 @@ impl Engine {
         deadline: Deadline,
         notes: &mut Vec<String>,
     ) -> Result<Recall, GraphitiError> {
+        let (facts, nodes) = self.search_both(query, group, deadline, notes);
+        Ok(Recall::from_lists(nodes.unwrap_or_default(), facts?))
+    }
+
+    /// Facts and entity nodes, searched at the same time, each answered on its own; a failed entity
+    /// search is a note.
+    fn search_both(
+        &mut self,
+        query: &str,
+        group: &str,
+        deadline: Deadline,
+        notes: &mut Vec<String>,
+    ) -> (Result<Vec<Value>, GraphitiError>, Option<Vec<Value>>) {
         let (max_facts, max_nodes) = (
             self.settings.recall.max_facts,
             self.settings.recall.max_nodes,
@@ -284,11 +306,10 @@ impl Engine {
         let (facts, nodes) =
             client.search_facts_and_nodes(http, query, group, (max_facts * 2, max_nodes), deadline);
         self.save_graphiti_session(notes);
-        let nodes = nodes.unwrap_or_else(|e| {
-            notes.push(format!("recall: entity search failed, facts only: {e}"));
-            vec![]
-        });
-        Ok(Recall::from_lists(nodes, facts?))
+        let nodes = nodes
+            .inspect_err(|e| notes.push(format!("recall: entity search failed: {e}")))
+            .ok();
+        (facts, nodes)
     }
 }
 
