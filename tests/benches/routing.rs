@@ -223,6 +223,10 @@ fn main() {
             recall_json: None,
             group_chat: false,
             previous_pack: None,
+        now_ms: None,
+        previous_at_ms: None,
+        carried_turns: None,
+        previous_prompt: None,
         };
         let answer = shim.dry_run(&request).expect("component dry run");
         assert_eq!(

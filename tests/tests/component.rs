@@ -46,6 +46,10 @@ fn dry(prompt: &str) -> IntentTestRequest {
         recall_json: None,
         group_chat: false,
         previous_pack: None,
+        now_ms: None,
+        previous_at_ms: None,
+        carried_turns: None,
+        previous_prompt: None,
     }
 }
 

@@ -62,6 +62,12 @@ pub struct Routed {
     pub pack_context: Option<String>,
     /// Things an operator should see in the log (unavailable required packs, size cuts).
     pub notes: Vec<String>,
+    /// Turns in a row that carried the pack without a keyword, this one included (0: chosen by
+    /// keywords): what the session state keeps for the next turn's stickiness.
+    pub carried_turns: u32,
+    /// The entity names (lower case) of the turns that injected this pack, this one included: what
+    /// the strict follow-up test compares the next prompt with.
+    pub named: Vec<String>,
 }
 
 pub(super) fn no_pack(mut decision: Decision, reason: String) -> Routed {
@@ -70,8 +76,7 @@ pub(super) fn no_pack(mut decision: Decision, reason: String) -> Routed {
     decision.no_pack_reason = Some(reason);
     Routed {
         decision,
-        pack_context: None,
-        notes: vec![],
+        ..Routed::default()
     }
 }
 
