@@ -62,6 +62,7 @@ mod logs;
 mod options;
 
 mod cache;
+mod clock;
 mod cache_trust;
 mod engine;
 
@@ -75,6 +76,7 @@ mod limits;
 mod shim;
 
 pub use cache::{CacheOutcome, default_cache_dir};
+pub use clock::SetClock;
 pub use errors::{ReloadError, ShimError, config_error_line};
 pub use limits::Limits;
 pub use logs::level_name;

@@ -278,11 +278,9 @@ fn follow_ups_keep_the_pack_per_conversation() {
         shim.before_agent_start(&prompt("and Saturday?"), &ctx("chat-a", ChatType::Direct));
     assert!(follow.decision.sticky, "{:?}", follow.decision.trace);
     assert!(
-        follow
-            .decision
-            .trace
-            .iter()
-            .any(|t| t.contains("previous turn's dining: sticky")),
+        follow.decision.trace.iter().any(|t| t
+            .contains("follow-up to the previous turn's dining (short, injected")
+            && t.ends_with("): sticky")),
         "{:?}",
         follow.decision.trace
     );
