@@ -144,7 +144,8 @@ impl Engine {
                     intent: Some(intent),
                     injected_at_ms: Some(now_ms),
                     carried_turns: Some(routed.carried_turns),
-                    named: Some(routed.named.clone()),
+                    // Kept only when strict_follow_up looks for names.
+                    named: (!routed.named.is_empty()).then(|| routed.named.clone()),
                 },
                 None => SessionState::nothing(key),
             };

@@ -26,7 +26,7 @@ mod names;
 mod scoring;
 mod sticky;
 
-pub use model::{Routed, Rule};
+pub use model::{PreviousTurn, Routed, Rule};
 
 /// Everything routing needs about one turn. The same input gives the same decision (P2): the time
 /// is part of it, read once by the host boundary, never by routing.
@@ -39,20 +39,6 @@ pub struct RouteInput<'a> {
     pub previous: Option<PreviousTurn<'a>>,
     /// This turn's moment, Unix milliseconds.
     pub now_ms: u64,
-}
-
-/// What stickiness needs of the previous turn that injected a pack (the session state keeps it).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PreviousTurn<'a> {
-    /// Its intent id (a pack id is accepted too: the first rule using it).
-    pub intent: &'a str,
-    /// When it injected the pack, Unix milliseconds; None: unknown (state from an older version).
-    pub injected_at_ms: Option<u64>,
-    /// Turns in a row that had carried the pack without a keyword, it included; None: unknown,
-    /// counted from here.
-    pub carried_turns: Option<u32>,
-    /// The entity names (lower case) of the turns that injected the pack; None: unknown, none.
-    pub named: Option<&'a [String]>,
 }
 
 #[derive(Debug)]
@@ -101,7 +87,12 @@ impl Router {
             .iter()
             .map(|s| s.to_candidate(&self.rules[s.rule]))
             .collect();
-        let named = self.names(input.prompt, &normalized, input.recall);
+        // Entity names matter only to the strict follow-up test: not looked for without it.
+        let named = if self.settings.sticky.strict_follow_up {
+            self.names(input.prompt, &normalized, input.recall)
+        } else {
+            Vec::new()
+        };
         let winner = if scored.is_empty() {
             let previous = input
                 .previous

@@ -55,6 +55,20 @@ pub(super) struct Additional {
     pub(super) pack: Result<usize, String>,
 }
 
+/// What stickiness needs of the previous turn that injected a pack (the session state keeps it).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PreviousTurn<'a> {
+    /// Its intent id (a pack id is accepted too: the first rule using it).
+    pub intent: &'a str,
+    /// When it injected the pack, Unix milliseconds; None: unknown (state from an older version).
+    pub injected_at_ms: Option<u64>,
+    /// Turns in a row that had carried the pack without a keyword, it included; None: unknown,
+    /// counted from here.
+    pub carried_turns: Option<u32>,
+    /// The entity names (lower case) of the turns that injected the pack; None: unknown, none.
+    pub named: Option<&'a [String]>,
+}
+
 /// A routing decision and the `<pack-context>` block it injects.
 #[derive(Clone, Debug, Default)]
 pub struct Routed {
@@ -66,7 +80,7 @@ pub struct Routed {
     /// keywords): what the session state keeps for the next turn's stickiness.
     pub carried_turns: u32,
     /// The entity names (lower case) of the turns that injected this pack, this one included: what
-    /// the strict follow-up test compares the next prompt with.
+    /// the strict follow-up test compares the next prompt with (empty when it is off).
     pub named: Vec<String>,
 }
 

@@ -3,8 +3,7 @@
 //! than the time window, or carried for too many turns in a row) or, in strict mode, the short
 //! prompt names an entity the pack's turns did not. The time is the turn's input, never a clock.
 
-use super::PreviousTurn;
-use super::model::Rule;
+use super::model::{PreviousTurn, Rule};
 use super::names::Name;
 use crate::config::StickySettings;
 use crate::decision::Decision;
