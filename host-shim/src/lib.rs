@@ -63,6 +63,7 @@ mod logs;
 mod options;
 
 mod cache;
+mod clock;
 mod cache_trust;
 mod engine;
 
@@ -76,6 +77,7 @@ mod limits;
 mod shim;
 
 pub use cache::{CacheOutcome, default_cache_dir};
+pub use clock::SetClock;
 pub use errors::{ReloadError, ShimError, config_error_line};
 pub use limits::Limits;
 pub use logs::level_name;

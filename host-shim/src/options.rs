@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::clock::SetClock;
 use crate::limits::Limits;
 
 /// What a [`Shim`](crate::Shim) runs, with which files, origins and limits.
@@ -34,6 +35,8 @@ pub struct ShimOptions {
     pub experts_writable: bool,
     /// Mounted read-only at `/install`: the package directory `experts install` copies from.
     pub install_dir: Option<PathBuf>,
+    /// The guest's wall clock, set by the host (tests, replays); None: the system's.
+    pub wall_clock: Option<SetClock>,
 }
 
 impl ShimOptions {
@@ -54,6 +57,7 @@ impl ShimOptions {
             workspace_dir: None,
             experts_writable: false,
             install_dir: None,
+            wall_clock: None,
         }
     }
 }

@@ -35,6 +35,9 @@ pub(crate) fn wasi_context(options: &ShimOptions) -> wasmtime::Result<WasiCtx> {
     if let Some(dir) = &options.workspace_dir {
         wasi.preopened_dir(dir, "/workspace", FsPerms::ReadWrite)?;
     }
+    if let Some(clock) = &options.wall_clock {
+        wasi.wall_clock(clock.clone());
+    }
     if options.echo_logs {
         // The host's stdout is for command output only.
         wasi.stdout(std::io::stderr()).stderr(std::io::stderr());

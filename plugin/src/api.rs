@@ -56,6 +56,14 @@ pub struct IntentTestRequest {
     pub recall_json: Option<String>,
     pub group_chat: bool,
     pub previous_pack: Option<String>,
+    /// The moment routed at, Unix milliseconds.
+    pub now_ms: Option<u64>,
+    /// When the previous pack was injected, Unix milliseconds [default: `now_ms`].
+    pub previous_at_ms: Option<u64>,
+    /// Turns in a row that had carried the previous pack, its own turn included.
+    pub carried_turns: Option<u32>,
+    /// The previous turn's prompt: the entity names it mentioned, for the strict follow-up test.
+    pub previous_prompt: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

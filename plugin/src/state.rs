@@ -1,15 +1,37 @@
-//! Per-conversation routing state in the state directory: which intent the previous turn injected,
-//! for conversation stickiness. Files, not memory, so every instance of the component sees it.
+//! Per-conversation routing state in the state directory: what the previous turn injected, when, how
+//! many turns in a row carried it and the entity names those turns named, for conversation
+//! stickiness. Files, not memory, so every instance of the component sees it.
 
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Default, Deserialize, Serialize, PartialEq)]
+/// One session's file. Fields after `intent` came later: a file without them still reads (each is
+/// then unknown, and routing says what it does about that).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 pub struct SessionState {
     pub session_key: String,
     /// The intent injected on the previous turn, if any.
     pub intent: Option<String>,
+    /// When that turn ran, Unix milliseconds (the host's time, read once per turn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub injected_at_ms: Option<u64>,
+    /// Turns in a row that carried `intent` without a keyword, that turn included (0: it matched).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried_turns: Option<u32>,
+    /// The entity names (lower case) of the turns that injected `intent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub named: Option<Vec<String>>,
+}
+
+impl SessionState {
+    /// A session whose previous turn injected nothing.
+    pub fn nothing(session_key: &str) -> SessionState {
+        SessionState {
+            session_key: session_key.into(),
+            ..SessionState::default()
+        }
+    }
 }
 
 /// A file name for a session key: a stable hash (keys are arbitrary text) plus a readable prefix.
@@ -26,7 +48,9 @@ pub fn file_for(dir: &Path, session_key: &str) -> PathBuf {
     dir.join(format!("{readable}-{hash:016x}.json"))
 }
 
-pub fn previous_intent(dir: &Path, session_key: &str) -> Result<Option<String>, String> {
+/// The session's state when its previous turn injected a pack; None when it injected none (or the
+/// session is new).
+pub fn previous_turn(dir: &Path, session_key: &str) -> Result<Option<SessionState>, String> {
     let path = file_for(&dir.join("routing"), session_key);
     let text = match fs::read_to_string(&path) {
         Ok(text) => text,
@@ -36,24 +60,39 @@ pub fn previous_intent(dir: &Path, session_key: &str) -> Result<Option<String>, 
     let state: SessionState = serde_json::from_str(&text)
         .map_err(|e| format!("ignoring corrupt session state {}: {e}", path.display()))?;
     // A hash collision must not carry one conversation's pack into another.
-    Ok(state.intent.filter(|_| state.session_key == session_key))
+    Ok(Some(state).filter(|s| s.session_key == session_key && s.intent.is_some()))
 }
 
-/// Records this turn's intent; written only when it differs from `previous`, what the turn read.
+/// Records this turn's state; written only when it differs from `previous`, what the turn read.
 pub fn remember(
     dir: &Path,
-    session_key: &str,
-    previous: Option<&str>,
-    intent: Option<&str>,
+    previous: Option<&SessionState>,
+    state: &SessionState,
 ) -> Result<(), String> {
-    if previous == intent {
+    let unchanged = match previous {
+        Some(previous) => previous == state,
+        None => *state == SessionState::nothing(&state.session_key),
+    };
+    if unchanged {
         return Ok(());
     }
-    let path = file_for(&dir.join("routing"), session_key);
-    let state = SessionState {
-        session_key: session_key.into(),
-        intent: intent.map(str::to_string),
-    };
-    crate::files::write_atomically(&path, &serde_json::to_vec(&state).unwrap_or_default())
+    let path = file_for(&dir.join("routing"), &state.session_key);
+    crate::files::write_atomically(&path, &serde_json::to_vec(state).unwrap_or_default())
         .map_err(|e| format!("cannot write session state {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_written_before_the_stickiness_fields_still_reads() {
+        let old = r#"{"session_key":"s1","intent":"content_tweet"}"#;
+        let state: SessionState = serde_json::from_str(old).unwrap();
+        assert_eq!(state.intent.as_deref(), Some("content_tweet"));
+        assert_eq!(
+            (state.injected_at_ms, state.carried_turns, state.named),
+            (None, None, None)
+        );
+    }
 }

@@ -8,7 +8,7 @@
 
 use graphiti_openclaw::config::ConfigRoots;
 use graphiti_openclaw::recall::Recall;
-use graphiti_openclaw::routing::{RouteInput, Router};
+use graphiti_openclaw::routing::{PreviousTurn, RouteInput, Router};
 use graphiti_openclaw_tests::{plugin_wasm, temp_dir};
 use host_shim::{IntentTestRequest, Limits, Shim, ShimOptions};
 use std::fmt::Write as _;
@@ -169,6 +169,7 @@ fn main() {
             recall: &recall,
             group_chat: false,
             previous: None,
+            now_ms: 0,
         };
         assert_eq!(
             router.route(&input).decision.intent.as_deref(),
@@ -182,7 +183,12 @@ fn main() {
         let last_rule = format!("rule_{}", rules - 1);
         let follow_up = RouteInput {
             prompt: "and what about friday?",
-            previous: Some(&last_rule),
+            previous: Some(PreviousTurn {
+                intent: &last_rule,
+                injected_at_ms: Some(0),
+                carried_turns: Some(0),
+                named: None,
+            }),
             ..input
         };
         assert!(router.route(&follow_up).decision.sticky, "sticky answer");
@@ -223,6 +229,10 @@ fn main() {
             recall_json: None,
             group_chat: false,
             previous_pack: None,
+            now_ms: None,
+            previous_at_ms: None,
+            carried_turns: None,
+            previous_prompt: None,
         };
         let answer = shim.dry_run(&request).expect("component dry run");
         assert_eq!(

@@ -11,6 +11,9 @@ pub struct CaseFile {
     /// A config directory relative to the workspace; the example config when absent.
     #[serde(default)]
     pub config: Option<String>,
+    /// Settings laid over the config's settings file, as a host (OpenClaw's plugin config) does.
+    #[serde(default)]
+    pub settings: Option<serde_norway::Value>,
     pub cases: Vec<Case>,
 }
 
@@ -25,6 +28,18 @@ pub struct Case {
     pub group_chat: bool,
     #[serde(default)]
     pub previous: Option<String>,
+    /// The moment routed at (RFC 3339); when absent, and with it `previous_at`, no time passed.
+    #[serde(default)]
+    pub now: Option<String>,
+    /// When the previous pack was injected (RFC 3339) [default: `now`].
+    #[serde(default)]
+    pub previous_at: Option<String>,
+    /// Turns in a row that had carried the previous pack, its own turn included.
+    #[serde(default)]
+    pub carried_turns: Option<u32>,
+    /// The previous turn's prompt (the names it mentioned, for the strict follow-up test).
+    #[serde(default)]
+    pub previous_prompt: Option<String>,
     /// The winning intent, or "none".
     pub expect: String,
     #[serde(default)]
@@ -92,6 +107,22 @@ impl CaseFile {
             None => crate::example_config(),
         }
     }
+
+    /// `settings`, as the JSON a host passes.
+    pub fn host_settings(&self) -> Option<String> {
+        self.settings
+            .as_ref()
+            .map(|s| serde_json::to_string(s).expect("settings as JSON"))
+    }
+}
+
+/// A case's moment (RFC 3339) in Unix milliseconds.
+fn moment(case: &str, field: &str, text: &str) -> u64 {
+    let at: jiff::Timestamp = text
+        .parse()
+        .unwrap_or_else(|e| panic!("case {case}: {field} {text:?} is not RFC 3339: {e}"));
+    u64::try_from(at.as_millisecond())
+        .unwrap_or_else(|_| panic!("case {case}: {field} before 1970"))
 }
 
 impl Case {
@@ -106,6 +137,11 @@ impl Case {
             recall_json,
             group_chat: self.group_chat,
             previous_pack: self.previous.clone(),
+            now_ms: self.now.as_deref().map(|t| moment(&self.name, "now", t)),
+            previous_at_ms: (self.previous_at.as_deref())
+                .map(|t| moment(&self.name, "previous_at", t)),
+            carried_turns: self.carried_turns,
+            previous_prompt: self.previous_prompt.clone(),
         }
     }
 

@@ -46,6 +46,10 @@ fn dry(prompt: &str) -> IntentTestRequest {
         recall_json: None,
         group_chat: false,
         previous_pack: None,
+        now_ms: None,
+        previous_at_ms: None,
+        carried_turns: None,
+        previous_prompt: None,
     }
 }
 
@@ -274,11 +278,9 @@ fn follow_ups_keep_the_pack_per_conversation() {
         shim.before_agent_start(&prompt("and Saturday?"), &ctx("chat-a", ChatType::Direct));
     assert!(follow.decision.sticky, "{:?}", follow.decision.trace);
     assert!(
-        follow
-            .decision
-            .trace
-            .iter()
-            .any(|t| t.contains("previous turn's dining: sticky")),
+        follow.decision.trace.iter().any(|t| t
+            .contains("follow-up to the previous turn's dining (short, injected")
+            && t.ends_with("): sticky")),
         "{:?}",
         follow.decision.trace
     );

@@ -64,6 +64,10 @@ fn one_rule_with_100k_keywords_loads_within_the_call_limit() {
             recall_json: None,
             group_chat: false,
             previous_pack: None,
+        now_ms: None,
+        previous_at_ms: None,
+        carried_turns: None,
+        previous_prompt: None,
         });
         assert_eq!(routed.unwrap().decision.intent.as_deref(), Some("bulk"));
     }

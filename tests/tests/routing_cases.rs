@@ -9,7 +9,7 @@ use graphiti_openclaw_tests::plugin_wasm;
 use host_shim::{Limits, Shim, ShimOptions};
 use std::time::Duration;
 
-fn shim_for(config: &std::path::Path) -> Shim {
+fn shim_for(config: &std::path::Path, host_settings: Option<String>) -> Shim {
     let limits = Limits {
         call_timeout: Duration::from_secs(10),
         send_timeout: Duration::from_secs(10),
@@ -19,6 +19,7 @@ fn shim_for(config: &std::path::Path) -> Shim {
     options.cache_dir =
         Some(graphiti_openclaw_tests::workspace().join("target/test-component-cache"));
     options.echo_logs = false;
+    options.host_settings = host_settings;
     Shim::new(options).expect("shim starts")
 }
 
@@ -39,12 +40,13 @@ fn every_case_holds_in_the_component_and_matches_native() {
     let mut ran = 0;
     for (file, case_file) in cases::load_all() {
         let config = case_file.config_dir();
-        let mut shim = shim_for(&config);
+        let mut shim = shim_for(&config, case_file.host_settings());
         let mut engine = Engine::new(
             ConfigRoots::new(config.clone(), None),
             None,
             Box::new(NoNetwork),
         );
+        engine.set_host_settings(case_file.host_settings());
         for case in &case_file.cases {
             let request = case.request(&config);
             let wit_request = host_shim::IntentTestRequest {
@@ -52,6 +54,10 @@ fn every_case_holds_in_the_component_and_matches_native() {
                 recall_json: request.recall_json.clone(),
                 group_chat: request.group_chat,
                 previous_pack: request.previous_pack.clone(),
+                now_ms: request.now_ms,
+                previous_at_ms: request.previous_at_ms,
+                carried_turns: request.carried_turns,
+                previous_prompt: request.previous_prompt.clone(),
             };
             let component = match shim.dry_run(&wit_request) {
                 Ok(injection) => observed(injection),

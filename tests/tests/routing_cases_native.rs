@@ -17,6 +17,7 @@ fn every_case_holds_natively() {
             None,
             Box::new(NoNetwork),
         );
+        engine.set_host_settings(case_file.host_settings());
         engine
             .reload()
             .unwrap_or_else(|e| panic!("{file}: config {}: {e:?}", config.display()));

@@ -86,6 +86,19 @@ pub(crate) enum CliCommand {
         /// The previous turn's pack (pack id or intent id)
         #[arg(long, value_name = "ID")]
         previous_pack: Option<String>,
+        /// The moment routed at: RFC 3339 (2026-03-01T10:47:00Z) or epoch milliseconds
+        /// [default: now]
+        #[arg(long, value_name = "TIME")]
+        now: Option<String>,
+        /// When the previous pack was injected, as --now [default: --now, just before]
+        #[arg(long, value_name = "TIME", requires = "previous_pack")]
+        previous_at: Option<String>,
+        /// Turns in a row that had carried the previous pack without a keyword, its turn included
+        #[arg(long, value_name = "N", requires = "previous_pack")]
+        carried_turns: Option<u32>,
+        /// The previous turn's prompt: the entity names it mentioned (strict_follow_up)
+        #[arg(long, value_name = "TEXT", requires = "previous_pack")]
+        previous_prompt: Option<String>,
         /// Print the result as JSON
         #[arg(long)]
         json: bool,

@@ -7,6 +7,7 @@ use host_shim::{ChatType, ExpertsCommand, HookContext, InstallSource, ToolCall};
 
 use super::args::{CliCommand, ExpertsCli, GlobalOptions};
 use super::input_files::read_text;
+use super::moment::moment;
 
 /// Largest package archive read for `experts install`.
 const MAX_ARCHIVE_BYTES: u64 = 16 << 20;
@@ -94,7 +95,7 @@ pub(crate) fn experts_command(command: ExpertsCli) -> Result<ExpertsCommand, Str
         ExpertsCli::Replay { id } => ExpertsCommand::Replay(id),
         ExpertsCli::Reject { id } => ExpertsCommand::Reject(id),
         ExpertsCli::Run { expert, message } => ExpertsCommand::Run((expert, message)),
-        ExpertsCli::Due { at } => ExpertsCommand::Due(moment(at.as_deref())?),
+        ExpertsCli::Due { at } => ExpertsCommand::Due(moment("--at", at.as_deref())?),
         ExpertsCli::Install { source } => ExpertsCommand::Install(install_source(&source)?),
         ExpertsCli::Bind {
             expert,
@@ -103,22 +104,6 @@ pub(crate) fn experts_command(command: ExpertsCli) -> Result<ExpertsCommand, Str
         } => ExpertsCommand::Bind((expert, tool, server)),
         ExpertsCli::Remove { expert } => ExpertsCommand::Remove(expert),
     })
-}
-
-/// A moment as RFC 3339 or epoch milliseconds; now when absent.
-fn moment(text: Option<&str>) -> Result<u64, String> {
-    let Some(text) = text else {
-        return Ok(std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64));
-    };
-    if let Ok(ms) = text.parse::<u64>() {
-        return Ok(ms);
-    }
-    let at: jiff::Timestamp = text
-        .parse()
-        .map_err(|e| format!("--at {text:?} is neither RFC 3339 nor epoch milliseconds: {e}"))?;
-    u64::try_from(at.as_millisecond()).map_err(|_| format!("--at {text:?} is before 1970"))
 }
 
 /// A directory (mounted at /install) or a .tgz archive's bytes (at most 16 MiB).

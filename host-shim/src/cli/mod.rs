@@ -4,6 +4,7 @@
 mod args;
 mod experts;
 mod input_files;
+mod moment;
 mod open;
 mod output;
 mod run;

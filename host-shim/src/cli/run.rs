@@ -11,6 +11,7 @@ use host_shim::{
 use super::args::{Cli, CliCommand, ExpertsCli, SpoolCli};
 use super::experts::{experts_command, mount_package_dir};
 use super::input_files::read_text;
+use super::moment::moment;
 use super::open::open_shim;
 use super::output::{print_output, print_tick};
 use super::turn::turn;
@@ -26,8 +27,20 @@ pub(crate) fn run(mut cli: Cli) -> Result<u8, String> {
             recall,
             group,
             previous_pack,
+            now,
+            previous_at,
+            carried_turns,
+            previous_prompt,
             json,
-        } => intent_test(prompt, recall, group, previous_pack, json)?,
+        } => {
+            let previous = PreviousTurnArgs {
+                pack: previous_pack,
+                at: previous_at,
+                carried_turns,
+                prompt: previous_prompt,
+            };
+            intent_test(prompt, recall, group, now, previous, json)?
+        }
         CliCommand::LintRules => Command::LintRules,
         CliCommand::Eval { cases, threshold } => {
             Command::Eval((read_text("cases file", &cases)?, threshold))
@@ -86,21 +99,38 @@ fn is_dry_run(command: &CliCommand) -> bool {
     )
 }
 
+/// What `intent-test` is told about the previous turn.
+struct PreviousTurnArgs {
+    pack: Option<String>,
+    at: Option<String>,
+    carried_turns: Option<u32>,
+    prompt: Option<String>,
+}
+
 fn intent_test(
     prompt: String,
     recall: Option<PathBuf>,
     group: bool,
-    previous_pack: Option<String>,
+    now: Option<String>,
+    previous: PreviousTurnArgs,
     json: bool,
 ) -> Result<Command, String> {
     let recall_json = recall
         .map(|path| read_text("recall file", &path))
         .transpose()?;
+    let previous_at_ms = match &previous.at {
+        Some(at) => Some(moment("--previous-at", Some(at))?),
+        None => None,
+    };
     let request = IntentTestRequest {
         prompt,
         recall_json,
         group_chat: group,
-        previous_pack,
+        previous_pack: previous.pack,
+        now_ms: Some(moment("--now", now.as_deref())?),
+        previous_at_ms,
+        carried_turns: previous.carried_turns,
+        previous_prompt: previous.prompt,
     };
     Ok(Command::IntentTest((
         request,

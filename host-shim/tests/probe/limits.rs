@@ -89,6 +89,10 @@ fn every_export_has_a_fallback() {
         recall_json: None,
         group_chat: false,
         previous_pack: None,
+        now_ms: None,
+        previous_at_ms: None,
+        carried_turns: None,
+        previous_prompt: None,
     };
     let err = shim.dry_run(&request("panic")).unwrap_err();
     assert!(err.starts_with("plugin call dry-run trapped: "), "{err}");

@@ -46,13 +46,15 @@ export function spoolCommand(word) {
 }
 
 /**
+ * The host passes its clock: the component's routing reads none. The previous pack counts as just
+ * injected (the CLI's --previous-at and --carried-turns describe an older one).
  * @param {string} prompt
- * @param {{ groupChat?: boolean, recallJson?: string, previousPack?: string, json?: boolean }} options
+ * @param {{ groupChat?: boolean, recallJson?: string, previousPack?: string, json?: boolean, now?: () => number }} options
  */
-export function intentTest(prompt, { groupChat = false, recallJson, previousPack, json = false } = {}) {
+export function intentTest(prompt, { groupChat = false, recallJson, previousPack, json = false, now = Date.now } = {}) {
   return {
     tag: 'intent-test',
-    val: [{ prompt, recallJson, groupChat, previousPack }, json ? 'json' : 'text'],
+    val: [{ prompt, recallJson, groupChat, previousPack, nowMs: BigInt(now()) }, json ? 'json' : 'text'],
   };
 }
 

@@ -346,6 +346,10 @@ fn intent_test_request(r: wit::IntentTestRequest) -> api::IntentTestRequest {
         recall_json: r.recall_json,
         group_chat: r.group_chat,
         previous_pack: r.previous_pack,
+        now_ms: r.now_ms,
+        previous_at_ms: r.previous_at_ms,
+        carried_turns: r.carried_turns,
+        previous_prompt: r.previous_prompt,
     }
 }
 

@@ -385,6 +385,15 @@ pub struct StickySettings {
     pub max_words: usize,
     /// A prompt that starts with one of these is a follow-up, whatever its length.
     pub continuation_signals: Vec<String>,
+    /// A pack is not carried onto a turn more than this many minutes after the turn that last
+    /// injected it (a conversation resumed later has usually moved on); 0: no time limit.
+    pub max_age_minutes: u64,
+    /// At most this many turns in a row carry a pack without a keyword of their own; a keyword turn
+    /// starts the count again. 0: no limit.
+    pub max_carried_turns: u32,
+    /// Opt-in: a short prompt that names an entity the pack's turns did not name is not a follow-up
+    /// (README, "Stickiness").
+    pub strict_follow_up: bool,
 }
 
 impl Default for StickySettings {
@@ -402,6 +411,9 @@ impl Default for StickySettings {
             ]
             .map(String::from)
             .to_vec(),
+            max_age_minutes: 30,
+            max_carried_turns: 3,
+            strict_follow_up: false,
         }
     }
 }

@@ -10,7 +10,7 @@ use crate::graphiti::{Episode, http::Deadline, speaker_name};
 use crate::group_id;
 use crate::recall::Recall;
 use crate::reports;
-use crate::routing::RouteInput;
+use crate::routing::{PreviousTurn, RouteInput};
 use crate::spool::{self, Appended, Spool};
 use crate::stats;
 use crate::time;
@@ -21,13 +21,15 @@ use std::time::Duration;
 const STATUS_HEALTH_TIMEOUT: Duration = Duration::from_secs(2);
 
 impl Engine {
-    /// Routing for a prompt, with nothing read from or written to state.
+    /// Routing for a prompt, with nothing read from or written to state: the previous turn and the
+    /// time are the request's.
     pub fn dry_run(&mut self, request: &IntentTestRequest) -> Result<Injection, String> {
         let recall = match &request.recall_json {
             Some(json) => Recall::from_json(json)?,
             None => Recall::default(),
         };
         let router = self.router()?;
+        let (now_ms, previous_at_ms) = dry_run_times(request)?;
         if let Some(previous) = &request.previous_pack
             && router.resolve_previous(previous).is_none()
         {
@@ -35,11 +37,22 @@ impl Engine {
                 "previous pack {previous:?} is neither an intent id nor a registered pack"
             ));
         }
+        let previous_named = request
+            .previous_prompt
+            .as_deref()
+            .map(|prompt| router.named_in(prompt, &recall));
+        let previous = request.previous_pack.as_deref().map(|intent| PreviousTurn {
+            intent,
+            injected_at_ms: Some(previous_at_ms),
+            carried_turns: Some(request.carried_turns.unwrap_or(0)),
+            named: Some(previous_named.as_deref().unwrap_or_default()),
+        });
         let routed = router.route(&RouteInput {
             prompt: &request.prompt,
             recall: &recall,
             group_chat: request.group_chat,
-            previous: request.previous_pack.as_deref(),
+            previous,
+            now_ms,
         });
         Ok(Injection {
             prepend_context: routed.pack_context,
@@ -242,5 +255,37 @@ impl Engine {
             out.stdout.push_str(&line);
         }
         out
+    }
+}
+
+/// A dry run's moment and the previous pack's (the same when not given: it was just injected);
+/// what describes a previous turn needs one, and it cannot come after now.
+fn dry_run_times(request: &IntentTestRequest) -> Result<(u64, u64), String> {
+    if request.previous_pack.is_none() {
+        let given = [
+            ("previous-at", request.previous_at_ms.is_some()),
+            ("carried-turns", request.carried_turns.is_some()),
+            ("previous-prompt", request.previous_prompt.is_some()),
+        ];
+        if let Some((name, _)) = given.iter().find(|(_, given)| *given) {
+            return Err(format!(
+                "{name} describes the previous turn's pack, but no previous pack was given"
+            ));
+        }
+    }
+    match (request.now_ms, request.previous_at_ms) {
+        (None, Some(_)) => Err(
+            "previous-at needs now: the time window is measured from the previous pack to now"
+                .into(),
+        ),
+        (Some(now), Some(at)) if at > now => Err(format!(
+            "previous-at ({}) is after now ({}): the previous turn cannot come later",
+            time::iso8601(at),
+            time::iso8601(now)
+        )),
+        (now, at) => {
+            let now = now.unwrap_or(0);
+            Ok((now, at.unwrap_or(now)))
+        }
     }
 }

@@ -9,8 +9,8 @@ use crate::graphiti::http::Deadline;
 use crate::group_id;
 use crate::recall::{self, Recall};
 use crate::recall_cache;
-use crate::routing::{RouteInput, Routed};
-use crate::state;
+use crate::routing::{PreviousTurn, RouteInput, Routed};
+use crate::state::{self, SessionState};
 use crate::time;
 use crate::turns::{self, TurnRecord};
 use serde_json::Value;
@@ -20,15 +20,22 @@ impl Engine {
     /// Recall and routing (user turns), plus the experts' system context (any turn: expert sessions
     /// are sub-agent turns).
     pub fn before_agent_start(&mut self, event: &PromptEvent, ctx: &HookContext) -> Injection {
-        let mut injection = self.recall_and_route(event, ctx);
-        let system = self.experts.for_turn(ctx, time::now_ms() / 1000);
+        // The turn's one reading of the host's clock: routing and the records take it as an input.
+        let now_ms = time::now_ms();
+        let mut injection = self.recall_and_route(event, ctx, now_ms);
+        let system = self.experts.for_turn(ctx, now_ms / 1000);
         injection.system_context = system.expert_prompt;
         injection.append_system_context = system.registry;
         injection.notes.extend(system.notes);
         injection
     }
 
-    fn recall_and_route(&mut self, event: &PromptEvent, ctx: &HookContext) -> Injection {
+    fn recall_and_route(
+        &mut self,
+        event: &PromptEvent,
+        ctx: &HookContext,
+        now_ms: u64,
+    ) -> Injection {
         self.ensure_loaded();
         if !self.is_user_turn(ctx) {
             let reason = format!(
@@ -42,13 +49,13 @@ impl Engine {
         }
         let mut notes = Vec::new();
         let session_key = ctx.session_key.as_deref().or(ctx.session_id.as_deref());
-        let previous = self.previous_intent(session_key, &mut notes);
+        let previous = self.previous_turn(session_key, &mut notes);
         let group = group_id::group_id(&self.settings.graphiti.group_id, ctx);
         let (memory_block, recall, outcome) = self.recall_for_turn(event, &group, &mut notes);
         let searched_group = (!matches!(outcome, RecallOutcome::Skipped)).then_some(group);
         let recall_summary = outcome.summary(&recall, &notes);
-        let routed = self.route(event, ctx, &recall, previous.as_deref());
-        self.remember_intent(session_key, previous.as_deref(), &routed, &mut notes);
+        let routed = self.route(event, ctx, &recall, previous.as_ref(), now_ms);
+        self.remember_turn(session_key, previous.as_ref(), &routed, now_ms, &mut notes);
         self.count_turn(outcome, &routed);
         notes.extend(routed.notes);
         let blocks: Vec<String> = memory_block
@@ -62,19 +69,22 @@ impl Engine {
             ..Injection::default()
         };
         match session_key {
-            Some(key) => self.record_turn(key, event, searched_group, recall_summary, injection),
+            Some(key) => {
+                let summary = (searched_group, recall_summary);
+                self.record_turn(key, event, now_ms, summary, injection)
+            }
             None => injection,
         }
     }
 
-    /// The intent the session's previous turn injected (for stickiness); trouble reading it is a note.
-    fn previous_intent(
+    /// What the session's previous turn injected (for stickiness); trouble reading it is a note.
+    fn previous_turn(
         &self,
         session_key: Option<&str>,
         notes: &mut Vec<String>,
-    ) -> Option<String> {
+    ) -> Option<SessionState> {
         match (&self.state_dir, session_key) {
-            (Some(dir), Some(key)) => state::previous_intent(dir, key).unwrap_or_else(|e| {
+            (Some(dir), Some(key)) => state::previous_turn(dir, key).unwrap_or_else(|e| {
                 notes.push(e);
                 None
             }),
@@ -88,14 +98,24 @@ impl Engine {
         event: &PromptEvent,
         ctx: &HookContext,
         recall: &Recall,
-        previous: Option<&str>,
+        previous: Option<&SessionState>,
+        now_ms: u64,
     ) -> Routed {
+        let previous = previous.and_then(|p| {
+            Some(PreviousTurn {
+                intent: p.intent.as_deref()?,
+                injected_at_ms: p.injected_at_ms,
+                carried_turns: p.carried_turns,
+                named: p.named.as_deref(),
+            })
+        });
         match self.config.router() {
             Some(router) => router.route(&RouteInput {
                 prompt: &event.prompt,
                 recall,
                 group_chat: ctx.chat_type == ChatType::Group,
                 previous,
+                now_ms,
             }),
             // The load reported why; the decision says it, the turn's notes do not repeat it.
             None => Routed {
@@ -105,20 +125,33 @@ impl Engine {
         }
     }
 
-    /// Remembers what this turn injected, for the session's next turn.
-    fn remember_intent(
+    /// Remembers what this turn injected, when, and what stickiness needs of it, for the session's
+    /// next turn.
+    fn remember_turn(
         &self,
         session_key: Option<&str>,
-        previous: Option<&str>,
+        previous: Option<&SessionState>,
         routed: &Routed,
+        now_ms: u64,
         notes: &mut Vec<String>,
     ) {
         if let (Some(dir), Some(key)) = (&self.state_dir, session_key) {
             let injected = routed
                 .pack_context
                 .as_ref()
-                .and(routed.decision.intent.as_deref());
-            if let Err(e) = state::remember(dir, key, previous, injected) {
+                .and(routed.decision.intent.clone());
+            let state = match injected {
+                Some(intent) => SessionState {
+                    session_key: key.into(),
+                    intent: Some(intent),
+                    injected_at_ms: Some(now_ms),
+                    carried_turns: Some(routed.carried_turns),
+                    // Kept only when strict_follow_up looks for names.
+                    named: (!routed.named.is_empty()).then(|| routed.named.clone()),
+                },
+                None => SessionState::nothing(key),
+            };
+            if let Err(e) = state::remember(dir, previous, &state) {
                 notes.push(e);
             }
         }
@@ -149,15 +182,15 @@ impl Engine {
         &self,
         session_key: &str,
         event: &PromptEvent,
-        searched_group: Option<String>,
-        recall_summary: String,
+        now_ms: u64,
+        (searched_group, recall_summary): (Option<String>, String),
         mut injection: Injection,
     ) -> Injection {
         let Some(dir) = &self.state_dir else {
             return injection;
         };
         let record = TurnRecord::new(
-            time::now_ms(),
+            now_ms,
             session_key,
             &event.prompt,
             searched_group,

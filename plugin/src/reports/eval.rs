@@ -3,7 +3,7 @@
 use super::{NONE, failure, success};
 use crate::api::CommandOutput;
 use crate::recall::Recall;
-use crate::routing::{RouteInput, Router};
+use crate::routing::{PreviousTurn, RouteInput, Router};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -130,7 +130,14 @@ fn score(router: &Router, cases: &[EvalCase]) -> (Confusion, Vec<String>) {
             prompt: &case.prompt,
             recall: &case.recall,
             group_chat: case.group_chat,
-            previous: case.previous.as_deref(),
+            // A case's previous pack was injected the turn just before (no time passed).
+            previous: case.previous.as_deref().map(|intent| PreviousTurn {
+                intent,
+                injected_at_ms: Some(0),
+                carried_turns: Some(0),
+                named: None,
+            }),
+            now_ms: 0,
         });
         let predicted = match (&routed.pack_context, &routed.decision.intent) {
             (Some(_), Some(intent)) => router

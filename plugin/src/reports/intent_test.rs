@@ -4,6 +4,7 @@ use super::{NONE, success, table};
 use crate::api::{CommandOutput, IntentTestRequest, OutputFormat};
 use crate::decision::{Candidate, Decision, Injection};
 use crate::recall::Recall;
+use crate::time;
 use serde_json::json;
 use std::fmt::Write;
 
@@ -17,6 +18,10 @@ pub fn render_intent_test(
             "prompt": request.prompt,
             "group_chat": request.group_chat,
             "previous_pack": request.previous_pack,
+            "now_ms": request.now_ms,
+            "previous_at_ms": request.previous_at_ms,
+            "carried_turns": request.carried_turns,
+            "previous_prompt": request.previous_prompt,
             "decision": injection.decision,
             "prepend_context": injection.prepend_context,
             "notes": injection.notes,
@@ -61,7 +66,7 @@ fn header(request: &IntentTestRequest) -> String {
     let _ = writeln!(out, "intent-test: {:?}", request.prompt);
     let _ = writeln!(
         out,
-        "chat: {}   previous pack: {}   recall: {} nodes, {} facts\n",
+        "chat: {}   previous pack: {}   recall: {} nodes, {} facts",
         if request.group_chat {
             "group"
         } else {
@@ -71,6 +76,23 @@ fn header(request: &IntentTestRequest) -> String {
         recall.nodes.len(),
         recall.facts.len()
     );
+    if let Some(now) = request.now_ms {
+        let _ = write!(out, "now: {}", time::iso8601(now));
+        if request.previous_pack.is_some() {
+            let at = request.previous_at_ms.unwrap_or(now);
+            let carried = request.carried_turns.unwrap_or(0);
+            let _ = write!(
+                out,
+                "   previous pack injected: {}   carried turns: {carried}",
+                time::iso8601(at)
+            );
+        }
+        out.push('\n');
+    }
+    if let Some(previous) = &request.previous_prompt {
+        let _ = writeln!(out, "previous prompt: {previous:?}");
+    }
+    out.push('\n');
     out
 }
 

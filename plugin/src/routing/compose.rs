@@ -63,6 +63,7 @@ pub(super) fn compose(
         decision,
         pack_context: Some(pack_context),
         notes: block.notes,
+        ..Routed::default()
     }
 }
 

@@ -67,19 +67,24 @@ impl KeywordIndex {
 
 /// The prompt as matched: cut to `max_chars` characters (said in the trace), normalized.
 pub(super) fn matching_text(prompt: &str, max_chars: usize, trace: &mut Vec<String>) -> String {
+    let within = within_limit(prompt, max_chars);
+    if within.len() < prompt.len() {
+        trace.push(format!(
+            "prompt cut to its first {} characters for matching",
+            max_chars
+        ));
+    }
+    text::normalize(within)
+}
+
+/// The prompt's first `max_chars` characters: the part routing reads.
+pub(super) fn within_limit(prompt: &str, max_chars: usize) -> &str {
     // A prompt no longer in bytes than the limit is within it in characters too: skip the walk.
-    let cut = (prompt.len() > max_chars)
+    match (prompt.len() > max_chars)
         .then(|| prompt.char_indices().nth(max_chars))
-        .flatten();
-    let prompt = match cut {
-        Some((cut, _)) => {
-            trace.push(format!(
-                "prompt cut to its first {} characters for matching",
-                max_chars
-            ));
-            &prompt[..cut]
-        }
+        .flatten()
+    {
+        Some((cut, _)) => &prompt[..cut],
         None => prompt,
-    };
-    text::normalize(prompt)
+    }
 }

@@ -12,6 +12,7 @@ use crate::config::RoutingSettings;
 use crate::decision::Decision;
 use crate::packs::PackRegistry;
 use crate::recall::Recall;
+use crate::text;
 use matching::KeywordIndex;
 use std::collections::HashMap;
 
@@ -21,19 +22,23 @@ mod keywords;
 mod load;
 mod matching;
 mod model;
+mod names;
 mod scoring;
 mod sticky;
 
-pub use model::{Routed, Rule};
+pub use model::{PreviousTurn, Routed, Rule};
 
-/// Everything routing needs about one turn.
+/// Everything routing needs about one turn. The same input gives the same decision (P2): the time
+/// is part of it, read once by the host boundary, never by routing.
 #[derive(Clone, Copy, Debug)]
 pub struct RouteInput<'a> {
     pub prompt: &'a str,
     pub recall: &'a Recall,
     pub group_chat: bool,
-    /// The previous turn's injected intent (or pack) in this conversation.
-    pub previous: Option<&'a str>,
+    /// The previous turn of this conversation, when it injected a pack.
+    pub previous: Option<PreviousTurn<'a>>,
+    /// This turn's moment, Unix milliseconds.
+    pub now_ms: u64,
 }
 
 #[derive(Debug)]
@@ -82,31 +87,54 @@ impl Router {
             .iter()
             .map(|s| s.to_candidate(&self.rules[s.rule]))
             .collect();
-        let winner = if scored.is_empty() {
-            let previous = input.previous.and_then(|p| self.resolve_previous(p));
-            let sticky = &self.settings.sticky;
-            let signals = &self.continuation_signals;
-            sticky::follow_up(
-                &self.rules,
-                previous,
-                &normalized,
-                sticky,
-                signals,
-                &mut decision,
-            )
+        // Entity names matter only to the strict follow-up test: not looked for without it.
+        let named = if self.settings.sticky.strict_follow_up {
+            self.names(input.prompt, &normalized, input.recall)
         } else {
-            decide::winner(&self.rules, &scored, &mut decision.trace)
+            Vec::new()
         };
-        match winner {
-            Ok(winner) => compose::compose(
-                &self.rules[winner],
-                &self.registry,
-                self.settings.max_pack_context_chars,
-                input.group_chat,
-                decision,
-            ),
-            Err(reason) => model::no_pack(decision, reason),
-        }
+        let winner = if scored.is_empty() {
+            let previous = input
+                .previous
+                .and_then(|p| Some((self.resolve_previous(p.intent)?, p)));
+            let turn = sticky::FollowUp {
+                normalized: &normalized,
+                now_ms: input.now_ms,
+                named: &named,
+            };
+            let (sticky, signals) = (&self.settings.sticky, &self.continuation_signals);
+            sticky::follow_up(&self.rules, previous, &turn, sticky, signals, &mut decision)
+        } else {
+            decide::winner(&self.rules, &scored, &mut decision.trace).map(|rule| (rule, 0))
+        };
+        let (winner, carried_turns) = match winner {
+            Ok(won) => won,
+            Err(reason) => return model::no_pack(decision, reason),
+        };
+        let mut routed = compose::compose(
+            &self.rules[winner],
+            &self.registry,
+            self.settings.max_pack_context_chars,
+            input.group_chat,
+            decision,
+        );
+        routed.carried_turns = carried_turns;
+        routed.named = carried_names(input.previous, carried_turns, &named);
+        routed
+    }
+
+    /// The entity names (lower case) a prompt mentions, as the strict follow-up test reads them.
+    pub fn named_in(&self, prompt: &str, recall: &Recall) -> Vec<String> {
+        let normalized = text::normalize(matching::within_limit(
+            prompt,
+            self.settings.max_prompt_chars,
+        ));
+        names::keys(&self.names(prompt, &normalized, recall))
+    }
+
+    fn names(&self, prompt: &str, normalized: &str, recall: &Recall) -> Vec<names::Name> {
+        let prompt = matching::within_limit(prompt, self.settings.max_prompt_chars);
+        names::named_in(prompt, normalized, recall)
     }
 
     /// A previous turn is remembered by intent id; a pack id is accepted too (first rule using it).
@@ -116,4 +144,23 @@ impl Router {
             self.by_primary_pack.get(&pack).copied()
         })
     }
+}
+
+/// What the session state keeps of the turns that injected the pack: a carried turn adds its names
+/// to the previous turns', a keyword turn starts afresh. Bounded; what is dropped counts as new.
+fn carried_names(
+    previous: Option<PreviousTurn>,
+    carried_turns: u32,
+    named: &[names::Name],
+) -> Vec<String> {
+    let mut kept: Vec<String> = match previous.and_then(|p| p.named) {
+        Some(before) if carried_turns > 0 => before.to_vec(),
+        _ => Vec::new(),
+    };
+    for name in names::keys(named) {
+        if kept.len() < names::MAX_NAMES_KEPT && !kept.contains(&name) {
+            kept.push(name);
+        }
+    }
+    kept
 }

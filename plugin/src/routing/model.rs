@@ -55,6 +55,20 @@ pub(super) struct Additional {
     pub(super) pack: Result<usize, String>,
 }
 
+/// What stickiness needs of the previous turn that injected a pack (the session state keeps it).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PreviousTurn<'a> {
+    /// Its intent id (a pack id is accepted too: the first rule using it).
+    pub intent: &'a str,
+    /// When it injected the pack, Unix milliseconds; None: unknown (state from an older version).
+    pub injected_at_ms: Option<u64>,
+    /// Turns in a row that had carried the pack without a keyword, it included; None: unknown,
+    /// counted from here.
+    pub carried_turns: Option<u32>,
+    /// The entity names (lower case) of the turns that injected the pack; None: unknown, none.
+    pub named: Option<&'a [String]>,
+}
+
 /// A routing decision and the `<pack-context>` block it injects.
 #[derive(Clone, Debug, Default)]
 pub struct Routed {
@@ -62,6 +76,12 @@ pub struct Routed {
     pub pack_context: Option<String>,
     /// Things an operator should see in the log (unavailable required packs, size cuts).
     pub notes: Vec<String>,
+    /// Turns in a row that carried the pack without a keyword, this one included (0: chosen by
+    /// keywords): what the session state keeps for the next turn's stickiness.
+    pub carried_turns: u32,
+    /// The entity names (lower case) of the turns that injected this pack, this one included: what
+    /// the strict follow-up test compares the next prompt with (empty when it is off).
+    pub named: Vec<String>,
 }
 
 pub(super) fn no_pack(mut decision: Decision, reason: String) -> Routed {
@@ -70,8 +90,7 @@ pub(super) fn no_pack(mut decision: Decision, reason: String) -> Routed {
     decision.no_pack_reason = Some(reason);
     Routed {
         decision,
-        pack_context: None,
-        notes: vec![],
+        ..Routed::default()
     }
 }
 

@@ -151,13 +151,40 @@ fn previous() -> impl Strategy<Value = Option<String>> {
     ]
 }
 
+/// The time and what the previous turn left (stickiness' inputs): a moment, an age up to three hours
+/// (either side of the default 30-minute window), turns already carried, the previous prompt.
+type Times = (Option<u64>, Option<u64>, Option<u32>, Option<String>);
+
+fn times() -> impl Strategy<Value = Times> {
+    let moments = (1_700_000_000_000u64..1_800_000_000_000, 0u64..3 * 3_600_000)
+        .prop_map(|(now, age)| (Some(now), Some(now - age)));
+    let moments = prop_oneof![1 => Just((None, None)), 3 => moments];
+    (
+        moments,
+        prop::option::of(0u32..6),
+        prop::option::of(prompt()),
+    )
+        .prop_map(|((now, at), carried, prompt)| (now, at, carried, prompt))
+}
+
 fn request() -> impl Strategy<Value = IntentTestRequest> {
-    (prompt(), recall_json(), any::<bool>(), previous()).prop_map(
-        |(prompt, recall_json, group_chat, previous_pack)| IntentTestRequest {
-            prompt,
-            recall_json,
-            group_chat,
-            previous_pack,
+    (prompt(), recall_json(), any::<bool>(), previous(), times()).prop_map(
+        |(prompt, recall_json, group_chat, previous_pack, times)| {
+            // Descriptions of a previous turn come with a previous pack (else the request is refused).
+            let (now_ms, previous_at_ms, carried_turns, previous_prompt) = match previous_pack {
+                Some(_) => times,
+                None => (times.0, None, None, None),
+            };
+            IntentTestRequest {
+                prompt,
+                recall_json,
+                group_chat,
+                previous_pack,
+                now_ms,
+                previous_at_ms,
+                carried_turns,
+                previous_prompt,
+            }
         },
     )
 }
@@ -241,6 +268,29 @@ proptest! {
             prop_assert_eq!(a.run_command(&text), b.run_command(&text));
             Ok(())
         })?;
+    }
+
+    /// Stickiness expires: a pack is carried only within the time window (30 min by default) and for
+    /// at most `max_carried_turns` (3) turns in a row; and it is carried again when neither limit is
+    /// reached, whatever the time, for a short prompt without a keyword.
+    #[test]
+    fn a_pack_is_carried_only_within_the_window_and_the_turn_limit(request in request()) {
+        let Ok(routed) = ENGINES.with_borrow_mut(|(a, _)| dry_run(a, &request)) else {
+            return Ok(());
+        };
+        let now = request.now_ms.unwrap_or(0);
+        let age_ms = now - request.previous_at_ms.unwrap_or(now);
+        let carried = request.carried_turns.unwrap_or(0);
+        if routed.decision.sticky {
+            prop_assert!(age_ms <= 30 * 60_000, "carried {} ms after", age_ms);
+            prop_assert!(carried < 3, "carried after {} carried turns", carried);
+        }
+        let short = graphiti_openclaw::text::word_count(&normalized(&request.prompt)) < 20;
+        let no_keyword = routed.decision.candidates.is_empty();
+        let known = request.previous_pack.as_ref().is_some_and(|p| VOCABULARY.rule_ids.contains(p));
+        if short && no_keyword && known && age_ms <= 30 * 60_000 && carried < 3 && !request.group_chat {
+            prop_assert!(routed.decision.sticky, "{:?}", routed.decision.trace);
+        }
     }
 
     /// P1 and matching: without a keyword (and no earlier turn to follow up) there is no pack; a
