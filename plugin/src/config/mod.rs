@@ -276,6 +276,9 @@ pub struct RecallSettings {
     pub context_messages: usize,
     pub query_max_chars: usize,
     pub invalid_facts: InvalidFacts,
+    /// The host's other memory tools, named by the fallback note when Graphiti cannot be searched.
+    /// OpenClaw's adapter sets it from what is installed (memory-core's tools, or none).
+    pub fallback_tools: Vec<String>,
 }
 
 impl Default for RecallSettings {
@@ -289,6 +292,8 @@ impl Default for RecallSettings {
             context_messages: 2,
             query_max_chars: 1000,
             invalid_facts: InvalidFacts::Past,
+            // OpenClaw's default install: memory-core's builtin memory search.
+            fallback_tools: vec!["memory_search".into(), "memory_get".into()],
         }
     }
 }

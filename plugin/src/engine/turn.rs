@@ -194,7 +194,7 @@ impl Engine {
             Err(e) => {
                 notes.push(format!("recall failed, fallback note injected: {e}"));
                 (
-                    Some(recall::fallback_block(short_reason(&e))),
+                    Some(recall::fallback_block(short_reason(&e), &settings)),
                     Recall::default(),
                     RecallOutcome::Fallback,
                 )
