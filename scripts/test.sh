@@ -28,6 +28,8 @@ PATH="$(bash scripts/node-tools.sh | tail -n 1):$PATH"
 node --test plugin/openclaw/test/*.test.js
 echo "test: end to end in real OpenClaw (throwaway HOME; install, inspect, hook runner, one agent --local turn)"
 node --test tests/openclaw/e2e.test.js
+echo "test: the README's Rolling out in real OpenClaw (every phase's commands as written; memory-core's tools, the plugin's hooks, the fallback note; the memory-slot warning)"
+node --test tests/openclaw/rollout.test.js
 echo "test: OpenClaw fault suite (two adapter processes on one state directory, one killed with SIGKILL)"
 node --test tests/openclaw/faults.test.js
 echo "test: expert runs in a real OpenClaw Gateway (webhook, channel and cron triggers, lanes, retries, CONFIRM, a SIGKILL with runs in flight)"

@@ -309,11 +309,31 @@ impl Sections {
     }
 }
 
-/// Said when recall fails: the turn goes on, and the model is told where else to look.
-pub fn fallback_block(reason: &str) -> String {
+/// Said when recall fails: the turn goes on, and the model is told where else to look, naming
+/// only the tools the host has (`recall.fallback_tools`; none when OpenClaw's memory-core is off).
+pub fn fallback_block(reason: &str, settings: &RecallSettings) -> String {
+    let tools = &settings.fallback_tools;
+    let advice = match tools.as_slice() {
+        [] => "No other memory search is installed: answer from this conversation, and say so if \
+               earlier context is missing."
+            .to_string(),
+        [only] => format!(
+            "If earlier context matters, use the {} tool.",
+            escape_text(only)
+        ),
+        [first @ .., last] => format!(
+            "If earlier context matters, use the {} and {} tools.",
+            first
+                .iter()
+                .map(|t| escape_text(t))
+                .collect::<Vec<_>>()
+                .join(", "),
+            escape_text(last)
+        ),
+    };
     format!(
         "<graphiti-fallback>\nLong-term memory (Graphiti) could not be searched for this turn ({}). \
-         If earlier context matters, use the memory_search and memory_get tools.\n</graphiti-fallback>",
+         {advice}\n</graphiti-fallback>",
         escape_text(reason)
     )
 }
@@ -342,6 +362,30 @@ mod tests {
         .unwrap();
         assert_eq!(r.nodes[0].labels, vec!["Entity", "Company"]);
         assert!(!r.facts[0].is_current());
+    }
+
+    #[test]
+    fn the_fallback_note_names_only_the_tools_given() {
+        let with = |tools: &[&str]| {
+            let settings = RecallSettings {
+                fallback_tools: tools.iter().map(|t| t.to_string()).collect(),
+                ..RecallSettings::default()
+            };
+            fallback_block("it is unreachable", &settings)
+        };
+        assert!(
+            with(&["memory_search", "memory_get"])
+                .contains("use the memory_search and memory_get tools.")
+        );
+        assert!(with(&["memory_recall"]).contains("use the memory_recall tool."));
+        assert!(with(&["a", "b", "c"]).contains("use the a, b and c tools."));
+        let none = with(&[]);
+        assert!(
+            none.contains("No other memory search is installed"),
+            "{none}"
+        );
+        assert!(!none.contains("memory_"), "{none}");
+        assert!(none.contains("(it is unreachable)"), "{none}");
     }
 
     #[test]

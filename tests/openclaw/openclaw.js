@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const PLUGIN_ID = 'graphiti-openclaw';
-const TOOLS_BIN = path.join(REPO, 'tools/node/bin');
+export const TOOLS_BIN = path.join(REPO, 'tools/node/bin');
 const OPENCLAW_DIST = path.join(REPO, 'tools/node/node_modules/openclaw/dist');
 
 export function packageTgz() {
@@ -31,9 +31,9 @@ export function throwawayHome() {
 }
 
 /** Runs the pinned `openclaw` CLI; rejects with its output when it fails. */
-export async function openclaw(env, args, { timeoutMs = 120_000 } = {}) {
+export async function openclaw(env, args, { timeoutMs = 120_000, cwd } = {}) {
   try {
-    return await promisify(execFile)(path.join(TOOLS_BIN, 'openclaw'), args, { env, timeout: timeoutMs, maxBuffer: 64 << 20 });
+    return await promisify(execFile)(path.join(TOOLS_BIN, 'openclaw'), args, { env, cwd, timeout: timeoutMs, maxBuffer: 64 << 20 });
   } catch (error) {
     throw new Error(`openclaw ${args.join(' ')} failed (${error.code}):\n${error.stdout}\n${error.stderr}`);
   }
@@ -145,11 +145,21 @@ async function openclawExport(name) {
  * service here); `logger`: what OpenClaw hands the plugin as `api.logger`.
  */
 export async function loadWithOpenClaw(pluginDir, pluginConfig, { entries, full = false, logger } = {}) {
+  const config = { plugins: { load: { paths: [pluginDir] }, entries: entries ?? { [PLUGIN_ID]: { enabled: true, hooks: { allowConversationAccess: true }, config: pluginConfig } } } };
+  return loadConfiguredWithOpenClaw(config, { full, logger });
+}
+
+/**
+ * The same with a whole OpenClaw config (e.g. a HOME's `openclaw.json`: installed plugins are found
+ * through OpenClaw's install records) and the plugins `pluginIds`, each activated or not as OpenClaw
+ * decides from that config.
+ */
+export async function loadConfiguredWithOpenClaw(config, { pluginIds = [PLUGIN_ID], full = false, logger } = {}) {
   const loadOpenClawPlugins = await openclawExport('loadOpenClawPlugins');
   const createHookRunner = await openclawExport('createHookRunner');
   const registry = loadOpenClawPlugins({
-    config: { plugins: { load: { paths: [pluginDir] }, entries: entries ?? { [PLUGIN_ID]: { enabled: true, hooks: { allowConversationAccess: true }, config: pluginConfig } } } },
-    onlyPluginIds: [PLUGIN_ID],
+    config,
+    onlyPluginIds: pluginIds,
     activate: false,
     ...(full ? { runtimeSideEffects: true } : {}),
     ...(logger ? { logger } : {}),

@@ -14,6 +14,7 @@ import { agentEndEvent, hookContext, promptEvent } from './context.js';
 import { checkToolCommand, dueMoment, expertsCommand, expertsSlashCommand, graphitiSlashCommand, intentTest, functionCommand, knowledgeCommand, learnCommand, outputText, queuesWork, recallSlashCommand, spoolCommand, stepCommand } from './commands.js';
 import { defaultOpenclawStateDir, resolveOptions } from './options.js';
 import { blockedTurnHooks, describeBlockedHooks, hookStatusLines } from './hook-access.js';
+import { memoryCoreState, slotStatusLines, slotWarning } from './memory-slot.js';
 import { ExpertRunner } from './expert-runner.js';
 import { WEBHOOK_PREFIX, webhookHandler } from './webhook.js';
 import { boundServers, checkServers } from './mcp-check.js';
@@ -32,7 +33,9 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
   const openclawStateDir = safe(() => api.runtime?.state?.resolveStateDir?.()) ?? defaultOpenclawStateDir();
   const mcpServers = api.config?.mcp?.servers && typeof api.config.mcp.servers === 'object' ? Object.keys(api.config.mcp.servers) : undefined;
   const workspaceDir = typeof api.config?.agents?.defaults?.workspace === 'string' ? api.config.agents.defaults.workspace : undefined;
-  const options = resolveOptions(api.pluginConfig, { pluginRoot: PLUGIN_ROOT, openclawStateDir, workspaceDir, mcpServers });
+  // Without OpenClaw's config (not loaded by OpenClaw), the component's default stands.
+  const fallbackTools = api.config && typeof api.config === 'object' ? memoryCoreState(api.config).tools : undefined;
+  const options = resolveOptions(api.pluginConfig, { pluginRoot: PLUGIN_ROOT, openclawStateDir, workspaceDir, mcpServers, fallbackTools });
   const blocked = blockedTurnHooks(api.config, PLUGIN_ID);
   let pool;
   let flushPending = false;
@@ -51,6 +54,8 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
     mcpServers: api.config?.mcp?.servers,
     /** Said when OpenClaw blocks the turn hooks (every turn then does nothing), with the fix. */
     hookWarning: blocked ? describeBlockedHooks(blocked) : undefined,
+    /** Said when the memory slot names this plugin (memory-core is then off), with the fix. */
+    slotWarning: slotWarning(api.config),
     /** The component pool, created on first use; a failure is retried on the next use. */
     pool() {
       pool ??= ComponentPool.create(componentDir, options, logger).catch((error) => {
@@ -73,9 +78,10 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
       }
       const output = await ready.run(command.tag, (plugin) => plugin.runCommand(command));
       if (command.tag !== 'status') return output;
-      // The component cannot know what OpenClaw blocked: its status would look healthy.
-      const hooks = hookStatusLines(api.config, safe(() => api.runtime?.config?.current?.()), PLUGIN_ID);
-      return hooks.length ? { ...output, stdout: `${hooks.join('\n')}\n${output.stdout}` } : output;
+      // The component cannot know what OpenClaw blocked or switched off: its status would look healthy.
+      const live = safe(() => api.runtime?.config?.current?.());
+      const lines = [...hookStatusLines(api.config, live, PLUGIN_ID), ...slotStatusLines(api.config, live)];
+      return lines.length ? { ...output, stdout: `${lines.join('\n')}\n${output.stdout}` } : output;
     },
     /** Sends spooled turns, one tick at a time. */
     tick() {
@@ -643,6 +649,7 @@ const plugin = {
     registerTools(api, runtime);
     if (mode === 'full') {
       if (runtime.hookWarning) warnOnce(runtime.logger, `graphiti-openclaw: ${runtime.hookWarning}`);
+      if (runtime.slotWarning) warnOnce(runtime.logger, `graphiti-openclaw: ${runtime.slotWarning}`);
       registerCaptureService(api, runtime);
       registerExpertRunner(api, runtime);
       // Observed to fire from this registration only (a second one would queue a message twice).

@@ -38,15 +38,16 @@ function expandPath(value, base) {
 
 /**
  * @param {Record<string, unknown> | undefined} pluginConfig  as OpenClaw validated it against the manifest
- * @param {{ pluginRoot: string, openclawStateDir: string, workspaceDir?: string, mcpServers?: string[] }} where
- *   `workspaceDir`: OpenClaw's agent workspace; `mcpServers`: the MCP servers OpenClaw has configured
+ * @param {{ pluginRoot: string, openclawStateDir: string, workspaceDir?: string, mcpServers?: string[], fallbackTools?: string[] }} where
+ *   `workspaceDir`: OpenClaw's agent workspace; `mcpServers`: the MCP servers OpenClaw has configured;
+ *   `fallbackTools`: the memory tools OpenClaw has besides this plugin's (for the fallback note)
  * @returns {{ configDir: string, overlayDir: string | undefined, stateDir: string, expertsDir: string,
  *   workspaceDir: string, instances: number, tickIntervalMs: number, allowOrigins: string[] | undefined,
  *   hostSettings: string | undefined, expertsEnabled: boolean, webhookMaxBytes: number }}
  *   `webhookMaxBytes`: the plugin config's `experts.webhook_max_bytes` (the adapter reads one byte more
  *   of a webhook body, so the component can refuse a larger one; set it here, not in settings.yaml)
  */
-export function resolveOptions(pluginConfig, { pluginRoot, openclawStateDir, workspaceDir, mcpServers }) {
+export function resolveOptions(pluginConfig, { pluginRoot, openclawStateDir, workspaceDir, mcpServers, fallbackTools }) {
   const config = pluginConfig ?? {};
   if (typeof config !== 'object' || Array.isArray(config)) {
     throw new Error('graphiti-openclaw: the plugin config must be an object');
@@ -77,6 +78,8 @@ export function resolveOptions(pluginConfig, { pluginRoot, openclawStateDir, wor
     ...(mcpServers ? { known_servers: [...mcpServers].sort() } : {}),
     ...settings.experts,
   };
+  // Which memory tools exist is the host's to say (settings.yaml cannot know); the plugin config may still name others.
+  if (fallbackTools) settings.recall = { fallback_tools: fallbackTools, ...settings.recall };
   return {
     configDir: config.configDir ? expandPath(config.configDir, openclawStateDir) : path.join(pluginRoot, 'config'),
     overlayDir: config.privateDir ? expandPath(config.privateDir, openclawStateDir) : undefined,

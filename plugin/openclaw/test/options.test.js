@@ -48,3 +48,11 @@ test('bad keys and values name the key', () => {
   assert.throws(() => resolveOptions({ recall: 5 }, where), /"recall" must be an object/);
   assert.throws(() => resolveOptions({ allowOrigins: 'http://x' }, where), /"allowOrigins" must be string\[\]/);
 });
+
+test('the memory tools OpenClaw has go to the component as recall.fallback_tools; the plugin config may name others', () => {
+  const told = (config, fallbackTools) => JSON.parse(resolveOptions(config, { ...where, fallbackTools }).hostSettings).recall;
+  assert.deepEqual(told(undefined, ['memory_search', 'memory_get']), { fallback_tools: ['memory_search', 'memory_get'] });
+  assert.deepEqual(told({ recall: { timeout_ms: 500 } }, []), { fallback_tools: [], timeout_ms: 500 });
+  assert.deepEqual(told({ recall: { fallback_tools: ['memory_recall'] } }, []), { fallback_tools: ['memory_recall'] });
+  assert.equal(told(undefined, undefined), undefined, 'outside OpenClaw the settings file (or the default) decides');
+});

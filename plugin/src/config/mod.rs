@@ -278,6 +278,9 @@ pub struct RecallSettings {
     pub invalid_facts: InvalidFacts,
     /// How old a cached answer may be to stand in when a search misses its budget (0: no cache).
     pub cache_max_age_minutes: u64,
+    /// The host's other memory tools, named by the fallback note when Graphiti cannot be searched.
+    /// OpenClaw's adapter sets it from what is installed (memory-core's tools, or none).
+    pub fallback_tools: Vec<String>,
 }
 
 impl Default for RecallSettings {
@@ -292,6 +295,8 @@ impl Default for RecallSettings {
             query_max_chars: 1000,
             invalid_facts: InvalidFacts::Past,
             cache_max_age_minutes: 30,
+            // OpenClaw's default install: memory-core's builtin memory search.
+            fallback_tools: vec!["memory_search".into(), "memory_get".into()],
         }
     }
 }

@@ -127,6 +127,9 @@ pub fn validate_plugin_settings(
     if settings.recall.timeout_ms == 0 {
         error("recall", "timeout_ms", "must be above 0".into());
     }
+    if let Err(why) = check_tool_names(&settings.recall.fallback_tools) {
+        error("recall", "fallback_tools", why);
+    }
     if settings.capture.spool_max_episodes == 0 {
         error("capture", "spool_max_episodes", "must be above 0".into());
     }
@@ -150,6 +153,26 @@ pub fn validate_plugin_settings(
         );
     }
     errors
+}
+
+/// Tool names go into the fallback note verbatim: only names a tool can have, each once.
+fn check_tool_names(names: &[String]) -> Result<(), String> {
+    for (i, name) in names.iter().enumerate() {
+        let valid = !name.is_empty()
+            && name.len() <= 64
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.');
+        if !valid {
+            return Err(format!(
+                "{name:?} is not a tool name (1 to 64 of A-Z a-z 0-9 _ - .)"
+            ));
+        }
+        if names[..i].contains(name) {
+            return Err(format!("{name:?} is listed twice"));
+        }
+    }
+    Ok(())
 }
 
 /// How errors name the settings a host passes with `reload-config` (OpenClaw's plugin config).
@@ -245,5 +268,36 @@ mod tests {
                 .message
                 .contains("JSON object")
         );
+    }
+
+    #[test]
+    fn fallback_tools_must_be_tool_names_each_once() {
+        let host = SourceFile {
+            display: HOST_SETTINGS.into(),
+            text: String::new(),
+            from_overlay: false,
+        };
+        let with_tools = |json: &str| {
+            let s = layered_settings(None, json).unwrap();
+            validate_plugin_settings(&s.plugin(), &host)
+        };
+        assert!(with_tools(r#"{"recall": {"fallback_tools": []}}"#).is_empty());
+        assert!(with_tools(r#"{"recall": {"fallback_tools": ["memory_recall"]}}"#).is_empty());
+        for (json, said) in [
+            (
+                r#"{"recall": {"fallback_tools": ["memory search"]}}"#,
+                "not a tool name",
+            ),
+            (r#"{"recall": {"fallback_tools": [""]}}"#, "not a tool name"),
+            (
+                r#"{"recall": {"fallback_tools": ["a", "a"]}}"#,
+                "listed twice",
+            ),
+        ] {
+            let errors = with_tools(json);
+            assert_eq!(errors.len(), 1, "{json}: {errors:?}");
+            assert_eq!(errors[0].field.as_deref(), Some("recall.fallback_tools"));
+            assert!(errors[0].message.contains(said), "{json}: {errors:?}");
+        }
     }
 }

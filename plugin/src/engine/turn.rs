@@ -247,7 +247,7 @@ impl Engine {
                     }
                     None => {
                         notes.push(format!("recall failed, fallback note injected: {e}"));
-                        let note = recall::fallback_block(short_reason(&e));
+                        let note = recall::fallback_block(short_reason(&e), &settings);
                         return (Some(note), Recall::default(), RecallOutcome::Fallback);
                     }
                 }

@@ -119,7 +119,13 @@ fn memory_block() -> impl Strategy<Value = Option<String>> {
         1 => Just(None),
         3 => (recalled(), text(3), recall_settings())
             .prop_map(|(recall, group, settings)| recall.context_block(&group, &settings)),
-        1 => text(4).prop_map(|reason| Some(fallback_block(&reason))),
+        1 => (text(4), recall_settings(), any::<bool>()).prop_map(|(reason, mut settings, no_tools)| {
+            // With memory-core's tools or, as in OpenClaw without memory-core, none.
+            if no_tools {
+                settings.fallback_tools.clear();
+            }
+            Some(fallback_block(&reason, &settings))
+        }),
     ]
 }
 
