@@ -287,7 +287,7 @@ impl Default for RecallSettings {
     fn default() -> Self {
         Self {
             enabled: true,
-            timeout_ms: 1500,
+            timeout_ms: 2000,
             max_facts: 10,
             max_nodes: 5,
             max_chars: 4000,
