@@ -21,6 +21,7 @@ pub mod group_id;
 pub mod locks;
 pub mod packs;
 pub mod recall;
+pub mod relevance;
 pub mod reports;
 pub mod routing;
 pub mod spool;

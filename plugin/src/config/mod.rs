@@ -262,6 +262,9 @@ pub enum InvalidFacts {
     Drop,
 }
 
+/// Chosen on the labelled set in `tests/relevance/set.yaml` (see the README's figures).
+pub const DEFAULT_MIN_RELEVANCE: f64 = 0.6;
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RecallSettings {
@@ -276,6 +279,9 @@ pub struct RecallSettings {
     pub context_messages: usize,
     pub query_max_chars: usize,
     pub invalid_facts: InvalidFacts,
+    /// The relevance floor: a recalled fact or entity is shown only when it scores at least this
+    /// against the prompt and recent messages (`relevance`); 0 shows everything Graphiti returned.
+    pub min_relevance: f64,
 }
 
 impl Default for RecallSettings {
@@ -289,6 +295,7 @@ impl Default for RecallSettings {
             context_messages: 2,
             query_max_chars: 1000,
             invalid_facts: InvalidFacts::Past,
+            min_relevance: DEFAULT_MIN_RELEVANCE,
         }
     }
 }

@@ -127,6 +127,14 @@ pub fn validate_plugin_settings(
     if settings.recall.timeout_ms == 0 {
         error("recall", "timeout_ms", "must be above 0".into());
     }
+    let floor = settings.recall.min_relevance;
+    if !(floor.is_finite() && floor >= 0.0) {
+        error(
+            "recall",
+            "min_relevance",
+            format!("{floor} must be a number of at least 0 (0 turns the relevance floor off)"),
+        );
+    }
     if settings.capture.spool_max_episodes == 0 {
         error("capture", "spool_max_episodes", "must be above 0".into());
     }

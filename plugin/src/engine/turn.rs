@@ -8,6 +8,7 @@ use crate::graphiti::GraphitiError;
 use crate::graphiti::http::Deadline;
 use crate::group_id;
 use crate::recall::{self, Recall};
+use crate::relevance;
 use crate::routing::{RouteInput, Routed};
 use crate::state;
 use crate::time;
@@ -42,7 +43,9 @@ impl Engine {
         let session_key = ctx.session_key.as_deref().or(ctx.session_id.as_deref());
         let previous = self.previous_intent(session_key, &mut notes);
         let group = group_id::group_id(&self.settings.graphiti.group_id, ctx);
-        let (memory_block, recall, outcome) = self.recall_for_turn(event, &group, &mut notes);
+        let mut relevance = Vec::new();
+        let (memory_block, recall, outcome) =
+            self.recall_for_turn(event, &group, &mut notes, &mut relevance);
         let searched_group = (!matches!(outcome, RecallOutcome::Skipped)).then_some(group);
         let recall_summary = outcome.summary(&recall, &notes);
         let routed = self.route(event, ctx, &recall, previous.as_deref());
@@ -60,7 +63,10 @@ impl Engine {
             ..Injection::default()
         };
         match session_key {
-            Some(key) => self.record_turn(key, event, searched_group, recall_summary, injection),
+            Some(key) => {
+                let recalled = (searched_group, recall_summary, relevance);
+                self.record_turn(key, event, recalled, injection)
+            }
             None => injection,
         }
     }
@@ -141,19 +147,20 @@ impl Engine {
     }
 
     /// Saves the turn's record (what was recalled and injected, for `debug` and for capture to remove
-    /// exactly this turn's blocks); trouble saving it is a note on the injection.
+    /// exactly this turn's blocks); trouble saving it is a note on the injection. `recalled`: the
+    /// group searched, what recall did, and the relevance floor's explanation.
     fn record_turn(
         &self,
         session_key: &str,
         event: &PromptEvent,
-        searched_group: Option<String>,
-        recall_summary: String,
+        recalled: (Option<String>, String, Vec<String>),
         mut injection: Injection,
     ) -> Injection {
         let Some(dir) = &self.state_dir else {
             return injection;
         };
-        let record = TurnRecord::new(
+        let (searched_group, recall_summary, relevance) = recalled;
+        let mut record = TurnRecord::new(
             time::now_ms(),
             session_key,
             &event.prompt,
@@ -161,19 +168,22 @@ impl Engine {
             recall_summary,
             &injection,
         );
+        record.relevance = relevance;
         if let Err(e) = turns::save(dir, &record) {
             injection.notes.push(e);
         }
         injection
     }
 
-    /// Recall for one turn, within its budget: the block to show, the data for routing's boosts, and
-    /// what happened. Never fails: trouble gives the fallback note.
+    /// Recall for one turn, within its budget: the block to show (what passes the relevance floor,
+    /// explained into `relevance`), the data for routing's boosts (all Graphiti returned), and what
+    /// happened. Never fails: trouble gives the fallback note.
     fn recall_for_turn(
         &mut self,
         event: &PromptEvent,
         group: &str,
         notes: &mut Vec<String>,
+        relevance: &mut Vec<String>,
     ) -> (Option<String>, Recall, RecallOutcome) {
         let settings = self.settings.recall.clone();
         if !settings.enabled || self.too_short(&event.prompt) {
@@ -186,11 +196,18 @@ impl Engine {
             Deadline::after(Duration::from_millis(settings.timeout_ms)),
             notes,
         ) {
-            Ok(found) => (
-                found.context_block(group, &settings),
-                found,
-                RecallOutcome::Recalled,
-            ),
+            Ok(found) => {
+                let earlier = recall::earlier_user_messages(
+                    &event.prompt,
+                    &event.messages_json,
+                    settings.context_messages,
+                );
+                let asked = relevance::Asked::new(&event.prompt, &earlier);
+                let judged = relevance::judge(&found, &asked, settings.min_relevance);
+                *relevance = judged.explanation;
+                let block = judged.kept.context_block(group, &settings);
+                (block, found, RecallOutcome::Recalled)
+            }
             Err(e) => {
                 notes.push(format!("recall failed, fallback note injected: {e}"));
                 (
