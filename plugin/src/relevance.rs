@@ -10,9 +10,6 @@ use crate::recall::{Recall, RecalledFact, RecalledNode};
 use crate::text::{normalize, truncate_chars};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-/// Weight of a term that only the earlier messages have, when the prompt stands on its own (it has
-/// salient terms and refers back to nothing): an earlier topic must be matched twice as well.
-const STANDALONE_EARLIER_WEIGHT: f64 = 0.5;
 /// Numbers (dates, times, amounts) collide by chance more than words do.
 const NUMBER_WEIGHT: f64 = 0.5;
 /// Lines of explanation kept for `debug`, and terms listed per line.
@@ -30,29 +27,19 @@ pub struct Judged {
 
 /// The prompt's and the earlier messages' terms, with the weight each gets.
 pub struct Asked {
-    /// Stemmed term → weight (1 for the prompt's own terms).
-    terms: HashMap<String, f64>,
+    terms: BTreeSet<String>,
 }
 
 impl Asked {
-    /// `earlier`: the recent user messages, most recent first.
+    /// `earlier`: the recent user messages, most recent first. They count only when the prompt
+    /// refers back to them ("when is it?", "help her") or has no salient term of its own: a prompt
+    /// that stands on its own ("now write a poem about the ocean") has left the earlier topic.
     pub fn new(prompt: &str, earlier: &[String]) -> Asked {
-        let own = terms(prompt);
-        let earlier_weight = if own.is_empty() || refers_back(prompt) {
-            1.0
-        } else {
-            STANDALONE_EARLIER_WEIGHT
-        };
-        let mut weights: HashMap<String, f64> = HashMap::new();
-        for message in earlier {
-            for term in terms(message) {
-                weights.insert(term, earlier_weight);
-            }
+        let mut all = terms(prompt);
+        if all.is_empty() || refers_back(prompt) {
+            all.extend(earlier.iter().flat_map(|m| terms(m)));
         }
-        for term in own {
-            weights.insert(term, 1.0);
-        }
-        Asked { terms: weights }
+        Asked { terms: all }
     }
 }
 
@@ -66,20 +53,28 @@ pub fn judge(recall: &Recall, asked: &Asked, min_relevance: f64) -> Judged {
     }
     let fact_terms: Vec<BTreeSet<String>> = recall.facts.iter().map(|f| terms(&f.fact)).collect();
     let node_terms: Vec<BTreeSet<String>> = recall.nodes.iter().map(node_text_terms).collect();
-    let weigh = Weights::new(&fact_terms, &node_terms, &recall.nodes);
+    let weigh = Weights::new(&fact_terms, &node_terms, &recall.nodes, asked);
     let mut kept = Recall::default();
     let mut lines = Vec::new();
+    let mut kept_fact_terms = Vec::new();
     for (fact, item_terms) in recall.facts.iter().zip(&fact_terms) {
         let (score, matched) = weigh.score(item_terms, asked);
         let keep = score >= min_relevance;
         lines.push(explain(keep, score, "fact", &fact.fact, &matched));
         if keep {
             kept.facts.push(RecalledFact::clone(fact));
+            kept_fact_terms.push(item_terms);
         }
     }
     for (node, item_terms) in recall.nodes.iter().zip(&node_terms) {
-        let (score, matched) = weigh.score(item_terms, asked);
-        let keep = score >= min_relevance;
+        let (score, mut matched) = weigh.score(item_terms, asked);
+        // An entity a kept fact names is that fact's context (who "Priya Raman" is).
+        let name = terms(&node.name);
+        let named = !name.is_empty() && kept_fact_terms.iter().any(|t| name.is_subset(t));
+        if named && score < min_relevance {
+            matched.push("named in a kept fact".into());
+        }
+        let keep = score >= min_relevance || named;
         lines.push(explain(keep, score, "entity", &node.name, &matched));
         if keep {
             kept.nodes.push(RecalledNode::clone(node));
@@ -138,15 +133,21 @@ fn explain(keep: bool, score: f64, kind: &str, text: &str, matched: &[String]) -
 }
 
 /// How much each term of the recalled items counts: rarer among the items is more telling (a term
-/// every item has, like the user's own name, tells little); a term of a recalled entity's name
-/// counts in full, since naming an entity is the clearest sign of what the prompt is about.
+/// every item has, like the user's own name, tells little); the terms of a recalled entity's name
+/// that is asked about whole ("Helio Robotics", not just "robotics") count in full, since naming
+/// an entity is the clearest sign of what the prompt is about.
 struct Weights {
     rarity: HashMap<String, f64>,
     names: HashSet<String>,
 }
 
 impl Weights {
-    fn new(facts: &[BTreeSet<String>], nodes: &[BTreeSet<String>], recalled: &[RecalledNode]) -> Self {
+    fn new(
+        facts: &[BTreeSet<String>],
+        nodes: &[BTreeSet<String>],
+        recalled: &[RecalledNode],
+        asked: &Asked,
+    ) -> Self {
         let items = (facts.len() + nodes.len()) as f64;
         let mut counts: HashMap<&str, usize> = HashMap::new();
         for term in facts.iter().chain(nodes).flatten() {
@@ -160,7 +161,12 @@ impl Weights {
                 (term.to_string(), weight)
             })
             .collect();
-        let names = recalled.iter().flat_map(|n| terms(&n.name)).collect();
+        let names = recalled
+            .iter()
+            .map(|n| terms(&n.name))
+            .filter(|name| !name.is_empty() && name.is_subset(&asked.terms))
+            .flatten()
+            .collect();
         Weights { rarity, names }
     }
 
@@ -168,15 +174,15 @@ impl Weights {
     fn score(&self, item: &BTreeSet<String>, asked: &Asked) -> (f64, Vec<String>) {
         let mut matched: Vec<(f64, &String)> = item
             .iter()
-            .filter_map(|term| {
-                let asked_weight = asked.terms.get(term)?;
+            .filter(|term| asked.terms.contains(*term))
+            .map(|term| {
                 let term_weight = if self.names.contains(term) {
                     1.0
                 } else {
                     self.rarity.get(term).copied().unwrap_or(1.0)
                 };
                 let kind_weight = if is_number(term) { NUMBER_WEIGHT } else { 1.0 };
-                Some((asked_weight * term_weight * kind_weight, term))
+                (term_weight * kind_weight, term)
             })
             .collect();
         matched.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
@@ -191,8 +197,12 @@ fn node_text_terms(node: &RecalledNode) -> BTreeSet<String> {
     all
 }
 
+/// Digits, and the small numbers in words ("four-year-old"), as stemmed.
 fn is_number(term: &str) -> bool {
-    term.chars().all(|c| c.is_ascii_digit())
+    const NUMBER_WORDS: [&str; 11] = [
+        "two", "thre", "four", "fiv", "six", "seven", "eight", "nin", "ten", "eleven", "twelv",
+    ];
+    term.chars().all(|c| c.is_ascii_digit()) || NUMBER_WORDS.contains(&term)
 }
 
 /// Whether the prompt points back at the conversation ("when is it?", "help her", "the next one"):
@@ -221,7 +231,8 @@ pub fn terms(text: &str) -> BTreeSet<String> {
     words(text)
         .filter(|w| w.chars().count() > 1 && !STOP_WORDS.contains(&w.as_str()))
         .map(|w| stem(&w))
-        .filter(|s| s.chars().count() > 1)
+        // "seeing" → "see": a stop-word once stemmed is one too.
+        .filter(|s| s.chars().count() > 1 && !STOP_WORDS.contains(&s.as_str()))
         .collect()
 }
 
@@ -237,7 +248,10 @@ pub fn stem(word: &str) -> String {
         w.push('y');
     } else if w.ends_with("sses") {
         w.truncate(w.len() - 2);
-    } else if w.len() > 3 && w.ends_with('s') && !(w.ends_with("ss") || w.ends_with("us") || w.ends_with("is")) {
+    } else if w.len() > 3
+        && w.ends_with('s')
+        && !(w.ends_with("ss") || w.ends_with("us") || w.ends_with("is"))
+    {
         w.pop();
     }
     for ending in ["ing", "ed"] {
@@ -283,22 +297,195 @@ fn fold_diacritic(c: char) -> char {
 /// English function words and the conversational words of requests ("can you remind me…"), which
 /// say nothing about what a memory is about.
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "anything",
-    "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but",
-    "by", "can", "could", "did", "do", "does", "doing", "done", "down", "during", "each", "else",
-    "even", "ever", "every", "few", "for", "from", "further", "get", "gets", "getting", "give", "go",
-    "going", "got", "had", "has", "have", "having", "he", "hello", "her", "here", "hers", "herself",
-    "hey", "hi", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself",
-    "just", "know", "let", "lets", "like", "me", "might", "more", "most", "much", "must", "my",
-    "myself", "need", "needs", "new", "next", "no", "nor", "not", "now", "of", "off", "ok", "okay",
-    "on", "once", "one", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own",
-    "please", "really", "remind", "same", "say", "see", "shall", "she", "should", "so", "some",
-    "something", "still", "such", "tell", "than", "thank", "thanks", "that", "the", "their",
-    "theirs", "them", "themselves", "then", "there", "these", "they", "thing", "things", "think",
-    "this", "those", "through", "to", "too", "under", "until", "up", "us", "use", "very", "want",
-    "was", "we", "were", "what", "whats", "when", "where", "which", "while", "who", "whom", "why",
-    "will", "with", "would", "yes", "yet", "you", "your", "yours", "yourself", "ll", "re", "ve",
-    "don", "doesn", "didn", "isn", "wasn", "won", "may",
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "anything",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "done",
+    "down",
+    "during",
+    "each",
+    "else",
+    "even",
+    "ever",
+    "every",
+    "few",
+    "for",
+    "from",
+    "further",
+    "get",
+    "gets",
+    "getting",
+    "give",
+    "go",
+    "going",
+    "got",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "hello",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "hey",
+    "hi",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "know",
+    "let",
+    "lets",
+    "like",
+    "me",
+    "might",
+    "more",
+    "most",
+    "much",
+    "must",
+    "my",
+    "myself",
+    "need",
+    "needs",
+    "new",
+    "next",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "off",
+    "ok",
+    "okay",
+    "on",
+    "once",
+    "one",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "please",
+    "really",
+    "remind",
+    "same",
+    "say",
+    "see",
+    "shall",
+    "she",
+    "should",
+    "so",
+    "some",
+    "something",
+    "still",
+    "such",
+    "tell",
+    "than",
+    "thank",
+    "thanks",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "thing",
+    "things",
+    "think",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "us",
+    "use",
+    "very",
+    "want",
+    "was",
+    "we",
+    "were",
+    "what",
+    "whats",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "would",
+    "yes",
+    "yet",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "ll",
+    "re",
+    "ve",
+    "don",
+    "doesn",
+    "didn",
+    "isn",
+    "wasn",
+    "won",
+    "may",
+    "dr",
+    "mr",
+    "mrs",
+    "ms",
 ];
 
 #[cfg(test)]
@@ -340,19 +527,33 @@ mod tests {
     #[test]
     fn terms_drop_stop_words_and_fold_diacritics() {
         let t = terms("When is Lucía's appointment, and can you remind me?");
-        assert_eq!(t.into_iter().collect::<Vec<_>>(), vec!["appointment", "lucia"]);
+        assert_eq!(
+            t.into_iter().collect::<Vec<_>>(),
+            vec!["appointment", "lucia"]
+        );
     }
 
     #[test]
     fn unrelated_prompt_keeps_nothing_and_says_so() {
         let r = recall(
-            &["Lena starts school on September 2", "Maya sees Dr. Reyes on Thursdays"],
+            &[
+                "Lena starts school on September 2",
+                "Maya sees Dr. Reyes on Thursdays",
+            ],
             &[("Lena", "Maya's daughter")],
         );
-        let judged = judge(&r, &Asked::new("write me a haiku about autumn leaves", &[]), 0.6);
+        let judged = judge(
+            &r,
+            &Asked::new("write me a haiku about autumn leaves", &[]),
+            0.6,
+        );
         assert_eq!(judged.kept, Recall::default());
         assert!(judged.explanation[0].contains("all 2 facts and 1 entities were below it"));
-        assert!(judged.explanation[1].starts_with("below 0.00 fact \"Lena starts"), "{:?}", judged.explanation);
+        assert!(
+            judged.explanation[1].starts_with("below 0.00 fact \"Lena starts"),
+            "{:?}",
+            judged.explanation
+        );
     }
 
     #[test]
@@ -364,17 +565,31 @@ mod tests {
         let judged = judge(&r, &Asked::new("Pepper stopped eating", &[]), 0.6);
         assert_eq!(judged.kept.facts.len(), 1);
         assert_eq!(judged.kept.nodes.len(), 1);
-        assert!(judged.explanation[1].starts_with("kept 1.00 fact"), "{:?}", judged.explanation);
+        assert!(
+            judged.explanation[1].starts_with("kept 1.00 fact"),
+            "{:?}",
+            judged.explanation
+        );
         assert!(judged.explanation[1].ends_with("[pepper]"));
     }
 
     #[test]
     fn earlier_messages_count_in_full_only_when_the_prompt_refers_back() {
-        let r = recall(&["Maya has a dentist appointment on March 14", "Maya likes tea"], &[]);
+        let r = recall(
+            &[
+                "Maya has a dentist appointment on March 14",
+                "Maya likes tea",
+            ],
+            &[],
+        );
         let earlier = vec!["I need to reschedule my dentist appointment".to_string()];
         let follow_up = judge(&r, &Asked::new("when is it?", &earlier), 1.5);
         assert_eq!(follow_up.kept.facts.len(), 1);
-        let switched = judge(&r, &Asked::new("Now write a poem about the ocean", &earlier), 1.5);
+        let switched = judge(
+            &r,
+            &Asked::new("Now write a poem about the ocean", &earlier),
+            1.5,
+        );
         assert!(switched.kept.facts.is_empty(), "{:?}", switched.explanation);
     }
 

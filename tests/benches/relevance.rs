@@ -9,7 +9,9 @@
 //! Run: `cargo bench -p graphiti-openclaw-tests --bench relevance` (after scripts/build.sh); it also
 //! prints the figures for a range of floors. `RELEVANCE_BENCH_QUICK=1`: off and default only.
 
-use graphiti_openclaw_tests::{copy_dir, example_config, hook_context, plugin_wasm, temp_dir, workspace};
+use graphiti_openclaw_tests::{
+    copy_dir, example_config, hook_context, plugin_wasm, temp_dir, workspace,
+};
 use graphiti_standin::{Fact, Node, Options, StandIn};
 use host_shim::{ChatType, HookContext, Limits, PromptEvent, Shim, ShimOptions};
 use serde::Deserialize;
@@ -58,7 +60,8 @@ struct Case {
 fn load_set() -> Set {
     let path = workspace().join("tests/relevance/set.yaml");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let set: Set = serde_norway::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let set: Set =
+        serde_norway::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     for case in &set.cases {
         let persona = set
             .personas
@@ -73,7 +76,11 @@ fn load_set() -> Set {
             );
         }
         for id in &case.relevant {
-            assert!(case.pool.contains(id), "case {}: relevant {id} is not in the pool", case.id);
+            assert!(
+                case.pool.contains(id),
+                "case {}: relevant {id} is not in the pool",
+                case.id
+            );
         }
     }
     set
@@ -160,14 +167,25 @@ fn shown(shim: &mut Shim, set: &Set, case: &Case) -> BTreeSet<String> {
     };
     let injection = shim.before_agent_start(&event, &context(case));
     let text = injection.prepend_context.unwrap_or_default();
-    assert!(!text.contains("<graphiti-fallback>"), "case {}: recall failed: {text}", case.id);
-    let block = match (text.find("<graphiti-context"), text.find("</graphiti-context>")) {
+    assert!(
+        !text.contains("<graphiti-fallback>"),
+        "case {}: recall failed: {text}",
+        case.id
+    );
+    let block = match (
+        text.find("<graphiti-context"),
+        text.find("</graphiti-context>"),
+    ) {
         (Some(start), Some(end)) => &text[start..end],
         _ => "",
     };
     let (facts, entities) = block.split_once("\nEntities:\n").unwrap_or((block, ""));
     let lines = |section: &str| -> Vec<String> {
-        section.lines().filter_map(|l| l.strip_prefix("- ")).map(str::to_string).collect()
+        section
+            .lines()
+            .filter_map(|l| l.strip_prefix("- "))
+            .map(str::to_string)
+            .collect()
     };
     let (fact_lines, entity_lines) = (lines(facts), lines(entities));
     let persona = &set.personas[&case.persona];
@@ -177,7 +195,9 @@ fn shown(shim: &mut Shim, set: &Set, case: &Case) -> BTreeSet<String> {
             Some(fact) => fact_lines.iter().any(|l| l.starts_with(fact.as_str())),
             None => {
                 let name = &persona.entities[*id].name;
-                entity_lines.iter().any(|l| l.starts_with(&format!("{name} [")))
+                entity_lines
+                    .iter()
+                    .any(|l| l.starts_with(&format!("{name} [")))
             }
         })
         .cloned()
@@ -194,11 +214,19 @@ struct Counts {
 impl Counts {
     fn precision(&self) -> f64 {
         let shown = self.true_positive + self.false_positive;
-        if shown == 0 { 1.0 } else { self.true_positive as f64 / shown as f64 }
+        if shown == 0 {
+            1.0
+        } else {
+            self.true_positive as f64 / shown as f64
+        }
     }
     fn recall(&self) -> f64 {
         let relevant = self.true_positive + self.false_negative;
-        if relevant == 0 { 1.0 } else { self.true_positive as f64 / relevant as f64 }
+        if relevant == 0 {
+            1.0
+        } else {
+            self.true_positive as f64 / relevant as f64
+        }
     }
 }
 
@@ -221,7 +249,11 @@ fn run(standin: &StandIn, set: &Set, min_relevance: Option<f64>) -> Run {
         let relevant: BTreeSet<String> = case.relevant.iter().cloned().collect();
         let persona = &set.personas[&case.persona];
         for id in &case.pool {
-            let counts = if persona.facts.contains_key(id) { &mut out.facts } else { &mut out.entities };
+            let counts = if persona.facts.contains_key(id) {
+                &mut out.facts
+            } else {
+                &mut out.entities
+            };
             match (shown.contains(id), relevant.contains(id)) {
                 (true, true) => counts.true_positive += 1,
                 (true, false) => counts.false_positive += 1,
@@ -275,7 +307,7 @@ fn main() {
     let before = run(&standin, &set, Some(0.0));
     report("floor off (0)", &before);
     if !quick {
-        for floor in [0.3, 0.45, 0.6, 0.75, 0.9, 1.2, 1.5] {
+        for floor in [0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.3] {
             report(&format!("floor {floor}"), &run(&standin, &set, Some(floor)));
         }
     }

@@ -263,7 +263,7 @@ pub enum InvalidFacts {
 }
 
 /// Chosen on the labelled set in `tests/relevance/set.yaml` (see the README's figures).
-pub const DEFAULT_MIN_RELEVANCE: f64 = 0.6;
+pub const DEFAULT_MIN_RELEVANCE: f64 = 0.9;
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
