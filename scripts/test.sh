@@ -21,6 +21,7 @@ cargo clippy --release --quiet -p graphiti-openclaw-plugin --target wasm32-wasip
 echo "test: benchmarks, quick (they check their answers)"
 ROUTING_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench routing
 HOOKS_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench hooks
+RELEVANCE_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench relevance
 
 echo "test: the OpenClaw package (Node 24, jco and OpenClaw 2026.9.6 pinned from npm into tools/node/)"
 bash scripts/package-openclaw.sh
