@@ -22,6 +22,7 @@ echo "test: benchmarks, quick (they check their answers)"
 ROUTING_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench routing
 HOOKS_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench hooks
 RECALL_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench recall_session
+RELEVANCE_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench relevance
 
 echo "test: the OpenClaw package (Node 24, jco and OpenClaw 2026.9.6 pinned from npm into tools/node/)"
 bash scripts/package-openclaw.sh

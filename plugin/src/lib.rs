@@ -23,6 +23,7 @@ pub mod mcp_session;
 pub mod packs;
 pub mod recall;
 pub mod recall_cache;
+pub mod relevance;
 pub mod reports;
 pub mod routing;
 pub mod spool;

@@ -139,8 +139,24 @@ impl Recall {
 /// The search query: the prompt and the last few earlier user messages, bounded.
 pub fn query(prompt: &str, messages_json: &str, settings: &RecallSettings) -> String {
     let mut query = truncate_chars(prompt.trim(), settings.query_max_chars);
-    if settings.context_messages == 0 {
-        return query;
+    for text in earlier_user_messages(prompt, messages_json, settings.context_messages) {
+        let room = settings
+            .query_max_chars
+            .saturating_sub(query.chars().count() + 1);
+        if room < 20 {
+            break;
+        }
+        query.push('\n');
+        query.push_str(&truncate_chars(&text, room));
+    }
+    query
+}
+
+/// The last `count` user messages before the prompt, most recent first (the prompt itself, when
+/// the host lists it, is left out).
+pub fn earlier_user_messages(prompt: &str, messages_json: &str, count: usize) -> Vec<String> {
+    if count == 0 {
+        return vec![];
     }
     let messages: Vec<Value> = serde_json::from_str(messages_json).unwrap_or_default();
     let earlier: Vec<String> = messages
@@ -150,17 +166,7 @@ pub fn query(prompt: &str, messages_json: &str, settings: &RecallSettings) -> St
         .map(|t| crate::capture::strip_leading_blocks(&t))
         .filter(|t| !t.is_empty() && t.trim() != prompt.trim())
         .collect();
-    for text in earlier.iter().rev().take(settings.context_messages) {
-        let room = settings
-            .query_max_chars
-            .saturating_sub(query.chars().count() + 1);
-        if room < 20 {
-            break;
-        }
-        query.push('\n');
-        query.push_str(&truncate_chars(text, room));
-    }
-    query
+    earlier.into_iter().rev().take(count).collect()
 }
 
 /// `2025-05-01T00:00:00+00:00` → `2025-05-01`, escaped: the date comes from the server too.

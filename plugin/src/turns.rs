@@ -32,6 +32,9 @@ pub struct TurnRecord {
     /// `capture::prompt_digest` of the whole prompt: whether a captured message is this turn's.
     #[serde(default)]
     pub prompt_digest: Option<u64>,
+    /// The relevance floor's verdict on each recalled fact and entity (bounded; empty when off).
+    #[serde(default)]
+    pub relevance: Vec<String>,
 }
 
 impl TurnRecord {
@@ -66,6 +69,7 @@ impl TurnRecord {
             notes: injection.notes.clone(),
             injected: injection.prepend_context.clone(),
             prompt_digest: Some(crate::capture::prompt_digest(prompt)),
+            relevance: vec![],
         }
     }
 
@@ -88,6 +92,12 @@ impl TurnRecord {
             out.push_str(&format!("graphiti group: {group}\n"));
         }
         out.push_str(&format!("recall: {}\n", self.recall));
+        if let Some((headline, items)) = self.relevance.split_first() {
+            out.push_str(&format!("{headline}\n"));
+            for item in items {
+                out.push_str(&format!("  - {item}\n"));
+            }
+        }
         match (&self.intent, self.packs.is_empty()) {
             (Some(intent), false) => out.push_str(&format!(
                 "intent: {intent}; packs: {}\n",

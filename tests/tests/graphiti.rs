@@ -24,14 +24,15 @@ fn standin() -> StandIn {
 }
 
 /// The example configuration pointed at `url` with `transport`, small budgets and fast backoff; the
-/// extra lines go into the recall and capture sections.
+/// extra lines go into the recall and capture sections. The relevance floor is off: these tests are
+/// about what recall fetches and how it is shown (tests/relevance.rs covers the floor).
 fn config_with(url: &str, transport: &str, recall: &str, capture: &str) -> PathBuf {
     let dir = temp_dir("graphiti-config");
     copy_dir(&example_config(), &dir);
     let settings = format!(
         "schema_version: 1\n\
          graphiti:\n  url: {url}\n  transport: {transport}\n\
-         recall:\n  timeout_ms: {RECALL_TIMEOUT_MS}\n{recall}\
+         recall:\n  timeout_ms: {RECALL_TIMEOUT_MS}\n  min_relevance: 0\n{recall}\
          capture:\n  backoff_initial_ms: 10\n  backoff_max_ms: 40\n  flush_batch: 500\n  flush_budget_ms: 20000\n{capture}"
     );
     std::fs::write(dir.join("settings.yaml"), settings).unwrap();

@@ -262,6 +262,9 @@ pub enum InvalidFacts {
     Drop,
 }
 
+/// Chosen on the labelled set in `tests/relevance/set.yaml` (see the README's figures).
+pub const DEFAULT_MIN_RELEVANCE: f64 = 0.9;
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RecallSettings {
@@ -281,6 +284,9 @@ pub struct RecallSettings {
     /// The host's other memory tools, named by the fallback note when Graphiti cannot be searched.
     /// OpenClaw's adapter sets it from what is installed (memory-core's tools, or none).
     pub fallback_tools: Vec<String>,
+    /// The relevance floor: a recalled fact or entity is shown only when it scores at least this
+    /// against the prompt and recent messages (`relevance`); 0 shows everything Graphiti returned.
+    pub min_relevance: f64,
 }
 
 impl Default for RecallSettings {
@@ -297,6 +303,7 @@ impl Default for RecallSettings {
             cache_max_age_minutes: 30,
             // OpenClaw's default install: memory-core's builtin memory search.
             fallback_tools: vec!["memory_search".into(), "memory_get".into()],
+            min_relevance: DEFAULT_MIN_RELEVANCE,
         }
     }
 }

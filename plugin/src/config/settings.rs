@@ -130,6 +130,14 @@ pub fn validate_plugin_settings(
     if let Err(why) = check_tool_names(&settings.recall.fallback_tools) {
         error("recall", "fallback_tools", why);
     }
+    let floor = settings.recall.min_relevance;
+    if !(floor.is_finite() && floor >= 0.0) {
+        error(
+            "recall",
+            "min_relevance",
+            format!("{floor} must be a number of at least 0 (0 turns the relevance floor off)"),
+        );
+    }
     if settings.capture.spool_max_episodes == 0 {
         error("capture", "spool_max_episodes", "must be above 0".into());
     }

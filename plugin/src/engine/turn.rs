@@ -9,6 +9,7 @@ use crate::graphiti::http::Deadline;
 use crate::group_id;
 use crate::recall::{self, Recall};
 use crate::recall_cache;
+use crate::relevance;
 use crate::routing::{PreviousTurn, RouteInput, Routed};
 use crate::state::{self, SessionState};
 use crate::time;
@@ -51,7 +52,9 @@ impl Engine {
         let session_key = ctx.session_key.as_deref().or(ctx.session_id.as_deref());
         let previous = self.previous_turn(session_key, &mut notes);
         let group = group_id::group_id(&self.settings.graphiti.group_id, ctx);
-        let (memory_block, recall, outcome) = self.recall_for_turn(event, &group, &mut notes);
+        let mut relevance = Vec::new();
+        let (memory_block, recall, outcome) =
+            self.recall_for_turn(event, &group, &mut notes, &mut relevance);
         let searched_group = (!matches!(outcome, RecallOutcome::Skipped)).then_some(group);
         let recall_summary = outcome.summary(&recall, &notes);
         let routed = self.route(event, ctx, &recall, previous.as_ref(), now_ms);
@@ -70,8 +73,8 @@ impl Engine {
         };
         match session_key {
             Some(key) => {
-                let summary = (searched_group, recall_summary);
-                self.record_turn(key, event, now_ms, summary, injection)
+                let recalled = (searched_group, recall_summary, relevance);
+                self.record_turn(key, event, now_ms, recalled, injection)
             }
             None => injection,
         }
@@ -177,19 +180,21 @@ impl Engine {
     }
 
     /// Saves the turn's record (what was recalled and injected, for `debug` and for capture to remove
-    /// exactly this turn's blocks); trouble saving it is a note on the injection.
+    /// exactly this turn's blocks); trouble saving it is a note on the injection. `recalled`: the
+    /// group searched, what recall did, and the relevance floor's explanation.
     fn record_turn(
         &self,
         session_key: &str,
         event: &PromptEvent,
         now_ms: u64,
-        (searched_group, recall_summary): (Option<String>, String),
+        recalled: (Option<String>, String, Vec<String>),
         mut injection: Injection,
     ) -> Injection {
         let Some(dir) = &self.state_dir else {
             return injection;
         };
-        let record = TurnRecord::new(
+        let (searched_group, recall_summary, relevance) = recalled;
+        let mut record = TurnRecord::new(
             now_ms,
             session_key,
             &event.prompt,
@@ -197,19 +202,22 @@ impl Engine {
             recall_summary,
             &injection,
         );
+        record.relevance = relevance;
         if let Err(e) = turns::save(dir, &record) {
             injection.notes.push(e);
         }
         injection
     }
 
-    /// Recall for one turn, within its budget: the block to show, the data for routing's boosts, and
-    /// what happened. Never fails: trouble gives the fallback note.
+    /// Recall for one turn, within its budget: the block to show (what passes the relevance floor,
+    /// explained into `relevance`), the data for routing's boosts (all Graphiti returned), and what
+    /// happened. Never fails: trouble gives the fallback note.
     fn recall_for_turn(
         &mut self,
         event: &PromptEvent,
         group: &str,
         notes: &mut Vec<String>,
+        relevance: &mut Vec<String>,
     ) -> (Option<String>, Recall, RecallOutcome) {
         let settings = self.settings.recall.clone();
         if !settings.enabled || self.too_short(&event.prompt) {
@@ -253,7 +261,15 @@ impl Engine {
                 }
             }
         };
-        (found.context_block(group, &settings), found, outcome)
+        let earlier = recall::earlier_user_messages(
+            &event.prompt,
+            &event.messages_json,
+            settings.context_messages,
+        );
+        let asked = relevance::Asked::new(&event.prompt, &earlier);
+        let judged = relevance::judge(&found, &asked, settings.min_relevance);
+        *relevance = judged.explanation;
+        (judged.kept.context_block(group, &settings), found, outcome)
     }
 
     /// Keeps a fresh answer for turns whose search will miss its budget; trouble is a note.

@@ -126,6 +126,7 @@ mod tests {
                 labels: vec![],
             }],
             facts: vec![],
+            cached_age_ms: None,
         };
         assert_eq!(shown("priya shah called", &recall), ["Priya", "Shah"]);
         // Only the whole name counts, not a word of it alone.

@@ -127,6 +127,8 @@ pub(crate) struct State {
     pub(crate) worker_dead: bool,
     pub(crate) failed: Vec<String>,
     pub(crate) requests: Vec<RequestRecord>,
+    /// Searches return the group's other items after the matching ones.
+    pub(crate) search_fill: bool,
 }
 
 impl StandIn {
@@ -187,6 +189,14 @@ impl StandIn {
 
     pub fn behaviour(&self) -> Behaviour {
         self.shared.lock().behaviour.clone()
+    }
+
+    /// Makes searches answer like Graphiti's hybrid search, whose embedding half always finds
+    /// nearest neighbours: keyword matches first, then the group's other items in seed order (so
+    /// seed order is the rank a real search would give), up to the maximum asked. An unrelated
+    /// query then gets the group's top items, as against the real servers. Off by default.
+    pub fn set_search_fill(&self, fill: bool) {
+        self.shared.lock().search_fill = fill;
     }
 
     /// Adds nodes and facts; `group_id` is the default for items without one.

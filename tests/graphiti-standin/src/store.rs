@@ -117,7 +117,7 @@ impl State {
     /// Facts whose `fact` or `name` contains a query word; `groups: None` means all groups.
     pub(crate) fn search_facts(&self, groups: Option<&[String]>, query: &str, max: i64) -> Vec<Fact> {
         let words = query_words(query);
-        rank(&self.facts, groups, max, |f| (&f.group_id, hits(&words, &[&f.fact, &f.name])))
+        rank(&self.facts, groups, max, self.search_fill, |f| (&f.group_id, hits(&words, &[&f.fact, &f.name])))
     }
 
     /// Nodes whose name, summary or labels contain a query word, optionally only with a label.
@@ -129,7 +129,7 @@ impl State {
         labels: &[String],
     ) -> Vec<Node> {
         let words = query_words(query);
-        rank(&self.nodes, groups, max, |n| {
+        rank(&self.nodes, groups, max, self.search_fill, |n| {
             let mut fields = vec![n.name.as_str(), n.summary.as_str()];
             fields.extend(n.labels.iter().map(String::as_str));
             let wanted = labels.is_empty() || n.labels.iter().any(|l| labels.contains(l));
@@ -154,14 +154,21 @@ fn hits(words: &[String], fields: &[&str]) -> usize {
     words.iter().filter(|w| fields.iter().any(|f| f.contains(w.as_str()))).count()
 }
 
-/// Matching items by hit count (descending), ties in seed order, at most `max`.
-fn rank<T: Clone>(items: &[T], groups: Option<&[String]>, max: i64, score: impl Fn(&T) -> (&String, usize)) -> Vec<T> {
+/// Matching items by hit count (descending), ties in seed order, at most `max`; with `fill`, the
+/// group's items that match nothing follow (see [`crate::StandIn::set_search_fill`]).
+fn rank<T: Clone>(
+    items: &[T],
+    groups: Option<&[String]>,
+    max: i64,
+    fill: bool,
+    score: impl Fn(&T) -> (&String, usize),
+) -> Vec<T> {
     let mut scored: Vec<(usize, &T)> = items
         .iter()
         .filter_map(|item| {
             let (group, hits) = score(item);
             let in_group = groups.is_none_or(|g| g.contains(group));
-            (in_group && hits > 0).then_some((hits, item))
+            (in_group && (hits > 0 || fill)).then_some((hits, item))
         })
         .collect();
     scored.sort_by_key(|&(hits, _)| std::cmp::Reverse(hits)); // stable: ties keep seed order

@@ -1,0 +1,434 @@
+//! The relevance floor: which recalled facts and entities are related enough to the prompt (and, when
+//! the prompt refers back, to the recent user messages) to be shown to the model. Graphiti's hybrid
+//! search always returns its nearest neighbours, so an unrelated prompt would otherwise get whatever
+//! ranks highest. Deterministic and synonym-free: shared salient terms, weighted by how rare they are
+//! among the recalled items, with recalled entities' names counting in full.
+//!
+//! It decides only what is shown; routing's entity boosts still see everything Graphiti returned.
+
+use crate::recall::{Recall, RecalledFact, RecalledNode};
+use crate::text::{normalize, truncate_chars};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// Numbers (dates, times, amounts) collide by chance more than words do.
+const NUMBER_WEIGHT: f64 = 0.5;
+/// Lines of explanation kept for `debug`, and terms listed per line.
+const MAX_EXPLAINED: usize = 40;
+const MAX_TERMS_SHOWN: usize = 5;
+const TEXT_SHOWN_CHARS: usize = 60;
+
+/// What the floor made of one recall: the items kept (in Graphiti's order) and why, per item.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Judged {
+    pub kept: Recall,
+    /// One line per fact and entity: kept or below the floor, its score, the terms it matched.
+    pub explanation: Vec<String>,
+}
+
+/// The prompt's and the earlier messages' terms, with the weight each gets.
+pub struct Asked {
+    terms: BTreeSet<String>,
+}
+
+impl Asked {
+    /// `earlier`: the recent user messages, most recent first. They count only when the prompt
+    /// refers back to them ("when is it?", "help her") or has no salient term of its own: a prompt
+    /// that stands on its own ("now write a poem about the ocean") has left the earlier topic.
+    pub fn new(prompt: &str, earlier: &[String]) -> Asked {
+        let mut all = terms(prompt);
+        if all.is_empty() || refers_back(prompt) {
+            all.extend(earlier.iter().flat_map(|m| terms(m)));
+        }
+        Asked { terms: all }
+    }
+}
+
+/// Keeps the items scoring at least `min_relevance` (0 keeps everything, and explains nothing).
+pub fn judge(recall: &Recall, asked: &Asked, min_relevance: f64) -> Judged {
+    if min_relevance <= 0.0 {
+        return Judged {
+            kept: recall.clone(),
+            explanation: vec![],
+        };
+    }
+    let fact_terms: Vec<BTreeSet<String>> = recall.facts.iter().map(|f| terms(&f.fact)).collect();
+    let node_terms: Vec<BTreeSet<String>> = recall.nodes.iter().map(node_text_terms).collect();
+    let weigh = Weights::new(&fact_terms, &node_terms, &recall.nodes, asked);
+    // A cached answer stays marked as one.
+    let mut kept = Recall {
+        cached_age_ms: recall.cached_age_ms,
+        ..Recall::default()
+    };
+    let mut lines = Vec::new();
+    let mut kept_fact_terms = Vec::new();
+    for (fact, item_terms) in recall.facts.iter().zip(&fact_terms) {
+        let (score, matched) = weigh.score(item_terms, asked);
+        let keep = score >= min_relevance;
+        lines.push(explain(keep, score, "fact", &fact.fact, &matched));
+        if keep {
+            kept.facts.push(RecalledFact::clone(fact));
+            kept_fact_terms.push(item_terms);
+        }
+    }
+    for (node, item_terms) in recall.nodes.iter().zip(&node_terms) {
+        let (score, mut matched) = weigh.score(item_terms, asked);
+        // An entity a kept fact names is that fact's context (who "Priya Raman" is).
+        let name = terms(&node.name);
+        let named = !name.is_empty() && kept_fact_terms.iter().any(|t| name.is_subset(t));
+        if named && score < min_relevance {
+            matched.push("named in a kept fact".into());
+        }
+        let keep = score >= min_relevance || named;
+        lines.push(explain(keep, score, "entity", &node.name, &matched));
+        if keep {
+            kept.nodes.push(RecalledNode::clone(node));
+        }
+    }
+    let explanation = summarise(recall, &kept, min_relevance, lines);
+    Judged { kept, explanation }
+}
+
+/// The headline first (what the floor let through), then the items, bounded.
+fn summarise(recall: &Recall, kept: &Recall, min: f64, mut lines: Vec<String>) -> Vec<String> {
+    let total = recall.facts.len() + recall.nodes.len();
+    let headline = if total == 0 {
+        format!("relevance floor {min:.2}: nothing was recalled")
+    } else if kept.facts.is_empty() && kept.nodes.is_empty() {
+        format!(
+            "relevance floor {min:.2}: all {} facts and {} entities were below it, no memories shown",
+            recall.facts.len(),
+            recall.nodes.len()
+        )
+    } else {
+        format!(
+            "relevance floor {min:.2}: kept {} of {} facts and {} of {} entities",
+            kept.facts.len(),
+            recall.facts.len(),
+            kept.nodes.len(),
+            recall.nodes.len()
+        )
+    };
+    if lines.len() > MAX_EXPLAINED {
+        let left = lines.len() - MAX_EXPLAINED;
+        lines.truncate(MAX_EXPLAINED);
+        lines.push(format!("… and {left} more"));
+    }
+    std::iter::once(headline).chain(lines).collect()
+}
+
+fn explain(keep: bool, score: f64, kind: &str, text: &str, matched: &[String]) -> String {
+    let verdict = if keep { "kept" } else { "below" };
+    let shown: Vec<&str> = matched
+        .iter()
+        .take(MAX_TERMS_SHOWN)
+        .map(String::as_str)
+        .collect();
+    let more = matched.len().saturating_sub(MAX_TERMS_SHOWN);
+    let more = if more > 0 {
+        format!(" +{more}")
+    } else {
+        String::new()
+    };
+    format!(
+        "{verdict} {score:.2} {kind} {:?} [{}{more}]",
+        truncate_chars(&crate::text::one_line(text), TEXT_SHOWN_CHARS),
+        shown.join(", ")
+    )
+}
+
+/// How much each term of the recalled items counts: rarer among the items is more telling (a term
+/// every item has, like the user's own name, tells little); the terms of a recalled entity's name
+/// that is asked about whole ("Helio Robotics", not just "robotics") count in full, since naming
+/// an entity is the clearest sign of what the prompt is about.
+struct Weights {
+    rarity: HashMap<String, f64>,
+    names: HashSet<String>,
+}
+
+impl Weights {
+    fn new(
+        facts: &[BTreeSet<String>],
+        nodes: &[BTreeSet<String>],
+        recalled: &[RecalledNode],
+        asked: &Asked,
+    ) -> Self {
+        let items = (facts.len() + nodes.len()) as f64;
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        for term in facts.iter().chain(nodes).flatten() {
+            *counts.entry(term).or_default() += 1;
+        }
+        let rarity = counts
+            .into_iter()
+            .map(|(term, count)| {
+                // 1 for a term one item has, falling towards ln 2 / ln(n + 1) for one all have.
+                let weight = (1.0 + items / count as f64).ln() / (1.0 + items).ln();
+                (term.to_string(), weight)
+            })
+            .collect();
+        let names = recalled
+            .iter()
+            .map(|n| terms(&n.name))
+            .filter(|name| !name.is_empty() && name.is_subset(&asked.terms))
+            .flatten()
+            .collect();
+        Weights { rarity, names }
+    }
+
+    /// The item's score against what was asked, and the terms that matched (strongest first).
+    fn score(&self, item: &BTreeSet<String>, asked: &Asked) -> (f64, Vec<String>) {
+        let mut matched: Vec<(f64, &String)> = item
+            .iter()
+            .filter(|term| asked.terms.contains(*term))
+            .map(|term| {
+                let term_weight = if self.names.contains(term) {
+                    1.0
+                } else {
+                    self.rarity.get(term).copied().unwrap_or(1.0)
+                };
+                let kind_weight = if is_number(term) { NUMBER_WEIGHT } else { 1.0 };
+                (term_weight * kind_weight, term)
+            })
+            .collect();
+        matched.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        let score = matched.iter().fold(0.0, |sum, (w, _)| sum + w);
+        (score, matched.into_iter().map(|(_, t)| t.clone()).collect())
+    }
+}
+
+fn node_text_terms(node: &RecalledNode) -> BTreeSet<String> {
+    let mut all = terms(&node.name);
+    all.extend(terms(&node.summary));
+    all
+}
+
+/// Digits, and the small numbers in words ("four-year-old"), as stemmed.
+fn is_number(term: &str) -> bool {
+    const NUMBER_WORDS: [&str; 11] = [
+        "two", "thre", "four", "fiv", "six", "seven", "eight", "nin", "ten", "eleven", "twelv",
+    ];
+    term.chars().all(|c| c.is_ascii_digit()) || NUMBER_WORDS.contains(&term)
+}
+
+/// Whether the prompt points back at the conversation ("when is it?", "help her", "the next one"):
+/// then the earlier messages' topic is the prompt's topic and their terms count in full.
+fn refers_back(prompt: &str) -> bool {
+    const REFERRING: [&str; 17] = [
+        "it", "its", "that", "this", "these", "those", "he", "him", "his", "she", "her", "they",
+        "them", "their", "there", "one", "again",
+    ];
+    words(prompt).any(|w| REFERRING.contains(&w.as_str()))
+}
+
+/// Lower-cased words with diacritics folded (é → e), split on anything not a letter or digit.
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    let folded: String = normalize(text).chars().map(fold_diacritic).collect();
+    folded
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect::<Vec<_>>()
+        .into_iter()
+}
+
+/// The salient terms of a text: its words without stop-words and one-letter words, stemmed.
+pub fn terms(text: &str) -> BTreeSet<String> {
+    words(text)
+        .filter(|w| w.chars().count() > 1 && !STOP_WORDS.contains(&w.as_str()))
+        .map(|w| stem(&w))
+        // "seeing" → "see": a stop-word once stemmed is one too.
+        .filter(|s| s.chars().count() > 1 && !STOP_WORDS.contains(&s.as_str()))
+        .collect()
+}
+
+/// A light, rule-based stem so inflections meet (moving/moved/move → mov, booked → book,
+/// stories → story): plural and verb endings only, never a dictionary.
+pub fn stem(word: &str) -> String {
+    if word.chars().any(|c| !c.is_ascii_alphabetic()) {
+        return word.to_string();
+    }
+    let mut w = word.to_string();
+    if w.len() > 4 && w.ends_with("ies") {
+        w.truncate(w.len() - 3);
+        w.push('y');
+    } else if w.ends_with("sses") {
+        w.truncate(w.len() - 2);
+    } else if w.len() > 3
+        && w.ends_with('s')
+        && !(w.ends_with("ss") || w.ends_with("us") || w.ends_with("is"))
+    {
+        w.pop();
+    }
+    for ending in ["ing", "ed"] {
+        if w.len() > ending.len() + 2 && w.ends_with(ending) {
+            w.truncate(w.len() - ending.len());
+            let b = w.as_bytes();
+            let n = b.len();
+            // planning → plan, running → run (but not fall → fal)
+            if n >= 2 && b[n - 1] == b[n - 2] && !b"aeioulsz".contains(&b[n - 1]) {
+                w.pop();
+            }
+            break;
+        }
+    }
+    if w.len() > 3 && w.ends_with('e') {
+        w.pop();
+    }
+    w
+}
+
+/// Latin letters with diacritics to their base letter; anything else unchanged.
+fn fold_diacritic(c: char) -> char {
+    match c {
+        'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' | 'ā' | 'ă' | 'ą' => 'a',
+        'ç' | 'ć' | 'č' => 'c',
+        'ď' | 'đ' => 'd',
+        'è' | 'é' | 'ê' | 'ë' | 'ē' | 'ė' | 'ę' | 'ě' => 'e',
+        'ğ' => 'g',
+        'ì' | 'í' | 'î' | 'ï' | 'ī' | 'į' | 'ı' => 'i',
+        'ł' | 'ľ' => 'l',
+        'ñ' | 'ń' | 'ň' => 'n',
+        'ò' | 'ó' | 'ô' | 'õ' | 'ö' | 'ø' | 'ō' | 'ő' => 'o',
+        'ř' => 'r',
+        'ś' | 'š' | 'ş' => 's',
+        'ť' | 'ţ' => 't',
+        'ù' | 'ú' | 'û' | 'ü' | 'ū' | 'ů' | 'ű' => 'u',
+        'ý' | 'ÿ' => 'y',
+        'ź' | 'ż' | 'ž' => 'z',
+        other => other,
+    }
+}
+
+/// English function words and the conversational words of requests ("can you remind me…"), which
+/// say nothing about what a memory is about.
+#[rustfmt::skip]
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "anything",
+    "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both",
+    "but", "by", "can", "could", "did", "do", "does", "doing", "done", "down", "during", "each",
+    "else", "even", "ever", "every", "few", "for", "from", "further", "get", "gets", "getting",
+    "give", "go", "going", "got", "had", "has", "have", "having", "he", "hello", "her", "here",
+    "hers", "herself", "hey", "hi", "him", "himself", "his", "how", "i", "if", "in", "into", "is",
+    "it", "its", "itself", "just", "know", "let", "lets", "like", "me", "might", "more", "most",
+    "much", "must", "my", "myself", "need", "needs", "new", "next", "no", "nor", "not", "now", "of",
+    "off", "ok", "okay", "on", "once", "one", "only", "or", "other", "our", "ours", "ourselves",
+    "out", "over", "own", "please", "really", "remind", "same", "say", "see", "shall", "she",
+    "should", "so", "some", "something", "still", "such", "tell", "than", "thank", "thanks", "that",
+    "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "thing",
+    "things", "think", "this", "those", "through", "to", "too", "under", "until", "up", "us", "use",
+    "very", "want", "was", "we", "were", "what", "whats", "when", "where", "which", "while", "who",
+    "whom", "why", "will", "with", "would", "yes", "yet", "you", "your", "yours", "yourself", "ll",
+    "re", "ve", "don", "doesn", "didn", "isn", "wasn", "won", "may", "dr", "mr", "mrs", "ms",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recall(facts: &[&str], nodes: &[(&str, &str)]) -> Recall {
+        Recall {
+            facts: facts
+                .iter()
+                .map(|f| RecalledFact {
+                    fact: f.to_string(),
+                    ..RecalledFact::default()
+                })
+                .collect(),
+            nodes: nodes
+                .iter()
+                .map(|(name, summary)| RecalledNode {
+                    name: name.to_string(),
+                    summary: summary.to_string(),
+                    labels: vec![],
+                })
+                .collect(),
+            cached_age_ms: None,
+        }
+    }
+
+    #[test]
+    fn stems_meet_across_inflections() {
+        let same = |a: &str, b: &str| assert_eq!(stem(a), stem(b), "{a} / {b}");
+        same("moving", "moved");
+        same("move", "moves");
+        same("booked", "book");
+        same("planning", "plan");
+        same("stories", "story");
+        assert_ne!(stem("dentist"), stem("dental"));
+        assert_eq!(stem("17"), "17");
+    }
+
+    #[test]
+    fn terms_drop_stop_words_and_fold_diacritics() {
+        let t = terms("When is Lucía's appointment, and can you remind me?");
+        assert_eq!(
+            t.into_iter().collect::<Vec<_>>(),
+            vec!["appointment", "lucia"]
+        );
+    }
+
+    #[test]
+    fn unrelated_prompt_keeps_nothing_and_says_so() {
+        let r = recall(
+            &[
+                "Lena starts school on September 2",
+                "Maya sees Dr. Reyes on Thursdays",
+            ],
+            &[("Lena", "Maya's daughter")],
+        );
+        let judged = judge(
+            &r,
+            &Asked::new("write me a haiku about autumn leaves", &[]),
+            0.6,
+        );
+        assert_eq!(judged.kept, Recall::default());
+        assert!(judged.explanation[0].contains("all 2 facts and 1 entities were below it"));
+        assert!(
+            judged.explanation[1].starts_with("below 0.00 fact \"Lena starts"),
+            "{:?}",
+            judged.explanation
+        );
+    }
+
+    #[test]
+    fn named_entity_and_shared_terms_keep_their_facts() {
+        let r = recall(
+            &["Pepper needs a kidney diet", "Daniel drives a blue car"],
+            &[("Pepper", "Daniel's cat")],
+        );
+        let judged = judge(&r, &Asked::new("Pepper stopped eating", &[]), 0.6);
+        assert_eq!(judged.kept.facts.len(), 1);
+        assert_eq!(judged.kept.nodes.len(), 1);
+        assert!(
+            judged.explanation[1].starts_with("kept 1.00 fact"),
+            "{:?}",
+            judged.explanation
+        );
+        assert!(judged.explanation[1].ends_with("[pepper]"));
+    }
+
+    #[test]
+    fn earlier_messages_count_in_full_only_when_the_prompt_refers_back() {
+        let r = recall(
+            &[
+                "Maya has a dentist appointment on March 14",
+                "Maya likes tea",
+            ],
+            &[],
+        );
+        let earlier = vec!["I need to reschedule my dentist appointment".to_string()];
+        let follow_up = judge(&r, &Asked::new("when is it?", &earlier), 1.5);
+        assert_eq!(follow_up.kept.facts.len(), 1);
+        let switched = judge(
+            &r,
+            &Asked::new("Now write a poem about the ocean", &earlier),
+            1.5,
+        );
+        assert!(switched.kept.facts.is_empty(), "{:?}", switched.explanation);
+    }
+
+    #[test]
+    fn floor_zero_keeps_everything() {
+        let r = recall(&["a fact"], &[("X", "")]);
+        assert_eq!(judge(&r, &Asked::new("haiku", &[]), 0.0).kept, r);
+    }
+}
