@@ -5,6 +5,7 @@
 mod capture;
 mod commands;
 mod expert_runs;
+mod recall_turn;
 mod sending;
 mod tool_calls;
 mod turn;
