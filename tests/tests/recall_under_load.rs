@@ -156,7 +156,7 @@ fn a_search_that_misses_its_budget_gets_a_recent_answer_of_the_same_topic_marked
     standin.set_fault(Fault::Slow(Duration::from_secs(3)));
     let started = Instant::now();
     let injection = shim.before_agent_start(
-        &prompt("Should I move the dentist visit to Monday?"),
+        &prompt("Should I move Maya's dentist appointment to Monday?"),
         &ctx(),
     );
     assert!(
@@ -164,20 +164,26 @@ fn a_search_that_misses_its_budget_gets_a_recent_answer_of_the_same_topic_marked
         "within its budget"
     );
     let block = memory_block(&injection);
-    assert!(block.contains("cached=\"0 min old\""), "{block}");
+    let debug = shim.run_command(&Command::Debug(Some("session-load".into())));
+    assert!(
+        block.contains("cached=\"0 min old\""),
+        "{block}\n{}",
+        debug.stdout
+    );
     assert!(block.contains("Graphiti did not answer in time"), "{block}");
     assert!(
         block.contains("dentist appointment with Dr. Osei on Friday"),
         "{block}"
     );
-    let debug = shim.run_command(&Command::Debug(Some("session-load".into())));
     assert!(
         debug.stdout.contains("cached answer used"),
         "{}",
         debug.stdout
     );
     assert!(
-        debug.stdout.contains("shared terms: dentist"),
+        debug
+            .stdout
+            .contains("shared terms: appointment, dentist, maya"),
         "{}",
         debug.stdout
     );
