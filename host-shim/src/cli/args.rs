@@ -40,6 +40,10 @@ pub(crate) struct GlobalOptions {
     /// An origin the component may send HTTP requests to, e.g. http://localhost:8000 (repeatable)
     #[arg(long = "allow-origin", global = true, value_name = "ORIGIN")]
     pub(crate) allowed_origins: Vec<String>,
+    /// PEM CA certificates trusted for https origins besides the system's roots (which
+    /// $SSL_CERT_FILE and $SSL_CERT_DIR replace, as in OpenSSL)
+    #[arg(long, global = true, value_name = "PATH")]
+    pub(crate) ca_file: Option<PathBuf>,
     /// Time limit of each call into the component, except those that send (--send-timeout-ms)
     #[arg(long, global = true, value_name = "N", default_value_t = 5000)]
     pub(crate) call_timeout_ms: u64,
