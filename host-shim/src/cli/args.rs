@@ -107,6 +107,9 @@ pub(crate) enum CliCommand {
     },
     /// Load the configuration and report what was read
     CheckConfig,
+    /// Fail when the config directory holds anything that looks private: e-mail addresses, phone
+    /// numbers, tokens and keys, and (with --overlay-dir) the overlay's terms. Writes and sends nothing
+    AuditBoundary,
     /// Search Graphiti as recall would and print the <graphiti-context> block
     Recall {
         /// What to search for
