@@ -151,10 +151,9 @@ pub(crate) fn origin_of(url: &str) -> Result<String, String> {
 fn classify(err: ureq::Error, origin: &str) -> HttpError {
     use std::io::ErrorKind;
     match err {
-        ureq::Error::Rustls(tls) => HttpError::Connect(tls::handshake_failure(&tls, origin)),
+        ureq::Error::Rustls(tls) => tls_failure(&tls, origin),
         ureq::Error::Io(io) if tls_error(&io).is_some() => {
-            let tls = tls_error(&io).expect("checked in the guard");
-            HttpError::Connect(tls::handshake_failure(tls, origin))
+            tls_failure(tls_error(&io).expect("checked in the guard"), origin)
         }
         ureq::Error::Timeout(ureq::Timeout::Resolve | ureq::Timeout::Connect) => {
             HttpError::Connect("timed out while connecting".into())
@@ -180,6 +179,16 @@ fn classify(err: ureq::Error, origin: &str) -> HttpError {
         ureq::Error::BadUri(why) => HttpError::InvalidRequest(why),
         ureq::Error::Http(why) => HttpError::InvalidRequest(why.to_string()),
         other => HttpError::Transport(other.to_string()),
+    }
+}
+
+/// `connect` for a refusal only a handshake can produce (the certificate, no common protocol):
+/// nothing was sent. Any other TLS error may come after the request went out: `transport`.
+fn tls_failure(err: &rustls::Error, origin: &str) -> HttpError {
+    if tls::is_handshake_refusal(err) {
+        HttpError::Connect(tls::handshake_failure(err, origin))
+    } else {
+        HttpError::Transport(format!("TLS with {origin} failed: {err}"))
     }
 }
 

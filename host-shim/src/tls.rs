@@ -97,6 +97,18 @@ pub(crate) fn read_ca_file(
     Ok(certs)
 }
 
+/// Errors that only the handshake raises, before any request byte is sent.
+pub(crate) fn is_handshake_refusal(err: &rustls::Error) -> bool {
+    matches!(
+        err,
+        rustls::Error::InvalidCertificate(_)
+            | rustls::Error::PeerIncompatible(_)
+            | rustls::Error::NoCertificatesPresented
+            | rustls::Error::UnsupportedNameType
+            | rustls::Error::InappropriateHandshakeMessage { .. }
+    )
+}
+
 /// What a failed TLS handshake means to a user, for the WIT `connect` text.
 pub(crate) fn handshake_failure(err: &rustls::Error, origin: &str) -> String {
     use rustls::CertificateError as Cert;
@@ -184,6 +196,7 @@ mod tests {
     #[test]
     fn handshake_failures_name_the_certificate_problem_and_the_origin() {
         let unknown = rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer);
+        assert!(is_handshake_refusal(&unknown));
         let text = handshake_failure(&unknown, "https://localhost:8443");
         assert!(text.contains("https://localhost:8443"), "{text}");
         assert!(text.contains("unknown issuer"), "{text}");
