@@ -13,6 +13,9 @@ fi
 echo "test: cargo test (native core, host shim, component through the shim, Graphiti stand-in)"
 cargo test --release --workspace --exclude probe-guest
 
+echo "test: the public/private boundary audit of config/ (scripts/audit-boundary.sh: the CLI's audit-boundary, then git ignores config/private/)"
+bash scripts/audit-boundary.sh
+
 echo "test: no function over 80 lines without a stated reason (clippy's too_many_lines, clippy.toml)"
 lint="-A clippy::all -D clippy::too_many_lines"
 cargo clippy --release --quiet -p graphiti-openclaw-plugin -p graphiti-openclaw-host-shim --all-targets -- $lint

@@ -20,8 +20,15 @@ pub enum ShimError {
         path: PathBuf,
         reason: String,
     },
-    /// An allowed origin that is not an http origin.
+    /// An allowed origin that is not an http or https origin.
     InvalidOrigin { origin: String, reason: String },
+    /// A CA file for https that cannot be used; `named_by` is `SSL_CERT_FILE` or "extra CA file"
+    /// ([`ShimOptions::extra_ca_file`](crate::ShimOptions::extra_ca_file)).
+    CaFile {
+        named_by: &'static str,
+        path: PathBuf,
+        reason: String,
+    },
     /// Limits that would make every call fail.
     InvalidLimits(String),
     /// The wasm is not a component this host can run (does not compile, or wrong world).
@@ -50,6 +57,11 @@ impl fmt::Display for ShimError {
             Self::InvalidOrigin { origin, reason } => {
                 write!(f, "invalid allowed origin {origin:?}: {reason}")
             }
+            Self::CaFile {
+                named_by,
+                path,
+                reason,
+            } => write!(f, "{named_by} {}: {reason}", path.display()),
             Self::InvalidLimits(reason) => write!(f, "invalid limits: {reason}"),
             Self::Load { path, reason } => write!(f, "cannot load {}: {reason}", path.display()),
             Self::Engine(reason) => write!(f, "cannot set up wasmtime: {reason}"),

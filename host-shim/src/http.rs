@@ -1,5 +1,7 @@
-//! `host.http-request`: plain HTTP, only to allowed origins, never following redirects.
+//! `host.http-request`: HTTP and HTTPS (see [`crate::tls`]), only to allowed origins, never
+//! following redirects.
 
+use std::path::Path;
 use std::time::Duration;
 
 use ureq::http::{self, Uri};
@@ -8,6 +10,8 @@ use ureq::{Agent, AsSendBody};
 use crate::bindings::graphiti::openclaw::host::{
     HttpError, Request as HttpRequest, Response as HttpResponse,
 };
+use crate::errors::ShimError;
+use crate::tls;
 
 /// The most requests one `http-batch` may carry (one thread each).
 pub(crate) const MAX_BATCH: usize = 16;
@@ -20,20 +24,30 @@ pub(crate) struct HttpGate {
 }
 
 impl HttpGate {
-    /// Fails with the offending entry and why.
-    pub(crate) fn new(origins: &[String]) -> Result<Self, (String, String)> {
-        let allowed = origins
+    /// Fails on an origin that is not http(s), naming it, or on a CA file that cannot be used.
+    /// The trusted roots are read only when an `https` origin is allowed or a CA file is named.
+    pub(crate) fn new(origins: &[String], extra_ca_file: Option<&Path>) -> Result<Self, ShimError> {
+        let allowed: Vec<String> = origins
             .iter()
             .map(|origin| {
-                let normalised = origin_of(origin).map_err(|why| (origin.clone(), why))?;
-                if normalised.starts_with("https:") {
-                    // Built without TLS: Graphiti is expected on a local, plain-HTTP origin.
-                    return Err((origin.clone(), "https is not supported by this host".into()));
-                }
-                Ok(normalised)
+                origin_of(origin).map_err(|reason| ShimError::InvalidOrigin {
+                    origin: origin.clone(),
+                    reason,
+                })
             })
             .collect::<Result<_, _>>()?;
+        let tls_config =
+            if allowed.iter().any(|o| o.starts_with("https:")) || extra_ca_file.is_some() {
+                tls::tls_config(extra_ca_file).map_err(|err| ShimError::CaFile {
+                    named_by: err.named_by,
+                    path: err.path,
+                    reason: err.reason,
+                })?
+            } else {
+                tls::no_roots()
+            };
         let agent = Agent::config_builder()
+            .tls_config(tls_config)
             // The guest sees every status as it is: no errors for 4xx/5xx, no redirects followed
             // (a redirect could lead to an origin that is not allowed).
             .http_status_as_error(false)
@@ -78,7 +92,7 @@ impl HttpGate {
             let (parts, ()) = prepared.into_parts();
             self.run(http::Request::from_parts(parts, request.body), timeout)
         };
-        let mut response = result.map_err(classify)?;
+        let mut response = result.map_err(|err| classify(err, &origin))?;
 
         let status = response.status().as_u16();
         let headers = response
@@ -89,7 +103,10 @@ impl HttpGate {
                 (name.as_str().to_ascii_lowercase(), value)
             })
             .collect();
-        let body = response.body_mut().read_to_vec().map_err(classify)?;
+        let body = response
+            .body_mut()
+            .read_to_vec()
+            .map_err(|err| classify(err, &origin))?;
         Ok(HttpResponse {
             status,
             headers,
@@ -168,10 +185,15 @@ pub(crate) fn origin_of(url: &str) -> Result<String, String> {
 
 /// The WIT case for a failed exchange. `connect` only when no connection was made, so nothing was
 /// sent and the guest may send again at once; anything else after connecting is `transport` or
-/// `timeout` (outcome unknown). When unsure, not `connect`.
-fn classify(err: ureq::Error) -> HttpError {
+/// `timeout` (outcome unknown). When unsure, not `connect`. A failed TLS handshake is `connect`
+/// (no request was sent), its text naming the certificate problem and `origin`.
+fn classify(err: ureq::Error, origin: &str) -> HttpError {
     use std::io::ErrorKind;
     match err {
+        ureq::Error::Rustls(tls) => tls_failure(&tls, origin),
+        ureq::Error::Io(io) if tls_error(&io).is_some() => {
+            tls_failure(tls_error(&io).expect("checked in the guard"), origin)
+        }
         ureq::Error::Timeout(ureq::Timeout::Resolve | ureq::Timeout::Connect) => {
             HttpError::Connect("timed out while connecting".into())
         }
@@ -197,6 +219,21 @@ fn classify(err: ureq::Error) -> HttpError {
         ureq::Error::Http(why) => HttpError::InvalidRequest(why.to_string()),
         other => HttpError::Transport(other.to_string()),
     }
+}
+
+/// `connect` for a refusal only a handshake can produce (the certificate, no common protocol):
+/// nothing was sent. Any other TLS error may come after the request went out: `transport`.
+fn tls_failure(err: &rustls::Error, origin: &str) -> HttpError {
+    if tls::is_handshake_refusal(err) {
+        HttpError::Connect(tls::handshake_failure(err, origin))
+    } else {
+        HttpError::Transport(format!("TLS with {origin} failed: {err}"))
+    }
+}
+
+/// The rustls error inside an I/O error (how a failed handshake reaches ureq).
+fn tls_error(io: &std::io::Error) -> Option<&rustls::Error> {
+    io.get_ref()?.downcast_ref::<rustls::Error>()
 }
 
 #[cfg(test)]

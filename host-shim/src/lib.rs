@@ -9,8 +9,9 @@
 //!   opens only regular files and directories, and its opens never block (a FIFO or a device is
 //!   refused with `access`). No environment, no arguments; guest stdout/stderr go to the host's
 //!   stderr or nowhere.
-//! - **Network**: `host.http-request` reaches only the configured origins (plain HTTP), follows no
-//!   redirects and returns every status as a response.
+//! - **Network**: `host.http-request` reaches only the configured origins (HTTP, or HTTPS checked
+//!   against the system's roots plus an extra CA file), follows no redirects and returns every
+//!   status as a response.
 //! - **Locks**: `host.acquire-lock` / `host.release-lock` take lock files in the state directory,
 //!   so one process at a time sends the spool or merges counters; see [`state_lock`] for the protocol
 //!   (the OpenClaw adapter speaks the same). A dropped instance gives up its locks.
@@ -71,6 +72,7 @@ mod guest_files;
 mod host_imports;
 mod http;
 pub mod state_lock;
+mod tls;
 mod wasi_context;
 
 mod limits;
@@ -82,6 +84,7 @@ pub use errors::{ReloadError, ShimError, config_error_line};
 pub use limits::Limits;
 pub use logs::level_name;
 pub use options::ShimOptions;
+pub use tls::EXTRA_CA_FILE;
 pub use shim::{GUEST_FAILURE_EXIT_CODE, Shim};
 pub use state_lock::{LockError, StateLocks};
 

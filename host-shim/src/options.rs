@@ -20,8 +20,12 @@ pub struct ShimOptions {
     /// Where compiled components are cached; None means
     /// [`default_cache_dir`](crate::default_cache_dir).
     pub cache_dir: Option<PathBuf>,
-    /// Origins `host.http-request` may reach, such as `http://localhost:8000`.
+    /// Origins `host.http-request` may reach, such as `http://localhost:8000` or
+    /// `https://graphiti.example`.
     pub allowed_origins: Vec<String>,
+    /// PEM certificates trusted for `https` besides the system's roots (which `SSL_CERT_FILE` and
+    /// `SSL_CERT_DIR` replace, as in OpenSSL).
+    pub extra_ca_file: Option<PathBuf>,
     pub limits: Limits,
     /// Also write guest logs (and guest stdout/stderr) to the host's stderr.
     pub echo_logs: bool,
@@ -50,6 +54,7 @@ impl ShimOptions {
             state_dir: None,
             cache_dir: None,
             allowed_origins: Vec::new(),
+            extra_ca_file: None,
             limits,
             echo_logs: true,
             host_settings: None,

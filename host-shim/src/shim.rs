@@ -62,8 +62,7 @@ impl Shim {
             source,
         })?;
         check_mounts(&options)?;
-        let http = HttpGate::new(&options.allowed_origins)
-            .map_err(|(origin, reason)| ShimError::InvalidOrigin { origin, reason })?;
+        let http = HttpGate::new(&options.allowed_origins, options.extra_ca_file.as_deref())?;
         let logs = LogSink {
             echo: options.echo_logs,
             kept: Arc::default(),

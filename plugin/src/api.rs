@@ -92,6 +92,8 @@ pub enum Command {
     /// Send what waits in the spool now.
     Flush,
     Spool(SpoolCommand),
+    /// The public/private boundary audit of the config directory (and the overlay's terms).
+    AuditBoundary,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,6 +4,7 @@
 //! The modules are plain Rust; `component` (wasm only) maps the WIT contract in `wit/` onto [`Engine`].
 
 pub mod api;
+pub mod boundary_audit;
 pub mod capture;
 pub mod config;
 pub mod config_in_force;

@@ -40,6 +40,10 @@ pub(crate) struct GlobalOptions {
     /// An origin the component may send HTTP requests to, e.g. http://localhost:8000 (repeatable)
     #[arg(long = "allow-origin", global = true, value_name = "ORIGIN")]
     pub(crate) allowed_origins: Vec<String>,
+    /// PEM CA certificates trusted for https origins besides the system's roots (which
+    /// $SSL_CERT_FILE and $SSL_CERT_DIR replace, as in OpenSSL)
+    #[arg(long, global = true, value_name = "PATH")]
+    pub(crate) ca_file: Option<PathBuf>,
     /// Time limit of each call into the component, except those that send (--send-timeout-ms)
     #[arg(long, global = true, value_name = "N", default_value_t = 5000)]
     pub(crate) call_timeout_ms: u64,
@@ -116,6 +120,9 @@ pub(crate) enum CliCommand {
     },
     /// Load the configuration and report what was read
     CheckConfig,
+    /// Fail when the config directory holds anything that looks private: e-mail addresses, phone
+    /// numbers, tokens and keys, and (with --overlay-dir) the overlay's terms. Writes and sends nothing
+    AuditBoundary,
     /// Search Graphiti as recall would and print the <graphiti-context> block
     Recall {
         /// What to search for

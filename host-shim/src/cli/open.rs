@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use host_shim::{Limits, Shim, ShimError, ShimOptions};
+use host_shim::{EXTRA_CA_FILE, Limits, Shim, ShimError, ShimOptions};
 
 use super::args::GlobalOptions;
 use super::input_files::read_text;
@@ -40,6 +40,8 @@ pub(crate) fn open_shim(options: GlobalOptions, dry_run: bool) -> Result<Shim, S
         } else {
             options.allowed_origins
         },
+        // Checked even in a dry run: a wrong file is said at once, not on the first https recall.
+        extra_ca_file: options.ca_file,
         echo_logs: !options.quiet,
         experts_dir: options
             .experts_dir
@@ -68,6 +70,11 @@ pub(crate) fn open_shim(options: GlobalOptions, dry_run: bool) -> Result<Shim, S
             format!("{err}; run scripts/build.sh first")
         }
         // Named by the option the user gave it with.
+        ShimError::CaFile {
+            named_by: EXTRA_CA_FILE,
+            path,
+            reason,
+        } => format!("--ca-file {}: {reason}", path.display()),
         ShimError::Mount {
             guest_path,
             path,

@@ -46,6 +46,7 @@ pub(crate) fn run(mut cli: Cli) -> Result<u8, String> {
             Command::Eval((read_text("cases file", &cases)?, threshold))
         }
         CliCommand::CheckConfig => Command::CheckConfig,
+        CliCommand::AuditBoundary => Command::AuditBoundary,
         CliCommand::Recall { query, group_id } => Command::Recall((query, group_id)),
         CliCommand::Status => Command::Status,
         CliCommand::Debug { session } => Command::Debug(session),

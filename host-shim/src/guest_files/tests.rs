@@ -124,7 +124,7 @@ fn guest_state() -> GuestState {
         wasi: WasiCtx::builder().build(),
         table: ResourceTable::new(),
         memory: MemoryLimiter::new(1 << 20),
-        http: std::sync::Arc::new(HttpGate::new(&[]).unwrap()),
+        http: std::sync::Arc::new(HttpGate::new(&[], None).unwrap()),
         logs: LogSink {
             echo: false,
             kept: Default::default(),

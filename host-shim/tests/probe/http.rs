@@ -134,14 +134,34 @@ fn http_is_cut_short_by_the_call_deadline() {
 }
 
 #[test]
-fn https_origins_are_rejected_up_front() {
+fn https_origins_are_allowed_and_an_unusable_ca_file_is_named_up_front() {
     let config = TempDir::new("https");
-    let options = ShimOptions {
+    let https = ShimOptions {
         allowed_origins: vec!["https://graphiti.example".into()],
         ..options(&config)
     };
-    assert!(matches!(
-        Shim::new(options),
-        Err(ShimError::InvalidOrigin { .. })
-    ));
+    Shim::new(https.clone()).expect("an https origin is allowed");
+
+    let not_pem = config.path().join("ca.pem");
+    std::fs::write(&not_pem, "just text\n").unwrap();
+    let err = Shim::new(ShimOptions {
+        extra_ca_file: Some(not_pem.clone()),
+        ..https
+    })
+    .err()
+    .expect("a CA file without certificates is refused");
+    assert!(
+        matches!(&err, ShimError::CaFile { path, .. } if *path == not_pem),
+        "{err}"
+    );
+    assert!(err.to_string().contains("no certificate in it"), "{err}");
+
+    let config = TempDir::new("ftp");
+    let err = Shim::new(ShimOptions {
+        allowed_origins: vec!["ftp://graphiti.example".into()],
+        ..options(&config)
+    })
+    .err()
+    .expect("ftp is refused");
+    assert!(matches!(err, ShimError::InvalidOrigin { .. }), "{err}");
 }

@@ -418,6 +418,8 @@ function registerCliCommands(api, runtime) {
       .action(() => print({ tag: 'check-config' }));
     graphiti.command('lint-rules').description('Fail when two rules share more than half of their keywords')
       .action(() => print({ tag: 'lint-rules' }));
+    graphiti.command('audit-boundary').description('Fail when the config directory holds anything that looks private (e-mail, phone, token, an overlay term)')
+      .action(() => print({ tag: 'audit-boundary' }));
     const fail = (text) => {
       process.stderr.write(`${text}\n`);
       process.exitCode = 2;

@@ -276,6 +276,7 @@ impl Guest for Component {
             wit::Command::CheckConfig => api::Command::CheckConfig,
             wit::Command::Recall((query, group)) => api::Command::Recall(query, group),
             wit::Command::Status => api::Command::Status,
+            wit::Command::AuditBoundary => api::Command::AuditBoundary,
             wit::Command::Search(r) => api::Command::Search(r.query, hook_context(r.ctx)),
             wit::Command::Ingest(r) => api::Command::Ingest(r.text, r.source, hook_context(r.ctx)),
             wit::Command::Debug(session_key) => api::Command::Debug(session_key),

@@ -3,6 +3,7 @@
 
 use super::Engine;
 use crate::api::{Command, CommandOutput, HookContext, IntentTestRequest};
+use crate::boundary_audit;
 use crate::config::PluginSettings;
 use crate::decision::Injection;
 use crate::graphiti::EpisodeKind;
@@ -90,6 +91,7 @@ impl Engine {
             Command::Ingest(text, source, ctx) => self.ingest(text, source.as_deref(), ctx),
             Command::Debug(session_key) => self.debug(session_key.as_deref()),
             Command::Flush => self.flush(),
+            Command::AuditBoundary => boundary_audit::audit(&self.roots),
             Command::Spool(command) => self.spool_command(*command),
             Command::Experts(command) => {
                 // The `experts` settings (servers, mappings) come with the configuration.
