@@ -22,7 +22,7 @@ wasm=target/wasm32-wasip2/component/graphiti_openclaw.wasm
 out=dist/graphiti-openclaw
 rm -rf "$out" "dist/graphiti-openclaw-$version.tgz"
 mkdir -p "$out/dist"
-echo "package: transpiling with jco (async host imports http-request and acquire-lock; async exports that may call them)"
+echo "package: transpiling with jco (async host imports http-request, http-batch and acquire-lock; async exports that may call them)"
 bash scripts/transpile-component.sh "$wasm" "$out/dist/component"
 cp plugin/openclaw/src/*.js "$out/dist/"
 cp plugin/openclaw/package.json plugin/openclaw/openclaw.plugin.json plugin/openclaw/README.md "$out/"

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
-import { createHttpRequest, originOf } from '../src/http.js';
+import { MAX_BATCH, createHttpBatch, createHttpRequest, originOf } from '../src/http.js';
 
 /** A loopback server; `handler(req, res)` answers. Resolves to its origin and a closer. */
 async function serve(handler) {
@@ -88,4 +88,32 @@ test('a connection closed after the request was read is a transport error (the o
   await assert.rejects(httpRequest(request(`${origin}/episodes`)), (e) => e.tag === 'transport');
   assert.deepEqual(requests, ['GET /episodes HTTP/1.1'], 'the server had the request');
   server.close();
+});
+
+test('a batch is sent at once and answered in order, each as ok or err; an oversized batch is refused whole', async () => {
+  let inFlight = 0;
+  let most = 0;
+  const server = await serve((req, res) => {
+    inFlight += 1;
+    most = Math.max(most, inFlight);
+    // Each answer waits until both requests have arrived, so only concurrent sending finishes fast.
+    setTimeout(() => { inFlight -= 1; res.end(req.url); }, 150);
+  });
+  try {
+    const httpRequest = createHttpRequest({ allowedOrigins: () => [server.origin] });
+    const httpBatch = createHttpBatch(httpRequest);
+    const started = performance.now();
+    const answers = await httpBatch([request(`${server.origin}/facts`), request('http://evil.example/x'), request(`${server.origin}/nodes`)]);
+    assert.equal(most, 2, 'both requests were in flight together');
+    assert.ok(performance.now() - started < 1000);
+    assert.deepEqual(answers.map((a) => a.tag), ['ok', 'err', 'ok']);
+    assert.equal(new TextDecoder().decode(answers[0].val.body), '/facts');
+    assert.equal(new TextDecoder().decode(answers[2].val.body), '/nodes');
+    assert.equal(answers[1].val.tag, 'refused');
+    const tooMany = await httpBatch(Array.from({ length: MAX_BATCH + 1 }, () => request(`${server.origin}/x`)));
+    assert.equal(tooMany.length, MAX_BATCH + 1);
+    assert.ok(tooMany.every((a) => a.tag === 'err' && a.val.tag === 'invalid-request' && /at most 16/.test(a.val.val)));
+  } finally {
+    await server.close();
+  }
 });
