@@ -39,6 +39,7 @@ fn echo(shim: &mut Shim, text: &str) -> String {
             session_id: None,
             agent_id: None,
             sender_id: None,
+            sender_name: None,
             chat_id: None,
             channel: None,
             chat_type: host_shim::ChatType::Direct,

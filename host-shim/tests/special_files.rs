@@ -64,6 +64,7 @@ fn probe_answer(shim: Shim, command: &str, fifo: Option<&Path>) -> (String, Shim
                 session_id: None,
                 agent_id: None,
                 sender_id: None,
+                sender_name: None,
                 chat_id: None,
                 channel: None,
                 chat_type: host_shim::ChatType::Direct,

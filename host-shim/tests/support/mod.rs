@@ -214,6 +214,7 @@ pub fn ctx() -> HookContext {
         session_id: None,
         agent_id: None,
         sender_id: None,
+        sender_name: None,
         chat_id: None,
         channel: None,
         chat_type: ChatType::Direct,

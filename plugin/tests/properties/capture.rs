@@ -110,7 +110,11 @@ fn recalled() -> impl Strategy<Value = Recall> {
         prop::collection::vec(node, 0..4),
         prop::collection::vec(fact, 0..6),
     )
-        .prop_map(|(nodes, facts)| Recall { nodes, facts })
+        .prop_map(|(nodes, facts)| Recall {
+            nodes,
+            facts,
+            cached_age_ms: None,
+        })
 }
 
 /// The memory block of a turn as recall formats it: recalled data, the fallback note, or none.
