@@ -8,11 +8,9 @@
 //! `RECALL_BENCH_QUICK=1` runs only the default configuration and the cache turned off. It asserts
 //! that the default gets memories on at least 80% of turns, each recall within its budget.
 
-use graphiti_openclaw_tests::{
-    copy_dir, example_config, hook_context, plugin_wasm, temp_dir, workspace,
-};
+use graphiti_openclaw_tests::{copy_dir, example_config, graphiti_shim, hook_context, temp_dir};
 use graphiti_standin::{Behaviour, BusySearch, Options, StandIn};
-use host_shim::{AgentEndEvent, ChatType, Limits, PromptEvent, Shim, ShimOptions};
+use host_shim::{AgentEndEvent, ChatType, PromptEvent};
 use std::time::{Duration, Instant};
 
 /// The user's graph: what earlier conversations left (synthetic).
@@ -106,17 +104,7 @@ fn run(config: &Config, model_time: Duration) -> Outcome {
         ),
     )
     .unwrap();
-    let limits = Limits {
-        call_timeout: Duration::from_secs(30),
-        send_timeout: Duration::from_secs(30),
-        memory_bytes: 256 << 20,
-    };
-    let mut options = ShimOptions::new(plugin_wasm(), &dir, limits);
-    options.cache_dir = Some(workspace().join("target/test-component-cache"));
-    options.state_dir = Some(temp_dir("recall-session-state"));
-    options.allowed_origins = vec![standin.url()];
-    options.echo_logs = false;
-    let mut shim = Shim::new(options).unwrap();
+    let mut shim = graphiti_shim(&dir, &temp_dir("recall-session-state"), &standin.url());
     let ctx = hook_context("session-bench", ChatType::Direct);
 
     // The conversation before this one was just captured: six episodes wait to be ingested.

@@ -10,13 +10,12 @@
 //! prints the figures for a range of floors. `RELEVANCE_BENCH_QUICK=1`: off and default only.
 
 use graphiti_openclaw_tests::{
-    copy_dir, example_config, hook_context, plugin_wasm, temp_dir, workspace,
+    copy_dir, example_config, graphiti_shim, hook_context, temp_dir, workspace,
 };
 use graphiti_standin::{Fact, Node, Options, StandIn};
-use host_shim::{ChatType, HookContext, Limits, PromptEvent, Shim, ShimOptions};
+use host_shim::{ChatType, HookContext, PromptEvent, Shim};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
 
 const MIN_PRECISION: f64 = 0.9;
 const MIN_RECALL: f64 = 0.8;
@@ -140,17 +139,7 @@ fn shim(standin: &StandIn, min_relevance: Option<f64>) -> Shim {
         standin.url()
     );
     std::fs::write(dir.join("settings.yaml"), settings).unwrap();
-    let limits = Limits {
-        call_timeout: Duration::from_secs(30),
-        send_timeout: Duration::from_secs(30),
-        memory_bytes: 256 << 20,
-    };
-    let mut options = ShimOptions::new(plugin_wasm(), &dir, limits);
-    options.cache_dir = Some(workspace().join("target/test-component-cache"));
-    options.state_dir = Some(temp_dir("relevance-state"));
-    options.allowed_origins = vec![standin.url()];
-    options.echo_logs = false;
-    Shim::new(options).expect("shim starts")
+    graphiti_shim(&dir, &temp_dir("relevance-state"), &standin.url())
 }
 
 /// The pool items the turn's `<graphiti-context>` block showed.

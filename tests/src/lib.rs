@@ -111,3 +111,19 @@ pub fn prompt(text: &str) -> PromptEvent {
         messages_json: "[]".into(),
     }
 }
+
+/// A shim on configuration `config` for a Graphiti at `origin` (the only origin it may reach), with
+/// state directory `state`, the shared compiled cache, no echoed logs, 30 s per call.
+pub fn graphiti_shim(config: &Path, state: &Path, origin: &str) -> host_shim::Shim {
+    let limits = Limits {
+        call_timeout: std::time::Duration::from_secs(30),
+        send_timeout: std::time::Duration::from_secs(30),
+        memory_bytes: 256 << 20,
+    };
+    let mut options = ShimOptions::new(plugin_wasm(), config, limits);
+    options.cache_dir = Some(workspace().join("target/test-component-cache"));
+    options.state_dir = Some(state.to_path_buf());
+    options.allowed_origins = vec![origin.to_string()];
+    options.echo_logs = false;
+    host_shim::Shim::new(options).expect("shim starts")
+}

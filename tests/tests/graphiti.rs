@@ -3,11 +3,11 @@
 //! within the budget, skips, scoping, and a capture spool that loses nothing.
 
 use graphiti_openclaw_tests::{
-    copy_dir, example_config, hook_context, plugin_wasm, prompt, temp_dir, workspace,
+    copy_dir, example_config, graphiti_shim as shim, hook_context, prompt, temp_dir,
 };
 use graphiti_standin::{Fault, Options, StandIn};
-use host_shim::{AgentEndEvent, CaptureOutcome, ChatType, HookContext, Limits, Shim, ShimOptions};
-use std::path::{Path, PathBuf};
+use host_shim::{AgentEndEvent, CaptureOutcome, ChatType, HookContext, Shim};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 const RECALL_TIMEOUT_MS: u64 = 400;
@@ -41,20 +41,6 @@ fn config_with(url: &str, transport: &str, recall: &str, capture: &str) -> PathB
 
 fn config_for(url: &str, transport: &str) -> PathBuf {
     config_with(url, transport, "", "")
-}
-
-fn shim(config: &Path, state: &Path, origin: &str) -> Shim {
-    let limits = Limits {
-        call_timeout: Duration::from_secs(30),
-        send_timeout: Duration::from_secs(30),
-        memory_bytes: 256 << 20,
-    };
-    let mut options = ShimOptions::new(plugin_wasm(), config, limits);
-    options.cache_dir = Some(workspace().join("target/test-component-cache"));
-    options.state_dir = Some(state.to_path_buf());
-    options.allowed_origins = vec![origin.to_string()];
-    options.echo_logs = false;
-    Shim::new(options).expect("shim starts")
 }
 
 fn ctx(chat_type: ChatType) -> HookContext {

@@ -3,13 +3,11 @@
 //! standing in (marked) when a search misses its budget, and speakers named alike on both transports.
 
 use graphiti_openclaw_tests::{
-    copy_dir, example_config, hook_context, plugin_wasm, temp_dir, workspace,
+    copy_dir, example_config, graphiti_shim as shim, hook_context, temp_dir,
 };
 use graphiti_standin::{Fault, Lasting, Options, StandIn};
-use host_shim::{
-    AgentEndEvent, ChatType, Command, HookContext, Limits, PromptEvent, Shim, ShimOptions,
-};
-use std::path::{Path, PathBuf};
+use host_shim::{AgentEndEvent, ChatType, Command, HookContext, PromptEvent};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 const BUDGET_MS: u64 = 1500;
@@ -45,20 +43,6 @@ fn config(url: &str, transport: &str) -> PathBuf {
     );
     std::fs::write(dir.join("settings.yaml"), settings).unwrap();
     dir
-}
-
-fn shim(config: &Path, state: &Path, origin: &str) -> Shim {
-    let limits = Limits {
-        call_timeout: Duration::from_secs(30),
-        send_timeout: Duration::from_secs(30),
-        memory_bytes: 256 << 20,
-    };
-    let mut options = ShimOptions::new(plugin_wasm(), config, limits);
-    options.cache_dir = Some(workspace().join("target/test-component-cache"));
-    options.state_dir = Some(state.to_path_buf());
-    options.allowed_origins = vec![origin.to_string()];
-    options.echo_logs = false;
-    Shim::new(options).expect("shim starts")
 }
 
 fn prompt(text: &str) -> PromptEvent {

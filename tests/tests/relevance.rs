@@ -3,13 +3,10 @@
 //! `debug` says why, a related one gets its facts and not the others, a follow-up keeps the fact of
 //! the message it refers back to, `min_relevance: 0` shows everything, and a bad floor is refused.
 
-use graphiti_openclaw_tests::{
-    copy_dir, example_config, hook_context, plugin_wasm, temp_dir, workspace,
-};
+use graphiti_openclaw_tests::{copy_dir, example_config, graphiti_shim, hook_context, temp_dir};
 use graphiti_standin::{Options, StandIn};
-use host_shim::{ChatType, Command, Limits, PromptEvent, Shim, ShimOptions};
+use host_shim::{ChatType, Command, PromptEvent, Shim};
 use std::path::Path;
-use std::time::Duration;
 
 const SCHOOL: &str =
     "Maya's daughter Lena starts first grade at Birchwood Elementary on September 2.";
@@ -39,17 +36,7 @@ fn shim(standin: &StandIn, recall: &str, state: &Path) -> Shim {
         standin.url()
     );
     std::fs::write(dir.join("settings.yaml"), settings).unwrap();
-    let limits = Limits {
-        call_timeout: Duration::from_secs(30),
-        send_timeout: Duration::from_secs(30),
-        memory_bytes: 256 << 20,
-    };
-    let mut options = ShimOptions::new(plugin_wasm(), &dir, limits);
-    options.cache_dir = Some(workspace().join("target/test-component-cache"));
-    options.state_dir = Some(state.to_path_buf());
-    options.allowed_origins = vec![standin.url()];
-    options.echo_logs = false;
-    Shim::new(options).expect("shim starts")
+    graphiti_shim(&dir, state, &standin.url())
 }
 
 /// A turn with `earlier` user messages before the prompt; what was prepended.
