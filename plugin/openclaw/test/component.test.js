@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { agentEnd, beforePromptBuild, beforeToolCall, createRuntime } from '../src/index.js';
-import { checkToolCommand } from '../src/commands.js';
+import { checkToolCommand, graphitiSlashCommand } from '../src/commands.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const componentDir = path.join(repo, 'dist/graphiti-openclaw/dist/component');
@@ -191,4 +191,13 @@ test('experts: expert_knowledge reads private knowledge in the expert\'s session
   );
   const copy = path.join(workspaceDir, 'expert-state', 'trip-planner-expert', 'knowledge', 'negotiated-rates.md');
   assert.ok(!fs.existsSync(copy), 'never written to the workspace');
+});
+
+test('/graphiti intent-test runs through the component with the time of asking (the previous-turn fields left out)', async () => {
+  const { rt } = runtime({});
+  const { command } = graphitiSlashCommand('intent-test draft a tweet about our launch', { sessionKey: 'agent:main:main' });
+  const output = await rt.command(command);
+  assert.equal(output.exitCode, 0, output.stderr);
+  assert.match(output.stdout, /tweet/i);
+  await rt.close?.();
 });
