@@ -179,7 +179,7 @@ fn percentile(samples: &[f64], p: usize) -> f64 {
 fn main() {
     let quick = std::env::var_os("RECALL_BENCH_QUICK").is_some();
     let model_time = Duration::from_millis(1000);
-    let default_budget = 2000;
+    let default_budget = 2500;
     let mut configs = vec![
         Config {
             label: "default (cache on)",

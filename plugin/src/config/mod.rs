@@ -293,7 +293,7 @@ impl Default for RecallSettings {
     fn default() -> Self {
         Self {
             enabled: true,
-            timeout_ms: 2000,
+            timeout_ms: 2500,
             max_facts: 10,
             max_nodes: 5,
             max_chars: 4000,
