@@ -22,8 +22,6 @@ cargo clippy --release --quiet -p graphiti-openclaw-plugin -p graphiti-openclaw-
 cargo clippy --release --quiet -p graphiti-openclaw-plugin --target wasm32-wasip2 --lib -- $lint
 
 echo "test: benchmarks, quick (they check their answers)"
-ROUTING_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench routing
-HOOKS_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench hooks
 RECALL_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench recall_session
 RELEVANCE_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench relevance
 
@@ -39,5 +37,5 @@ echo "test: OpenClaw fault suite (two adapter processes on one state directory, 
 node --test tests/openclaw/faults.test.js
 echo "test: expert runs in a real OpenClaw Gateway (webhook, channel and cron triggers, lanes, retries, CONFIRM, a SIGKILL with runs in flight)"
 node --test tests/openclaw/expert-runs.test.js
-echo "test: OpenClaw hooks benchmark, quick (it checks every answer)"
-HOOKS_BENCH_QUICK=1 node tests/openclaw/bench-hooks.js 2>&1 | grep -v '\[plugins\]'
+echo "test: the limits benchmark, quick (routing, the shim's hooks and start-up, OpenClaw's hook runner; it checks every answer)"
+BENCH_QUICK=1 bash scripts/bench.sh

@@ -9,6 +9,7 @@
 use graphiti_openclaw::config::ConfigRoots;
 use graphiti_openclaw::recall::Recall;
 use graphiti_openclaw::routing::{PreviousTurn, RouteInput, Router};
+use graphiti_openclaw_tests::bench_rows::Row;
 use graphiti_openclaw_tests::{plugin_wasm, temp_dir};
 use host_shim::{IntentTestRequest, Limits, Shim, ShimOptions};
 use std::fmt::Write as _;
@@ -152,6 +153,7 @@ fn main() {
         "wasm/native"
     );
     let mut component_medians = Vec::new();
+    let mut naive_medians = Vec::new();
     let mut sticky_lines = Vec::new();
     for rules in [10usize, 100, 1_000, 10_000] {
         let dir = temp_dir(&format!("bench-{rules}"));
@@ -244,6 +246,7 @@ fn main() {
             std::hint::black_box(shim.dry_run(std::hint::black_box(&request)).ok());
         });
         component_medians.push(us(component.median));
+        naive_medians.push(us(naive.median));
 
         println!(
             "{rules:>6}  {:>7.1} / {:>6.1}  {:>8.1} / {:>7.1}  {:>7.1} / {:>6.1}  {:>11.1}×  {:>11.0} ms  {:>10.1}×",
@@ -269,4 +272,13 @@ fn main() {
         "target: < 50 µs per turn in the component at 1,000 rules: {:.1} µs",
         component_medians[2]
     );
+    Row {
+        what: "fixed cost of one routing call in the component (10 rules), median",
+        value: component_medians[0],
+        unit: "µs",
+        goal: 10.0,
+        baseline: "the naive scan at 10 rules, median",
+        baseline_value: naive_medians[0],
+    }
+    .record();
 }

@@ -1,6 +1,7 @@
 //! Shared pieces of the workspace tests: the routing case tables (`tests/cases/*.yaml`), paths to the
 //! built components, and temporary directories; the import graph of `plugin/src`.
 
+pub mod bench_rows;
 pub mod cases;
 pub mod module_graph;
 

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The limits benchmark (issue 14's table): every row, ours against its baseline in the same run,
+# measured three times (BENCH_QUICK=1: once, short, as the test command runs it); then one table of
+# the medians. Every benchmark checks its answers, so a fast wrong answer fails this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=3
+if [ -n "${BENCH_QUICK:-}" ]; then
+    runs=1
+    export ROUTING_BENCH_QUICK=1 LIMITS_BENCH_QUICK=1 HOOKS_BENCH_QUICK=1
+fi
+if [ ! -f target/wasm32-wasip2/component/graphiti_openclaw.wasm ] || [ ! -d dist/graphiti-openclaw ]; then
+    echo "bench: build first (scripts/build.sh, then scripts/package-openclaw.sh)" >&2
+    exit 2
+fi
+PATH="$(bash scripts/node-tools.sh | tail -n 1):$PATH"
+BENCH_ROWS="$(mktemp)"
+export BENCH_ROWS
+trap 'rm -f "$BENCH_ROWS"' EXIT
+for run in $(seq "$runs"); do
+    echo "bench: run $run of $runs"
+    cargo bench --quiet -p graphiti-openclaw-tests --bench routing
+    cargo bench --quiet -p graphiti-openclaw-tests --bench limits
+    node tests/openclaw/bench-hooks.js 2>&1 | grep -v '\[plugins\]'
+done
+node scripts/limits-table.mjs "$BENCH_ROWS" "$runs"
