@@ -54,6 +54,10 @@ impl HttpGate {
             .max_redirects(0)
             // Requests go straight to the allowed origin, whatever the environment says.
             .proxy(None)
+            // Connections are reused, but never past the idle time the server keeps them for
+            // (uvicorn, under Graphiti's servers: 5 s): a POST on a connection the server has just
+            // closed would fail.
+            .max_idle_age(Duration::from_secs(4))
             .build()
             .new_agent();
         Ok(Self { allowed, agent })

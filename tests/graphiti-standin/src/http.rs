@@ -1,4 +1,6 @@
-//! Minimal HTTP/1.1: one request per connection, `Content-Length` bodies, `Connection: close`.
+//! Minimal HTTP/1.1: `Content-Length` bodies; connections are kept alive between requests, as
+//! uvicorn keeps them (idle for at most 5 s), unless the client sends `Connection: close`. An outage
+//! (`Fault::Down`) or the stand-in's end closes them, as a server that went away would.
 
 use crate::{Fault, RequestRecord, Shared, control, mcp, rest};
 use serde_json::{Value, json};
@@ -10,6 +12,8 @@ use std::time::{Duration, Instant};
 
 const MAX_HEAD: usize = 64 * 1024;
 const MAX_BODY: usize = 32 * 1024 * 1024;
+/// uvicorn's default `timeout_keep_alive`.
+const KEEP_ALIVE: Duration = Duration::from_secs(5);
 
 pub(crate) struct Request {
     pub method: String,
@@ -67,19 +71,64 @@ impl Response {
 }
 
 pub(crate) fn serve(shared: &Arc<Shared>, mut stream: TcpStream, control_only: bool) {
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
-    let mut req = match read_request(&mut stream) {
-        Ok(req) => req,
-        Err(e) => {
-            return write_response(&mut stream, &Response::text(400, &format!("Bad Request: {e}")));
+    let outages = shared.lock().outages;
+    let mut pending = Vec::new();
+    loop {
+        if !next_request_arrives(shared, &mut stream, &pending, outages) {
+            let _ = stream.shutdown(Shutdown::Both);
+            return;
         }
-    };
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+        let req = match read_request(&mut stream, &mut pending) {
+            Ok(req) => req,
+            Err(e) => {
+                let resp = Response::text(400, &format!("Bad Request: {e}"));
+                write_response(&mut stream, &resp, false);
+                return;
+            }
+        };
+        let keep_alive = !req.header("connection").is_some_and(|v| v.eq_ignore_ascii_case("close"));
+        if !serve_one(shared, &mut stream, req, control_only, keep_alive) || !keep_alive {
+            return;
+        }
+    }
+}
+
+/// Waits (polling, so an outage or the stand-in's end is noticed) until the client sends a request
+/// or has one buffered; false when it closed, stayed idle past [`KEEP_ALIVE`], or the server went
+/// down since the connection was accepted.
+fn next_request_arrives(shared: &Shared, stream: &mut TcpStream, pending: &[u8], outages: u64) -> bool {
+    if !pending.is_empty() {
+        return true;
+    }
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(50)));
+    let idle_until = Instant::now() + KEEP_ALIVE;
+    let mut probe = [0u8; 1];
+    while Instant::now() < idle_until {
+        {
+            let st = shared.lock();
+            if st.closed || st.outages != outages {
+                return false;
+            }
+        }
+        match stream.peek(&mut probe) {
+            Ok(0) => return false,
+            Ok(_) => return true,
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
+/// Answers one request; false when the connection must end (a fault ended or hung it).
+fn serve_one(shared: &Arc<Shared>, stream: &mut TcpStream, mut req: Request, control_only: bool, keep: bool) -> bool {
     if let Some(resp) = control::handle(shared, &req, control_only) {
-        return write_response(&mut stream, &resp);
+        return write_response(stream, &resp, keep);
     }
     if control_only {
         let resp = Response::json(404, &json!({"error": "this port serves only /__standin/ (the control endpoint)"}));
-        return write_response(&mut stream, &resp);
+        return write_response(stream, &resp, keep);
     }
     let fault = shared.request_fault();
     let queued = shared.lock().queue.queued(Instant::now());
@@ -87,7 +136,8 @@ pub(crate) fn serve(shared: &Arc<Shared>, mut stream: TcpStream, control_only: b
     let (resp, routed) = match fault {
         Fault::Hang => {
             record(shared, &req, &Response::text(0, ""));
-            return hang(shared, &mut stream);
+            hang(shared, stream);
+            return false;
         }
         Fault::ServerError => (Response::text(500, "Internal Server Error"), false),
         Fault::Garbage => (Response::new(200, "text/html", "<html>oops".into()), false),
@@ -100,7 +150,7 @@ pub(crate) fn serve(shared: &Arc<Shared>, mut stream: TcpStream, control_only: b
     if fault == Fault::AcceptThenReset {
         record(shared, &req, &Response { status: 0, ..resp });
         let _ = stream.shutdown(Shutdown::Both);
-        return;
+        return false;
     }
     record(shared, &req, &resp);
     let mut delay = if routed { answer_delay(shared, &req, &resp, queued) } else { shared.lock().behaviour.latency };
@@ -108,7 +158,8 @@ pub(crate) fn serve(shared: &Arc<Shared>, mut stream: TcpStream, control_only: b
         delay += d;
     }
     thread::sleep(delay);
-    write_response(&mut stream, &resp);
+    // A garbage answer is not HTTP a client could frame the next one after.
+    write_response(stream, &resp, keep && fault != Fault::Garbage)
 }
 
 fn record(shared: &Shared, req: &Request, resp: &Response) {
@@ -175,9 +226,10 @@ fn route(shared: &Shared, req: &Request) -> Response {
     }
 }
 
-fn read_request(stream: &mut TcpStream) -> io::Result<Request> {
+/// Reads one request; bytes past its body (a pipelined next request) stay in `pending`.
+fn read_request(stream: &mut TcpStream, pending: &mut Vec<u8>) -> io::Result<Request> {
     let bad = |msg: &str| io::Error::new(io::ErrorKind::InvalidData, msg.to_string());
-    let mut buf = Vec::new();
+    let mut buf = std::mem::take(pending);
     let mut chunk = [0u8; 8192];
     let head_end = loop {
         if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
@@ -222,7 +274,7 @@ fn read_request(stream: &mut TcpStream) -> io::Result<Request> {
         }
         body.extend_from_slice(&chunk[..n]);
     }
-    body.truncate(len);
+    *pending = body.split_off(len);
     let (path, query) = target.split_once('?').unwrap_or((&target, ""));
     Ok(Request {
         path: path.to_string(),
@@ -235,15 +287,20 @@ fn read_request(stream: &mut TcpStream) -> io::Result<Request> {
     })
 }
 
-fn write_response(stream: &mut TcpStream, resp: &Response) {
+/// Writes the answer; true when the connection stays open for the next request.
+fn write_response(stream: &mut TcpStream, resp: &Response, keep_alive: bool) -> bool {
     let mut out = format!("HTTP/1.1 {} {}\r\n", resp.status, reason(resp.status));
     for (k, v) in &resp.headers {
         out.push_str(&format!("{k}: {v}\r\n"));
     }
-    out.push_str(&format!("content-length: {}\r\nconnection: close\r\n\r\n", resp.body.len()));
+    let connection = if keep_alive { "keep-alive" } else { "close" };
+    out.push_str(&format!("content-length: {}\r\nconnection: {connection}\r\n\r\n", resp.body.len()));
     out.push_str(&resp.body);
-    let _ = stream.write_all(out.as_bytes()).and_then(|_| stream.flush());
-    let _ = stream.shutdown(Shutdown::Write);
+    let written = stream.write_all(out.as_bytes()).and_then(|_| stream.flush()).is_ok();
+    if !keep_alive || !written {
+        let _ = stream.shutdown(Shutdown::Write);
+    }
+    keep_alive && written
 }
 
 fn reason(status: u16) -> &'static str {

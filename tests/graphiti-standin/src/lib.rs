@@ -120,6 +120,8 @@ pub(crate) struct State {
     pub(crate) behaviour: Behaviour,
     /// The stand-in was dropped: stop listening, end hung connections.
     pub(crate) closed: bool,
+    /// Times the main listener went down: connections accepted before an outage are closed.
+    pub(crate) outages: u64,
     pub(crate) sessions: HashSet<String>,
     pub(crate) nodes: Vec<Node>,
     pub(crate) facts: Vec<Fact>,

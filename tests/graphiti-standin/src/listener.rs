@@ -71,7 +71,10 @@ impl Shared {
             control.stop();
         }
         match (listeners.main.is_some(), down || closed) {
-            (true, true) => listeners.main.take().into_iter().for_each(Acceptor::stop),
+            (true, true) => {
+                self.lock().outages += 1;
+                listeners.main.take().into_iter().for_each(Acceptor::stop);
+            }
             (false, false) => listeners.main = Some(spawn_acceptor(self, self.bind_again()?, false)),
             _ => {}
         }
