@@ -5,12 +5,14 @@
 // compilation and instantiation plus one turn. Prints figures; asserts what every turn returned.
 //
 //   node tests/openclaw/bench-hooks.js      (HOOKS_BENCH_QUICK=1 for a short run; BENCH_ROWS=FILE
-//                                            appends the limits rows to FILE, as scripts/bench.sh reads)
+//                                            appends the limits rows to FILE, as scripts/bench.sh reads;
+//                                            HOOKS_BENCH_PROFILE=FILE writes a CPU profile of the warm turns)
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Session } from 'node:inspector/promises';
 import { REPO, PLUGIN_ID, loadConfiguredWithOpenClaw, loadWithOpenClaw, startStandIn } from './openclaw.js';
 
 const turns = process.env.HOOKS_BENCH_QUICK ? 60 : 1000;
@@ -91,11 +93,29 @@ assert.match(first.result.prependContext, /<graphiti-context/);
 const noopFirst = await timed(() => noop.runner.runBeforePromptBuild({ prompt, messages: [] }, ctx(0)));
 assert.equal(noopFirst.result?.prependContext, undefined, 'the no-op injects nothing');
 
+/** Starts V8's CPU profiler when HOOKS_BENCH_PROFILE names a file; the returned stop writes it. */
+async function profileWarmTurns() {
+  const file = process.env.HOOKS_BENCH_PROFILE;
+  if (!file) return async () => {};
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile } = await session.post('Profiler.stop');
+    fs.writeFileSync(file, JSON.stringify(profile));
+    console.log(`  CPU profile of the warm turns: ${file}`);
+  };
+}
+
 const before = [];
 const end = [];
 const noopBefore = [];
 const noopEnd = [];
+let stopProfile = async () => {};
 for (let i = 1; i <= warmup + turns; i += 1) {
+  if (i === warmup + 1) stopProfile = await profileWarmTurns();
   const b = await timed(() => runner.runBeforePromptBuild({ prompt, messages: [] }, ctx(i)));
   assert.match(b.result.prependContext, /<graphiti-context[\s\S]*Dana Lee is CTO of Acme Robotics/, 'recalled');
   assert.match(b.result.prependContext, /<pack-context intent="vc_deal"/, 'routed');
@@ -114,6 +134,7 @@ for (let i = 1; i <= warmup + turns; i += 1) {
     noopEnd.push(ne.total);
   }
 }
+await stopProfile();
 // The same turns through the adapter directly (no OpenClaw hook runner), to show what the runner adds.
 const { createRuntime, beforePromptBuild } = await import(path.join(REPO, 'dist', PLUGIN_ID, 'dist', 'index.js'));
 const direct = createRuntime({
