@@ -37,6 +37,8 @@ class Instance {
 }
 
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The other instances start after the first call, or after this long without one. */
+const GROW_AFTER_MS = 100;
 
 export class ComponentPool {
   /**
@@ -55,8 +57,27 @@ export class ComponentPool {
       // Reported once, here. What loaded stays in force: recall and capture never wait for routing.
       logger.error(error.message);
     }
-    pool.growing = pool.grow(options.instances - 1);
+    pool.growing = pool.growWhenIdle(options.instances - 1);
     return pool;
+  }
+
+  /**
+   * Starts `count` more instances once the first call has ended (or after GROW_AFTER_MS without one):
+   * instantiating one and loading its configuration runs on this thread, and must not hold up the
+   * first turn, which usually comes right after loading.
+   */
+  growWhenIdle(count) {
+    if (count <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const start = () => {
+        if (this.startGrowing !== start) return;
+        this.startGrowing = undefined;
+        clearTimeout(timer);
+        resolve(this.grow(count));
+      };
+      const timer = setTimeout(start, GROW_AFTER_MS);
+      this.startGrowing = start;
+    });
   }
 
   async grow(count) {
@@ -90,6 +111,8 @@ export class ComponentPool {
     this.hostSettings = options.hostSettings;
     /** Settles when every instance has been started. */
     this.growing = Promise.resolve();
+    /** @type {(() => void) | undefined} starts the growth now, if it has not started */
+    this.startGrowing = undefined;
     /** @type {Promise<Instance> | undefined} the instance for sending, started on first use */
     this.senderReady = undefined;
   }
@@ -183,6 +206,7 @@ export class ComponentPool {
   }
 
   release(instance) {
+    this.startGrowing?.();
     const next = this.waiting.shift();
     if (next) {
       next(instance);
