@@ -1,9 +1,11 @@
 //! The compiled component, cached on disk.
 //!
 //! One file per wasm file name (`<stem>.cwasm`), so rebuilding the wasm replaces its entry instead of
-//! piling up new ones. Layout: magic, key, sha256 of the payload, payload (`Component::serialize`).
+//! piling up new ones. Layout: magic, key, checksum (xxh3-128) of the payload, payload
+//! (`Component::serialize`).
 //! The key is sha256(sha256(wasm) ‖ engine compatibility hash): a new wasm or another wasmtime makes the
-//! entry stale. The payload checksum catches corruption before anything is deserialized; what keeps
+//! entry stale. The payload checksum catches corruption before anything is deserialized (a fast
+//! non-cryptographic one: whoever could forge an entry could write its checksum too); what keeps
 //! other users' code out is [`cache_trust`](crate::cache_trust): only a directory and an entry no one
 //! else can write are read.
 
@@ -18,8 +20,9 @@ use crate::bindings::graphiti::openclaw::host::LogLevel;
 use crate::cache_trust::{self, CacheDir, DirTrust, EntryError};
 use crate::logs::LogSink;
 
-const MAGIC: &[u8; 8] = b"GOCWASM\x01";
-const HEADER_LEN: usize = MAGIC.len() + 32 + 32;
+const MAGIC: &[u8; 8] = b"GOCWASM\x02";
+const CHECKSUM_LEN: usize = 16;
+const HEADER_LEN: usize = MAGIC.len() + 32 + CHECKSUM_LEN;
 
 /// What the on-disk cache did when the shim was built.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -192,6 +195,9 @@ fn cache_key(engine: &Engine, wasm: &[u8]) -> [u8; 32] {
 
 /// The serialized component inside a cache entry, or why the entry cannot be used.
 fn payload<'a>(entry: &'a [u8], key: &[u8; 32]) -> Result<&'a [u8], String> {
+    if entry.starts_with(&MAGIC[..MAGIC.len() - 1]) && !entry.starts_with(MAGIC) {
+        return Err("stale: written in another format by another version of the shim".into());
+    }
     if entry.len() < HEADER_LEN || !entry.starts_with(MAGIC) {
         return Err("corrupt: not a cache entry".into());
     }
@@ -199,10 +205,14 @@ fn payload<'a>(entry: &'a [u8], key: &[u8; 32]) -> Result<&'a [u8], String> {
     if &header[MAGIC.len()..MAGIC.len() + 32] != key {
         return Err("stale: built from another wasm or by another engine".into());
     }
-    if header[MAGIC.len() + 32..] != Sha256::digest(payload)[..] {
+    if header[MAGIC.len() + 32..] != checksum(payload) {
         return Err("corrupt: checksum mismatch".into());
     }
     Ok(payload)
+}
+
+fn checksum(payload: &[u8]) -> [u8; CHECKSUM_LEN] {
+    xxhash_rust::xxh3::xxh3_128(payload).to_le_bytes()
 }
 
 /// A cache entry: header, then the payload.
@@ -210,7 +220,7 @@ fn entry(key: &[u8; 32], payload: &[u8]) -> Vec<u8> {
     let mut entry = Vec::with_capacity(HEADER_LEN + payload.len());
     entry.extend_from_slice(MAGIC);
     entry.extend_from_slice(key);
-    entry.extend_from_slice(&Sha256::digest(payload));
+    entry.extend_from_slice(&checksum(payload));
     entry.extend_from_slice(payload);
     entry
 }

@@ -17,14 +17,13 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use host_shim::{CacheOutcome, Command, Shim};
-use sha2::{Digest, Sha256};
 use support::{
     TempDir, as_root, example_config, give_to_another_user, mode, plugin_wasm, probe_wasm,
     set_mode, shim_with_cache,
 };
 
-/// Magic (8 bytes), key (32), sha256 of the payload (32), then the payload.
-const HEADER_LEN: usize = 8 + 32 + 32;
+/// Magic (8 bytes), key (32), xxh3-128 of the payload (16), then the payload.
+const HEADER_LEN: usize = 8 + 32 + 16;
 const ECHO: &[u8] = b"echo: ";
 const PATCHED: &[u8] = b"PWNED:";
 
@@ -61,8 +60,8 @@ fn described(shim: &Shim) -> String {
 /// format would; the key is kept, so the entry still claims to be this wasm's.
 fn forge(file: &Path, payload: &[u8]) {
     let entry = std::fs::read(file).unwrap();
-    let mut forged = entry[..HEADER_LEN - 32].to_vec();
-    forged.extend_from_slice(&Sha256::digest(payload));
+    let mut forged = entry[..HEADER_LEN - 16].to_vec();
+    forged.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(payload).to_le_bytes());
     forged.extend_from_slice(payload);
     std::fs::write(file, forged).unwrap();
 }
