@@ -5,7 +5,9 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
 echo "build: plugin component (wasm32-wasip2)"
-cargo build --quiet -p graphiti-openclaw-plugin -p probe-guest --target wasm32-wasip2 --profile component
+bash scripts/build-component.sh
+echo "build: probe guest (wasm32-wasip2)"
+cargo build --quiet -p probe-guest --target wasm32-wasip2 --profile component
 echo "build: host shim (graphiti-openclaw) and the Graphiti stand-in"
 cargo build --quiet --release -p graphiti-openclaw-host-shim -p graphiti-standin
 wasm=target/wasm32-wasip2/component/graphiti_openclaw.wasm

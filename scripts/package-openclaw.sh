@@ -16,7 +16,7 @@ for file in plugin/openclaw/package.json plugin/openclaw/openclaw.plugin.json; d
 done
 
 echo "package: plugin component (wasm32-wasip2)"
-cargo build --quiet -p graphiti-openclaw-plugin --target wasm32-wasip2 --profile component
+bash scripts/build-component.sh
 wasm=target/wasm32-wasip2/component/graphiti_openclaw.wasm
 
 out=dist/graphiti-openclaw

@@ -31,7 +31,7 @@ fn built_wasm(name: &str) -> PathBuf {
         .join(name);
     assert!(
         path.exists(),
-        "{} is missing: build it with scripts/build.sh (cargo build --target wasm32-wasip2 --profile component)",
+        "{} is missing: build it with scripts/build.sh (scripts/build-component.sh)",
         path.display()
     );
     path

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Builds the component, target/wasm32-wasip2/component/graphiti_openclaw.wasm (used by scripts/build.sh
+# and scripts/package-openclaw.sh), then shrinks its core module with Binaryen's wasm-opt.
+#
+# `cargo rustc --crate-type cdylib`, not `cargo build`: the plugin's lib is also an rlib (the native
+# tests link it), and for a unit that is an rlib too cargo does not pass `-C lto`, so the profile's
+# `lto = true` was silently not applied (3,247,625 bytes then; 3,059,534 with it).
+#
+# wasm-opt: `jco opt` (jco and its Binaryen are pinned in scripts/node-tools/package-lock.json, installed
+# by scripts/node-tools.sh) runs it on the component's core modules and splices them back. The features
+# are the ones rustc enables for wasm32-wasip2 (the stripped module has no target_features section to
+# read them from). Not `--low-memory-unused`: Rust puts its stack first, at the bottom of memory.
+# Done again only when cargo linked a new module (its own output in deps/, copied to .linked).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PATH="$(bash scripts/node-tools.sh | tail -n 1):$PATH"
+
+cargo rustc --quiet -p graphiti-openclaw-plugin --lib --crate-type cdylib \
+    --target wasm32-wasip2 --profile component
+linked=target/wasm32-wasip2/component/deps/graphiti_openclaw.wasm
+wasm=target/wasm32-wasip2/component/graphiti_openclaw.wasm
+if [ ! -f "$wasm.optimized" ] || ! cmp -s "$linked" "$wasm.linked"; then
+    features="--enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
+        --enable-nontrapping-float-to-int --enable-multivalue --enable-reference-types"
+    # shellcheck disable=SC2086
+    jco opt "$linked" -o "$wasm.tmp" --quiet -- -Oz $features --strip-debug --strip-producers
+    mv -f "$wasm.tmp" "$wasm.optimized"
+    cp "$linked" "$wasm.linked"
+fi
+# cargo links its output to $wasm again on every run: replaced, not written through.
+cp "$wasm.optimized" "$wasm.tmp"
+mv -f "$wasm.tmp" "$wasm"
