@@ -2,7 +2,7 @@
 
 use super::success;
 use crate::api::{CommandOutput, ConfigResult};
-use crate::routing::Router;
+use crate::routing::{self, Router};
 use std::fmt::Write;
 
 /// Two rules sharing more than this fraction of the smaller rule's keywords are ambiguous by design.
@@ -42,45 +42,39 @@ pub fn check_config(result: ConfigResult) -> CommandOutput {
 
 /// PRD keyword coverage audit: no two rules may share more than half of their keywords.
 pub fn lint_rules(router: &Router) -> CommandOutput {
+    let rules = &router.rules;
     let mut problems = Vec::new();
-    let mut notices = Vec::new();
-    for (i, a) in router.rules.iter().enumerate() {
-        for b in &router.rules[i + 1..] {
-            let shared: Vec<&String> = a
-                .keywords
-                .iter()
-                .filter(|k| b.keywords.contains(k))
-                .collect();
-            let smaller = a.keywords.len().min(b.keywords.len()).max(1);
-            let overlap = shared.len() as f64 / smaller as f64;
-            if overlap > MAX_KEYWORD_OVERLAP {
-                problems.push(format!(
-                    "{} and {} share {} of {} keywords ({:.0}%): {}",
-                    a.id,
-                    b.id,
-                    shared.len(),
-                    smaller,
-                    overlap * 100.0,
-                    shared
-                        .iter()
-                        .map(|k| k.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
-            // Rasa's check: a keyword inside another rule's keyword makes both match.
-            for ka in &a.keywords {
-                for kb in &b.keywords {
-                    if ka != kb && (kb.contains(ka.as_str()) || ka.contains(kb.as_str())) {
-                        notices.push(format!(
-                            "{}'s {ka:?} and {}'s {kb:?} overlap as text",
-                            a.id, b.id
-                        ));
-                    }
-                }
-            }
+    for (i, j, shared) in routing::shared_keywords(rules) {
+        let (a, b) = (&rules[i], &rules[j]);
+        let smaller = a.keywords.len().min(b.keywords.len()).max(1);
+        let overlap = shared.len() as f64 / smaller as f64;
+        if overlap > MAX_KEYWORD_OVERLAP {
+            problems.push(format!(
+                "{} and {} share {} of {} keywords ({:.0}%): {}",
+                a.id,
+                b.id,
+                shared.len(),
+                smaller,
+                overlap * 100.0,
+                shared
+                    .iter()
+                    .map(|&k| a.keywords[k].as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
         }
     }
+    // Rasa's check: a keyword inside another rule's keyword makes both match.
+    let notices: Vec<String> = routing::text_overlaps(rules)
+        .into_iter()
+        .map(|(i, j, ka, kb)| {
+            let (a, b) = (&rules[i], &rules[j]);
+            format!(
+                "{}'s {:?} and {}'s {:?} overlap as text",
+                a.id, a.keywords[ka], b.id, b.keywords[kb]
+            )
+        })
+        .collect();
     let mut out = String::new();
     for n in &notices {
         let _ = writeln!(out, "notice: {n}");

@@ -23,10 +23,12 @@ mod load;
 mod matching;
 mod model;
 mod names;
+mod overlaps;
 mod scoring;
 mod sticky;
 
 pub use model::{PreviousTurn, Routed, Rule};
+pub use overlaps::{shared_keywords, text_overlaps};
 
 /// Everything routing needs about one turn. The same input gives the same decision (P2): the time
 /// is part of it, read once by the host boundary, never by routing.

@@ -1,0 +1,177 @@
+//! Keyword overlap between rules, for `lint-rules`: the keywords two rules share, and keywords of
+//! two rules of which one is inside the other as text. Found through an index of the keywords and
+//! the keyword automaton, so the work follows the overlaps found, not the pairs of rules (comparing
+//! every pair took minutes at 10,000 rules).
+
+use super::keywords::Automaton;
+use super::model::Rule;
+use std::collections::HashMap;
+
+/// The distinct keywords of all rules, each with the (rule, keyword index) pairs that have it, by rule.
+struct KeywordOwners<'a> {
+    texts: Vec<&'a str>,
+    owners: Vec<Vec<(usize, usize)>>,
+}
+
+impl<'a> KeywordOwners<'a> {
+    fn new(rules: &'a [Rule]) -> KeywordOwners<'a> {
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        let mut texts = Vec::new();
+        let mut owners: Vec<Vec<(usize, usize)>> = Vec::new();
+        for (r, rule) in rules.iter().enumerate() {
+            for (k, keyword) in rule.keywords.iter().enumerate() {
+                let id = *index.entry(keyword.as_str()).or_insert_with(|| {
+                    texts.push(keyword.as_str());
+                    owners.push(Vec::new());
+                    texts.len() - 1
+                });
+                owners[id].push((r, k));
+            }
+        }
+        KeywordOwners { texts, owners }
+    }
+}
+
+/// Every pair of rules `(a, b)`, `a < b`, sharing keywords, with the indices in `a` of the keywords
+/// they share (in `a`'s order); ordered by `a`, then `b`. A rule's keywords are distinct.
+pub fn shared_keywords(rules: &[Rule]) -> Vec<(usize, usize, Vec<usize>)> {
+    let owners = KeywordOwners::new(rules);
+    let mut id_of: HashMap<&str, usize> = HashMap::with_capacity(owners.texts.len());
+    for (id, text) in owners.texts.iter().enumerate() {
+        id_of.insert(text, id);
+    }
+    let mut pairs = Vec::new();
+    let mut shared: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (a, rule) in rules.iter().enumerate() {
+        shared.clear();
+        for (k, keyword) in rule.keywords.iter().enumerate() {
+            for &(b, _) in &owners.owners[id_of[keyword.as_str()]] {
+                if b > a {
+                    shared.entry(b).or_default().push(k);
+                }
+            }
+        }
+        let mut found: Vec<(usize, usize, Vec<usize>)> =
+            shared.drain().map(|(b, keys)| (a, b, keys)).collect();
+        found.sort_unstable_by_key(|&(_, b, _)| b);
+        pairs.extend(found);
+    }
+    pairs
+}
+
+/// Every `(a, b, ka, kb)`, rules `a < b`, where keyword `ka` of `a` and keyword `kb` of `b` differ
+/// and one is inside the other as text; ordered by `a`, `b`, `ka`, then `kb`. Keywords are not empty.
+pub fn text_overlaps(rules: &[Rule]) -> Vec<(usize, usize, usize, usize)> {
+    let owners = KeywordOwners::new(rules);
+    if owners.texts.is_empty() {
+        return Vec::new();
+    }
+    let automaton = Automaton::new(&owners.texts);
+    let mut found = Vec::new();
+    let mut inside = Vec::new();
+    for (outer, text) in owners.texts.iter().enumerate() {
+        inside.clear();
+        automaton.for_each_match(text.as_bytes(), |pattern, _, _| {
+            if pattern != outer {
+                inside.push(pattern);
+            }
+        });
+        inside.sort_unstable();
+        inside.dedup();
+        for &short in &inside {
+            for &(r_short, k_short) in &owners.owners[short] {
+                for &(r_long, k_long) in &owners.owners[outer] {
+                    match r_short.cmp(&r_long) {
+                        std::cmp::Ordering::Less => found.push((r_short, r_long, k_short, k_long)),
+                        std::cmp::Ordering::Greater => {
+                            found.push((r_long, r_short, k_long, k_short))
+                        }
+                        std::cmp::Ordering::Equal => {}
+                    }
+                }
+            }
+        }
+    }
+    found.sort_unstable();
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Scope;
+
+    fn rule(keywords: Vec<String>) -> Rule {
+        Rule {
+            id: String::new(),
+            pack_type: String::new(),
+            scope: Scope::Public,
+            keywords,
+            substring: false,
+            keyword_weight: 1000,
+            min_confidence: 300,
+            boosts: vec![],
+            primary_pack: 0,
+            additional: vec![],
+        }
+    }
+
+    /// Every pair of rules compared, as `lint-rules` first did.
+    fn by_pairs(
+        rules: &[Rule],
+    ) -> (
+        Vec<(usize, usize, Vec<usize>)>,
+        Vec<(usize, usize, usize, usize)>,
+    ) {
+        let (mut shared, mut text) = (Vec::new(), Vec::new());
+        for (i, a) in rules.iter().enumerate() {
+            for (j, b) in rules.iter().enumerate().skip(i + 1) {
+                let keys: Vec<usize> = (0..a.keywords.len())
+                    .filter(|&k| b.keywords.contains(&a.keywords[k]))
+                    .collect();
+                if !keys.is_empty() {
+                    shared.push((i, j, keys));
+                }
+                for (ka, x) in a.keywords.iter().enumerate() {
+                    for (kb, y) in b.keywords.iter().enumerate() {
+                        if x != y && (y.contains(x.as_str()) || x.contains(y.as_str())) {
+                            text.push((i, j, ka, kb));
+                        }
+                    }
+                }
+            }
+        }
+        (shared, text)
+    }
+
+    #[test]
+    fn agrees_with_comparing_every_pair() {
+        let mut seed = 0x5851_f42d_u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..300 {
+            let rules: Vec<Rule> = (0..1 + next(8))
+                .map(|_| {
+                    let mut keywords: Vec<String> = Vec::new();
+                    for _ in 0..1 + next(5) {
+                        let len = 1 + next(4) as usize;
+                        let word: String =
+                            (0..len).map(|_| (b'a' + next(3) as u8) as char).collect();
+                        if !keywords.contains(&word) {
+                            keywords.push(word);
+                        }
+                    }
+                    rule(keywords)
+                })
+                .collect();
+            assert_eq!(
+                (shared_keywords(&rules), text_overlaps(&rules)),
+                by_pairs(&rules)
+            );
+        }
+    }
+}
