@@ -11,10 +11,9 @@
 use graphiti_openclaw::config::ConfigRoots;
 use graphiti_openclaw::recall::Recall;
 use graphiti_openclaw::routing::{PreviousTurn, RouteInput, Router};
-use graphiti_openclaw_tests::bench_rows::Row;
+use graphiti_openclaw_tests::bench_rows::{Row, write_rules_config};
 use graphiti_openclaw_tests::{plugin_wasm, temp_dir};
 use host_shim::{IntentTestRequest, Limits, Shim, ShimOptions};
-use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -37,27 +36,7 @@ fn keyword(rule: usize, k: usize) -> String {
 }
 
 fn write_config(dir: &Path, rules: usize) {
-    let mut yaml = String::from("schema_version: 1\nrules:\n");
-    for r in 0..rules {
-        let keywords: Vec<String> = (0..KEYWORDS_PER_RULE).map(|k| keyword(r, k)).collect();
-        let _ = writeln!(
-            yaml,
-            "  - {{ id: rule_{r}, consumer_profile: bench, pack_type: type_{r}, scope: public, keywords: [{}] }}",
-            keywords.join(", ")
-        );
-    }
-    std::fs::create_dir_all(dir.join("packs")).unwrap();
-    std::fs::write(dir.join("intent_rules.yaml"), yaml).unwrap();
-    std::fs::write(
-        dir.join("pack_registry.yaml"),
-        "packs:\n  - { id: bench_pack, file: packs/bench.pack.yaml, pack_type: bench, scope: public }\nconsumer_profiles:\n  - { id: bench, primary_pack: bench_pack }\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("packs/bench.pack.yaml"),
-        "name: Bench\ndomain_context: Benchmark pack.\n",
-    )
-    .unwrap();
+    write_rules_config(dir, rules, KEYWORDS_PER_RULE, keyword);
 }
 
 /// ~2 KB of ordinary words with two keywords of the target rule and one of another rule planted.
@@ -157,7 +136,10 @@ fn compile_once(cache_dir: &Path, limits: Limits) -> Duration {
     let start = Instant::now();
     let shim = Shim::new(shim_options(&dir, cache_dir, limits)).expect("shim");
     let took = start.elapsed();
-    assert!(shim.cache_file().is_some(), "the compiled component is cached");
+    assert!(
+        shim.cache_file().is_some(),
+        "the compiled component is cached"
+    );
     let _ = std::fs::remove_dir_all(&dir);
     took
 }

@@ -162,5 +162,8 @@ fn processes_killed_mid_write_lose_no_acknowledged_invocation() {
         queued.len()
     );
     assert!(kills >= 10, "the loop killed processes mid-run ({kills})");
-    assert!(acknowledged_killable > 0, "some of the runs raced by a kill were acknowledged");
+    assert!(
+        acknowledged_killable > 0,
+        "some of the runs raced by a kill were acknowledged"
+    );
 }

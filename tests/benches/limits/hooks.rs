@@ -195,7 +195,10 @@ pub fn shim_hooks(turns: usize) {
         (p50, p99)
     };
     let (hook50, hook99) = row("before-agent-start (recall + route + format)", &mut hook);
-    let (base50, base99) = row("stand-in alone (the same 2 requests at once)", &mut baseline);
+    let (base50, base99) = row(
+        "stand-in alone (the same 2 requests at once)",
+        &mut baseline,
+    );
     let (_, added99) = row("added by the plugin (paired per turn)", &mut added);
     println!(
         "{:<44} {:>8.3} {:>8.3}",

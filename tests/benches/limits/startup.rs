@@ -3,11 +3,9 @@
 //! `plugin.wasm`. Each answer is checked.
 
 use crate::{median, ms};
-use graphiti_openclaw_tests::bench_rows::Row;
+use graphiti_openclaw_tests::bench_rows::{Row, write_rules_config};
 use graphiti_openclaw_tests::{example_config, plugin_wasm, temp_dir, workspace};
 use host_shim::{Limits, Shim, ShimOptions};
-use std::fmt::Write as _;
-use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -22,7 +20,11 @@ fn timed(command: &mut Command) -> (Duration, String) {
     let started = Instant::now();
     let out = command.output().expect("run the CLI");
     let took = started.elapsed();
-    assert!(out.status.success(), "{command:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{command:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     (took, String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
@@ -67,31 +69,10 @@ pub fn intent_test_process(runs: usize) {
     .record();
 }
 
-/// `rules` rules × 10 keywords, each its own pack type, one pack.
-fn write_rules(dir: &Path, rules: usize) {
-    let mut yaml = String::from("schema_version: 1\nrules:\n");
-    for r in 0..rules {
-        let keywords: Vec<String> = (0..10).map(|k| format!("kw{r}x{k}")).collect();
-        let _ = writeln!(
-            yaml,
-            "  - {{ id: rule_{r}, consumer_profile: bench, pack_type: type_{r}, scope: public, keywords: [{}] }}",
-            keywords.join(", ")
-        );
-    }
-    std::fs::create_dir_all(dir.join("packs")).unwrap();
-    std::fs::write(dir.join("intent_rules.yaml"), yaml).unwrap();
-    std::fs::write(
-        dir.join("pack_registry.yaml"),
-        "packs:\n  - { id: bench_pack, file: packs/bench.pack.yaml, pack_type: bench, scope: public }\nconsumer_profiles:\n  - { id: bench, primary_pack: bench_pack }\n",
-    )
-    .unwrap();
-    std::fs::write(dir.join("packs/bench.pack.yaml"), "name: Bench\ndomain_context: Benchmark pack.\n").unwrap();
-}
-
 /// The median time of `reload-config` in the component at `rules` rules.
 fn config_load(rules: usize, runs: usize) -> Duration {
     let dir = temp_dir(&format!("limits-rules-{rules}"));
-    write_rules(&dir, rules);
+    write_rules_config(&dir, rules, 10, |r, k| format!("kw{r}x{k}"));
     let limits = Limits {
         call_timeout: Duration::from_secs(60),
         send_timeout: Duration::from_secs(60),
