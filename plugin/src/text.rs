@@ -151,6 +151,17 @@ pub fn truncate_chars(text: &str, max_chars: usize) -> String {
     }
 }
 
+/// Tests' generated inputs: xorshift numbers below `n`, the same for the same seed.
+#[cfg(test)]
+pub(crate) fn test_numbers(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    move |n| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,13 +185,7 @@ mod tests {
             "a", "B", " ", "  ", "\t", "\n", "\r\n", "\x0b", "\x0c", "\x1f", "É", "Σ", "ß",
             "\u{a0}", "\u{3000}", "İ", "x.Y", "融资", "\u{212a}", "Quarterly", "PLAN", "review",
         ];
-        let mut seed = 0x9e37_79b9_u64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = test_numbers(0x9e37_79b9_u64);
         for _ in 0..20_000 {
             let text: String = (0..next(24))
                 .map(|_| pieces[next(pieces.len() as u64) as usize])

@@ -270,13 +270,7 @@ mod tests {
     #[test]
     fn agrees_with_brute_force_on_generated_inputs() {
         // A small alphabet makes overlaps, shared prefixes and deep failure chains common.
-        let mut seed = 0x2545_f491_u64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = crate::text::test_numbers(0x2545_f491_u64);
         for _ in 0..300 {
             let count = 1 + next(12) as usize;
             let mut patterns: Vec<String> = Vec::new();
