@@ -35,7 +35,8 @@ impl Reply {
     }
 }
 
-/// One request on a fresh connection; adds `Host: 127.0.0.1:PORT` unless `headers` has a Host.
+/// One request on a fresh connection, closed after the answer (`Connection: close`: the stand-in
+/// keeps connections alive otherwise); adds `Host: 127.0.0.1:PORT` unless `headers` has a Host.
 pub fn request(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> io::Result<Reply> {
     let mut stream = TcpStream::connect(("127.0.0.1", port))?;
     let mut head = format!("{method} {path} HTTP/1.1\r\n");
@@ -45,7 +46,7 @@ pub fn request(port: u16, method: &str, path: &str, headers: &[(&str, &str)], bo
     for (k, v) in headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
-    head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    head.push_str(&format!("Content-Length: {}\r\nConnection: close\r\n\r\n", body.len()));
     stream.write_all(head.as_bytes())?;
     stream.write_all(body.as_bytes())?;
     let mut raw = String::new();
