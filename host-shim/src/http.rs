@@ -2,7 +2,8 @@
 //! following redirects.
 
 use std::path::Path;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use ureq::http::{self, Uri};
 use ureq::{Agent, AsSendBody};
@@ -21,6 +22,9 @@ pub(crate) struct HttpGate {
     /// Normalised origins, see [`origin_of`].
     allowed: Vec<String>,
     agent: Agent,
+    /// Nanoseconds spent waiting on the network, batches counted once: what a benchmark subtracts
+    /// from a hook's time to see what the plugin itself adds.
+    waited_ns: AtomicU64,
 }
 
 impl HttpGate {
@@ -60,15 +64,38 @@ impl HttpGate {
             .max_idle_age(Duration::from_secs(4))
             .build()
             .new_agent();
-        Ok(Self { allowed, agent })
+        Ok(Self {
+            allowed,
+            agent,
+            waited_ns: AtomicU64::new(0),
+        })
     }
 
-    /// Sends `request` if its origin is allowed; `budget` is what is left of the guest's call deadline.
+    /// Time spent waiting on the network so far (concurrent requests of a batch counted once).
+    pub(crate) fn waited(&self) -> Duration {
+        Duration::from_nanos(self.waited_ns.load(Ordering::Relaxed))
+    }
+
+    fn add_wait(&self, started: Instant, ended: Instant) {
+        let ns =
+            u64::try_from(ended.saturating_duration_since(started).as_nanos()).unwrap_or(u64::MAX);
+        self.waited_ns.fetch_add(ns, Ordering::Relaxed);
+    }
+
+    /// [`HttpGate::exchange`] with its wait counted.
     pub(crate) fn send(
         &self,
         request: HttpRequest,
         budget: Duration,
     ) -> Result<HttpResponse, HttpError> {
+        let started = Instant::now();
+        let answer = self.exchange(request, budget);
+        self.add_wait(started, Instant::now());
+        answer
+    }
+
+    /// Sends `request` if its origin is allowed; `budget` is what is left of the guest's call deadline.
+    fn exchange(&self, request: HttpRequest, budget: Duration) -> Result<HttpResponse, HttpError> {
         let origin = origin_of(&request.url).map_err(HttpError::InvalidRequest)?;
         if !self.allowed.contains(&origin) {
             return Err(HttpError::Refused(format!(
@@ -138,20 +165,37 @@ impl HttpGate {
         if requests.len() == 1 {
             return requests.into_iter().map(|r| self.send(r, budget)).collect();
         }
-        std::thread::scope(|scope| {
+        // The wait is from the first request out to the last answer in: starting the threads is
+        // the host's own time, not the network's.
+        let answers: Vec<_> = std::thread::scope(|scope| {
             let sending: Vec<_> = requests
                 .into_iter()
-                .map(|request| scope.spawn(move || self.send(request, budget)))
-                .collect();
-            sending
-                .into_iter()
-                .map(|thread| {
-                    thread.join().unwrap_or_else(|_| {
-                        Err(HttpError::Transport("the sending thread failed".into()))
+                .map(|request| {
+                    scope.spawn(move || {
+                        let started = Instant::now();
+                        let answer = self.exchange(request, budget);
+                        (started, Instant::now(), answer)
                     })
                 })
-                .collect()
-        })
+                .collect();
+            sending.into_iter().map(|thread| thread.join()).collect()
+        });
+        let first = answers
+            .iter()
+            .flatten()
+            .map(|(started, _, _)| *started)
+            .min();
+        let last = answers.iter().flatten().map(|(_, ended, _)| *ended).max();
+        if let (Some(first), Some(last)) = (first, last) {
+            self.add_wait(first, last);
+        }
+        answers
+            .into_iter()
+            .map(|joined| match joined {
+                Ok((_, _, answer)) => answer,
+                Err(_) => Err(HttpError::Transport("the sending thread failed".into())),
+            })
+            .collect()
     }
 
     fn run(

@@ -110,6 +110,12 @@ impl Shim {
         self.cache_file.as_deref()
     }
 
+    /// Time the guest's HTTP requests have spent waiting on the network since the shim started
+    /// (the requests of one batch counted once): what the plugin adds is a call's time less this.
+    pub fn network_wait(&self) -> Duration {
+        self.http.waited()
+    }
+
     /// Reloads the configuration; on error the guest keeps the last good one. Errors are also logged.
     pub fn reload_config(&mut self) -> Result<ConfigSummary, ReloadError> {
         let host_settings = self.options.host_settings.clone();
