@@ -11,14 +11,20 @@ const HIGH: u64 = 0x8080_8080_8080_8080;
 /// a vertical tab is kept: see [`normalize`](super::normalize)). `bytes` must be ASCII and trimmed
 /// of white space.
 pub(super) fn lower_and_fold(bytes: &[u8]) -> Option<String> {
-    let mut out = Vec::with_capacity(bytes.len());
+    // Folding only shrinks: the output fits the input's length. Written by index, not pushed: in
+    // the component a push per chunk was a call per eight bytes.
+    let mut out = Out {
+        bytes: vec![0; bytes.len()],
+        len: 0,
+    };
     let mut fold = Fold::default();
     let mut chunks = bytes.chunks_exact(8);
     for chunk in &mut chunks {
         let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
         match plain_chunk(word, fold.after_space) {
             Some(ends_in_space) => {
-                out.extend_from_slice(&lower_word(word).to_le_bytes());
+                out.bytes[out.len..out.len + 8].copy_from_slice(&lower_word(word).to_le_bytes());
+                out.len += 8;
                 fold.after_space = ends_in_space;
             }
             None => chunk.iter().for_each(|&b| fold.byte(b, &mut out)),
@@ -31,7 +37,21 @@ pub(super) fn lower_and_fold(bytes: &[u8]) -> Option<String> {
     if fold.folded && fold.vertical_tab {
         return None;
     }
-    Some(String::from_utf8(out).expect("ASCII in, ASCII out"))
+    out.bytes.truncate(out.len);
+    Some(String::from_utf8(out.bytes).expect("ASCII in, ASCII out"))
+}
+
+/// The output buffer, as long as the input, and how much of it is written.
+struct Out {
+    bytes: Vec<u8>,
+    len: usize,
+}
+
+impl Out {
+    fn push(&mut self, b: u8) {
+        self.bytes[self.len] = b;
+        self.len += 1;
+    }
 }
 
 /// What the bytes so far said about white space.
@@ -45,7 +65,7 @@ struct Fold {
 }
 
 impl Fold {
-    fn byte(&mut self, b: u8, out: &mut Vec<u8>) {
+    fn byte(&mut self, b: u8, out: &mut Out) {
         if matches!(b, b' ' | b'\t' | b'\n' | b'\x0c' | b'\r') {
             self.folded |= b != b' ' || self.after_space;
             if !self.after_space {
