@@ -27,6 +27,7 @@ pub mod recall_cache;
 pub mod relevance;
 pub mod reports;
 pub mod routing;
+pub mod sorting;
 pub mod spool;
 pub mod state;
 pub mod stats;

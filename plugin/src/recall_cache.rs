@@ -65,7 +65,7 @@ pub fn terms(query: &str) -> Vec<String> {
         .filter(|w| w.chars().count() >= 3 && !STOP_WORDS.contains(w))
         .map(str::to_string)
         .collect();
-    terms.sort();
+    crate::sorting::sort(&mut terms);
     terms.dedup();
     terms
 }
@@ -128,7 +128,7 @@ pub fn lookup(
         .map(|e| (e.terms.iter().filter(|t| wanted.contains(*t)).count(), e))
         .filter(|(shared, _)| *shared > 0)
         .collect();
-    matching.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.saved_ms.cmp(&a.1.saved_ms)));
+    crate::sorting::sort_by(&mut matching, |a, b| b.0.cmp(&a.0).then(b.1.saved_ms.cmp(&a.1.saved_ms)));
     matching.truncate(MERGED_ENTRIES);
     if matching.is_empty() {
         return Ok(None);
@@ -142,7 +142,7 @@ pub fn lookup(
         .iter()
         .flat_map(|(_, e)| e.terms.iter().filter(|t| wanted.contains(*t)).cloned())
         .collect();
-    shared_terms.sort();
+    crate::sorting::sort(&mut shared_terms);
     shared_terms.dedup();
     Ok(Some(Cached {
         recall: merged(matching.iter().map(|(_, e)| *e)),

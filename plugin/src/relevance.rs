@@ -189,7 +189,7 @@ impl Weights {
                 (term_weight * kind_weight, term)
             })
             .collect();
-        matched.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        crate::sorting::sort_by(&mut matched, |a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
         let score = matched.iter().fold(0.0, |sum, (w, _)| sum + w);
         (score, matched.into_iter().map(|(_, t)| t.clone()).collect())
     }

@@ -194,7 +194,7 @@ pub fn prune(state_dir: &Path) {
     let Ok(mut all) = records(state_dir) else {
         return;
     };
-    all.sort_by_key(|(_, r)| std::cmp::Reverse(r.at_ms));
+    crate::sorting::sort_by_key(&mut all, |(_, r)| std::cmp::Reverse(r.at_ms));
     for (path, _) in all.into_iter().skip(KEPT_SESSIONS) {
         let _ = fs::remove_file(path);
     }

@@ -198,7 +198,7 @@ fn read_tree(dir: &Path, name: &str, skipped: &[String], audit: &mut Audit) -> V
         files: Vec::new(),
     };
     walk.list(dir, "", audit);
-    walk.files.sort();
+    crate::sorting::sort(&mut walk.files);
     let mut files = Vec::new();
     for (relative, path) in walk.files {
         let display = walk_display(name, &relative);

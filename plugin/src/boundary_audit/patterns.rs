@@ -31,7 +31,7 @@ pub fn scan_line(line: &str) -> Vec<Hit> {
         .filter(|p| !hits.iter().any(|h| h.start < p.end && p.start < h.end))
         .collect();
     hits.extend(phones);
-    hits.sort_by_key(|h| h.start);
+    crate::sorting::sort_by_key(&mut hits, |h| h.start);
     hits
 }
 

@@ -29,7 +29,7 @@ fn read_tree(
         .map_err(|e| format!("cannot read it: {e}"))?
         .filter_map(Result::ok)
         .collect();
-    entries.sort_by_key(fs::DirEntry::file_name);
+    crate::sorting::sort_by_key(&mut entries, fs::DirEntry::file_name);
     for entry in entries {
         let path = entry.path();
         let relative = path

@@ -215,7 +215,7 @@ pub fn prompt_section(workspace: &Path, expert: &str) -> Option<String> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "md"))
         .collect();
-    files.sort();
+    crate::sorting::sort(&mut files);
     let mut out = String::new();
     for file in files {
         let scope = file

@@ -296,7 +296,7 @@ impl Runtime<'_> {
                 inv.status = Status::Queued;
             }
         }
-        runs.invocations.sort_by_key(|i| i.seq);
+        crate::sorting::sort_by_key(&mut runs.invocations, |i| i.seq);
         let mut running = runs
             .invocations
             .iter()

@@ -197,7 +197,7 @@ impl ExpertSessions {
             .filter(|e| e.path().is_dir())
             .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
             .collect();
-        stores.sort();
+        crate::sorting::sort(&mut stores);
         stores
     }
 }

@@ -237,7 +237,7 @@ impl ApprovalStore {
                 .iter()
                 .map(|(digest, r)| (!finished(r), r.requested_at, digest.clone()))
                 .collect();
-            by_age.sort();
+            crate::sorting::sort(&mut by_age);
             for (_, _, digest) in by_age.into_iter().take(self.requests.len() - MAX_REQUESTS) {
                 self.requests.remove(&digest);
             }
@@ -253,7 +253,7 @@ impl ApprovalStore {
             .filter(|r| r.status == Status::Pending)
             .cloned()
             .collect();
-        pending.sort_by(|a, b| (a.requested_at, &a.id).cmp(&(b.requested_at, &b.id)));
+        crate::sorting::sort_by(&mut pending, |a, b| (a.requested_at, &a.id).cmp(&(b.requested_at, &b.id)));
         pending
     }
 

@@ -72,7 +72,7 @@ pub fn load_expert(dir: &Path, options: &LoadOptions) -> LoadedExpert {
             load_bindings(package, options.known_servers.as_deref(), &options.limits);
         bindings = bound;
         findings.extend(more);
-        findings.sort();
+        crate::sorting::sort(&mut findings);
     }
     LoadedExpert {
         dir: load.dir,
@@ -98,7 +98,7 @@ pub fn discover(root: &Path) -> Result<Vec<PathBuf>, String> {
         .filter(|p| fs::metadata(p).is_ok_and(|m| m.is_dir()))
         .filter(|p| fs::symlink_metadata(p.join(MANIFEST_FILE)).is_ok())
         .collect();
-    dirs.sort();
+    crate::sorting::sort(&mut dirs);
     dirs.truncate(MAX_PACKAGES);
     Ok(dirs)
 }
@@ -126,7 +126,7 @@ pub fn load_all(root: &Path, options: &LoadOptions) -> Result<Vec<LoadedExpert>,
             Err(why) => refused(dir, format!("not loaded: {why}")),
         })
         .collect();
-    experts.sort_by(|a, b| a.name.cmp(&b.name).then(a.dir.cmp(&b.dir)));
+    crate::sorting::sort_by(&mut experts, |a, b| a.name.cmp(&b.name).then(a.dir.cmp(&b.dir)));
     let keys: Vec<(String, PathBuf)> = experts
         .iter()
         .map(|e| (e.name.clone(), e.dir.clone()))
@@ -151,7 +151,7 @@ pub fn load_all(root: &Path, options: &LoadOptions) -> Result<Vec<LoadedExpert>,
                 field,
                 message,
             });
-            expert.findings.sort();
+            crate::sorting::sort(&mut expert.findings);
         }
     }
     Ok(experts)

@@ -137,7 +137,7 @@ pub fn prepare_workspace(
         &mut prepared.state_kept,
         &mut prepared.files_refreshed,
     ] {
-        list.sort();
+        crate::sorting::sort(list);
     }
     Ok(prepared)
 }
@@ -157,7 +157,7 @@ pub fn remove_private_copies(package: &Package, workspace: &Path) -> Result<Vec<
             removed.push(knowledge.path.clone());
         }
     }
-    removed.sort();
+    crate::sorting::sort(&mut removed);
     Ok(removed)
 }
 
@@ -181,7 +181,7 @@ pub fn prune_scratch(workspace: &Path, now: u64, retention_secs: u64) -> Vec<Str
         0,
         &mut removed,
     );
-    removed.sort();
+    crate::sorting::sort(&mut removed);
     removed
 }
 
@@ -208,7 +208,7 @@ fn prune_dir(
         .filter_map(Result::ok)
         .map(|e| e.file_name())
         .collect();
-    names.sort();
+    crate::sorting::sort(&mut names);
     let mut left = 0;
     for name in names {
         let path = dir.join(&name);

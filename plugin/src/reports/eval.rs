@@ -173,7 +173,7 @@ fn confusion_table(confusion: &Confusion) -> String {
         .keys()
         .flat_map(|(e, p)| [e.clone(), p.clone()])
         .collect();
-    labels.sort();
+    crate::sorting::sort(&mut labels);
     labels.dedup();
     let mut out = String::new();
     out.push_str("confusion (rows: expected, columns: predicted)\n");

@@ -180,7 +180,7 @@ impl Spool {
                 })
             })
             .collect();
-        entries.sort();
+        crate::sorting::sort(&mut entries);
         Ok(entries)
     }
 

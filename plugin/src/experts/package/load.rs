@@ -34,7 +34,7 @@ pub fn load_package(dir: &Path, limits: &LoadLimits) -> PackageLoad {
         .unwrap_or_else(|| dir.display().to_string());
     let mut findings = Vec::new();
     let package = load_inner(dir, limits, &mut findings);
-    findings.sort();
+    crate::sorting::sort(&mut findings);
     findings.dedup();
     let has_errors = findings.iter().any(Finding::is_error);
     let name = match &package {
@@ -79,15 +79,15 @@ fn load_inner(dir: &Path, limits: &LoadLimits, findings: &mut Vec<Finding>) -> O
         return None;
     };
     let mut functions = loaded.functions;
-    functions.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
+    crate::sorting::sort_by(&mut functions, |a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
     let mut processes = loaded.processes;
-    processes.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
+    crate::sorting::sort_by(&mut processes, |a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
     let mut tools = loaded.tools;
-    tools.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
+    crate::sorting::sort_by(&mut tools, |a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
     let mut knowledge = loaded.knowledge;
-    knowledge.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
+    crate::sorting::sort_by(&mut knowledge, |a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
     let mut state = loaded.state;
-    state.sort_by(|a, b| a.path.cmp(&b.path));
+    crate::sorting::sort_by(&mut state, |a, b| a.path.cmp(&b.path));
     let mut outputs = manifest.outputs.clone().unwrap_or_default();
     outputs.retain(|o| !o.trim().is_empty());
     Some(Package {

@@ -143,7 +143,7 @@ pub(super) fn required_tools(m: &mut ManifestCtx, manifest: &ManifestFile) -> Ve
             tools.push(tool.clone());
         }
     }
-    tools.sort();
+    crate::sorting::sort(&mut tools);
     tools
 }
 

@@ -84,7 +84,7 @@ impl Package {
                 .filter(|k| split_operation(k).is_some())
                 .cloned(),
         );
-        ops.sort();
+        crate::sorting::sort(&mut ops);
         ops.dedup();
         ops
     }

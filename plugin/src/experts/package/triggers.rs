@@ -60,7 +60,7 @@ pub(super) fn check_triggers(
         }
         triggers.push(trigger);
     }
-    triggers.sort_by(|a, b| a.name.cmp(&b.name));
+    crate::sorting::sort_by(&mut triggers, |a, b| a.name.cmp(&b.name));
     triggers
 }
 
