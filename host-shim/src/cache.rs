@@ -1,8 +1,11 @@
 //! The compiled component, cached on disk.
 //!
 //! One file per wasm file name (`<stem>.cwasm`), so rebuilding the wasm replaces its entry instead of
-//! piling up new ones. Layout: magic, key, checksum (xxh3-128) of the payload, payload
-//! (`Component::serialize`).
+//! piling up new ones. Layout: the payload (`Component::serialize`), then a trailer: key, checksum
+//! (xxh3-128) of the payload, magic. The payload comes first so that wasmtime can map the entry
+//! file itself (`Component::deserialize_file`): its code pages are then read from the page cache
+//! as they are used, where reading the 8.8 MB entry and copying it again into wasmtime's own mapping
+//! was a third of an `intent-test` process.
 //! The key is sha256(sha256(wasm) ‖ engine compatibility hash): a new wasm or another wasmtime makes the
 //! entry stale. The payload checksum catches corruption before anything is deserialized (a fast
 //! non-cryptographic one: whoever could forge an entry could write its checksum too); what keeps
@@ -10,6 +13,8 @@
 //! else can write are read.
 
 use std::hash::{Hash, Hasher};
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -20,9 +25,12 @@ use crate::bindings::graphiti::openclaw::host::LogLevel;
 use crate::cache_trust::{self, CacheDir, DirTrust, EntryError};
 use crate::logs::LogSink;
 
-const MAGIC: &[u8; 8] = b"GOCWASM\x02";
+const MAGIC: &[u8; 8] = b"GOCWASM\x03";
+/// What earlier versions of the shim began their entries with.
+const OLD_MAGIC: &[u8; 7] = b"GOCWASM";
+const KEY_LEN: usize = 32;
 const CHECKSUM_LEN: usize = 16;
-const HEADER_LEN: usize = MAGIC.len() + 32 + CHECKSUM_LEN;
+const TRAILER_LEN: usize = KEY_LEN + CHECKSUM_LEN + MAGIC.len();
 
 /// What the on-disk cache did when the shim was built.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -160,17 +168,17 @@ fn load_entry(
     engine: &Engine,
     cache: &CacheDir,
     name: &str,
-    key: &[u8; 32],
+    key: &[u8; KEY_LEN],
 ) -> Result<Component, CacheOutcome> {
     let recompiled = |reason: String| CacheOutcome::Recompiled { reason };
-    let read = cache.read_entry(name);
+    let opened = cache.open_entry(name);
     if let Some(tightened) = &cache.tightened {
-        return Err(match read {
+        return Err(match opened {
             Ok(None) => CacheOutcome::Miss,
             _ => recompiled(format!("untrusted: {tightened}")),
         });
     }
-    let entry = match read {
+    let mut entry = match opened {
         Ok(Some(entry)) => entry,
         Ok(None) => return Err(CacheOutcome::Miss),
         Err(EntryError::Untrusted(reason)) => {
@@ -178,50 +186,127 @@ fn load_entry(
         }
         Err(EntryError::Unreadable(err)) => return Err(recompiled(format!("unreadable: {err}"))),
     };
-    let bytes = payload(&entry, key).map_err(recompiled)?;
-    // SAFETY: the entry was read from a file only this user (or root) can have written, and its
-    // key and checksum match: these are the bytes this cache wrote from `Component::serialize` on an
-    // engine of the same configuration.
-    unsafe { Component::deserialize(engine, bytes) }
+    let unreadable = |err: std::io::Error| recompiled(format!("unreadable: {err}"));
+    let payload_len = check_entry(&mut entry, key)
+        .map_err(|e| e.map_or_else(unreadable, recompiled))?;
+    let path = cache.file(name);
+    // SAFETY (both calls): the entry was opened from a file only this user (or root) can have
+    // written, and its key and checksum match: these are the bytes this cache wrote from
+    // `Component::serialize` on an engine of the same configuration. Entries are only ever
+    // replaced by a rename, never written in place, so the mapped file does not change under us.
+    let mapped = unsafe { Component::deserialize_file(engine, &path) }
+        .map_err(|err| recompiled(format!("not loadable: {err}")))?;
+    if same_file(&entry, &path) {
+        return Ok(mapped);
+    }
+    // Another shim replaced the entry between the check and the mapping: load the checked bytes.
+    let mut bytes = Vec::with_capacity(payload_len);
+    entry
+        .seek(SeekFrom::Start(0))
+        .and_then(|_| (&mut entry).take(payload_len as u64).read_to_end(&mut bytes))
+        .map_err(unreadable)?;
+    unsafe { Component::deserialize(engine, &bytes) }
         .map_err(|err| recompiled(format!("not loadable: {err}")))
 }
 
-fn cache_key(engine: &Engine, wasm: &[u8]) -> [u8; 32] {
+/// Whether `path` still names the open file `entry` (the descriptor keeps its inode from being
+/// reused).
+fn same_file(entry: &std::fs::File, path: &Path) -> bool {
+    match (entry.metadata(), std::fs::symlink_metadata(path)) {
+        (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+        _ => false,
+    }
+}
+
+/// Checks the entry's trailer and its payload's checksum, streaming the file through a small
+/// buffer; the payload's length, or why the entry cannot be used (Ok(reason)) or read (Err).
+fn check_entry(entry: &mut std::fs::File, key: &[u8; KEY_LEN]) -> Result<usize, EntryFault> {
+    let len = usize::try_from(entry.metadata()?.len()).unwrap_or(usize::MAX);
+    let mut start = [0u8; OLD_MAGIC.len()];
+    if len >= start.len() {
+        entry.read_exact(&mut start)?;
+        if &start == OLD_MAGIC {
+            return Err(EntryFault::Unusable(
+                "stale: written in another format by another version of the shim".into(),
+            ));
+        }
+    }
+    if len < TRAILER_LEN {
+        return Err(EntryFault::Unusable("corrupt: not a cache entry".into()));
+    }
+    let payload_len = len - TRAILER_LEN;
+    let mut trailer = [0u8; TRAILER_LEN];
+    entry.seek(SeekFrom::Start(payload_len as u64))?;
+    entry.read_exact(&mut trailer)?;
+    let (stored_key, rest) = trailer.split_at(KEY_LEN);
+    let (stored_checksum, magic) = rest.split_at(CHECKSUM_LEN);
+    if magic != MAGIC {
+        return Err(EntryFault::Unusable("corrupt: not a cache entry".into()));
+    }
+    if stored_key != key {
+        return Err(EntryFault::Unusable(
+            "stale: built from another wasm or by another engine".into(),
+        ));
+    }
+    entry.seek(SeekFrom::Start(0))?;
+    let mut hasher = xxhash_rust::xxh3::Xxh3Default::new();
+    let mut buffer = vec![0u8; 256 * 1024];
+    let mut left = payload_len;
+    while left > 0 {
+        let chunk = &mut buffer[..left.min(256 * 1024)];
+        entry.read_exact(chunk)?;
+        hasher.update(chunk);
+        left -= chunk.len();
+    }
+    if hasher.digest128().to_le_bytes() != stored_checksum {
+        return Err(EntryFault::Unusable("corrupt: checksum mismatch".into()));
+    }
+    Ok(payload_len)
+}
+
+/// Why an entry was not used: unusable (stale, corrupt), or not readable.
+enum EntryFault {
+    Unusable(String),
+    Unreadable(std::io::Error),
+}
+
+impl From<std::io::Error> for EntryFault {
+    fn from(err: std::io::Error) -> EntryFault {
+        EntryFault::Unreadable(err)
+    }
+}
+
+impl EntryFault {
+    fn map_or_else<T>(
+        self,
+        unreadable: impl FnOnce(std::io::Error) -> T,
+        unusable: impl FnOnce(String) -> T,
+    ) -> T {
+        match self {
+            EntryFault::Unusable(reason) => unusable(reason),
+            EntryFault::Unreadable(err) => unreadable(err),
+        }
+    }
+}
+
+fn cache_key(engine: &Engine, wasm: &[u8]) -> [u8; KEY_LEN] {
     let mut hasher = Sha256Hasher(Sha256::new());
     hasher.0.update(Sha256::digest(wasm));
     engine.precompile_compatibility_hash().hash(&mut hasher);
     hasher.0.finalize().into()
 }
 
-/// The serialized component inside a cache entry, or why the entry cannot be used.
-fn payload<'a>(entry: &'a [u8], key: &[u8; 32]) -> Result<&'a [u8], String> {
-    if entry.starts_with(&MAGIC[..MAGIC.len() - 1]) && !entry.starts_with(MAGIC) {
-        return Err("stale: written in another format by another version of the shim".into());
-    }
-    if entry.len() < HEADER_LEN || !entry.starts_with(MAGIC) {
-        return Err("corrupt: not a cache entry".into());
-    }
-    let (header, payload) = entry.split_at(HEADER_LEN);
-    if &header[MAGIC.len()..MAGIC.len() + 32] != key {
-        return Err("stale: built from another wasm or by another engine".into());
-    }
-    if header[MAGIC.len() + 32..] != checksum(payload) {
-        return Err("corrupt: checksum mismatch".into());
-    }
-    Ok(payload)
-}
-
 fn checksum(payload: &[u8]) -> [u8; CHECKSUM_LEN] {
     xxhash_rust::xxh3::xxh3_128(payload).to_le_bytes()
 }
 
-/// A cache entry: header, then the payload.
-fn entry(key: &[u8; 32], payload: &[u8]) -> Vec<u8> {
-    let mut entry = Vec::with_capacity(HEADER_LEN + payload.len());
-    entry.extend_from_slice(MAGIC);
+/// A cache entry: the payload, then the trailer.
+fn entry(key: &[u8; KEY_LEN], payload: &[u8]) -> Vec<u8> {
+    let mut entry = Vec::with_capacity(payload.len() + TRAILER_LEN);
+    entry.extend_from_slice(payload);
     entry.extend_from_slice(key);
     entry.extend_from_slice(&checksum(payload));
-    entry.extend_from_slice(payload);
+    entry.extend_from_slice(MAGIC);
     entry
 }
 

@@ -7,14 +7,15 @@
 //! not rename ours away). These are OpenSSH's StrictModes rules. The directory is resolved once
 //! (symlinks included) and then used through its descriptor; an entry is opened once without
 //! following a symlink, checked on that descriptor and read from it, so nothing can be swapped in
-//! between the check and the read. Entries are written to a temporary file created exclusively, 0600,
+//! between the check and the read (the cache maps the checked file's path only after making sure it
+//! still names that file). Entries are written to a temporary file created exclusively, 0600,
 //! then renamed into place.
 //!
 //! Out of scope: an edit by the same user. Whoever runs as the user can already replace the wasm or
 //! the shim itself; the entry's checksum only catches corruption.
 
 use std::fs;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -125,12 +126,12 @@ impl CacheDir {
         self.path.join(name)
     }
 
-    /// The bytes of the entry `name`, None when there is none.
-    pub fn read_entry(&self, name: &str) -> Result<Option<Vec<u8>>, EntryError> {
+    /// The entry `name`, open for reading once it passed the checks; None when there is none.
+    pub fn open_entry(&self, name: &str) -> Result<Option<fs::File>, EntryError> {
         let file = self.file(name);
         // Non-blocking: a FIFO put here must not hang the shim before the type check refuses it.
         let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-        let mut entry = match rustix::fs::openat(&self.dir, name, flags, Mode::empty()) {
+        let entry = match rustix::fs::openat(&self.dir, name, flags, Mode::empty()) {
             Ok(fd) => fs::File::from(fd),
             Err(Errno::NOENT) => return Ok(None),
             Err(Errno::LOOP) => {
@@ -159,11 +160,7 @@ impl CacheDir {
         if let Some(reason) = untrusted {
             return Err(EntryError::Untrusted(reason));
         }
-        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-        entry
-            .read_to_end(&mut bytes)
-            .map_err(EntryError::Unreadable)?;
-        Ok(Some(bytes))
+        Ok(Some(entry))
     }
 
     /// Writes a temporary file (created exclusively, 0600, never through a symlink) and renames it

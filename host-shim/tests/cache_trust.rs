@@ -22,8 +22,15 @@ use support::{
     set_mode, shim_with_cache,
 };
 
-/// Magic (8 bytes), key (32), xxh3-128 of the payload (16), then the payload.
-const HEADER_LEN: usize = 8 + 32 + 16;
+/// The payload, then a trailer: key (32 bytes), xxh3-128 of the payload (16), magic (8).
+const TRAILER_LEN: usize = 32 + 16 + 8;
+
+/// The payload of the entry at `file`.
+fn payload_of(file: &Path) -> Vec<u8> {
+    let mut entry = std::fs::read(file).unwrap();
+    entry.truncate(entry.len() - TRAILER_LEN);
+    entry
+}
 const ECHO: &[u8] = b"echo: ";
 const PATCHED: &[u8] = b"PWNED:";
 
@@ -60,15 +67,17 @@ fn described(shim: &Shim) -> String {
 /// format would; the key is kept, so the entry still claims to be this wasm's.
 fn forge(file: &Path, payload: &[u8]) {
     let entry = std::fs::read(file).unwrap();
-    let mut forged = entry[..HEADER_LEN - 16].to_vec();
+    let trailer = &entry[entry.len() - TRAILER_LEN..];
+    let mut forged = payload.to_vec();
+    forged.extend_from_slice(&trailer[..32]);
     forged.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(payload).to_le_bytes());
-    forged.extend_from_slice(payload);
+    forged.extend_from_slice(&trailer[32 + 16..]);
     std::fs::write(file, forged).unwrap();
 }
 
 /// The probe's compiled code with its "echo: " text patched to "PWNED:".
 fn patched_probe_payload(entry_file: &Path) -> Vec<u8> {
-    let mut payload = std::fs::read(entry_file).unwrap()[HEADER_LEN..].to_vec();
+    let mut payload = payload_of(entry_file);
     let mut patched = 0;
     for at in 0..payload.len() - ECHO.len() {
         if &payload[at..at + ECHO.len()] == ECHO {
@@ -275,7 +284,7 @@ fn another_guests_code_swapped_into_an_open_cache_is_not_run() {
     // The real component's compiled code (from the cache the shim's tests share) in the probe's entry.
     let shared = std::env::temp_dir().join("graphiti-openclaw-test-cache");
     let plugin = shim_with_cache(&plugin_wasm(), &example_config(), &shared);
-    let plugin_code = std::fs::read(plugin.cache_file().unwrap()).unwrap()[HEADER_LEN..].to_vec();
+    let plugin_code = payload_of(plugin.cache_file().unwrap());
     let cache = ProbeCache::new("swap");
 
     // Well-formed: in a private cache the swapped code loads and answers as the component does.

@@ -29,14 +29,37 @@ fn cache_misses_then_hits_and_recompiles_a_corrupt_entry() {
 
     let file = shim.cache_file().unwrap().to_path_buf();
     let mut bytes = std::fs::read(&file).unwrap();
-    let last = bytes.len() - 1;
-    bytes[last] ^= 0xff;
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
     std::fs::write(&file, &bytes).unwrap();
     let outcome = cached_shim(&wasm, &config, &cache).cache_outcome().clone();
     assert_eq!(
         outcome,
         CacheOutcome::Recompiled {
             reason: "corrupt: checksum mismatch".into()
+        }
+    );
+
+    // Cut short, as by a full disk: the trailer is gone.
+    let whole = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &whole[..whole.len() / 2]).unwrap();
+    let outcome = cached_shim(&wasm, &config, &cache).cache_outcome().clone();
+    assert_eq!(
+        outcome,
+        CacheOutcome::Recompiled {
+            reason: "corrupt: not a cache entry".into()
+        }
+    );
+
+    // Written by an earlier shim, whose entries began with a header.
+    let mut old_format = b"GOCWASM\x02".to_vec();
+    old_format.extend_from_slice(&whole);
+    std::fs::write(&file, &old_format).unwrap();
+    let outcome = cached_shim(&wasm, &config, &cache).cache_outcome().clone();
+    assert_eq!(
+        outcome,
+        CacheOutcome::Recompiled {
+            reason: "stale: written in another format by another version of the shim".into()
         }
     );
 
