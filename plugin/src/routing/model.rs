@@ -3,7 +3,7 @@
 
 use crate::config::Scope;
 use crate::decision::Decision;
-use regex::Regex;
+use regex_automata::meta::Regex;
 
 pub(super) type Milli = i64;
 

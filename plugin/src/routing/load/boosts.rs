@@ -1,9 +1,16 @@
 //! Compiling a rule's entity boosts: size-limited, case-insensitive regexes, a weight that only adds,
 //! and `suppresses` targets checked against the declared rule ids.
+//!
+//! Boosts only ask whether a pattern matches a recalled summary or fact, a few hundred bytes, so
+//! they are built without the literal prefilters the `regex` crate always builds: for patterns like
+//! `\b(restaurant|bistro|wine bar)\b`, case-insensitive, extracting the literals and building their
+//! Aho-Corasick automaton was four fifths of loading the example configuration.
 
 use crate::config;
 use crate::routing::model::{Boost, glob_matches, to_milli};
-use regex::{Regex, RegexBuilder};
+use regex_automata::meta::{self, Regex};
+use regex_automata::nfa::thompson::WhichCaptures;
+use regex_automata::util::syntax;
 
 /// Limits for rule authors' regexes: a pattern is data from a config file.
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
@@ -45,12 +52,7 @@ pub(super) fn compile_boost(
             );
             return None;
         }
-        match RegexBuilder::new(pattern)
-            .case_insensitive(true)
-            .size_limit(REGEX_SIZE_LIMIT)
-            .dfa_size_limit(REGEX_SIZE_LIMIT)
-            .build()
-        {
+        match compile_pattern(pattern) {
             Ok(re) => Some(re),
             Err(e) => {
                 error(
@@ -92,4 +94,24 @@ pub(super) fn compile_boost(
         weight: to_milli(spec.weight),
         suppresses: spec.suppresses.clone(),
     }
+}
+
+/// A boost pattern, case-insensitive, for `is_match` only: no capture groups kept, no prefilter.
+/// Errors read as the `regex` crate's.
+fn compile_pattern(pattern: &str) -> Result<Regex, String> {
+    meta::Builder::new()
+        .syntax(syntax::Config::new().case_insensitive(true))
+        .configure(
+            meta::Config::new()
+                .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
+                .hybrid_cache_capacity(REGEX_SIZE_LIMIT)
+                .which_captures(WhichCaptures::None)
+                .auto_prefilter(false),
+        )
+        .build(pattern)
+        .map_err(|e| match (e.size_limit(), e.syntax_error()) {
+            (Some(limit), _) => format!("Compiled regex exceeds size limit of {limit} bytes."),
+            (None, Some(syntax)) => syntax.to_string(),
+            (None, None) => e.to_string(),
+        })
 }
