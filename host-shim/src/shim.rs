@@ -15,7 +15,7 @@ use crate::bindings::graphiti::openclaw::types::{
     ToolCall, ToolVerdict, WebhookAnswer, WebhookRequest,
 };
 use crate::bindings::{self, GraphitiPlugin, GraphitiPluginPre};
-use crate::cache::{self, CacheOutcome, default_cache_dir};
+use crate::cache::{self, CacheOutcome, WasmFile, default_cache_dir};
 use crate::engine;
 use crate::errors::{ReloadError, ShimError, config_error_line};
 use crate::host_imports::GuestState;
@@ -57,7 +57,7 @@ impl Shim {
     /// loaded (no routing until a good one loads; recall and capture go on with the settings in force).
     pub fn new(options: ShimOptions) -> Result<Shim, ShimError> {
         check_limits(&options.limits)?;
-        let wasm = std::fs::read(&options.wasm).map_err(|source| ShimError::ReadWasm {
+        let mut wasm = WasmFile::open(&options.wasm).map_err(|source| ShimError::ReadWasm {
             path: options.wasm.clone(),
             source,
         })?;
@@ -75,9 +75,14 @@ impl Shim {
             reason: format!("{err:#}"),
         };
         let cache_dir = options.cache_dir.clone().or_else(default_cache_dir);
-        let loaded =
-            cache::load_or_compile(&engine, &options.wasm, &wasm, cache_dir.as_deref(), &logs)
-                .map_err(load_error)?;
+        let loaded = cache::load_or_compile(
+            &engine,
+            &options.wasm,
+            &mut wasm,
+            cache_dir.as_deref(),
+            &logs,
+        )
+        .map_err(load_error)?;
         let instance_pre = engine::link(&engine, &loaded.component).map_err(load_error)?;
         let ticker =
             EpochTicker::start(&engine).map_err(|err| ShimError::Engine(err.to_string()))?;

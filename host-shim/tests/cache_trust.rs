@@ -22,8 +22,10 @@ use support::{
     set_mode, shim_with_cache,
 };
 
-/// The payload, then a trailer: key (32 bytes), xxh3-128 of the payload (16), magic (8).
-const TRAILER_LEN: usize = 32 + 16 + 8;
+/// The payload, then a trailer: the wasm's digest (32 bytes) and file identity (40), key (32),
+/// xxh3-128 of the payload (16), magic (8).
+const TRAILER_LEN: usize = 32 + 40 + 32 + 16 + 8;
+const CHECKSUM_AT: usize = TRAILER_LEN - 16 - 8;
 
 /// The payload of the entry at `file`.
 fn payload_of(file: &Path) -> Vec<u8> {
@@ -69,9 +71,9 @@ fn forge(file: &Path, payload: &[u8]) {
     let entry = std::fs::read(file).unwrap();
     let trailer = &entry[entry.len() - TRAILER_LEN..];
     let mut forged = payload.to_vec();
-    forged.extend_from_slice(&trailer[..32]);
+    forged.extend_from_slice(&trailer[..CHECKSUM_AT]);
     forged.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(payload).to_le_bytes());
-    forged.extend_from_slice(&trailer[32 + 16..]);
+    forged.extend_from_slice(&trailer[CHECKSUM_AT + 16..]);
     std::fs::write(file, forged).unwrap();
 }
 

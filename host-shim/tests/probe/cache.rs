@@ -103,3 +103,54 @@ fn cache_entry_of_another_build_is_stale() {
     let again = cached_shim(&new.path().join("plugin.wasm"), &config, &cache);
     assert_eq!(again.cache_outcome(), &CacheOutcome::Hit);
 }
+
+#[test]
+fn a_wasm_rewritten_in_place_with_its_old_times_is_not_taken_for_the_cached_one() {
+    // An entry keeps the wasm file's identity (inode, size, times) so that an unchanged wasm is not
+    // read and hashed at every start. A rewrite in place that keeps the size and restores the
+    // modification time (as `cp -p` onto the file does) still changes the change time, which no
+    // one can set: the entry is stale, not run for the new bytes.
+    let (config, cache, dir) = (
+        TempDir::new("inplace-config"),
+        TempDir::new("inplace-cache"),
+        TempDir::new("inplace-wasm"),
+    );
+    let probe = std::fs::read(probe_wasm()).unwrap();
+    // The probe with a custom section (id 0, size 8, name "aaaaaaa"): rewritten, only the name differs.
+    let with_section = |name: &[u8; 7]| {
+        let mut bytes = probe.clone();
+        bytes.extend_from_slice(&[0, 8, 7]);
+        bytes.extend_from_slice(name);
+        bytes
+    };
+    let wasm = dir.path().join("plugin.wasm");
+    std::fs::write(&wasm, with_section(b"aaaaaaa")).unwrap();
+    // Settled (its change time 2 s old), so its identity is recorded with the entry.
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    assert_eq!(
+        cached_shim(&wasm, &config, &cache).cache_outcome(),
+        &CacheOutcome::Miss
+    );
+    assert_eq!(
+        cached_shim(&wasm, &config, &cache).cache_outcome(),
+        &CacheOutcome::Hit
+    );
+
+    let modified = std::fs::metadata(&wasm).unwrap().modified().unwrap();
+    let mut file = std::fs::OpenOptions::new().write(true).open(&wasm).unwrap();
+    std::io::Write::write_all(&mut file, &with_section(b"bbbbbbb")).unwrap();
+    file.set_modified(modified).unwrap();
+    drop(file);
+    assert_eq!(
+        std::fs::metadata(&wasm).unwrap().modified().unwrap(),
+        modified
+    );
+
+    let mut shim = cached_shim(&wasm, &config, &cache);
+    assert!(
+        matches!(shim.cache_outcome(), CacheOutcome::Recompiled { reason } if reason.starts_with("stale")),
+        "{:?}",
+        shim.cache_outcome()
+    );
+    assert_eq!(answer(&mut shim, "hi"), "echo: hi");
+}
