@@ -115,3 +115,25 @@ fn compile_pattern(pattern: &str) -> Result<Regex, String> {
             (None, None) => e.to_string(),
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::compile_pattern;
+
+    #[test]
+    fn patterns_match_case_insensitively_with_unicode_classes() {
+        let re = compile_pattern(r"\b(café|\p{Greek}+)\b").unwrap();
+        assert!(re.is_match("Dinner at CAFÉ Central"));
+        assert!(re.is_match("a note in ΑΘΗΝΑ"));
+        assert!(!re.is_match("cafeteria"));
+        assert!(compile_pattern(r"\w+\s\d").unwrap().is_match("zoë 7"));
+    }
+
+    #[test]
+    fn a_pattern_the_component_cannot_build_gets_an_error_that_says_why() {
+        let unclosed = compile_pattern(r"(chef").unwrap_err();
+        assert!(unclosed.contains("unclosed group"), "{unclosed}");
+        let huge = compile_pattern(r"\w{1000}\w{1000}\w{1000}").unwrap_err();
+        assert!(huge.contains("exceeds size limit"), "{huge}");
+    }
+}
