@@ -8,7 +8,7 @@ use crate::graphiti::{Episode, EpisodeKind, speaker_name};
 use crate::group_id;
 use crate::spool::{self, Appended, Spool};
 use crate::time;
-use crate::turns::{self, TurnRecord};
+use crate::turns;
 
 impl Engine {
     /// Captures the turn; its counts (this hook's and `before-agent-start`'s) are saved before it
@@ -55,10 +55,7 @@ impl Engine {
             &self.state_dir,
             ctx.session_key.as_deref().or(ctx.session_id.as_deref()),
         ) {
-            (Some(dir), Some(key)) => turns::load(dir, Some(key))
-                .ok()
-                .flatten()
-                .and_then(TurnRecord::injection),
+            (Some(dir), Some(key)) => turns::injection_of(&mut self.kept_turns, dir, key),
             _ => None,
         };
         let (user, assistant) =
@@ -88,7 +85,12 @@ impl Engine {
             source_description: self.settings.capture.source_description.clone(),
             kind: EpisodeKind::Turn,
         };
-        match Spool::new(state_dir).append(&episode, self.settings.capture.spool_max_episodes) {
+        let appended = Spool::new(state_dir).append_counted(
+            &episode,
+            self.settings.capture.spool_max_episodes,
+            &mut self.spool_depth,
+        );
+        match appended {
             Ok(Appended::Spooled) => CaptureOutcome::Spooled {
                 user,
                 assistant,

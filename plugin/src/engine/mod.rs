@@ -14,6 +14,7 @@ use crate::api::{ConfigResult, HookContext};
 use crate::config::{ConfigRoots, PluginSettings};
 use crate::config_in_force::ConfigInForce;
 use crate::expert_sessions::{ExpertRoots, ExpertSessions};
+use crate::files::Kept;
 use crate::graphiti::http::Http;
 use crate::graphiti::{Client, Transport};
 use crate::locks::{self, Locks};
@@ -43,7 +44,15 @@ pub struct Engine {
     /// Counts not yet merged into the state directory's file.
     unsaved: stats::Stats,
     unsaved_updates: u32,
-    stats_saved_at_ms: u64,
+    /// When the last-turn records were last pruned (at most once a minute).
+    pruned_at_ms: u64,
+    /// Session routing states, last-turn records and the recall cache as this instance last read or
+    /// wrote them (each used while its file is unchanged).
+    kept_sessions: Kept<crate::state::SessionState>,
+    kept_turns: Kept<turns::TurnRecord>,
+    kept_recall: Kept<crate::recall_cache::CacheFile>,
+    /// The capture spool's depth as last counted, with its directory's stamp then.
+    spool_depth: Option<crate::spool::Depth>,
     experts: ExpertSessions,
     /// The host's cross-process locks on the state directory.
     locks: Box<dyn Locks>,
@@ -52,9 +61,11 @@ pub struct Engine {
 }
 
 /// Counts are merged into the file at the end of every turn (`agent-end`), on every `tick` and
-/// `status`, and otherwise at least every this many updates or this often.
+/// `status`, and otherwise at least every this many updates (never in `before-agent-start` by the
+/// clock: its turn's `agent-end` merges them a moment later).
 const STATS_FLUSH_EVERY: u32 = 50;
-const STATS_FLUSH_INTERVAL_MS: u64 = 2_000;
+/// The last-turn records are pruned at most this often (pruning lists their directory).
+const PRUNE_INTERVAL_MS: u64 = 60_000;
 /// Merging counters takes milliseconds: a lock held longer than this was left by a stuck process.
 const STATS_LOCK_LEASE_MS: u64 = 10_000;
 const STATS_LOCK_WAIT_MS: u64 = 2_000;
@@ -74,7 +85,11 @@ impl Engine {
             saved_session: None,
             unsaved: stats::Stats::default(),
             unsaved_updates: 0,
-            stats_saved_at_ms: 0,
+            pruned_at_ms: 0,
+            kept_sessions: Kept::new(crate::state::KEPT_SESSIONS),
+            kept_turns: Kept::new(crate::state::KEPT_SESSIONS),
+            kept_recall: Kept::new(1),
+            spool_depth: None,
             experts: ExpertSessions::new(ExpertRoots {
                 state: state_dir_for_experts,
                 ..ExpertRoots::default()
@@ -109,12 +124,8 @@ impl Engine {
     fn count(&mut self, change: impl FnOnce(&mut stats::Stats)) {
         change(&mut self.unsaved);
         self.unsaved_updates += 1;
-        let now = time::now_ms();
-        if self.unsaved_updates >= STATS_FLUSH_EVERY
-            || now.saturating_sub(self.stats_saved_at_ms) >= STATS_FLUSH_INTERVAL_MS
-        {
+        if self.unsaved_updates >= STATS_FLUSH_EVERY {
             self.flush_stats();
-            self.stats_saved_at_ms = now;
         }
     }
 
@@ -143,7 +154,11 @@ impl Engine {
         let merged = stats::merge_into_file(dir, &self.unsaved);
         self.locks.release(locks::STATS);
         if merged.is_ok() {
-            turns::prune(dir);
+            let now = time::now_ms();
+            if now.saturating_sub(self.pruned_at_ms) >= PRUNE_INTERVAL_MS {
+                turns::prune(dir);
+                self.pruned_at_ms = now;
+            }
             self.unsaved = stats::Stats::default();
             self.unsaved_updates = 0;
         }
