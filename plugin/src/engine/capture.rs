@@ -12,7 +12,8 @@ use crate::turns;
 
 impl Engine {
     /// Captures the turn; its counts (this hook's and `before-agent-start`'s) are saved before it
-    /// returns, since the process may end with the turn (`openclaw agent --local`, the CLI).
+    /// returns, since the process may end with the turn (`openclaw agent --local`, the CLI): in a
+    /// count file of their own, without the `stats` lock (see [`crate::stats::save_counts`]).
     pub fn agent_end(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> CaptureOutcome {
         let outcome = self.capture(event, ctx);
         self.count(|s| match &outcome {
@@ -24,7 +25,7 @@ impl Engine {
                 s.last_error_at_ms = time::now_ms();
             }
         });
-        self.flush_stats();
+        self.save_counts();
         outcome
     }
 

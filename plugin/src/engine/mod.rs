@@ -44,6 +44,10 @@ pub struct Engine {
     /// Counts not yet merged into the state directory's file.
     unsaved: stats::Stats,
     unsaved_updates: u32,
+    /// Names this instance's count files apart from every other writer's (random), with
+    /// `count_files_written`.
+    instance_id: u64,
+    count_files_written: u64,
     /// When the last-turn records were last pruned (at most once a minute).
     pruned_at_ms: u64,
     /// Session routing states, last-turn records and the recall cache as this instance last read or
@@ -85,6 +89,13 @@ impl Engine {
             saved_session: None,
             unsaved: stats::Stats::default(),
             unsaved_updates: 0,
+            instance_id: {
+                use std::hash::{BuildHasher, Hasher};
+                std::collections::hash_map::RandomState::new()
+                    .build_hasher()
+                    .finish()
+            },
+            count_files_written: 0,
             pruned_at_ms: 0,
             kept_sessions: Kept::new(crate::state::KEPT_SESSIONS),
             kept_turns: Kept::new(crate::state::KEPT_SESSIONS),
@@ -151,7 +162,7 @@ impl Engine {
         {
             return;
         }
-        let merged = stats::merge_into_file(dir, &self.unsaved);
+        let merged = stats::fold_into_file(dir, &self.unsaved, time::now_ms());
         self.locks.release(locks::STATS);
         if merged.is_ok() {
             let now = time::now_ms();
@@ -161,6 +172,32 @@ impl Engine {
             }
             self.unsaved = stats::Stats::default();
             self.unsaved_updates = 0;
+        }
+    }
+
+    /// Saves the counts before `agent-end` returns without waiting for the `stats` lock: a count
+    /// file of their own, which the next merge (`tick`, `status`) folds into the counters. When it
+    /// cannot be written, they are merged under the lock as before.
+    fn save_counts(&mut self) {
+        let Some(dir) = &self.state_dir else {
+            self.unsaved = stats::Stats::default();
+            return;
+        };
+        if self.unsaved.is_empty() {
+            return;
+        }
+        self.count_files_written += 1;
+        let unique = format!(
+            "{:013x}-{:016x}-{}",
+            time::now_ms(),
+            self.instance_id,
+            self.count_files_written
+        );
+        if stats::save_counts(dir, &unique, &self.unsaved).is_ok() {
+            self.unsaved = stats::Stats::default();
+            self.unsaved_updates = 0;
+        } else {
+            self.flush_stats();
         }
     }
 
