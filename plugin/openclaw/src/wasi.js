@@ -63,15 +63,34 @@ function timestamp(ns) {
   return { seconds: ns / 1_000_000_000n, nanoseconds: Number(ns % 1_000_000_000n) };
 }
 
+/**
+ * A time in milliseconds (a Stats' `mtimeMs`: a float good to a fraction of a microsecond) as a WASI
+ * datetime. The same file time always gives the same datetime, and times a microsecond apart differ.
+ */
+function timestampOfMs(ms) {
+  const seconds = Math.floor(ms / 1000);
+  const nanoseconds = Math.min(999_999_999, Math.max(0, Math.round((ms - seconds * 1000) * 1_000_000)));
+  return { seconds: BigInt(seconds), nanoseconds };
+}
+
+/**
+ * Stats as plain numbers (not `bigint: true`, which allocates a BigInt per field and costs about
+ * twice as much per call): sizes and link counts are exact far beyond any real file.
+ */
 function descriptorStat(stats) {
   return {
     type: descriptorType(stats),
-    linkCount: stats.nlink,
-    size: stats.size,
-    dataAccessTimestamp: timestamp(stats.atimeNs),
-    dataModificationTimestamp: timestamp(stats.mtimeNs),
-    statusChangeTimestamp: timestamp(stats.ctimeNs),
+    linkCount: BigInt(stats.nlink),
+    size: BigInt(stats.size),
+    dataAccessTimestamp: timestampOfMs(stats.atimeMs),
+    dataModificationTimestamp: timestampOfMs(stats.mtimeMs),
+    statusChangeTimestamp: timestampOfMs(stats.ctimeMs),
   };
+}
+
+/** WASI's metadata hash of an entry: its inode and device. */
+function metadataHash(stats) {
+  return { lower: BigInt(stats.ino), upper: BigInt(stats.dev) };
 }
 
 /** The names in a relative path, without empty and `.` ones. */
@@ -81,7 +100,7 @@ function pathNames(relative) {
 
 /** lstat that says "absent" with undefined. */
 function entryStats(hostPath) {
-  return fsCall(() => fs.lstatSync(hostPath, { bigint: true, throwIfNoEntry: false }));
+  return fsCall(() => fs.lstatSync(hostPath, { throwIfNoEntry: false }));
 }
 
 /** One preopened directory on the host: where it is, and whether the guest may change it. */
@@ -96,7 +115,7 @@ class Preopen {
    * as cap-std does for the wasmtime shim: `..` never climbs above `base`; a symlink is expanded where
    * it is not the last name, or is the last and `follow` is set; an absolute one, or one leading above
    * `base`, is refused. Only lstat and readlink are used, so nothing here can block.
-   * @returns {{ hostPath: string, stats: fs.BigIntStats | undefined }}  the entry reached (a symlink
+   * @returns {{ hostPath: string, stats: fs.Stats | undefined }}  the entry reached (a symlink
    *   itself when it was not followed); `stats` is undefined when it does not exist.
    */
   walk(base, relative, follow) {
@@ -272,7 +291,7 @@ class Descriptor {
   }
 
   ownStats() {
-    return this.isDirectory() ? entryStats(this.directoryPath()) : fsCall(() => fs.fstatSync(this.fd, { bigint: true }));
+    return this.isDirectory() ? entryStats(this.directoryPath()) : fsCall(() => fs.fstatSync(this.fd));
   }
 
   getFlags() {
@@ -287,21 +306,32 @@ class Descriptor {
     return descriptorStat(this.ownStats());
   }
 
+  /**
+   * The guest's libc follows every `stat-at` with a `metadata-hash-at` of the same path (for
+   * st_ino), in the same synchronous call: the stats of the one are kept for the other, so one
+   * stat walks the path once.
+   */
   statAt(pathFlags, relative) {
-    return descriptorStat(this.entryAt(pathFlags, relative));
+    const stats = this.entryAt(pathFlags, relative);
+    lastStatAt = { descriptor: this, follow: pathFlags.symlinkFollow, relative, stats };
+    return descriptorStat(stats);
   }
 
   metadataHash() {
-    const stats = this.ownStats();
-    return { lower: stats.ino, upper: stats.dev };
+    return metadataHash(this.ownStats());
   }
 
   metadataHashAt(pathFlags, relative) {
-    const stats = this.entryAt(pathFlags, relative);
-    return { lower: stats.ino, upper: stats.dev };
+    const last = lastStatAt;
+    lastStatAt = undefined;
+    if (last && last.descriptor === this && last.relative === relative && last.follow === pathFlags.symlinkFollow) {
+      return metadataHash(last.stats);
+    }
+    return metadataHash(this.entryAt(pathFlags, relative));
   }
 
   openAt(pathFlags, relative, openFlags, descriptorFlags) {
+    lastStatAt = undefined;
     const base = this.directoryPath();
     // Rust's std asks for `mutate-directory` on every write; alone it changes nothing here.
     const writes = descriptorFlags.write || openFlags.create || openFlags.truncate;
@@ -333,6 +363,7 @@ class Descriptor {
     if (!this.access.write) throw 'bad-descriptor';
     let position = Number(offset);
     return new OutputStream((bytes) => {
+      lastStatAt = undefined;
       position += fs.writeSync(this.fd, bytes, 0, bytes.length, position);
     });
   }
@@ -341,6 +372,7 @@ class Descriptor {
     if (this.isDirectory()) throw 'is-directory';
     if (!this.access.write) throw 'bad-descriptor';
     return new OutputStream((bytes) => {
+      lastStatAt = undefined;
       fs.writeSync(this.fd, bytes, 0, bytes.length, fs.fstatSync(this.fd).size);
     });
   }
@@ -352,6 +384,7 @@ class Descriptor {
 
   /** The host path of the entry `relative` names itself (a final symlink is not followed), for a change. */
   entryToChange(relative) {
+    lastStatAt = undefined;
     const base = this.directoryPath();
     this.preopen.mustWrite();
     return this.preopen.walk(base, relative, false);
@@ -386,6 +419,13 @@ class Descriptor {
     }
   }
 }
+
+/**
+ * The last `stat-at`'s answer, for the `metadata-hash-at` of the same path that follows it. Any other
+ * call that opens or changes an entry drops it, so it never outlives a change made through this host.
+ * @type {{ descriptor: Descriptor, follow: boolean, relative: string, stats: fs.Stats } | undefined}
+ */
+let lastStatAt;
 
 class TerminalInput {}
 class TerminalOutput {}
