@@ -302,32 +302,35 @@ class Descriptor {
     return this.isDirectory() ? 'directory' : 'regular-file';
   }
 
+  /**
+   * The guest's libc asks for every stat twice: `stat` and `metadata-hash` (for st_ino), or
+   * `stat-at` and `metadata-hash-at` of one path, one right after the other in the same synchronous
+   * call, in either order. The stats of the first are kept for the second, so one stat walks the
+   * path (or calls fstat) once.
+   */
   stat() {
-    return descriptorStat(this.ownStats());
+    return descriptorStat(this.keptOwnStats());
   }
 
-  /**
-   * The guest's libc follows every `stat-at` with a `metadata-hash-at` of the same path (for
-   * st_ino), in the same synchronous call: the stats of the one are kept for the other, so one
-   * stat walks the path once.
-   */
   statAt(pathFlags, relative) {
-    const stats = this.entryAt(pathFlags, relative);
-    lastStatAt = { descriptor: this, follow: pathFlags.symlinkFollow, relative, stats };
-    return descriptorStat(stats);
+    return descriptorStat(this.keptEntryAt(pathFlags, relative));
   }
 
   metadataHash() {
-    return metadataHash(this.ownStats());
+    return metadataHash(this.keptOwnStats());
   }
 
   metadataHashAt(pathFlags, relative) {
-    const last = lastStatAt;
-    lastStatAt = undefined;
-    if (last && last.descriptor === this && last.relative === relative && last.follow === pathFlags.symlinkFollow) {
-      return metadataHash(last.stats);
-    }
-    return metadataHash(this.entryAt(pathFlags, relative));
+    return metadataHash(this.keptEntryAt(pathFlags, relative));
+  }
+
+  keptOwnStats() {
+    return takeKeptStats(this, null, false) ?? keepStats(this, null, false, this.ownStats());
+  }
+
+  keptEntryAt(pathFlags, relative) {
+    const follow = Boolean(pathFlags.symlinkFollow);
+    return takeKeptStats(this, relative, follow) ?? keepStats(this, relative, follow, this.entryAt(pathFlags, relative));
   }
 
   openAt(pathFlags, relative, openFlags, descriptorFlags) {
@@ -421,11 +424,31 @@ class Descriptor {
 }
 
 /**
- * The last `stat-at`'s answer, for the `metadata-hash-at` of the same path that follows it. Any other
- * call that opens or changes an entry drops it, so it never outlives a change made through this host.
- * @type {{ descriptor: Descriptor, follow: boolean, relative: string, stats: fs.Stats } | undefined}
+ * The stats the last stat call answered, for the other half of the guest's pair (see
+ * `Descriptor.stat`): used once, by the same descriptor for the same path, within the same
+ * synchronous run of the guest, and dropped by any open, write or change made through this host.
+ * @type {{ descriptor: Descriptor, relative: string | null, follow: boolean, stats: fs.Stats } | undefined}
  */
 let lastStatAt;
+
+function keepStats(descriptor, relative, follow, stats) {
+  // Never past the guest's current synchronous run: it yields to the event loop only between calls
+  // of its exports or while it waits for an async import (HTTP, a lock), and microtasks run then.
+  if (!lastStatAt) queueMicrotask(forgetKeptStats);
+  lastStatAt = { descriptor, relative, follow, stats };
+  return stats;
+}
+
+function forgetKeptStats() {
+  lastStatAt = undefined;
+}
+
+function takeKeptStats(descriptor, relative, follow) {
+  const last = lastStatAt;
+  lastStatAt = undefined;
+  if (last && last.descriptor === descriptor && last.relative === relative && last.follow === follow) return last.stats;
+  return undefined;
+}
 
 class TerminalInput {}
 class TerminalOutput {}
