@@ -204,6 +204,11 @@ pub fn fold_into_file(state_dir: &Path, counts: &Stats, now_ms: u64) -> Result<(
     Ok(())
 }
 
+/// Whether `counts/` holds anything to fold.
+pub fn has_count_files(state_dir: &Path) -> bool {
+    fs::read_dir(counts_dir(state_dir)).is_ok_and(|mut listing| listing.next().is_some())
+}
+
 /// The count files, by name.
 fn count_files(state_dir: &Path) -> Vec<(String, PathBuf)> {
     let Ok(listing) = fs::read_dir(counts_dir(state_dir)) else {

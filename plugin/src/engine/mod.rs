@@ -140,14 +140,16 @@ impl Engine {
         }
     }
 
-    /// Merges the counts into the state directory's file under the `stats` lock. When the lock
-    /// cannot be had or the file cannot be written, the counts stay here for the next merge.
+    /// Merges the counts, and the count files `agent-end` left, into the state directory's file
+    /// under the `stats` lock. When the lock cannot be had or the file cannot be written, the
+    /// counts stay here (and the files there) for the next merge.
     fn flush_stats(&mut self) {
         let Some(dir) = &self.state_dir else {
             self.unsaved = stats::Stats::default();
             return;
         };
-        if self.unsaved.is_empty() {
+        // Other turns' count files are folded in even when this instance has counted nothing.
+        if self.unsaved.is_empty() && !stats::has_count_files(dir) {
             return;
         }
         let lease = Duration::from_millis(STATS_LOCK_LEASE_MS);
