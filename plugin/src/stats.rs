@@ -160,10 +160,23 @@ pub fn save_counts(state_dir: &Path, unique: &str, counts: &Stats) -> Result<(),
 
 /// Adds `counts` and every count file of `counts/` not yet added to the stored counters, saves
 /// them (with the names of the files added), then removes those files. The caller holds the
-/// `stats` lock. `now_ms`: the time, for removing count files left unreadable long enough.
-pub fn fold_into_file(state_dir: &Path, counts: &Stats, now_ms: u64) -> Result<(), String> {
+/// `stats` lock. `fold_at_ms`: the time, for removing count files left unreadable long enough;
+/// None: `counts` only, the count files are left for a later merge.
+pub fn fold_into_file(
+    state_dir: &Path,
+    counts: &Stats,
+    fold_at_ms: Option<u64>,
+) -> Result<(), String> {
     let mut stats = load(state_dir);
     stats.merge(counts);
+    let Some(now_ms) = fold_at_ms else {
+        let file = path(state_dir);
+        return crate::files::write_atomically(
+            &file,
+            &serde_json::to_vec(&stats).unwrap_or_default(),
+        )
+        .map_err(|e| format!("cannot save the counters to {}: {e}", file.display()));
+    };
     let listed = count_files(state_dir);
     // Folded before, and still there: a merge stopped before removing them. Not added again.
     let already: Vec<String> = std::mem::take(&mut stats.folded)
@@ -259,7 +272,7 @@ mod tests {
             "a name is never reused"
         );
         let now = crate::time::now_ms();
-        fold_into_file(&dir, &turn(0), now).unwrap();
+        fold_into_file(&dir, &turn(0), Some(now)).unwrap();
         let stats = load(&dir);
         assert_eq!((stats.turns, stats.captures_spooled), (3, 3));
         assert_eq!(count_files(&dir).len(), 0, "folded files removed");
@@ -269,11 +282,11 @@ mod tests {
             serde_json::to_vec(&turn(1)).unwrap(),
         )
         .unwrap();
-        fold_into_file(&dir, &Stats::default(), now).unwrap();
+        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
         assert_eq!(load(&dir).captures_spooled, 3);
         assert_eq!(count_files(&dir).len(), 0);
         // Once gone, its name is dropped: a later file of that name is new counts.
-        fold_into_file(&dir, &Stats::default(), now).unwrap();
+        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
         assert!(load(&dir).folded.is_empty());
         fs::remove_dir_all(&dir).unwrap();
     }
@@ -284,7 +297,7 @@ mod tests {
         fs::create_dir_all(dir.join("counts")).unwrap();
         fs::write(dir.join("counts/c-1.json"), b"").unwrap();
         let now = crate::time::now_ms();
-        fold_into_file(&dir, &Stats::default(), now).unwrap();
+        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
         assert_eq!(
             count_files(&dir).len(),
             1,
@@ -295,13 +308,13 @@ mod tests {
             serde_json::to_vec(&turn(1)).unwrap(),
         )
         .unwrap();
-        fold_into_file(&dir, &Stats::default(), now).unwrap();
+        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
         assert_eq!(load(&dir).captures_spooled, 1);
         fs::write(dir.join("counts/d-1.json"), b"{").unwrap();
         fold_into_file(
             &dir,
             &Stats::default(),
-            now + UNREADABLE_COUNTS_KEPT_MS + 1000,
+            Some(now + UNREADABLE_COUNTS_KEPT_MS + 1000),
         )
         .unwrap();
         assert_eq!(

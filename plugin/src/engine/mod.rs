@@ -48,6 +48,8 @@ pub struct Engine {
     /// `count_files_written`.
     instance_id: u64,
     count_files_written: u64,
+    /// When this instance last folded the count files.
+    folded_at_ms: u64,
     /// When the last-turn records were last pruned (at most once a minute).
     pruned_at_ms: u64,
     /// Session routing states, last-turn records and the recall cache as this instance last read or
@@ -68,6 +70,9 @@ pub struct Engine {
 /// `status`, and otherwise at least every this many updates (never in `before-agent-start` by the
 /// clock: its turn's `agent-end` merges them a moment later).
 const STATS_FLUSH_EVERY: u32 = 50;
+/// Ticks fold other turns' count files into the counters at most this often (`status` and
+/// `flush` always do).
+const FOLD_INTERVAL_MS: u64 = 2_000;
 /// The last-turn records are pruned at most this often (pruning lists their directory).
 const PRUNE_INTERVAL_MS: u64 = 60_000;
 /// Merging counters takes milliseconds: a lock held longer than this was left by a stuck process.
@@ -96,6 +101,7 @@ impl Engine {
                     .finish()
             },
             count_files_written: 0,
+            folded_at_ms: 0,
             pruned_at_ms: 0,
             kept_sessions: Kept::new(crate::state::KEPT_SESSIONS),
             kept_turns: Kept::new(crate::state::KEPT_SESSIONS),
@@ -144,12 +150,25 @@ impl Engine {
     /// under the `stats` lock. When the lock cannot be had or the file cannot be written, the
     /// counts stay here (and the files there) for the next merge.
     fn flush_stats(&mut self) {
+        self.merge_stats(false);
+    }
+
+    /// [`Engine::flush_stats`], folding the count files now (`status`, `flush`) rather than at
+    /// most every [`FOLD_INTERVAL_MS`] (a tick after every turn, in every process, would otherwise
+    /// contend for the `stats` lock all the time).
+    fn flush_stats_now(&mut self) {
+        self.merge_stats(true);
+    }
+
+    fn merge_stats(&mut self, fold_now: bool) {
         let Some(dir) = &self.state_dir else {
             self.unsaved = stats::Stats::default();
             return;
         };
-        // Other turns' count files are folded in even when this instance has counted nothing.
-        if self.unsaved.is_empty() && !stats::has_count_files(dir) {
+        let now = time::now_ms();
+        let fold = (fold_now || now.saturating_sub(self.folded_at_ms) >= FOLD_INTERVAL_MS)
+            && stats::has_count_files(dir);
+        if self.unsaved.is_empty() && !fold {
             return;
         }
         let lease = Duration::from_millis(STATS_LOCK_LEASE_MS);
@@ -164,10 +183,12 @@ impl Engine {
         {
             return;
         }
-        let merged = stats::fold_into_file(dir, &self.unsaved, time::now_ms());
+        let merged = stats::fold_into_file(dir, &self.unsaved, fold.then_some(now));
         self.locks.release(locks::STATS);
         if merged.is_ok() {
-            let now = time::now_ms();
+            if fold {
+                self.folded_at_ms = now;
+            }
             if now.saturating_sub(self.pruned_at_ms) >= PRUNE_INTERVAL_MS {
                 turns::prune(dir);
                 self.pruned_at_ms = now;
