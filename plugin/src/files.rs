@@ -1,18 +1,34 @@
 //! Writing state files so that neither a crash nor a second instance writing at the same moment can
-//! leave half a file: write a temporary file of a name no other writer uses, then rename it.
+//! leave half a file: write a temporary file of a name no other writer uses, then rename it. And,
+//! for the per-turn state that can be recomputed (session routing state, the last-turn record, the
+//! recall cache), [`Kept`]: the content kept in the instance's memory, used while one look at the
+//! file (its size and modification time) says nobody has written it since, and written in place.
 
+use serde::de::DeserializeOwned;
+use std::collections::HashMap;
 use std::fs;
-use std::io;
-use std::path::Path;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Writes `bytes` to `path` atomically, creating its directory if needed.
+/// Writes `bytes` to `path` atomically, creating its directory if it is missing (looked for only
+/// when the write finds it missing: a turn makes no directory calls).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    static WRITES: AtomicU64 = AtomicU64::new(0);
-    if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir)?;
+    match write_renamed(path, bytes) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => {
+                fs::create_dir_all(dir)?;
+                write_renamed(path, bytes)
+            }
+            _ => Err(e),
+        },
+        written => written,
     }
+}
+
+fn write_renamed(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    static WRITES: AtomicU64 = AtomicU64::new(0);
     // Time and a per-instance counter: distinct across instances and across writes of one instance.
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -52,4 +68,232 @@ pub fn read_regular(path: &Path, max_bytes: u64) -> io::Result<Option<Vec<u8>>> 
         ));
     }
     fs::read(path).map(Some)
+}
+
+/// What says whether a file was written since it was last looked at: its size and modification
+/// time (None: it does not exist).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    len: u64,
+    modified: Option<SystemTime>,
+    is_file: bool,
+}
+
+/// The stamp of `path` itself (a symlink is not followed); None when it does not exist.
+pub fn stamp(path: &Path) -> io::Result<Option<Stamp>> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) => Ok(Some(Stamp::of(&meta))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+impl Stamp {
+    fn of(meta: &fs::Metadata) -> Stamp {
+        Stamp {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            is_file: meta.is_file(),
+        }
+    }
+}
+
+/// Why a kept file could not be had.
+#[derive(Debug)]
+pub enum ReadError {
+    Io(io::Error),
+    /// Not JSON of the expected shape (a torn or foreign file).
+    Parse(serde_json::Error),
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Io(e) => e.fmt(f),
+            ReadError::Parse(e) => e.fmt(f),
+        }
+    }
+}
+
+/// The first JSON value of `bytes`; what follows it is ignored. A file written in place ends with
+/// the spaces that pad it to its old length, or, when two writers of different lengths met, with
+/// the tail of the longer write: the value is then one writer's whole value (a write call is not
+/// interleaved with another on the same file).
+pub fn parse_first<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, serde_json::Error> {
+    let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<T>();
+    match values.next() {
+        Some(value) => value,
+        None => serde_json::from_slice(bytes),
+    }
+}
+
+/// Overwrites `path` in place, from the start, padding `bytes` with spaces to the file's old length
+/// instead of truncating it (renaming a new file into place costs about a millisecond per write in
+/// OpenClaw's WASI host, this about ten microseconds). For files that can be recomputed only
+/// (caches and per-session state, never the spool or the counters): a process killed between the
+/// calls of a large write, or a power loss, can leave new bytes over the old ones, which almost
+/// always fails to parse (the file is then recomputed) and at worst reads as a mix until the next
+/// write; a write cut short by a full disk while the file grows never parses. Creates the
+/// directory when the write finds it missing. Returns the file's stamp after the write.
+pub fn write_in_place(path: &Path, bytes: &[u8]) -> io::Result<Stamp> {
+    let write = || -> io::Result<Stamp> {
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
+        let old_len = file.metadata()?.len();
+        if old_len > bytes.len() as u64 {
+            let mut padded = Vec::with_capacity(old_len as usize);
+            padded.extend_from_slice(bytes);
+            padded.resize(old_len as usize, b' ');
+            file.write_all(&padded)?;
+        } else {
+            file.write_all(bytes)?;
+        }
+        Ok(Stamp::of(&file.metadata()?))
+    };
+    write().or_else(|e| match (e.kind(), path.parent()) {
+        (io::ErrorKind::NotFound, Some(dir)) if !dir.as_os_str().is_empty() => {
+            fs::create_dir_all(dir).and_then(|()| write())
+        }
+        _ => Err(e),
+    })
+}
+
+/// Files' contents as this instance last read or wrote them, each with the file's stamp then. A
+/// content is used again only while the file's stamp is unchanged: another instance or process
+/// that wrote the file since changed its modification time (and the file is read again). One
+/// `stat` instead of an open, reads and a close per use. Linux since 6.13 gives each write after a
+/// stat a distinct time; on a file system with a coarse clock, a second write of the same length
+/// within one tick of ours could go unseen until the next write, which costs no more than the
+/// last-writer-wins race that two concurrent turns of one session already have.
+pub struct Kept<T> {
+    files: HashMap<PathBuf, (Stamp, T)>,
+    capacity: usize,
+}
+
+impl<T: DeserializeOwned> Kept<T> {
+    /// At most `capacity` files are kept (all are forgotten when one more comes).
+    pub fn new(capacity: usize) -> Kept<T> {
+        Kept {
+            files: HashMap::new(),
+            capacity,
+        }
+    }
+
+    /// The content of the regular file `path` (None when it does not exist): the kept one when the
+    /// file is unchanged, else the file's, read and parsed (see [`parse_first`]). A directory, a
+    /// FIFO or another special file is refused without being opened, and so is a file of more than
+    /// `max_bytes`.
+    pub fn read(&mut self, path: &Path, max_bytes: u64) -> Result<Option<&T>, ReadError> {
+        let Some(now) = stamp(path).map_err(ReadError::Io)? else {
+            self.files.remove(path);
+            return Ok(None);
+        };
+        if self.files.get(path).is_some_and(|(kept, _)| *kept == now) {
+            return Ok(self.files.get(path).map(|(_, value)| value));
+        }
+        self.files.remove(path);
+        if !now.is_file {
+            return Err(ReadError::Io(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "not a regular file",
+            )));
+        }
+        if now.len > max_bytes {
+            return Err(ReadError::Io(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("larger than {max_bytes} bytes"),
+            )));
+        }
+        let bytes = match fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(ReadError::Io(e)),
+        };
+        let value = parse_first(&bytes).map_err(ReadError::Parse)?;
+        // Kept with the stamp seen before reading: a write in between makes the next use read again.
+        Ok(Some(&self.keep(path, now, value).1))
+    }
+
+    /// Writes `bytes`, the encoding of `value`, to `path` in place (see [`write_in_place`]) and
+    /// keeps `value` as the file's content. A failed write forgets the file.
+    pub fn write(&mut self, path: &Path, bytes: &[u8], value: T) -> io::Result<()> {
+        self.files.remove(path);
+        let stamp = write_in_place(path, bytes)?;
+        self.keep(path, stamp, value);
+        Ok(())
+    }
+
+    fn keep(&mut self, path: &Path, stamp: Stamp, value: T) -> &(Stamp, T) {
+        if self.files.len() >= self.capacity {
+            self.files.clear();
+        }
+        self.files.insert(path.to_path_buf(), (stamp, value));
+        self.files.get(path).expect("inserted above")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("files-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn an_in_place_write_pads_a_shorter_value_and_readers_take_the_first_value() {
+        let dir = scratch("in-place");
+        let path = dir.join("sub").join("state.json");
+        write_in_place(&path, br#"{"a":"a long first value"}"#).unwrap();
+        write_in_place(&path, br#"{"a":"short"}"#).unwrap();
+        let bytes = fs::read(&path).unwrap();
+        assert_eq!(bytes.len(), r#"{"a":"a long first value"}"#.len());
+        let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            value["a"], "short",
+            "padded with spaces: plain JSON readers read it too"
+        );
+        // Two writers of different lengths met: the tail of the longer one follows the value.
+        let value: serde_json::Value = parse_first(br#"{"a":"short"}ng first value"}"#).unwrap();
+        assert_eq!(value["a"], "short");
+        // A write cut short (a full disk while the file grows) does not parse.
+        assert!(parse_first::<serde_json::Value>(br#"{"a":"a longer val"#).is_err());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_kept_content_is_used_until_another_writer_changes_the_file() {
+        let dir = scratch("kept");
+        let path = dir.join("state.json");
+        let (mut mine, mut theirs) = (Kept::<String>::new(4), Kept::<String>::new(4));
+        assert!(mine.read(&path, 1024).unwrap().is_none());
+        mine.write(&path, br#""mine, longer""#, "mine, longer".into())
+            .unwrap();
+        assert_eq!(theirs.read(&path, 1024).unwrap().unwrap(), "mine, longer");
+        // The other writes a shorter value in place: same length on disk, a new modification time.
+        theirs
+            .write(&path, br#""theirs""#, "theirs".into())
+            .unwrap();
+        assert_eq!(mine.read(&path, 1024).unwrap().unwrap(), "theirs");
+        // What this instance wrote is what it reads back, without reading the file.
+        mine.write(&path, br#""x""#, "kept, not read".into())
+            .unwrap();
+        assert_eq!(mine.read(&path, 1024).unwrap().unwrap(), "kept, not read");
+        assert_eq!(theirs.read(&path, 1024).unwrap().unwrap(), "x");
+        // Removed: none, and a file that is not JSON is a parse error.
+        fs::remove_file(&path).unwrap();
+        assert!(mine.read(&path, 1024).unwrap().is_none());
+        fs::write(&path, b"{torn").unwrap();
+        assert!(matches!(mine.read(&path, 1024), Err(ReadError::Parse(_))));
+        assert!(
+            matches!(mine.read(&path, 2), Err(ReadError::Io(_))),
+            "too large"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

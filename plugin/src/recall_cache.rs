@@ -4,8 +4,12 @@
 //! stand in, marked as such. Bounded in entries, age and size; a fresh answer replaces the entry of
 //! the same terms, and a fact it brings (by uuid) replaces every cached copy, so a fact Graphiti has
 //! since marked invalid is not shown as current. Last writer wins: two processes storing at once
-//! may lose one entry, which is only a later cache miss.
+//! may lose one entry, which is only a later cache miss. Each instance keeps the file's content in
+//! memory while the file is unchanged, and writes it in place (see [`crate::files::Kept`]); an
+//! answer identical to its entry's of less than a minute ago is not written again (so a cached
+//! answer's age may read up to a minute more than the search it comes from).
 
+use crate::files::{Kept, ReadError};
 use crate::recall::{Recall, RecalledFact, RecalledNode};
 use crate::text;
 use serde::{Deserialize, Serialize};
@@ -19,6 +23,8 @@ const MAX_ENTRIES: usize = 64;
 const KEEP_MS: u64 = 24 * 60 * 60 * 1000;
 /// A larger file is not read (64 entries of bounded answers stay far below).
 const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+/// An answer identical to its entry's is written again only when the entry is older than this.
+const REWRITE_UNCHANGED_AFTER_MS: u64 = 60_000;
 /// How many matching entries one cached answer merges.
 const MERGED_ENTRIES: usize = 3;
 /// Words that say nothing about what a prompt is about.
@@ -32,7 +38,7 @@ const STOP_WORDS: &[&str] = &[
     "when", "where", "which", "who", "why", "will", "with", "would", "you", "your",
 ];
 
-#[derive(Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 struct Entry {
     group: String,
     /// The query's salient terms, sorted: the key with `group`.
@@ -42,8 +48,8 @@ struct Entry {
     nodes: Vec<RecalledNode>,
 }
 
-#[derive(Debug, Default, Deserialize, Serialize)]
-struct CacheFile {
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+pub struct CacheFile {
     entries: Vec<Entry>,
 }
 
@@ -72,6 +78,7 @@ pub fn terms(query: &str) -> Vec<String> {
 
 /// Stores a fresh answer for `query` in `group`.
 pub fn store(
+    kept: &mut Kept<CacheFile>,
     dir: &Path,
     group: &str,
     query: &str,
@@ -82,7 +89,17 @@ pub fn store(
     if terms.is_empty() {
         return Ok(());
     }
-    let mut file = load(dir).unwrap_or_default();
+    let mut file = load(kept, dir).ok().flatten().cloned().unwrap_or_default();
+    let same_recently = file.entries.iter().any(|e| {
+        e.group == group
+            && e.terms == terms
+            && now_ms.saturating_sub(e.saved_ms) < REWRITE_UNCHANGED_AFTER_MS
+            && e.facts == recall.facts
+            && e.nodes == recall.nodes
+    });
+    if same_recently {
+        return Ok(());
+    }
     let fresh: Vec<&RecalledFact> = recall.facts.iter().filter(|f| !f.uuid.is_empty()).collect();
     file.entries.retain(|e| {
         now_ms.saturating_sub(e.saved_ms) <= KEEP_MS && !(e.group == group && e.terms == terms)
@@ -106,13 +123,15 @@ pub fn store(
     );
     file.entries.truncate(MAX_ENTRIES);
     let path = dir.join(FILE);
-    crate::files::write_atomically(&path, &serde_json::to_vec(&file).unwrap_or_default())
+    let bytes = serde_json::to_vec(&file).unwrap_or_default();
+    kept.write(&path, &bytes, file)
         .map_err(|e| format!("cannot write the recall cache {}: {e}", path.display()))
 }
 
 /// The recent answers of `group` younger than `max_age_ms` that share salient terms with `query`,
 /// the most shared terms first, then the newest, merged; None when no entry qualifies.
 pub fn lookup(
+    kept: &mut Kept<CacheFile>,
     dir: &Path,
     group: &str,
     query: &str,
@@ -120,7 +139,8 @@ pub fn lookup(
     max_age_ms: u64,
 ) -> Result<Option<Cached>, String> {
     let wanted: HashSet<String> = terms(query).into_iter().collect();
-    let file = load(dir)?;
+    let empty = CacheFile::default();
+    let file = load(kept, dir)?.unwrap_or(&empty);
     let mut matching: Vec<(usize, &Entry)> = file
         .entries
         .iter()
@@ -175,20 +195,16 @@ fn merged<'a>(entries: impl Iterator<Item = &'a Entry>) -> Recall {
     recall
 }
 
-/// The cache file; a missing one is empty, an unreadable one an error naming it.
-fn load(dir: &Path) -> Result<CacheFile, String> {
+/// The cache file (None: there is none yet); an unreadable one is an error naming it.
+fn load<'a>(kept: &'a mut Kept<CacheFile>, dir: &Path) -> Result<Option<&'a CacheFile>, String> {
     let path = dir.join(FILE);
-    let bytes = crate::files::read_regular(&path, MAX_FILE_BYTES)
-        .map_err(|e| format!("recall cache {} not read: {e}", path.display()))?;
-    match bytes {
-        None => Ok(CacheFile::default()),
-        Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-            format!(
-                "recall cache {} not read (it is replaced on the next store): {e}",
-                path.display()
-            )
-        }),
-    }
+    kept.read(&path, MAX_FILE_BYTES).map_err(|e| match e {
+        ReadError::Io(e) => format!("recall cache {} not read: {e}", path.display()),
+        ReadError::Parse(e) => format!(
+            "recall cache {} not read (it is replaced on the next store): {e}",
+            path.display()
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -222,31 +238,47 @@ mod tests {
     #[test]
     fn a_recent_answer_sharing_terms_stands_in_and_a_later_invalidation_replaces_its_fact() {
         let dir = scratch("invalidate");
+        let mut kept = Kept::new(1);
         let first = Recall {
             facts: vec![fact("f1", "Maya sees the dentist on Friday", None)],
             ..Recall::default()
         };
-        store(&dir, "g", "Maya dentist appointment", &first, 1_000).unwrap();
-        let cached = lookup(&dir, "g", "is the dentist still on Friday", 61_000, 600_000)
-            .unwrap()
-            .unwrap();
+        store(
+            &mut kept,
+            &dir,
+            "g",
+            "Maya dentist appointment",
+            &first,
+            1_000,
+        )
+        .unwrap();
+        let cached = lookup(
+            &mut kept,
+            &dir,
+            "g",
+            "is the dentist still on Friday",
+            61_000,
+            600_000,
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(cached.recall.facts.len(), 1);
         assert_eq!(cached.age_ms, 60_000);
         assert_eq!(cached.shared_terms, vec!["dentist"]);
         assert!(
-            lookup(&dir, "other", "dentist", 61_000, 600_000)
+            lookup(&mut kept, &dir, "other", "dentist", 61_000, 600_000)
                 .unwrap()
                 .is_none(),
             "groups stay apart"
         );
         assert!(
-            lookup(&dir, "g", "dentist", 700_000, 600_000)
+            lookup(&mut kept, &dir, "g", "dentist", 700_000, 600_000)
                 .unwrap()
                 .is_none(),
             "too old"
         );
         assert!(
-            lookup(&dir, "g", "haiku about autumn", 61_000, 600_000)
+            lookup(&mut kept, &dir, "g", "haiku about autumn", 61_000, 600_000)
                 .unwrap()
                 .is_none(),
             "nothing shared"
@@ -259,8 +291,8 @@ mod tests {
             )],
             ..Recall::default()
         };
-        store(&dir, "g", "Friday plans", &later, 2_000).unwrap();
-        let cached = lookup(&dir, "g", "dentist appointment", 3_000, 600_000)
+        store(&mut kept, &dir, "g", "Friday plans", &later, 2_000).unwrap();
+        let cached = lookup(&mut kept, &dir, "g", "dentist appointment", 3_000, 600_000)
             .unwrap()
             .unwrap();
         assert!(
@@ -273,16 +305,64 @@ mod tests {
     #[test]
     fn a_corrupt_cache_is_a_miss_with_a_reason_and_is_replaced() {
         let dir = scratch("corrupt");
+        let mut kept = Kept::new(1);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(FILE), b"{\"entries\": [trunc").unwrap();
-        let err = lookup(&dir, "g", "dentist", 0, 1).unwrap_err();
+        let err = lookup(&mut kept, &dir, "g", "dentist", 0, 1).unwrap_err();
         assert!(err.contains("recall-cache.json"), "{err}");
         let recall = Recall {
             facts: vec![fact("f", "x y z", None)],
             ..Recall::default()
         };
-        store(&dir, "g", "dentist", &recall, 5).unwrap();
-        assert!(lookup(&dir, "g", "dentist", 5, 1).unwrap().is_some());
+        store(&mut kept, &dir, "g", "dentist", &recall, 5).unwrap();
+        assert!(
+            lookup(&mut kept, &dir, "g", "dentist", 5, 1)
+                .unwrap()
+                .is_some()
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn another_instances_store_is_seen_and_an_unchanged_answer_is_not_rewritten_within_a_minute() {
+        let dir = scratch("instances");
+        let (mut mine, mut theirs) = (Kept::new(1), Kept::new(1));
+        let recall = Recall {
+            facts: vec![fact("f1", "Maya sees the dentist on Friday", None)],
+            ..Recall::default()
+        };
+        store(&mut mine, &dir, "g", "dentist", &recall, 1_000).unwrap();
+        assert!(
+            lookup(&mut mine, &dir, "g", "orchard", 2_000, 600_000)
+                .unwrap()
+                .is_none()
+        );
+        let other = Recall {
+            facts: vec![fact("f2", "The orchard opens in May", None)],
+            ..Recall::default()
+        };
+        store(&mut theirs, &dir, "g", "orchard", &other, 2_000).unwrap();
+        let seen = lookup(&mut mine, &dir, "g", "orchard", 3_000, 600_000).unwrap();
+        assert_eq!(
+            seen.unwrap().recall.facts[0].uuid,
+            "f2",
+            "the other instance's entry"
+        );
+        // The same answer 30 s later: the entry keeps its time; a minute later it is written again.
+        store(&mut mine, &dir, "g", "dentist", &recall, 31_000).unwrap();
+        let cached = lookup(&mut theirs, &dir, "g", "dentist", 32_000, 600_000).unwrap();
+        assert_eq!(cached.unwrap().age_ms, 31_000);
+        store(&mut mine, &dir, "g", "dentist", &recall, 62_000).unwrap();
+        let cached = lookup(&mut theirs, &dir, "g", "dentist", 63_000, 600_000).unwrap();
+        assert_eq!(cached.unwrap().age_ms, 1_000);
+        // A changed answer is written at once.
+        let changed = Recall {
+            facts: vec![fact("f3", "Maya moved the dentist to Monday", None)],
+            ..Recall::default()
+        };
+        store(&mut mine, &dir, "g", "dentist", &changed, 63_500).unwrap();
+        let cached = lookup(&mut theirs, &dir, "g", "dentist", 64_000, 600_000).unwrap();
+        assert_eq!(cached.unwrap().recall.facts[0].uuid, "f3");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

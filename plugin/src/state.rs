@@ -1,10 +1,16 @@
 //! Per-conversation routing state in the state directory: what the previous turn injected, when, how
 //! many turns in a row carried it and the entity names those turns named, for conversation
-//! stickiness. Files, not memory, so every instance of the component sees it.
+//! stickiness. Files, so every instance of the component sees it; each instance keeps what it last
+//! read or wrote in memory while the file is unchanged ([`Kept`]), and writes in place.
 
+use crate::files::{Kept, ReadError};
 use serde::{Deserialize, Serialize};
-use std::fs;
 use std::path::{Path, PathBuf};
+
+/// Sessions whose state an instance keeps in memory.
+pub const KEPT_SESSIONS: usize = 256;
+/// A larger session file is not read (a state is a few hundred bytes).
+const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
 /// One session's file. Fields after `intent` came later: a file without them still reads (each is
 /// then unknown, and routing says what it does about that).
@@ -50,21 +56,27 @@ pub fn file_for(dir: &Path, session_key: &str) -> PathBuf {
 
 /// The session's state when its previous turn injected a pack; None when it injected none (or the
 /// session is new).
-pub fn previous_turn(dir: &Path, session_key: &str) -> Result<Option<SessionState>, String> {
+pub fn previous_turn(
+    kept: &mut Kept<SessionState>,
+    dir: &Path,
+    session_key: &str,
+) -> Result<Option<SessionState>, String> {
     let path = file_for(&dir.join("routing"), session_key);
-    let text = match fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    };
-    let state: SessionState = serde_json::from_str(&text)
-        .map_err(|e| format!("ignoring corrupt session state {}: {e}", path.display()))?;
+    let state = kept.read(&path, MAX_FILE_BYTES).map_err(|e| match e {
+        ReadError::Io(e) => format!("cannot read {}: {e}", path.display()),
+        ReadError::Parse(e) => {
+            format!("ignoring corrupt session state {}: {e}", path.display())
+        }
+    })?;
     // A hash collision must not carry one conversation's pack into another.
-    Ok(Some(state).filter(|s| s.session_key == session_key && s.intent.is_some()))
+    Ok(state
+        .filter(|s| s.session_key == session_key && s.intent.is_some())
+        .cloned())
 }
 
 /// Records this turn's state; written only when it differs from `previous`, what the turn read.
 pub fn remember(
+    kept: &mut Kept<SessionState>,
     dir: &Path,
     previous: Option<&SessionState>,
     state: &SessionState,
@@ -77,7 +89,8 @@ pub fn remember(
         return Ok(());
     }
     let path = file_for(&dir.join("routing"), &state.session_key);
-    crate::files::write_atomically(&path, &serde_json::to_vec(state).unwrap_or_default())
+    let bytes = serde_json::to_vec(state).unwrap_or_default();
+    kept.write(&path, &bytes, state.clone())
         .map_err(|e| format!("cannot write session state {}: {e}", path.display()))
 }
 

@@ -2,10 +2,13 @@
 //! survive restarts and are shared by every instance and process. An instance counts in memory and
 //! merges its counts into the file under the `stats` lock (on `tick`, `status` and every few dozen
 //! updates), so two processes never lose each other's counts and a turn costs no file I/O for them.
+//! `agent-end`, whose counts must be on disk when it returns, takes no lock: it writes them to a file
+//! of their own in `counts/`, which the next merge folds into the file (see [`fold_into_file`]).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Default, Deserialize, Serialize, PartialEq)]
@@ -41,6 +44,10 @@ pub struct Stats {
     pub last_sent_at_ms: u64,
     /// Said when the counters had to start again (their file was unreadable).
     pub restarted: Option<String>,
+    /// The files of `counts/` already added to these counters and not yet seen removed: a merge
+    /// that stopped between saving this file and removing them does not add them twice.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub folded: Vec<String>,
 }
 
 impl Stats {
@@ -121,11 +128,201 @@ pub fn load(state_dir: &Path) -> Stats {
     }
 }
 
-/// Adds `counts` to the stored counters. The caller holds the `stats` lock.
-pub fn merge_into_file(state_dir: &Path, counts: &Stats) -> Result<(), String> {
+fn counts_dir(state_dir: &Path) -> PathBuf {
+    state_dir.join("counts")
+}
+
+/// A count file that does not parse is being written (it is created, then written in one call), or
+/// its writer was killed between the two: removed once it is this old.
+const UNREADABLE_COUNTS_KEPT_MS: u64 = 10 * 60 * 1000;
+
+/// Saves one turn's `counts` where the next merge finds them, without the lock: a new file of
+/// `counts/` whose name no other writer uses (`unique`: the writer's, e.g. a random instance id and
+/// a sequence number), written in one call.
+pub fn save_counts(state_dir: &Path, unique: &str, counts: &Stats) -> Result<(), String> {
+    let dir = counts_dir(state_dir);
+    let file = dir.join(format!("{unique}.json"));
+    let bytes = serde_json::to_vec(counts).unwrap_or_default();
+    let write = || -> std::io::Result<()> {
+        let mut out = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&file)?;
+        out.write_all(&bytes)
+    };
+    write()
+        .or_else(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => fs::create_dir_all(&dir).and_then(|()| write()),
+            _ => Err(e),
+        })
+        .map_err(|e| format!("cannot save the counts to {}: {e}", file.display()))
+}
+
+/// Adds `counts` and every count file of `counts/` not yet added to the stored counters, saves
+/// them (with the names of the files added), then removes those files. The caller holds the
+/// `stats` lock. `fold_at_ms`: the time, for removing count files left unreadable long enough;
+/// None: `counts` only, the count files are left for a later merge.
+pub fn fold_into_file(
+    state_dir: &Path,
+    counts: &Stats,
+    fold_at_ms: Option<u64>,
+) -> Result<(), String> {
     let mut stats = load(state_dir);
     stats.merge(counts);
+    let Some(now_ms) = fold_at_ms else {
+        let file = path(state_dir);
+        return crate::files::write_atomically(
+            &file,
+            &serde_json::to_vec(&stats).unwrap_or_default(),
+        )
+        .map_err(|e| format!("cannot save the counters to {}: {e}", file.display()));
+    };
+    let listed = count_files(state_dir);
+    // Folded before, and still there: a merge stopped before removing them. Not added again.
+    let already: Vec<String> = std::mem::take(&mut stats.folded)
+        .into_iter()
+        .filter(|name| listed.iter().any(|(listed, _)| listed == name))
+        .collect();
+    let mut unreadable_old = Vec::new();
+    for (name, path) in &listed {
+        if already.contains(name) {
+            continue;
+        }
+        match fs::read(path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Stats>(&b).ok())
+        {
+            Some(turn) => {
+                stats.merge(&turn);
+                stats.folded.push(name.clone());
+            }
+            None if older_than(path, now_ms, UNREADABLE_COUNTS_KEPT_MS) => {
+                unreadable_old.push(path.clone());
+            }
+            None => {}
+        }
+    }
+    stats.folded.extend(already);
     let file = path(state_dir);
     crate::files::write_atomically(&file, &serde_json::to_vec(&stats).unwrap_or_default())
-        .map_err(|e| format!("cannot save the counters to {}: {e}", file.display()))
+        .map_err(|e| format!("cannot save the counters to {}: {e}", file.display()))?;
+    for (name, path) in &listed {
+        if stats.folded.contains(name) {
+            let _ = fs::remove_file(path);
+        }
+    }
+    for path in unreadable_old {
+        let _ = fs::remove_file(path);
+    }
+    Ok(())
+}
+
+/// Whether `counts/` holds anything to fold.
+pub fn has_count_files(state_dir: &Path) -> bool {
+    fs::read_dir(counts_dir(state_dir)).is_ok_and(|mut listing| listing.next().is_some())
+}
+
+/// The count files, by name.
+fn count_files(state_dir: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(listing) = fs::read_dir(counts_dir(state_dir)) else {
+        return vec![];
+    };
+    listing
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            name.ends_with(".json").then(|| (name, e.path()))
+        })
+        .collect()
+}
+
+fn older_than(path: &Path, now_ms: u64, age_ms: u64) -> bool {
+    fs::symlink_metadata(path)
+        .ok()
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .is_some_and(|t| now_ms.saturating_sub(t.as_millis() as u64) > age_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("stats-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        dir
+    }
+
+    fn turn(captures: u64) -> Stats {
+        Stats {
+            turns: 1,
+            captures_spooled: captures,
+            ..Stats::default()
+        }
+    }
+
+    #[test]
+    fn count_files_are_folded_once_even_when_a_merge_stopped_before_removing_them() {
+        let dir = scratch("fold");
+        save_counts(&dir, "a-1", &turn(1)).unwrap();
+        save_counts(&dir, "b-1", &turn(2)).unwrap();
+        assert!(
+            save_counts(&dir, "b-1", &turn(5)).is_err(),
+            "a name is never reused"
+        );
+        let now = crate::time::now_ms();
+        fold_into_file(&dir, &turn(0), Some(now)).unwrap();
+        let stats = load(&dir);
+        assert_eq!((stats.turns, stats.captures_spooled), (3, 3));
+        assert_eq!(count_files(&dir).len(), 0, "folded files removed");
+        // A merge that saved the counters but stopped before removing a file: it is not added twice.
+        fs::write(
+            dir.join("counts/a-1.json"),
+            serde_json::to_vec(&turn(1)).unwrap(),
+        )
+        .unwrap();
+        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
+        assert_eq!(load(&dir).captures_spooled, 3);
+        assert_eq!(count_files(&dir).len(), 0);
+        // Once gone, its name is dropped: a later file of that name is new counts.
+        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
+        assert!(load(&dir).folded.is_empty());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_count_file_being_written_waits_and_an_old_unreadable_one_is_removed() {
+        let dir = scratch("unreadable");
+        fs::create_dir_all(dir.join("counts")).unwrap();
+        fs::write(dir.join("counts/c-1.json"), b"").unwrap();
+        let now = crate::time::now_ms();
+        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
+        assert_eq!(
+            count_files(&dir).len(),
+            1,
+            "created, not yet written: left for the next merge"
+        );
+        fs::write(
+            dir.join("counts/c-1.json"),
+            serde_json::to_vec(&turn(1)).unwrap(),
+        )
+        .unwrap();
+        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
+        assert_eq!(load(&dir).captures_spooled, 1);
+        fs::write(dir.join("counts/d-1.json"), b"{").unwrap();
+        fold_into_file(
+            &dir,
+            &Stats::default(),
+            Some(now + UNREADABLE_COUNTS_KEPT_MS + 1000),
+        )
+        .unwrap();
+        assert_eq!(
+            count_files(&dir).len(),
+            0,
+            "left unreadable by a killed writer: removed"
+        );
+        assert_eq!(load(&dir).captures_spooled, 1);
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

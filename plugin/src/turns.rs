@@ -3,13 +3,16 @@
 //! instance ran the turn, any instance can show it.
 
 use crate::decision::Injection;
+use crate::files::Kept;
 use serde::{Deserialize, Serialize};
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Sessions whose last turn is kept; older ones are pruned when the counters are saved.
+/// Sessions whose last turn is kept; older ones are pruned when the counters are saved (at most
+/// once a minute).
 const KEPT_SESSIONS: usize = 200;
+/// A larger record is not read (a record is a few kilobytes: its injection is bounded).
+const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 const PROMPT_SHOWN_CHARS: usize = 200;
 
 #[derive(Debug, Default, Deserialize, Serialize, PartialEq)]
@@ -74,10 +77,10 @@ impl TurnRecord {
     }
 
     /// What capture needs to remove exactly this turn's injection (None for older records).
-    pub fn injection(self) -> Option<crate::capture::Injected> {
+    pub fn injection(&self) -> Option<crate::capture::Injected> {
         Some(crate::capture::Injected {
             prompt_digest: self.prompt_digest?,
-            text: self.injected,
+            text: self.injected.clone(),
         })
     }
 
@@ -126,39 +129,41 @@ fn dir(state_dir: &Path) -> PathBuf {
     state_dir.join("last-turns")
 }
 
-/// Overwrites the session's record in place, padding with spaces (JSON allows trailing whitespace)
-/// rather than truncating: creating and renaming a file, or truncating one, costs more than the rest
-/// of a turn on some file systems. A torn record (two instances writing one session at once) only
-/// means `debug` shows nothing for that session, never a wrong decision.
-pub fn save(state_dir: &Path, record: &TurnRecord) -> Result<(), String> {
+/// Overwrites the session's record in place ([`crate::files::write_in_place`]): creating and renaming
+/// a file, or truncating one, costs more than the rest of a turn on some file systems. A torn record
+/// (a crash mid-write) only means `debug` shows nothing for that session and capture strips nothing
+/// it cannot recognise, never a wrong decision. The instance keeps the record in `kept`, for the
+/// session's `agent-end`.
+pub fn save(
+    kept: &mut Kept<TurnRecord>,
+    state_dir: &Path,
+    record: TurnRecord,
+) -> Result<(), String> {
     let path = crate::state::file_for(&dir(state_dir), &record.session_key);
-    let mut bytes = serde_json::to_vec(record).unwrap_or_default();
-    let write = |bytes: &mut Vec<u8>| -> std::io::Result<()> {
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)?;
-        let old_len = file.metadata()?.len() as usize;
-        if old_len > bytes.len() {
-            bytes.resize(old_len, b' ');
-        }
-        file.write_all(bytes)
-    };
-    write(&mut bytes)
-        .or_else(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                fs::create_dir_all(dir(state_dir)).and_then(|()| write(&mut bytes))
-            }
-            _ => Err(e),
-        })
+    let bytes = serde_json::to_vec(&record).unwrap_or_default();
+    kept.write(&path, &bytes, record)
         .map_err(|e| format!("cannot write the last-turn record {}: {e}", path.display()))
+}
+
+/// What capture needs of the session's last turn: from `kept` while its file is unchanged.
+pub fn injection_of(
+    kept: &mut Kept<TurnRecord>,
+    state_dir: &Path,
+    session_key: &str,
+) -> Option<crate::capture::Injected> {
+    let path = crate::state::file_for(&dir(state_dir), session_key);
+    kept.read(&path, MAX_FILE_BYTES)
+        .ok()
+        .flatten()
+        .filter(|r| r.session_key == session_key)
+        .and_then(TurnRecord::injection)
 }
 
 /// The session's last turn, or the most recent turn of any session.
 pub fn load(state_dir: &Path, session_key: Option<&str>) -> Result<Option<TurnRecord>, String> {
-    let read =
-        |path: &Path| -> Option<TurnRecord> { serde_json::from_slice(&fs::read(path).ok()?).ok() };
+    let read = |path: &Path| -> Option<TurnRecord> {
+        crate::files::parse_first(&fs::read(path).ok()?).ok()
+    };
     if let Some(key) = session_key {
         let record = read(&crate::state::file_for(&dir(state_dir), key));
         return Ok(record.filter(|r| r.session_key == key));
@@ -179,7 +184,7 @@ fn records(state_dir: &Path) -> Result<Vec<(PathBuf, TurnRecord)>, String> {
         .flatten()
         .filter_map(|entry| {
             let path = entry.path();
-            let record = serde_json::from_slice(&fs::read(&path).ok()?).ok()?;
+            let record = crate::files::parse_first(&fs::read(&path).ok()?).ok()?;
             Some((path, record))
         })
         .collect())

@@ -63,15 +63,34 @@ function timestamp(ns) {
   return { seconds: ns / 1_000_000_000n, nanoseconds: Number(ns % 1_000_000_000n) };
 }
 
+/**
+ * A time in milliseconds (a Stats' `mtimeMs`: a float good to a fraction of a microsecond) as a WASI
+ * datetime. The same file time always gives the same datetime, and times a microsecond apart differ.
+ */
+function timestampOfMs(ms) {
+  const seconds = Math.floor(ms / 1000);
+  const nanoseconds = Math.min(999_999_999, Math.max(0, Math.round((ms - seconds * 1000) * 1_000_000)));
+  return { seconds: BigInt(seconds), nanoseconds };
+}
+
+/**
+ * Stats as plain numbers (not `bigint: true`, which allocates a BigInt per field and costs about
+ * twice as much per call): sizes and link counts are exact far beyond any real file.
+ */
 function descriptorStat(stats) {
   return {
     type: descriptorType(stats),
-    linkCount: stats.nlink,
-    size: stats.size,
-    dataAccessTimestamp: timestamp(stats.atimeNs),
-    dataModificationTimestamp: timestamp(stats.mtimeNs),
-    statusChangeTimestamp: timestamp(stats.ctimeNs),
+    linkCount: BigInt(stats.nlink),
+    size: BigInt(stats.size),
+    dataAccessTimestamp: timestampOfMs(stats.atimeMs),
+    dataModificationTimestamp: timestampOfMs(stats.mtimeMs),
+    statusChangeTimestamp: timestampOfMs(stats.ctimeMs),
   };
+}
+
+/** WASI's metadata hash of an entry: its inode and device. */
+function metadataHash(stats) {
+  return { lower: BigInt(stats.ino), upper: BigInt(stats.dev) };
 }
 
 /** The names in a relative path, without empty and `.` ones. */
@@ -81,7 +100,7 @@ function pathNames(relative) {
 
 /** lstat that says "absent" with undefined. */
 function entryStats(hostPath) {
-  return fsCall(() => fs.lstatSync(hostPath, { bigint: true, throwIfNoEntry: false }));
+  return fsCall(() => fs.lstatSync(hostPath, { throwIfNoEntry: false }));
 }
 
 /** One preopened directory on the host: where it is, and whether the guest may change it. */
@@ -96,7 +115,7 @@ class Preopen {
    * as cap-std does for the wasmtime shim: `..` never climbs above `base`; a symlink is expanded where
    * it is not the last name, or is the last and `follow` is set; an absolute one, or one leading above
    * `base`, is refused. Only lstat and readlink are used, so nothing here can block.
-   * @returns {{ hostPath: string, stats: fs.BigIntStats | undefined }}  the entry reached (a symlink
+   * @returns {{ hostPath: string, stats: fs.Stats | undefined }}  the entry reached (a symlink
    *   itself when it was not followed); `stats` is undefined when it does not exist.
    */
   walk(base, relative, follow) {
@@ -272,7 +291,7 @@ class Descriptor {
   }
 
   ownStats() {
-    return this.isDirectory() ? entryStats(this.directoryPath()) : fsCall(() => fs.fstatSync(this.fd, { bigint: true }));
+    return this.isDirectory() ? entryStats(this.directoryPath()) : fsCall(() => fs.fstatSync(this.fd));
   }
 
   getFlags() {
@@ -283,25 +302,39 @@ class Descriptor {
     return this.isDirectory() ? 'directory' : 'regular-file';
   }
 
+  /**
+   * The guest's libc asks for every stat twice: `stat` and `metadata-hash` (for st_ino), or
+   * `stat-at` and `metadata-hash-at` of one path, one right after the other in the same synchronous
+   * call, in either order. The stats of the first are kept for the second, so one stat walks the
+   * path (or calls fstat) once.
+   */
   stat() {
-    return descriptorStat(this.ownStats());
+    return descriptorStat(this.keptOwnStats());
   }
 
   statAt(pathFlags, relative) {
-    return descriptorStat(this.entryAt(pathFlags, relative));
+    return descriptorStat(this.keptEntryAt(pathFlags, relative));
   }
 
   metadataHash() {
-    const stats = this.ownStats();
-    return { lower: stats.ino, upper: stats.dev };
+    return metadataHash(this.keptOwnStats());
   }
 
   metadataHashAt(pathFlags, relative) {
-    const stats = this.entryAt(pathFlags, relative);
-    return { lower: stats.ino, upper: stats.dev };
+    return metadataHash(this.keptEntryAt(pathFlags, relative));
+  }
+
+  keptOwnStats() {
+    return takeKeptStats(this, null, false) ?? keepStats(this, null, false, this.ownStats());
+  }
+
+  keptEntryAt(pathFlags, relative) {
+    const follow = Boolean(pathFlags.symlinkFollow);
+    return takeKeptStats(this, relative, follow) ?? keepStats(this, relative, follow, this.entryAt(pathFlags, relative));
   }
 
   openAt(pathFlags, relative, openFlags, descriptorFlags) {
+    lastStatAt = undefined;
     const base = this.directoryPath();
     // Rust's std asks for `mutate-directory` on every write; alone it changes nothing here.
     const writes = descriptorFlags.write || openFlags.create || openFlags.truncate;
@@ -333,6 +366,7 @@ class Descriptor {
     if (!this.access.write) throw 'bad-descriptor';
     let position = Number(offset);
     return new OutputStream((bytes) => {
+      lastStatAt = undefined;
       position += fs.writeSync(this.fd, bytes, 0, bytes.length, position);
     });
   }
@@ -341,6 +375,7 @@ class Descriptor {
     if (this.isDirectory()) throw 'is-directory';
     if (!this.access.write) throw 'bad-descriptor';
     return new OutputStream((bytes) => {
+      lastStatAt = undefined;
       fs.writeSync(this.fd, bytes, 0, bytes.length, fs.fstatSync(this.fd).size);
     });
   }
@@ -352,6 +387,7 @@ class Descriptor {
 
   /** The host path of the entry `relative` names itself (a final symlink is not followed), for a change. */
   entryToChange(relative) {
+    lastStatAt = undefined;
     const base = this.directoryPath();
     this.preopen.mustWrite();
     return this.preopen.walk(base, relative, false);
@@ -385,6 +421,33 @@ class Descriptor {
       this.fd = null;
     }
   }
+}
+
+/**
+ * The stats the last stat call answered, for the other half of the guest's pair (see
+ * `Descriptor.stat`): used once, by the same descriptor for the same path, within the same
+ * synchronous run of the guest, and dropped by any open, write or change made through this host.
+ * @type {{ descriptor: Descriptor, relative: string | null, follow: boolean, stats: fs.Stats } | undefined}
+ */
+let lastStatAt;
+
+function keepStats(descriptor, relative, follow, stats) {
+  // Never past the guest's current synchronous run: it yields to the event loop only between calls
+  // of its exports or while it waits for an async import (HTTP, a lock), and microtasks run then.
+  if (!lastStatAt) queueMicrotask(forgetKeptStats);
+  lastStatAt = { descriptor, relative, follow, stats };
+  return stats;
+}
+
+function forgetKeptStats() {
+  lastStatAt = undefined;
+}
+
+function takeKeptStats(descriptor, relative, follow) {
+  const last = lastStatAt;
+  lastStatAt = undefined;
+  if (last && last.descriptor === descriptor && last.relative === relative && last.follow === follow) return last.stats;
+  return undefined;
 }
 
 class TerminalInput {}

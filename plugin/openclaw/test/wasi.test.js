@@ -117,3 +117,45 @@ test('file system errors are WASI error codes', () => {
   assert.throws(() => dirs['/state'].createDirectoryAt('d'), (e) => e === 'exist');
   assert.throws(() => dirs['/state'].unlinkFileAt('d'), (e) => e === 'is-directory');
 });
+
+test('stat answers as exact as the bigint one, and the metadata hash paired with a stat is the same entry', async () => {
+  const { root, dirs } = setup();
+  const state = dirs['/state'];
+  const file = path.join(root, 'state', 'a.json');
+  fs.writeFileSync(file, 'x'.repeat(300));
+  const exact = fs.lstatSync(file, { bigint: true });
+  const stat = state.statAt({ symlinkFollow: false }, 'a.json');
+  assert.equal(stat.size, 300n);
+  assert.equal(stat.linkCount, exact.nlink);
+  const mtime = stat.dataModificationTimestamp;
+  // Node's plain Stats keep a fraction of a microsecond: within a microsecond of the exact time.
+  const ns = mtime.seconds * 1_000_000_000n + BigInt(mtime.nanoseconds);
+  assert.ok(ns - exact.mtimeNs < 1000n && exact.mtimeNs - ns < 1000n, `${ns} vs ${exact.mtimeNs}`);
+  assert.deepEqual(state.metadataHashAt({ symlinkFollow: false }, 'a.json'), { lower: exact.ino, upper: exact.dev });
+  // Replaced through the host between the two calls: the hash is of the new entry, not the kept stat.
+  state.statAt({ symlinkFollow: false }, 'a.json');
+  const moved = state.openAt({ symlinkFollow: false }, 'b.json', CREATE, WRITE);
+  moved[Symbol.dispose]();
+  state.renameAt('b.json', state, 'a.json');
+  const replaced = fs.lstatSync(file, { bigint: true });
+  assert.notEqual(replaced.ino, exact.ino);
+  assert.deepEqual(state.metadataHashAt({ symlinkFollow: false }, 'a.json'), { lower: replaced.ino, upper: replaced.dev });
+  // Another path's hash is never the kept stat's.
+  fs.writeFileSync(path.join(root, 'state', 'c.json'), '');
+  state.statAt({ symlinkFollow: false }, 'a.json');
+  assert.equal(state.metadataHashAt({ symlinkFollow: false }, 'c.json').lower, fs.lstatSync(path.join(root, 'state', 'c.json'), { bigint: true }).ino);
+  // The hash first, then the stat (as libc asks): the stat is of the same entry. Once the guest has
+  // yielded (a microtask ran), nothing kept is used: another process's change is seen.
+  state.metadataHashAt({ symlinkFollow: false }, 'a.json');
+  assert.equal(state.statAt({ symlinkFollow: false }, 'a.json').size, 0n);
+  state.statAt({ symlinkFollow: false }, 'a.json');
+  await Promise.resolve();
+  fs.renameSync(path.join(root, 'state', 'c.json'), file);
+  const other = fs.lstatSync(file, { bigint: true });
+  assert.deepEqual(state.metadataHashAt({ symlinkFollow: false }, 'a.json'), { lower: other.ino, upper: other.dev });
+  // A descriptor's own stat and hash: one fstat, of the open file.
+  const opened = state.openAt({ symlinkFollow: false }, 'a.json', OPEN, READ);
+  assert.equal(opened.stat().size, 0n);
+  assert.deepEqual(opened.metadataHash(), { lower: other.ino, upper: other.dev });
+  opened[Symbol.dispose]();
+});

@@ -8,11 +8,12 @@ use crate::graphiti::{Episode, EpisodeKind, speaker_name};
 use crate::group_id;
 use crate::spool::{self, Appended, Spool};
 use crate::time;
-use crate::turns::{self, TurnRecord};
+use crate::turns;
 
 impl Engine {
     /// Captures the turn; its counts (this hook's and `before-agent-start`'s) are saved before it
-    /// returns, since the process may end with the turn (`openclaw agent --local`, the CLI).
+    /// returns, since the process may end with the turn (`openclaw agent --local`, the CLI): in a
+    /// count file of their own, without the `stats` lock (see [`crate::stats::save_counts`]).
     pub fn agent_end(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> CaptureOutcome {
         let outcome = self.capture(event, ctx);
         self.count(|s| match &outcome {
@@ -24,7 +25,7 @@ impl Engine {
                 s.last_error_at_ms = time::now_ms();
             }
         });
-        self.flush_stats();
+        self.save_counts();
         outcome
     }
 
@@ -55,10 +56,7 @@ impl Engine {
             &self.state_dir,
             ctx.session_key.as_deref().or(ctx.session_id.as_deref()),
         ) {
-            (Some(dir), Some(key)) => turns::load(dir, Some(key))
-                .ok()
-                .flatten()
-                .and_then(TurnRecord::injection),
+            (Some(dir), Some(key)) => turns::injection_of(&mut self.kept_turns, dir, key),
             _ => None,
         };
         let (user, assistant) =
@@ -88,7 +86,12 @@ impl Engine {
             source_description: self.settings.capture.source_description.clone(),
             kind: EpisodeKind::Turn,
         };
-        match Spool::new(state_dir).append(&episode, self.settings.capture.spool_max_episodes) {
+        let appended = Spool::new(state_dir).append_counted(
+            &episode,
+            self.settings.capture.spool_max_episodes,
+            &mut self.spool_depth,
+        );
+        match appended {
             Ok(Appended::Spooled) => CaptureOutcome::Spooled {
                 user,
                 assistant,

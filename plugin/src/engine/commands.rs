@@ -227,7 +227,7 @@ impl Engine {
         let graphiti = self.settings.graphiti.clone();
         let (client, http) = self.graphiti();
         let health = client.health(http, Deadline::after(STATUS_HEALTH_TIMEOUT));
-        self.flush_stats();
+        self.flush_stats_now();
         let stats = self
             .state_dir
             .as_deref()

@@ -14,6 +14,7 @@ use crate::api::{ConfigResult, HookContext};
 use crate::config::{ConfigRoots, PluginSettings};
 use crate::config_in_force::ConfigInForce;
 use crate::expert_sessions::{ExpertRoots, ExpertSessions};
+use crate::files::Kept;
 use crate::graphiti::http::Http;
 use crate::graphiti::{Client, Transport};
 use crate::locks::{self, Locks};
@@ -43,7 +44,21 @@ pub struct Engine {
     /// Counts not yet merged into the state directory's file.
     unsaved: stats::Stats,
     unsaved_updates: u32,
-    stats_saved_at_ms: u64,
+    /// Names this instance's count files apart from every other writer's (random), with
+    /// `count_files_written`.
+    instance_id: u64,
+    count_files_written: u64,
+    /// When this instance last folded the count files.
+    folded_at_ms: u64,
+    /// When the last-turn records were last pruned (at most once a minute).
+    pruned_at_ms: u64,
+    /// Session routing states, last-turn records and the recall cache as this instance last read or
+    /// wrote them (each used while its file is unchanged).
+    kept_sessions: Kept<crate::state::SessionState>,
+    kept_turns: Kept<turns::TurnRecord>,
+    kept_recall: Kept<crate::recall_cache::CacheFile>,
+    /// The capture spool's depth as last counted, with its directory's stamp then.
+    spool_depth: Option<crate::spool::Depth>,
     experts: ExpertSessions,
     /// The host's cross-process locks on the state directory.
     locks: Box<dyn Locks>,
@@ -52,9 +67,14 @@ pub struct Engine {
 }
 
 /// Counts are merged into the file at the end of every turn (`agent-end`), on every `tick` and
-/// `status`, and otherwise at least every this many updates or this often.
+/// `status`, and otherwise at least every this many updates (never in `before-agent-start` by the
+/// clock: its turn's `agent-end` merges them a moment later).
 const STATS_FLUSH_EVERY: u32 = 50;
-const STATS_FLUSH_INTERVAL_MS: u64 = 2_000;
+/// Ticks fold other turns' count files into the counters at most this often (`status` and
+/// `flush` always do).
+const FOLD_INTERVAL_MS: u64 = 2_000;
+/// The last-turn records are pruned at most this often (pruning lists their directory).
+const PRUNE_INTERVAL_MS: u64 = 60_000;
 /// Merging counters takes milliseconds: a lock held longer than this was left by a stuck process.
 const STATS_LOCK_LEASE_MS: u64 = 10_000;
 const STATS_LOCK_WAIT_MS: u64 = 2_000;
@@ -74,7 +94,19 @@ impl Engine {
             saved_session: None,
             unsaved: stats::Stats::default(),
             unsaved_updates: 0,
-            stats_saved_at_ms: 0,
+            instance_id: {
+                use std::hash::{BuildHasher, Hasher};
+                std::collections::hash_map::RandomState::new()
+                    .build_hasher()
+                    .finish()
+            },
+            count_files_written: 0,
+            folded_at_ms: 0,
+            pruned_at_ms: 0,
+            kept_sessions: Kept::new(crate::state::KEPT_SESSIONS),
+            kept_turns: Kept::new(crate::state::KEPT_SESSIONS),
+            kept_recall: Kept::new(1),
+            spool_depth: None,
             experts: ExpertSessions::new(ExpertRoots {
                 state: state_dir_for_experts,
                 ..ExpertRoots::default()
@@ -109,23 +141,34 @@ impl Engine {
     fn count(&mut self, change: impl FnOnce(&mut stats::Stats)) {
         change(&mut self.unsaved);
         self.unsaved_updates += 1;
-        let now = time::now_ms();
-        if self.unsaved_updates >= STATS_FLUSH_EVERY
-            || now.saturating_sub(self.stats_saved_at_ms) >= STATS_FLUSH_INTERVAL_MS
-        {
+        if self.unsaved_updates >= STATS_FLUSH_EVERY {
             self.flush_stats();
-            self.stats_saved_at_ms = now;
         }
     }
 
-    /// Merges the counts into the state directory's file under the `stats` lock. When the lock
-    /// cannot be had or the file cannot be written, the counts stay here for the next merge.
+    /// Merges the counts, and the count files `agent-end` left, into the state directory's file
+    /// under the `stats` lock. When the lock cannot be had or the file cannot be written, the
+    /// counts stay here (and the files there) for the next merge.
     fn flush_stats(&mut self) {
+        self.merge_stats(false);
+    }
+
+    /// [`Engine::flush_stats`], folding the count files now (`status`, `flush`) rather than at
+    /// most every [`FOLD_INTERVAL_MS`] (a tick after every turn, in every process, would otherwise
+    /// contend for the `stats` lock all the time).
+    fn flush_stats_now(&mut self) {
+        self.merge_stats(true);
+    }
+
+    fn merge_stats(&mut self, fold_now: bool) {
         let Some(dir) = &self.state_dir else {
             self.unsaved = stats::Stats::default();
             return;
         };
-        if self.unsaved.is_empty() {
+        let now = time::now_ms();
+        let fold = (fold_now || now.saturating_sub(self.folded_at_ms) >= FOLD_INTERVAL_MS)
+            && stats::has_count_files(dir);
+        if self.unsaved.is_empty() && !fold {
             return;
         }
         let lease = Duration::from_millis(STATS_LOCK_LEASE_MS);
@@ -140,12 +183,44 @@ impl Engine {
         {
             return;
         }
-        let merged = stats::merge_into_file(dir, &self.unsaved);
+        let merged = stats::fold_into_file(dir, &self.unsaved, fold.then_some(now));
         self.locks.release(locks::STATS);
         if merged.is_ok() {
-            turns::prune(dir);
+            if fold {
+                self.folded_at_ms = now;
+            }
+            if now.saturating_sub(self.pruned_at_ms) >= PRUNE_INTERVAL_MS {
+                turns::prune(dir);
+                self.pruned_at_ms = now;
+            }
             self.unsaved = stats::Stats::default();
             self.unsaved_updates = 0;
+        }
+    }
+
+    /// Saves the counts before `agent-end` returns without waiting for the `stats` lock: a count
+    /// file of their own, which the next merge (`tick`, `status`) folds into the counters. When it
+    /// cannot be written, they are merged under the lock as before.
+    fn save_counts(&mut self) {
+        let Some(dir) = &self.state_dir else {
+            self.unsaved = stats::Stats::default();
+            return;
+        };
+        if self.unsaved.is_empty() {
+            return;
+        }
+        self.count_files_written += 1;
+        let unique = format!(
+            "{:013x}-{:016x}-{}",
+            time::now_ms(),
+            self.instance_id,
+            self.count_files_written
+        );
+        if stats::save_counts(dir, &unique, &self.unsaved).is_ok() {
+            self.unsaved = stats::Stats::default();
+            self.unsaved_updates = 0;
+        } else {
+            self.flush_stats();
         }
     }
 

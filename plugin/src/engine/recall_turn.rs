@@ -77,12 +77,17 @@ impl Engine {
     }
 
     /// Keeps a fresh answer for turns whose search will miss its budget; trouble is a note.
-    fn cache_answer(&self, group: &str, query: &str, found: &Recall, notes: &mut Vec<String>) {
-        if let Some(dir) = self
-            .state_dir
-            .as_deref()
-            .filter(|_| self.cache_max_age_ms() > 0)
-            && let Err(e) = recall_cache::store(dir, group, query, found, time::now_ms())
+    fn cache_answer(&mut self, group: &str, query: &str, found: &Recall, notes: &mut Vec<String>) {
+        let on = self.cache_max_age_ms() > 0;
+        if let Some(dir) = self.state_dir.as_deref().filter(|_| on)
+            && let Err(e) = recall_cache::store(
+                &mut self.kept_recall,
+                dir,
+                group,
+                query,
+                found,
+                time::now_ms(),
+            )
         {
             notes.push(e);
         }
@@ -91,17 +96,22 @@ impl Engine {
     /// A recent answer of the group sharing the query's terms, standing in for the search that
     /// failed (`why`); the notes say which and why.
     fn cached_answer(
-        &self,
+        &mut self,
         group: &str,
         query: &str,
         why: &GraphitiError,
         notes: &mut Vec<String>,
     ) -> Option<Recall> {
-        let dir = self
-            .state_dir
-            .as_deref()
-            .filter(|_| self.cache_max_age_ms() > 0)?;
-        match recall_cache::lookup(dir, group, query, time::now_ms(), self.cache_max_age_ms()) {
+        let max_age_ms = self.cache_max_age_ms();
+        let dir = self.state_dir.as_deref().filter(|_| max_age_ms > 0)?;
+        match recall_cache::lookup(
+            &mut self.kept_recall,
+            dir,
+            group,
+            query,
+            time::now_ms(),
+            max_age_ms,
+        ) {
             Ok(Some(cached)) => {
                 notes.push(format!(
                     "recall: the search failed ({why}); a cached answer from {} s ago stands in (shared terms: {})",

@@ -57,7 +57,7 @@ impl Engine {
                 break report;
             }
         };
-        self.flush_stats();
+        self.flush_stats_now();
         reports::render_flush(sent, &report, &notes)
     }
 

@@ -77,15 +77,16 @@ impl Engine {
 
     /// What the session's previous turn injected (for stickiness); trouble reading it is a note.
     fn previous_turn(
-        &self,
+        &mut self,
         session_key: Option<&str>,
         notes: &mut Vec<String>,
     ) -> Option<SessionState> {
         match (&self.state_dir, session_key) {
-            (Some(dir), Some(key)) => state::previous_turn(dir, key).unwrap_or_else(|e| {
-                notes.push(e);
-                None
-            }),
+            (Some(dir), Some(key)) => state::previous_turn(&mut self.kept_sessions, dir, key)
+                .unwrap_or_else(|e| {
+                    notes.push(e);
+                    None
+                }),
             _ => None,
         }
     }
@@ -126,7 +127,7 @@ impl Engine {
     /// Remembers what this turn injected, when, and what stickiness needs of it, for the session's
     /// next turn.
     fn remember_turn(
-        &self,
+        &mut self,
         session_key: Option<&str>,
         previous: Option<&SessionState>,
         routed: &Routed,
@@ -149,7 +150,7 @@ impl Engine {
                 },
                 None => SessionState::nothing(key),
             };
-            if let Err(e) = state::remember(dir, previous, &state) {
+            if let Err(e) = state::remember(&mut self.kept_sessions, dir, previous, &state) {
                 notes.push(e);
             }
         }
@@ -178,7 +179,7 @@ impl Engine {
     /// exactly this turn's blocks); trouble saving it is a note on the injection. `recalled`: the
     /// group searched, what recall did, and the relevance floor's explanation.
     fn record_turn(
-        &self,
+        &mut self,
         session_key: &str,
         event: &PromptEvent,
         now_ms: u64,
@@ -198,7 +199,7 @@ impl Engine {
             &injection,
         );
         record.relevance = relevance;
-        if let Err(e) = turns::save(dir, &record) {
+        if let Err(e) = turns::save(&mut self.kept_turns, dir, record) {
             injection.notes.push(e);
         }
         injection

@@ -34,6 +34,16 @@ pub struct Spool {
     dir: PathBuf,
 }
 
+/// The spool's depth as an instance last counted it, with its directory's stamp then.
+#[derive(Clone, Copy, Debug)]
+pub struct Depth {
+    stamp: crate::files::Stamp,
+    depth: usize,
+}
+
+/// This close to the maximum, the depth is counted on every append.
+const RECOUNT_NEAR_FULL: usize = 16;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum State {
     Waiting,
@@ -202,7 +212,28 @@ impl Spool {
 
     /// Adds a turn at the end of the queue, unless the spool is full.
     pub fn append(&self, episode: &Episode, max_episodes: usize) -> Result<Appended, String> {
-        let depth = self.depth();
+        self.append_counted(episode, max_episodes, &mut None)
+    }
+
+    /// [`Spool::append`], with the depth `known` from this instance's last append: used while the
+    /// spool directory is unchanged since (any entry added, sent or moved by anyone changes its
+    /// modification time), and not within [`RECOUNT_NEAR_FULL`] of the maximum; else counted.
+    pub fn append_counted(
+        &self,
+        episode: &Episode,
+        max_episodes: usize,
+        known: &mut Option<Depth>,
+    ) -> Result<Appended, String> {
+        let stamp = crate::files::stamp(&self.dir).ok().flatten();
+        let depth = match known.take() {
+            Some(k)
+                if stamp.is_some_and(|s| s == k.stamp)
+                    && k.depth + RECOUNT_NEAR_FULL < max_episodes =>
+            {
+                k.depth
+            }
+            _ => self.depth(),
+        };
         if depth >= max_episodes {
             return Ok(Appended::Full(depth));
         }
@@ -210,6 +241,13 @@ impl Spool {
         let bytes = serde_json::to_vec(episode)
             .map_err(|e| format!("capture spool: cannot encode the episode: {e}"))?;
         write_atomically(&path, &bytes)?;
+        *known = crate::files::stamp(&self.dir)
+            .ok()
+            .flatten()
+            .map(|stamp| Depth {
+                stamp,
+                depth: depth + 1,
+            });
         Ok(Appended::Spooled)
     }
 

@@ -101,3 +101,48 @@ fn backoff_doubles_up_to_the_cap() {
     let delays: Vec<u64> = (1..=6).map(|f| backoff_delay_ms(f, 1000, 10_000)).collect();
     assert_eq!(delays, [1000, 2000, 4000, 8000, 10_000, 10_000]);
 }
+
+#[test]
+fn a_known_depth_is_used_only_while_the_spool_is_unchanged() {
+    let dir = temp("known-depth");
+    let (mine, theirs) = (Spool::new(&dir), Spool::new(&dir));
+    let mut known = None;
+    let max = RECOUNT_NEAR_FULL + 4;
+    // This instance and another one append in turn: each of the other's entries is counted.
+    for i in 0..max {
+        let (spool, known) = if i % 2 == 0 {
+            (&mine, &mut known)
+        } else {
+            (&theirs, &mut None)
+        };
+        assert_eq!(
+            spool
+                .append_counted(&episode(&format!("e{i}")), max, known)
+                .unwrap(),
+            Appended::Spooled,
+            "entry {i}"
+        );
+    }
+    assert_eq!(mine.depth(), max);
+    assert_eq!(
+        mine.append_counted(&episode("one more"), max, &mut known)
+            .unwrap(),
+        Appended::Full(max)
+    );
+    // Far from the maximum, the depth this instance counted is carried from append to append.
+    let mut known = None;
+    let roomy = 1000;
+    for i in 0..3 {
+        mine.append_counted(&episode(&format!("f{i}")), roomy, &mut known)
+            .unwrap();
+    }
+    assert_eq!(known.map(|k| k.depth), Some(max + 3));
+    // Another process sends one entry: the directory changed, so the depth is counted again.
+    let first = mine.entries().unwrap().remove(0);
+    theirs.forget(&first).unwrap();
+    mine.append_counted(&episode("g"), roomy, &mut known)
+        .unwrap();
+    assert_eq!(known.map(|k| k.depth), Some(max + 3));
+    assert_eq!(mine.depth(), max + 3);
+    fs::remove_dir_all(&dir).unwrap();
+}
