@@ -82,7 +82,10 @@ fn depth_bound_at_most(text: &str, cap: usize) -> bool {
     }
     let (mut flow, mut block) = (0usize, 0usize);
     for line in text.as_bytes().split(|&b| b == b'\n') {
-        let lead = line.iter().take_while(|&&b| b == b' ' || b == b'\t').count();
+        let lead = line
+            .iter()
+            .take_while(|&&b| b == b' ' || b == b'\t')
+            .count();
         let (flow_at_start, mut openers, mut indicators) = (flow, 0usize, 0usize);
         let mut previous = b' ';
         for (i, &byte) in line.iter().enumerate() {
@@ -269,7 +272,10 @@ mod tests {
             assert!(check_yaml(text).is_err(), "{text:?}");
         }
         let rules = "rules:\n  - { id: r, keywords: [a, b's, c#], scope: public } # note [\n";
-        assert!(depth_bound_at_most(rules, MAX_NESTING), "a flow-style rules file is proven shallow");
+        assert!(
+            depth_bound_at_most(rules, MAX_NESTING),
+            "a flow-style rules file is proven shallow"
+        );
     }
 
     /// Random documents from YAML's tricky pieces: whenever the scan says a document nests at most
@@ -277,8 +283,8 @@ mod tests {
     #[test]
     fn the_byte_scan_is_an_upper_bound_on_random_documents() {
         let pieces = [
-            "[", "]", "{", "}", "- ", "? ", ": ", ":", ",", " ", "  ", "\n", "\n  ", "\n    ",
-            "a", "b1", "#", " #", "'", "\"", "|\n", ">\n", "!", "&x ", "*x", "---\n", "\t", "\r",
+            "[", "]", "{", "}", "- ", "? ", ": ", ":", ",", " ", "  ", "\n", "\n  ", "\n    ", "a",
+            "b1", "#", " #", "'", "\"", "|\n", ">\n", "!", "&x ", "*x", "---\n", "\t", "\r",
             "\r\n", "-", "é",
         ];
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;
@@ -302,7 +308,10 @@ mod tests {
                 checked += 1;
             }
         }
-        assert!(proven > checked / 50, "{proven} of {checked}: the scan proves too little to test");
+        assert!(
+            proven > checked / 50,
+            "{proven} of {checked}: the scan proves too little to test"
+        );
     }
 
     #[test]

@@ -166,7 +166,10 @@ impl Trie {
         keyed.sort_unstable_by(|a, b| {
             a.0.cmp(&b.0)
                 .then_with(|| {
-                    let (x, y) = (patterns[a.1 as usize].as_ref(), patterns[b.1 as usize].as_ref());
+                    let (x, y) = (
+                        patterns[a.1 as usize].as_ref(),
+                        patterns[b.1 as usize].as_ref(),
+                    );
                     x.cmp(y)
                 })
                 .then(a.1.cmp(&b.1))
@@ -324,7 +327,9 @@ mod tests {
             let mut patterns: Vec<String> = (0..1 + next(10))
                 .map(|_| {
                     let head = ["abcdefgh", "abcdefg", "abcdefghi", "ab"][next(4) as usize];
-                    let tail: String = (0..next(4)).map(|_| (b'a' + next(3) as u8) as char).collect();
+                    let tail: String = (0..next(4))
+                        .map(|_| (b'a' + next(3) as u8) as char)
+                        .collect();
                     format!("{head}{tail}")
                 })
                 .collect();
@@ -338,7 +343,10 @@ mod tests {
             expected.retain(|&(p, _, _)| !refs[..p].contains(&refs[p]));
             assert_eq!(matches(&refs, &text), expected, "{refs:?} in {text:?}");
         }
-        assert_eq!(matches(&["abcdefghij", "abcdefghij"], "abcdefghij"), vec![(0, 0, 10)]);
+        assert_eq!(
+            matches(&["abcdefghij", "abcdefghij"], "abcdefghij"),
+            vec![(0, 0, 10)]
+        );
     }
 
     /// Prints build times (no timing assertion: the machine may be busy); the component test of a

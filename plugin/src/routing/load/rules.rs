@@ -102,7 +102,11 @@ fn compile_keywords(keywords: &[String], error: &mut impl FnMut(&str, String)) -
     // A few keywords are compared with those kept so far (no hashing, no copy of each); many are
     // kept in a set, so that a rule with 100,000 keywords stays linear.
     const FEW: usize = 16;
-    let mut seen = HashSet::with_capacity(if keywords.len() > FEW { keywords.len() } else { 0 });
+    let mut seen = HashSet::with_capacity(if keywords.len() > FEW {
+        keywords.len()
+    } else {
+        0
+    });
     let mut compiled: Vec<String> = Vec::with_capacity(keywords.len());
     let mut empty = 0;
     for keyword in keywords {
