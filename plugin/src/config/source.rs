@@ -187,32 +187,50 @@ pub fn parse<T: DeserializeOwned>(file: &SourceFile) -> Result<T, ConfigError> {
 }
 
 /// The 1-based lines where `key: value` list items start, by value, for errors found after parsing;
-/// built once per file so locating many errors stays linear.
+/// built once per file, at the first error located (a file without errors never pays for it), so
+/// locating many errors stays linear.
 pub struct ItemLines<'a> {
+    text: &'a str,
+    key: &'a str,
+    index: std::cell::OnceCell<ItemIndex<'a>>,
+}
+
+struct ItemIndex<'a> {
     lines: Vec<&'a str>,
-    starts: std::collections::HashMap<String, usize>,
+    starts: std::collections::HashMap<&'a str, usize>,
 }
 
 impl<'a> ItemLines<'a> {
-    pub fn new(text: &'a str, key: &str) -> ItemLines<'a> {
-        let lines: Vec<&str> = text.lines().collect();
-        let mut starts = std::collections::HashMap::new();
-        for (i, line) in lines.iter().enumerate() {
-            if let Some(value) = item_value(line, key) {
-                starts.entry(value.to_string()).or_insert(i);
-            }
+    pub fn new(text: &'a str, key: &'a str) -> ItemLines<'a> {
+        ItemLines {
+            text,
+            key,
+            index: std::cell::OnceCell::new(),
         }
-        ItemLines { lines, starts }
+    }
+
+    fn index(&self) -> &ItemIndex<'a> {
+        self.index.get_or_init(|| {
+            let lines: Vec<&str> = self.text.lines().collect();
+            let mut starts = std::collections::HashMap::new();
+            for (i, line) in lines.iter().enumerate() {
+                if let Some(value) = item_value(line, self.key) {
+                    starts.entry(value).or_insert(i);
+                }
+            }
+            ItemIndex { lines, starts }
+        })
     }
 
     /// The line of `field` inside the item whose key is `item`; falls back to the item's line, then
     /// to none.
     pub fn locate(&self, item: &str, field: Option<&str>) -> Option<u32> {
-        let start = *self.starts.get(item)?;
+        let index = self.index();
+        let start = *index.starts.get(item)?;
         let Some(field) = field else {
             return Some(start as u32 + 1);
         };
-        let lines = &self.lines;
+        let lines = &index.lines;
         let indent = |l: &str| l.len() - l.trim_start().len();
         // JSON written one item per line: the field sits on the item's own line.
         if lines[start].contains(&format!("\"{field}\"")) {

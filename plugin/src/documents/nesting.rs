@@ -5,6 +5,10 @@
 //! component), and serde only counts depth after the whole document is parsed. Here the same libyaml
 //! parser is walked event by event and stopped at the first collection deeper than the cap: the work
 //! done until then is linear. JSON nesting is counted directly (its syntax is unambiguous).
+//!
+//! That walk parses the document a second time (serde's parse is the first), nearly half of loading a
+//! large rules file; so it runs only when a single pass over the bytes ([`depth_bound_at_most`]) cannot
+//! prove that the document nests no deeper than the cap.
 
 use std::mem::MaybeUninit;
 use unsafe_libyaml_norway as unsafe_libyaml;
@@ -28,6 +32,9 @@ impl TooDeep {
 /// Checks a YAML text. Syntax errors are left for the deserializer to report (it stops at the same
 /// place), so only a nesting problem is an error here.
 pub fn check_yaml(text: &str) -> Result<(), TooDeep> {
+    if depth_bound_at_most(text, MAX_NESTING) {
+        return Ok(());
+    }
     let mut parser = Parser::new(text);
     let mut depth = 0usize;
     loop {
@@ -49,6 +56,64 @@ pub fn check_yaml(text: &str) -> Result<(), TooDeep> {
             _ => {}
         }
     }
+}
+
+/// True only if no collection in `text` can be deeper than `cap` for libyaml (false is "unsure").
+///
+/// The depth at any event is at most the open block collections plus the flow level:
+/// - Flow level: every `[` `{` counts and every `]` `}` uncounts (not below zero). In flow context
+///   libyaml reads every bracket outside quotes, comments and tags as an indicator (a plain scalar
+///   stops at one); in block context the real level is zero, which the count never goes below. So
+///   the count never falls below libyaml's level once quotes, tags and comments are recognized
+///   exactly, and anything that could be one of those without being certain is "unsure": a quote,
+///   `!` or `#` is certain only after a letter or digit (inside a plain scalar: literal; a token
+///   never starts there), and `#` after a blank or at a line start is a comment (or text of a block
+///   scalar, which holds no tokens: skipping it is safe).
+/// - Block collections: each holds an indentation entry at a distinct column (a sequence without
+///   indentation inside a mapping adds one more: hence twice). The first token of a line in block
+///   context drops entries right of its column (its indentation), and every new entry on the line
+///   starts at a `-`, `?` or `:` of that line. A line that starts inside a flow collection keeps the
+///   entries from before plus the new ones of its own.
+/// - libyaml's other line breaks (a lone CR, NEL, LS, PS) and a BOM (which moves its column) are
+///   "unsure".
+fn depth_bound_at_most(text: &str, cap: usize) -> bool {
+    if text.contains(['\u{85}', '\u{2028}', '\u{2029}', '\u{feff}']) {
+        return false;
+    }
+    let (mut flow, mut block) = (0usize, 0usize);
+    for line in text.as_bytes().split(|&b| b == b'\n') {
+        let lead = line
+            .iter()
+            .take_while(|&&b| b == b' ' || b == b'\t')
+            .count();
+        let (flow_at_start, mut openers, mut indicators) = (flow, 0usize, 0usize);
+        let mut previous = b' ';
+        for (i, &byte) in line.iter().enumerate() {
+            match byte {
+                b'[' | b'{' => {
+                    flow += 1;
+                    openers += 1;
+                }
+                b']' | b'}' => flow = flow.saturating_sub(1),
+                b'-' | b'?' | b':' => indicators += 1,
+                b'#' if previous == b' ' || previous == b'\t' => break,
+                b'#' | b'\'' | b'"' | b'!' if previous.is_ascii_alphanumeric() => {}
+                b'#' | b'\'' | b'"' | b'!' => return false,
+                b'\r' if i + 1 != line.len() => return false,
+                _ => {}
+            }
+            previous = byte;
+        }
+        block = if flow_at_start == 0 {
+            2 * (lead + 1 + indicators)
+        } else {
+            block + 2 * indicators
+        };
+        if block + flow_at_start + openers > cap {
+            return false;
+        }
+    }
+    true
 }
 
 /// Checks a JSON text: brackets outside strings. Malformed JSON is left for the deserializer.
@@ -166,6 +231,86 @@ mod tests {
             check_yaml("a: [unclosed\n"),
             Ok(()),
             "syntax is the parser's"
+        );
+    }
+
+    /// The deepest nesting libyaml reports before the end or its first error.
+    fn walked_depth(text: &str) -> usize {
+        let (mut parser, mut depth, mut deepest) = (Parser::new(text), 0usize, 0usize);
+        while let Some((kind, _)) = parser.next() {
+            match kind {
+                unsafe_libyaml::YAML_SEQUENCE_START_EVENT
+                | unsafe_libyaml::YAML_MAPPING_START_EVENT => {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                }
+                unsafe_libyaml::YAML_SEQUENCE_END_EVENT
+                | unsafe_libyaml::YAML_MAPPING_END_EVENT => depth = depth.saturating_sub(1),
+                unsafe_libyaml::YAML_STREAM_END_EVENT => break,
+                _ => {}
+            }
+        }
+        deepest
+    }
+
+    #[test]
+    fn the_byte_scan_never_passes_what_the_walk_refuses() {
+        let deep = format!("{}{}", "[".repeat(70), "]".repeat(70));
+        let hidden = [
+            format!("a: 'x]]]]]]]]]]'\nb: {deep}\n"),
+            format!("a: \"]]]]]]]]]]\"\nb: {deep}\n"),
+            format!("a: [x, ']]]]]]]]]]', {deep}]\n"),
+            format!("a: [ # ]]]]]]]]]]\n  {deep}]\n"),
+            format!("a: [#]]]]]]]]]]\n  {deep}]\n"),
+            format!("a: |\n  ]]]]]]]]]]\nb: {deep}\n"),
+            format!("a: b]]]]]]]]]]\nc: {deep}\n"),
+            format!("a: [!<x]]]]]]]]]]]> y, {deep}]\n"),
+            format!("\u{feff}a: {deep}\n"),
+        ];
+        for text in &hidden {
+            assert!(walked_depth(text) > MAX_NESTING, "{text:?}");
+            assert!(check_yaml(text).is_err(), "{text:?}");
+        }
+        let rules = "rules:\n  - { id: r, keywords: [a, b's, c#], scope: public } # note [\n";
+        assert!(
+            depth_bound_at_most(rules, MAX_NESTING),
+            "a flow-style rules file is proven shallow"
+        );
+    }
+
+    /// Random documents from YAML's tricky pieces: whenever the scan says a document nests at most
+    /// `cap` deep, libyaml's walk must agree (a small cap makes most of them matter).
+    #[test]
+    fn the_byte_scan_is_an_upper_bound_on_random_documents() {
+        let pieces = [
+            "[", "]", "{", "}", "- ", "? ", ": ", ":", ",", " ", "  ", "\n", "\n  ", "\n    ", "a",
+            "b1", "#", " #", "'", "\"", "|\n", ">\n", "!", "&x ", "*x", "---\n", "\t", "\r",
+            "\r\n", "-", "é",
+        ];
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (mut proven, mut checked) = (0, 0);
+        for _ in 0..200_000 {
+            let len = 1 + next() % 40;
+            let text: String = (0..len)
+                .map(|_| pieces[(next() % pieces.len() as u64) as usize])
+                .collect();
+            for cap in [1, 2, 3, 4, 6] {
+                if depth_bound_at_most(&text, cap) {
+                    proven += 1;
+                    assert!(walked_depth(&text) <= cap, "cap {cap}: {text:?}");
+                }
+                checked += 1;
+            }
+        }
+        assert!(
+            proven > checked / 50,
+            "{proven} of {checked}: the scan proves too little to test"
         );
     }
 

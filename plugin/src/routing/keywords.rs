@@ -148,8 +148,33 @@ struct Trie {
 
 impl Trie {
     fn build<S: AsRef<[u8]>>(patterns: &[S]) -> Trie {
-        let mut order: Vec<usize> = (0..patterns.len()).collect();
-        order.sort_unstable_by(|&a, &b| patterns[a].as_ref().cmp(patterns[b].as_ref()));
+        // Sorted by each pattern's first eight bytes as one number (zero-padded: a smaller number is
+        // a smaller pattern), the whole patterns compared only on a tie, and of equal patterns the
+        // first: most comparisons are then one integer's, not a byte-by-byte compare through two
+        // indirections (in the component, a fifth of loading 100,000 keywords).
+        let prefix = |p: &[u8]| {
+            let mut bytes = [0u8; 8];
+            let n = p.len().min(8);
+            bytes[..n].copy_from_slice(&p[..n]);
+            u64::from_be_bytes(bytes)
+        };
+        let mut keyed: Vec<(u64, u32)> = patterns
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (prefix(p.as_ref()), i as u32))
+            .collect();
+        keyed.sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| {
+                    let (x, y) = (
+                        patterns[a.1 as usize].as_ref(),
+                        patterns[b.1 as usize].as_ref(),
+                    );
+                    x.cmp(y)
+                })
+                .then(a.1.cmp(&b.1))
+        });
+        let order = keyed.into_iter().map(|(_, i)| i as usize);
         let mut trie = Trie {
             parent: vec![NONE],
             byte: vec![0],
@@ -291,6 +316,37 @@ mod tests {
                 "{refs:?} in {text:?}"
             );
         }
+    }
+
+    #[test]
+    fn long_shared_prefixes_and_duplicates() {
+        // Patterns equal in their first eight bytes are ordered by the rest; of duplicates, the
+        // first is reported whatever the order the sort met them in.
+        let mut next = crate::text::test_numbers(0x9e37_79b9_u64);
+        for _ in 0..200 {
+            let mut patterns: Vec<String> = (0..1 + next(10))
+                .map(|_| {
+                    let head = ["abcdefgh", "abcdefg", "abcdefghi", "ab"][next(4) as usize];
+                    let tail: String = (0..next(4))
+                        .map(|_| (b'a' + next(3) as u8) as char)
+                        .collect();
+                    format!("{head}{tail}")
+                })
+                .collect();
+            patterns.dedup();
+            let text: String = (0..next(3))
+                .map(|_| patterns[next(patterns.len() as u64) as usize].clone() + "c")
+                .collect();
+            let refs: Vec<&str> = patterns.iter().map(String::as_str).collect();
+            let mut expected = naive(&refs, &text);
+            // Later copies of a pattern are not reported: their first copy is.
+            expected.retain(|&(p, _, _)| !refs[..p].contains(&refs[p]));
+            assert_eq!(matches(&refs, &text), expected, "{refs:?} in {text:?}");
+        }
+        assert_eq!(
+            matches(&["abcdefghij", "abcdefghij"], "abcdefghij"),
+            vec![(0, 0, 10)]
+        );
     }
 
     /// Prints build times (no timing assertion: the machine may be busy); the component test of a

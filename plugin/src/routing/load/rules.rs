@@ -99,13 +99,24 @@ pub(super) fn compile_rules(
 
 /// A rule's keywords, normalized, without duplicates (in linear time: a rule may have 100,000).
 fn compile_keywords(keywords: &[String], error: &mut impl FnMut(&str, String)) -> Vec<String> {
-    let mut seen = HashSet::with_capacity(keywords.len());
-    let mut compiled = Vec::with_capacity(keywords.len());
+    // A few keywords are compared with those kept so far (no hashing, no copy of each); many are
+    // kept in a set, so that a rule with 100,000 keywords stays linear.
+    const FEW: usize = 16;
+    let mut seen = HashSet::with_capacity(if keywords.len() > FEW {
+        keywords.len()
+    } else {
+        0
+    });
+    let mut compiled: Vec<String> = Vec::with_capacity(keywords.len());
     let mut empty = 0;
     for keyword in keywords {
         let normalized = text::normalize(keyword);
         if normalized.is_empty() {
             empty += 1;
+        } else if keywords.len() <= FEW {
+            if !compiled.contains(&normalized) {
+                compiled.push(normalized);
+            }
         } else if seen.insert(normalized.clone()) {
             compiled.push(normalized);
         }
