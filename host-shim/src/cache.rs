@@ -1,8 +1,8 @@
 //! The compiled component, cached on disk.
 //!
 //! One file per wasm file name (`<stem>.cwasm`), so rebuilding the wasm replaces its entry instead of
-//! piling up new ones. Layout: the payload (`Component::serialize`), then a trailer: key, checksum
-//! (xxh3-128) of the payload, magic. The payload comes first so that wasmtime can map the entry
+//! piling up new ones. Layout: the payload (`Component::serialize`), then a trailer: the wasm's
+//! digest, its file's identity, key, checksum (xxh3-128) of the payload, magic. The payload comes first so that wasmtime can map the entry
 //! file itself (`Component::deserialize_file`): its code pages are then read from the page cache
 //! as they are used, where reading the 8.8 MB entry and copying it again into wasmtime's own mapping
 //! was a third of an `intent-test` process.
@@ -47,6 +47,8 @@ pub(crate) struct WasmFile {
     /// Its identity when opened; None for a file that is not a regular file.
     stamp: Option<Stamp>,
     bytes: Option<Vec<u8>>,
+    /// sha256 of `bytes`, once taken.
+    digest: Option<[u8; DIGEST_LEN]>,
     /// Whether the file was unchanged while it was read and had settled by then.
     settled: bool,
 }
@@ -60,6 +62,7 @@ impl WasmFile {
             stamp: meta.is_file().then(|| Stamp::of(&meta)),
             file,
             bytes: None,
+            digest: None,
             settled: false,
         };
         if wasm.stamp.is_none() {
@@ -77,6 +80,16 @@ impl WasmFile {
             self.bytes = Some(bytes);
         }
         Ok(self.bytes.as_deref().unwrap_or_default())
+    }
+
+    /// sha256 of the wasm's bytes, read and hashed once however often it is asked for.
+    fn digest(&mut self) -> std::io::Result<[u8; DIGEST_LEN]> {
+        if let Some(digest) = self.digest {
+            return Ok(digest);
+        }
+        let digest: [u8; DIGEST_LEN] = Sha256::digest(self.bytes()?).into();
+        self.digest = Some(digest);
+        Ok(digest)
     }
 
     /// The identity to record with an entry: none unless the bytes were read from a settled file.
@@ -213,9 +226,8 @@ pub(crate) fn load_or_compile(
         logs.push(level, message);
     }
 
-    let bytes = wasm.bytes().map_err(unreadable)?;
-    let digest: [u8; DIGEST_LEN] = Sha256::digest(bytes).into();
-    let component = Component::new(engine, bytes)?;
+    let digest = wasm.digest().map_err(unreadable)?;
+    let component = Component::new(engine, wasm.bytes().map_err(unreadable)?)?;
     let trailer = Trailer {
         digest,
         stamp: wasm.stamp_to_record(),
@@ -301,13 +313,10 @@ fn load_entry(
     let (payload, trailer, stored_checksum) = split_entry(mapped.bytes()).map_err(recompiled)?;
     let digest = match wasm.stamp {
         Some(stamp) if stamp != Stamp::NONE && stamp == trailer.stamp => trailer.digest,
-        _ => {
-            // The wasm's bytes are needed anyway when the entry turns out stale.
-            let bytes = wasm
-                .bytes()
-                .map_err(|err| recompiled(format!("the wasm could not be read: {err}")))?;
-            Sha256::digest(bytes).into()
-        }
+        // The wasm's bytes are needed anyway when the entry turns out stale.
+        _ => wasm
+            .digest()
+            .map_err(|err| recompiled(format!("the wasm could not be read: {err}")))?,
     };
     if trailer.key != cache_key(engine, &digest) {
         return Err(recompiled(
