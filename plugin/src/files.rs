@@ -235,14 +235,21 @@ impl<T: DeserializeOwned> Kept<T> {
     }
 }
 
+/// An empty scratch directory's path for a unit test, unique to `label` and this process (not
+/// created: the code under test creates what it needs).
+#[cfg(test)]
+pub(crate) fn test_scratch(label: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("{label}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    dir
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("files-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        dir
+        test_scratch(&format!("files-{name}"))
     }
 
     #[test]

@@ -249,9 +249,7 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("stats-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        dir
+        crate::files::test_scratch(&format!("stats-{name}"))
     }
 
     fn turn(captures: u64) -> Stats {
