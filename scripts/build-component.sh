@@ -8,8 +8,8 @@
 #
 # wasm-opt: `jco opt` (jco and its Binaryen are pinned in scripts/node-tools/package-lock.json, installed
 # by scripts/node-tools.sh) runs it on the component's core modules and splices them back. The features
-# are the ones rustc enables for wasm32-wasip2 (the stripped module has no target_features section to
-# read them from). Not `--low-memory-unused`: Rust puts its stack first, at the bottom of memory.
+# are the ones rustc enables for wasm32-wasip2, and SIMD (.cargo/config.toml; the stripped module has
+# no target_features section to read them from). Not `--low-memory-unused`: Rust puts its stack first, at the bottom of memory.
 # Done again only when cargo linked a new module (its own output in deps/, copied to .linked).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,7 @@ linked=target/wasm32-wasip2/component/deps/graphiti_openclaw.wasm
 wasm=target/wasm32-wasip2/component/graphiti_openclaw.wasm
 if [ ! -f "$wasm.optimized" ] || ! cmp -s "$linked" "$wasm.linked"; then
     features="--enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
-        --enable-nontrapping-float-to-int --enable-multivalue --enable-reference-types"
+        --enable-nontrapping-float-to-int --enable-multivalue --enable-reference-types --enable-simd"
     # shellcheck disable=SC2086
     jco opt "$linked" -o "$wasm.tmp" --quiet -- -Oz $features --strip-debug --strip-producers
     mv -f "$wasm.tmp" "$wasm.optimized"

@@ -90,3 +90,72 @@ fn every_case_holds_in_the_component_and_matches_native() {
         failures.join("\n")
     );
 }
+
+/// Generated prompts through the component and natively: mixed case, runs of white space, tabs and
+/// line breaks, non-ASCII text and keywords at every offset of the component's sixteen-byte steps
+/// (its vector code paths: normalizing, and searching for the bytes keywords start with). Over the
+/// example configuration (many first bytes) and a generated one whose keywords all start with `q`.
+#[test]
+fn generated_prompts_route_alike_in_the_component_and_natively() {
+    let generated = graphiti_openclaw_tests::temp_dir("q-rules");
+    graphiti_openclaw_tests::bench_rows::write_rules_config(&generated, 12, 3, |rule, k| {
+        format!("q{}{}", ["ka", "lo", "mi", "nu"][k % 4], "ab".repeat(rule + 1))
+    });
+    let pieces = [
+        " ", "  ", "\t", "\n", "\r\n", "a", "B", "Q", "q", "é", "融资", "\u{212a}", "lunch",
+        "LUNCH", "series a", "Series\nA", "term sheet", "founder", "dinner", "qkaab", "QLOABAB",
+        "qmiababab", "q nu", "the quarterly plan ", "x.", "_",
+    ];
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = |below: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % below
+    };
+    let mut failures = Vec::new();
+    for config in [graphiti_openclaw_tests::example_config(), generated] {
+        let mut shim = shim_for(&config, None);
+        let mut engine = Engine::new(
+            ConfigRoots::new(config.clone(), None),
+            None,
+            Box::new(NoNetwork),
+        );
+        let mut routed = 0;
+        for _ in 0..400 {
+            let prompt: String = (0..next(40))
+                .map(|_| pieces[next(pieces.len() as u64) as usize])
+                .collect();
+            let request = host_shim::IntentTestRequest {
+                prompt: prompt.clone(),
+                recall_json: None,
+                group_chat: false,
+                previous_pack: None,
+                now_ms: Some(0),
+                previous_at_ms: None,
+                carried_turns: None,
+                previous_prompt: None,
+            };
+            let component = observed(shim.dry_run(&request).expect("component dry run"));
+            let native: Observed = engine
+                .dry_run(&graphiti_openclaw::api::IntentTestRequest {
+                    prompt: prompt.clone(),
+                    now_ms: Some(0),
+                    ..Default::default()
+                })
+                .expect("native dry run")
+                .into();
+            routed += usize::from(component.intent.is_some());
+            if native != component {
+                failures.push(format!("{prompt:?}:\n{native:#?}\n{component:#?}"));
+            }
+        }
+        assert!(routed > 40, "{}: few prompts chose a pack ({routed})", config.display());
+    }
+    assert!(
+        failures.is_empty(),
+        "{} prompt(s) routed differently:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

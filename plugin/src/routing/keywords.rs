@@ -11,11 +11,15 @@ const NONE: u32 = u32::MAX;
 const ROOT: u32 = 0;
 /// Transitions of a state searched one by one up to this many, by binary search beyond.
 const LINEAR_SEARCH_MAX: usize = 8;
+/// Keywords starting with at most this many distinct bytes are looked for with memchr.
+const FEW_START_BYTES: usize = 3;
 
 #[derive(Debug)]
 pub struct Automaton {
     /// The root's transitions, one per byte (ROOT when there is none: the root loops on itself).
     root: Box<[u32; 256]>,
+    /// The bytes keywords start with, when there are few (repeated to fill the array).
+    few_starts: Option<[u8; FEW_START_BYTES]>,
     /// The transitions of state `s`, sorted by byte: `bytes[start[s]..start[s + 1]]`, to `targets`.
     start: Vec<u32>,
     bytes: Vec<u8>,
@@ -57,11 +61,8 @@ impl Automaton {
         while i < haystack.len() {
             if state == ROOT {
                 // Most of a prompt is bytes no keyword starts with: skip them in a tight loop.
-                match haystack[i..]
-                    .iter()
-                    .position(|&b| self.root[b as usize] != ROOT)
-                {
-                    Some(skip) => i += skip,
+                match self.next_start(haystack, i) {
+                    Some(at) => i = at,
                     None => return,
                 }
             }
@@ -74,6 +75,26 @@ impl Automaton {
                 found = self.next_match[found as usize];
             }
         }
+    }
+
+    /// The first offset from `from` on where a keyword may start.
+    #[inline]
+    fn next_start(&self, haystack: &[u8], from: usize) -> Option<usize> {
+        if let Some(starts) = self.few_starts {
+            // memchr's vector search (WebAssembly SIMD in the component): a table look-up per byte
+            // was a third of routing a long prompt there.
+            let rest = &haystack[from..];
+            let found = match starts {
+                [a, b, c] if a == b && b == c => memchr::memchr(a, rest),
+                [a, b, c] if b == c => memchr::memchr2(a, b, rest),
+                [a, b, c] => memchr::memchr3(a, b, c, rest),
+            };
+            return found.map(|at| from + at);
+        }
+        let skip = haystack[from..]
+            .iter()
+            .position(|&b| self.root[b as usize] != ROOT)?;
+        Some(from + skip)
     }
 
     // Per byte of the prompt, called from the generic `for_each_match`, which is instantiated in
@@ -225,6 +246,9 @@ impl Trie {
         for s in 0..states {
             start[s + 1] += start[s];
         }
+        let firsts: Vec<u8> = (0..=255u8).filter(|&b| root[b as usize] != ROOT).collect();
+        let few_starts = (!firsts.is_empty() && firsts.len() <= FEW_START_BYTES)
+            .then(|| std::array::from_fn(|k| firsts[k.min(firsts.len() - 1)]));
         let edges = start[states] as usize;
         let (mut bytes, mut targets) = (vec![0u8; edges], vec![ROOT; edges]);
         let mut next = start.clone();
@@ -238,6 +262,7 @@ impl Trie {
         }
         Automaton {
             root,
+            few_starts,
             start,
             bytes,
             targets,
@@ -347,6 +372,31 @@ mod tests {
             matches(&["abcdefghij", "abcdefghij"], "abcdefghij"),
             vec![(0, 0, 10)]
         );
+    }
+
+    #[test]
+    fn skips_to_keywords_with_few_first_bytes_across_words() {
+        // One, two and three distinct first bytes (memchr) and four (the table),
+        // each keyword planted at every offset of a text longer than a few words.
+        for patterns in [
+            vec!["qa"],
+            vec!["qa", "zb"],
+            vec!["qa", "zb", "\u{e9}t\u{e9}"],
+            vec!["qa", "zb", "xc", "wd"],
+        ] {
+            for at in 0..40 {
+                for pattern in &patterns {
+                    let mut text = "a".repeat(at);
+                    text.push_str(pattern);
+                    text.push_str(&"b q z x w".repeat(3));
+                    assert_eq!(
+                        matches(&patterns, &text),
+                        naive(&patterns, &text),
+                        "{patterns:?} in {text:?}"
+                    );
+                }
+            }
+        }
     }
 
     /// Prints build times (no timing assertion: the machine may be busy); the component test of a
