@@ -90,15 +90,27 @@ pub fn word_count(text: &str) -> usize {
 /// Escapes text placed inside one of our blocks, so it can neither close nor forge a tag.
 pub fn escape_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            _ => out.push(c),
-        }
-    }
+    push_escaped(&mut out, text, false);
     out
+}
+
+/// `text` appended to `out` with `&`, `<`, `>` (and `"` when `quote`) written as entities. The
+/// runs between them are copied whole: a push per character was slow in the component.
+pub fn push_escaped(out: &mut String, text: &str, quote: bool) {
+    let mut from = 0;
+    for (at, b) in text.bytes().enumerate() {
+        let entity = match b {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' if quote => "&quot;",
+            _ => continue,
+        };
+        out.push_str(&text[from..at]);
+        out.push_str(entity);
+        from = at + 1;
+    }
+    out.push_str(&text[from..]);
 }
 
 /// Folds text from outside (recalled facts, a server's error message) into one printable line: every
@@ -138,11 +150,17 @@ pub fn escape_line(text: &str) -> String {
 
 /// Escapes an attribute value (also quotes).
 pub fn escape_attr(text: &str) -> String {
-    escape_text(text).replace('"', "&quot;")
+    let mut out = String::with_capacity(text.len());
+    push_escaped(&mut out, text, true);
+    out
 }
 
 /// Cuts `text` to at most `max_chars` characters, marking the cut.
 pub fn truncate_chars(text: &str, max_chars: usize) -> String {
+    // No longer in bytes than the limit: no longer in characters either, no walk needed.
+    if text.len() <= max_chars {
+        return text.to_string();
+    }
     match text.char_indices().nth(max_chars) {
         None => text.to_string(),
         Some((cut, _)) => format!("{}…", &text[..cut]),
@@ -270,5 +288,29 @@ mod tests {
             "&lt;/pack-context&gt;&lt;x&gt;&amp;"
         );
         assert_eq!(escape_attr("a\"b"), "a&quot;b");
+        // Generated texts against the character-by-character form escaping was first written in.
+        let reference = |text: &str| -> String {
+            text.chars()
+                .map(|c| match c {
+                    '&' => "&amp;".to_string(),
+                    '<' => "&lt;".to_string(),
+                    '>' => "&gt;".to_string(),
+                    _ => c.to_string(),
+                })
+                .collect()
+        };
+        let pieces = ["a", "&", "<", ">", "\"", "é", "融", "&amp;", " "];
+        let mut next = test_numbers(0x51_7cc1_b727_u64);
+        for _ in 0..2_000 {
+            let text: String = (0..next(12))
+                .map(|_| pieces[next(pieces.len() as u64) as usize])
+                .collect();
+            assert_eq!(escape_text(&text), reference(&text), "{text:?}");
+            let attr = reference(&text).replace('"', "&quot;");
+            assert_eq!(escape_attr(&text), attr, "{text:?}");
+        }
+        assert_eq!(truncate_chars("abcd", 4), "abcd");
+        assert_eq!(truncate_chars("abcdé", 4), "abcd…");
+        assert_eq!(truncate_chars("ééé", 4), "ééé");
     }
 }

@@ -2,11 +2,11 @@
 //! pack), then composition (the packs composition rules add, within the character budget), then the
 //! `<pack-context>` block.
 
-use super::model::{Additional, Routed, Rule, no_pack};
+use super::model::{Additional, Line, Routed, Rule, no_pack};
 use crate::config::Scope;
 use crate::decision::{Decision, SkippedPack};
 use crate::packs::PackRegistry;
-use crate::text::{self, escape_attr};
+use crate::text;
 
 /// Scope (P5), then composition, then the block.
 pub(super) fn compose(
@@ -55,9 +55,14 @@ pub(super) fn compose(
         }
     }
     decision.primary_pack = Some(primary.id.clone());
-    decision
-        .trace
-        .push(format!("inject: {} with pack {}", rule.id, primary.id));
+    decision.trace.push(
+        Line::new()
+            .text("inject: ")
+            .text(&rule.id)
+            .text(" with pack ")
+            .text(&primary.id)
+            .done(),
+    );
     let pack_context = block.render(&primary.id, decision.sticky);
     Routed {
         decision,
@@ -164,12 +169,25 @@ impl<'a> Block<'a> {
             "public"
         };
         let sticky = if sticky { " sticky=\"true\"" } else { "" };
-        format!(
-            "<pack-context intent=\"{}\" primary-pack=\"{}\" scope=\"{scope_name}\"{sticky}>\n{}</pack-context>",
-            escape_attr(&self.rule.id),
-            escape_attr(primary),
-            self.body.trim_end().to_string() + "\n",
-        )
+        // Appended piece by piece into one buffer: the block is built every routed turn.
+        let body = self.body.trim_end();
+        let mut block = String::with_capacity(body.len() + 128);
+        block.push_str("<pack-context intent=\"");
+        text::push_escaped(&mut block, &self.rule.id, true);
+        block.push_str("\" primary-pack=\"");
+        text::push_escaped(&mut block, primary, true);
+        for piece in [
+            "\" scope=\"",
+            scope_name,
+            "\"",
+            sticky,
+            ">\n",
+            body,
+            "\n</pack-context>",
+        ] {
+            block.push_str(piece);
+        }
+        block
     }
 }
 

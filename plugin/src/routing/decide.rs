@@ -1,7 +1,7 @@
 //! Layer 3, deciding among candidates: those below their `min_confidence` drop out, the unique
 //! highest score wins, a tie means no pack.
 
-use super::model::{Rule, show};
+use super::model::{Line, Rule, show};
 use super::scoring::Scored;
 
 /// The winning rule's index, or why no pack: threshold, unique highest, tie → none.
@@ -68,14 +68,18 @@ fn unique_highest(
         .filter(|s| s.rule != winner)
         .map(|s| s.score)
         .max();
-    trace.push(match runner_up {
-        Some(next) => format!(
-            "winner: {} ({} over {})",
-            rules[winner].id,
-            show(best),
-            show(next)
-        ),
-        None => format!("winner: {} ({})", rules[winner].id, show(best)),
-    });
+    let line = Line::new().text("winner: ").text(&rules[winner].id);
+    trace.push(
+        match runner_up {
+            Some(next) => line
+                .text(" (")
+                .score(best)
+                .text(" over ")
+                .score(next)
+                .text(")"),
+            None => line.text(" (").score(best).text(")"),
+        }
+        .done(),
+    );
     Ok(winner)
 }

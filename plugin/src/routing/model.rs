@@ -19,11 +19,80 @@ pub(super) fn from_milli(value: Milli) -> f64 {
 /// exact path; when the thousandths digit is not 5 the rounding cannot depend on the float's
 /// error, so integers give the same text (within 10^12, where that error stays far below 0.001).
 pub(super) fn show(value: Milli) -> String {
+    let mut out = String::new();
+    push_shown(&mut out, value);
+    out
+}
+
+/// [`show`] appended to `out`, digit by digit in the common case.
+fn push_shown(out: &mut String, value: Milli) {
     if (0..1_000_000_000_000_000).contains(&value) && value % 10 != 5 {
-        let hundredths = (value + 5) / 10;
-        return format!("{}.{:02}", hundredths / 100, hundredths % 100);
+        let hundredths = (value + 5) as u64 / 10;
+        push_decimal(out, hundredths / 100);
+        let cents = (hundredths % 100) as u8;
+        out.extend([
+            '.',
+            char::from(b'0' + cents / 10),
+            char::from(b'0' + cents % 10),
+        ]);
+        return;
     }
-    format!("{:.2}", from_milli(value))
+    out.push_str(&format!("{:.2}", from_milli(value)));
+}
+
+fn push_decimal(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| char::from(d)));
+}
+
+/// A trace line built by appending, for the lines every routed turn writes: `format!` and its
+/// machinery were a fifth of a routing call in the component.
+pub(super) struct Line(String);
+
+impl Line {
+    pub(super) fn new() -> Line {
+        Line(String::with_capacity(64))
+    }
+
+    pub(super) fn text(mut self, text: &str) -> Line {
+        self.0.push_str(text);
+        self
+    }
+
+    pub(super) fn count(mut self, n: usize) -> Line {
+        push_decimal(&mut self.0, n as u64);
+        self
+    }
+
+    /// A score, as [`show`] writes it.
+    pub(super) fn score(mut self, value: Milli) -> Line {
+        push_shown(&mut self.0, value);
+        self
+    }
+
+    /// Items joined with ", ".
+    pub(super) fn list(mut self, items: &[String]) -> Line {
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                self.0.push_str(", ");
+            }
+            self.0.push_str(item);
+        }
+        self
+    }
+
+    pub(super) fn done(self) -> String {
+        self.0
+    }
 }
 
 /// A compiled intent rule.
@@ -117,7 +186,12 @@ mod tests {
     fn show_agrees_with_float_formatting() {
         let mut seed = 0x2545_f491_u64;
         let mut values: Vec<Milli> = (-2000..20_000).collect();
-        values.extend([999_999_999_999_994, 999_999_999_999_996, 10i64.pow(15), i64::MAX]);
+        values.extend([
+            999_999_999_999_994,
+            999_999_999_999_996,
+            10i64.pow(15),
+            i64::MAX,
+        ]);
         values.extend((0..20_000).map(|_| {
             seed ^= seed << 13;
             seed ^= seed >> 7;

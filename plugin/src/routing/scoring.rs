@@ -1,7 +1,7 @@
 //! Layer 2, scoring: distinct keywords matched × weight, plus entity boosts from recalled data
 //! (additive only, P4); then suppression, which removes candidates and never changes a score.
 
-use super::model::{Boost, Milli, Rule, from_milli, glob_matches, show, to_milli};
+use super::model::{Boost, Line, Milli, Rule, from_milli, glob_matches, show, to_milli};
 use crate::decision::{BoostHit, Candidate};
 use crate::recall::Recall;
 use crate::text;
@@ -35,14 +35,19 @@ pub(super) fn score(
             .map(|&(_, k)| rule.keywords[k as usize].clone())
             .collect();
         let keyword_score = rule.keyword_weight * keywords.len() as Milli;
-        trace.push(format!(
-            "{}: keywords [{}] → {} × {} = {}",
-            rule.id,
-            keywords.join(", "),
-            keywords.len(),
-            show(rule.keyword_weight),
-            show(keyword_score)
-        ));
+        trace.push(
+            Line::new()
+                .text(&rule.id)
+                .text(": keywords [")
+                .list(&keywords)
+                .text("] → ")
+                .count(keywords.len())
+                .text(" × ")
+                .score(rule.keyword_weight)
+                .text(" = ")
+                .score(keyword_score)
+                .done(),
+        );
         // Layer 2: entity boosts from recalled data; additive only (P4).
         let mut boosts = Vec::new();
         for boost in &rule.boosts {
