@@ -66,9 +66,11 @@ pub struct Engine {
     zones: Box<dyn crate::expert_runs::TimeZones>,
 }
 
-/// Counts are merged into the file at the end of every turn (`agent-end`), on every `tick` and
-/// `status`, and otherwise at least every this many updates (never in `before-agent-start` by the
-/// clock: its turn's `agent-end` merges them a moment later).
+/// Counts are saved at the end of every turn (`agent-end`, a count file of their own), merged into
+/// the file on every `tick` and `status`, and otherwise saved at least every this many updates, as
+/// `agent-end` saves them (never in `before-agent-start` by the clock: its turn's `agent-end` saves
+/// them a moment later). Not merged there: the lock, the read and the rename made that turn take
+/// several times an ordinary one.
 const STATS_FLUSH_EVERY: u32 = 50;
 /// Ticks fold other turns' count files into the counters at most this often (`status` and
 /// `flush` always do).
@@ -142,7 +144,7 @@ impl Engine {
         change(&mut self.unsaved);
         self.unsaved_updates += 1;
         if self.unsaved_updates >= STATS_FLUSH_EVERY {
-            self.flush_stats();
+            self.save_counts();
         }
     }
 
