@@ -422,7 +422,11 @@ fn sse_lines(text: &str) -> impl Iterator<Item = &str> {
         if rest.is_empty() {
             return None;
         }
-        let end = rest.find(['\r', '\n']).unwrap_or(rest.len());
+        // Bytes, not chars: both ends are ASCII, and a char search decodes every character.
+        let end = rest
+            .bytes()
+            .position(|b| b == b'\r' || b == b'\n')
+            .unwrap_or(rest.len());
         let line = &rest[..end];
         let ending = match rest.as_bytes().get(end) {
             Some(b'\r') if rest.as_bytes().get(end + 1) == Some(&b'\n') => 2,
