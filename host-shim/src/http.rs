@@ -1,11 +1,16 @@
 //! `host.http-request`: HTTP and HTTPS (see [`crate::tls`]), only to allowed origins, never
 //! following redirects.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
+use ureq::config::Config;
 use ureq::http::{self, Uri};
+use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 use ureq::{Agent, AsSendBody};
 
 use crate::bindings::graphiti::openclaw::host::{
@@ -17,14 +22,26 @@ use crate::tls;
 /// The most requests one `http-batch` may carry (one thread each).
 pub(crate) const MAX_BATCH: usize = 16;
 
+/// Connections are reused, but never past the idle time the server keeps them for (uvicorn, under
+/// Graphiti's servers: 5 s): a POST on a connection the server has just closed would fail.
+const MAX_IDLE_AGE: Duration = Duration::from_secs(4);
+
 /// The allowlist and the HTTP client behind it.
 pub(crate) struct HttpGate {
-    /// Normalised origins, see [`origin_of`].
-    allowed: Vec<String>,
-    agent: Agent,
+    client: Client,
     /// Nanoseconds spent waiting on the network, batches counted once: what a benchmark subtracts
     /// from a hook's time to see what the plugin itself adds.
     waited_ns: AtomicU64,
+    /// Threads that send a batch's requests beyond the first (the caller's thread sends that one).
+    senders: Senders,
+}
+
+/// What sending a request needs; cheap to clone (shared inside), so a sender thread gets its own.
+#[derive(Clone)]
+struct Client {
+    /// Normalised origins, see [`origin_of`].
+    allowed: Arc<[String]>,
+    agent: Agent,
 }
 
 impl HttpGate {
@@ -50,7 +67,7 @@ impl HttpGate {
             } else {
                 tls::no_roots()
             };
-        let agent = Agent::config_builder()
+        let config = Agent::config_builder()
             .tls_config(tls_config)
             // The guest sees every status as it is: no errors for 4xx/5xx, no redirects followed
             // (a redirect could lead to an origin that is not allowed).
@@ -58,16 +75,16 @@ impl HttpGate {
             .max_redirects(0)
             // Requests go straight to the allowed origin, whatever the environment says.
             .proxy(None)
-            // Connections are reused, but never past the idle time the server keeps them for
-            // (uvicorn, under Graphiti's servers: 5 s): a POST on a connection the server has just
-            // closed would fail.
-            .max_idle_age(Duration::from_secs(4))
-            .build()
-            .new_agent();
+            .max_idle_age(MAX_IDLE_AGE)
+            .build();
+        let agent = Agent::with_parts(config, DefaultConnector::new(), KeptResolver::default());
         Ok(Self {
-            allowed,
-            agent,
+            client: Client {
+                allowed: allowed.into(),
+                agent,
+            },
             waited_ns: AtomicU64::new(0),
+            senders: Senders::default(),
         })
     }
 
@@ -89,11 +106,75 @@ impl HttpGate {
         budget: Duration,
     ) -> Result<HttpResponse, HttpError> {
         let started = Instant::now();
-        let answer = self.exchange(request, budget);
+        let answer = self.client.exchange(request, budget);
         self.add_wait(started, Instant::now());
         answer
     }
 
+    /// Sends every request at once, each on its own thread (a batch is a handful: recall's
+    /// searches), and answers in order.
+    pub(crate) fn send_all(
+        &self,
+        requests: Vec<HttpRequest>,
+        budget: Duration,
+    ) -> Vec<Result<HttpResponse, HttpError>> {
+        if requests.len() > MAX_BATCH {
+            let refusal = format!(
+                "a batch holds at most {MAX_BATCH} requests, not {}",
+                requests.len()
+            );
+            return requests
+                .iter()
+                .map(|_| Err(HttpError::InvalidRequest(refusal.clone())))
+                .collect();
+        }
+        let mut requests = requests.into_iter();
+        let Some(first) = requests.next() else {
+            return Vec::new();
+        };
+        // The rest go to the sender threads at once, the first is sent here meanwhile. The wait is
+        // from the first request out to the last answer in.
+        let (answered, answers) = mpsc::channel();
+        let jobs: Vec<Job> = requests
+            .enumerate()
+            .map(|(index, request)| {
+                let client = self.client.clone();
+                let answered = answered.clone();
+                Box::new(move || {
+                    let started = Instant::now();
+                    let answer = client.exchange(request, budget);
+                    let _ = answered.send((index + 1, started, Instant::now(), answer));
+                }) as Job
+            })
+            .collect();
+        drop(answered);
+        let rest = jobs.len();
+        let unposted = self.senders.post(jobs);
+        let started = Instant::now();
+        let answer = self.client.exchange(first, budget);
+        let mut timed = vec![(started, Instant::now())];
+        for job in unposted {
+            job();
+        }
+        let mut ordered: Vec<Result<HttpResponse, HttpError>> = vec![answer];
+        ordered.resize_with(rest + 1, || {
+            Err(HttpError::Transport("the sending thread failed".into()))
+        });
+        // Ends when every job has answered or was dropped (it panicked).
+        for (index, started, ended, answer) in answers {
+            ordered[index] = answer;
+            timed.push((started, ended));
+        }
+        let first = timed.iter().map(|(started, _)| *started).min();
+        let last = timed.iter().map(|(_, ended)| *ended).max();
+        if let (Some(first), Some(last)) = (first, last) {
+            self.add_wait(first, last);
+        }
+        ordered
+    }
+}
+
+impl Client {
     /// Sends `request` if its origin is allowed; `budget` is what is left of the guest's call deadline.
     fn exchange(&self, request: HttpRequest, budget: Duration) -> Result<HttpResponse, HttpError> {
         let origin = origin_of(&request.url).map_err(HttpError::InvalidRequest)?;
@@ -145,59 +226,6 @@ impl HttpGate {
         })
     }
 
-    /// Sends every request at once, one thread each (a batch is a handful: recall's searches), and
-    /// answers in order.
-    pub(crate) fn send_all(
-        &self,
-        requests: Vec<HttpRequest>,
-        budget: Duration,
-    ) -> Vec<Result<HttpResponse, HttpError>> {
-        if requests.len() > MAX_BATCH {
-            let refusal = format!(
-                "a batch holds at most {MAX_BATCH} requests, not {}",
-                requests.len()
-            );
-            return requests
-                .iter()
-                .map(|_| Err(HttpError::InvalidRequest(refusal.clone())))
-                .collect();
-        }
-        if requests.len() == 1 {
-            return requests.into_iter().map(|r| self.send(r, budget)).collect();
-        }
-        // The wait is from the first request out to the last answer in: starting the threads is
-        // the host's own time, not the network's.
-        let answers: Vec<_> = std::thread::scope(|scope| {
-            let sending: Vec<_> = requests
-                .into_iter()
-                .map(|request| {
-                    scope.spawn(move || {
-                        let started = Instant::now();
-                        let answer = self.exchange(request, budget);
-                        (started, Instant::now(), answer)
-                    })
-                })
-                .collect();
-            sending.into_iter().map(|thread| thread.join()).collect()
-        });
-        let first = answers
-            .iter()
-            .flatten()
-            .map(|(started, _, _)| *started)
-            .min();
-        let last = answers.iter().flatten().map(|(_, ended, _)| *ended).max();
-        if let (Some(first), Some(last)) = (first, last) {
-            self.add_wait(first, last);
-        }
-        answers
-            .into_iter()
-            .map(|joined| match joined {
-                Ok((_, _, answer)) => answer,
-                Err(_) => Err(HttpError::Transport("the sending thread failed".into())),
-            })
-            .collect()
-    }
-
     fn run(
         &self,
         request: http::Request<impl AsSendBody>,
@@ -209,6 +237,119 @@ impl HttpGate {
             .timeout_global(Some(timeout))
             .build();
         self.agent.run(request)
+    }
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Threads kept to send a batch's requests: starting a thread for each request cost a turn more
+/// than the plugin's own work did. Started as batches need them (a batch's first request is sent
+/// by the caller's thread, so at most [`MAX_BATCH`] - 1); they end when the gate is dropped.
+#[derive(Default)]
+struct Senders {
+    kept: Mutex<Option<KeptSenders>>,
+}
+
+struct KeptSenders {
+    jobs: mpsc::Sender<Job>,
+    waiting: Arc<Mutex<mpsc::Receiver<Job>>>,
+    threads: usize,
+}
+
+impl Senders {
+    /// Hands the jobs to kept threads, starting threads until there are as many as jobs (batches
+    /// come one at a time: the last one's jobs are all done). Returns the jobs no thread can take
+    /// (none could be started), for the caller to run itself.
+    fn post(&self, jobs: Vec<Job>) -> Vec<Job> {
+        if jobs.is_empty() {
+            return jobs;
+        }
+        let mut kept = self
+            .kept
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let kept = kept.get_or_insert_with(|| {
+            let (jobs, waiting) = mpsc::channel();
+            KeptSenders {
+                jobs,
+                waiting: Arc::new(Mutex::new(waiting)),
+                threads: 0,
+            }
+        });
+        while kept.threads < jobs.len() {
+            let waiting = Arc::clone(&kept.waiting);
+            let started = std::thread::Builder::new()
+                .name("graphiti-openclaw-http".into())
+                .spawn(move || run_jobs(&waiting));
+            if started.is_err() {
+                break;
+            }
+            kept.threads += 1;
+        }
+        if kept.threads == 0 {
+            return jobs;
+        }
+        for job in jobs {
+            // The threads live as long as the receiver, which `kept` holds: this cannot fail.
+            let _ = kept.jobs.send(job);
+        }
+        Vec::new()
+    }
+}
+
+/// A kept sender thread: runs jobs until the gate is dropped. A job that panics is dropped (its
+/// batch reads "the sending thread failed"); the thread goes on.
+fn run_jobs(waiting: &Mutex<mpsc::Receiver<Job>>) {
+    loop {
+        let job = {
+            let waiting = waiting
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            waiting.recv()
+        };
+        let Ok(job) = job else { return };
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+    }
+}
+
+/// ureq's [`DefaultResolver`] with its answers kept for as long as a pooled connection may be:
+/// ureq resolves before it looks in its pool, so every request on a kept-alive connection paid a
+/// lookup, on a thread of its own (so that the lookup can time out). Failures are not kept.
+#[derive(Debug, Default)]
+struct KeptResolver {
+    inner: DefaultResolver,
+    kept: Mutex<HashMap<String, (Instant, ResolvedSocketAddrs)>>,
+}
+
+impl Resolver for KeptResolver {
+    fn resolve(
+        &self,
+        uri: &Uri,
+        config: &Config,
+        timeout: NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        let key = uri.authority().map(|a| a.as_str().to_ascii_lowercase());
+        let lock = || {
+            self.kept
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+        };
+        if let Some(key) = &key
+            && let Some((at, addrs)) = lock().get(key)
+            && at.elapsed() < MAX_IDLE_AGE
+        {
+            return Ok(addrs.clone());
+        }
+        let addrs = self.inner.resolve(uri, config, timeout)?;
+        if let Some(key) = key {
+            let mut kept = lock();
+            // Only a handful of origins are allowed; forgetting them all now and then is enough.
+            if kept.len() >= 64 {
+                kept.clear();
+            }
+            kept.insert(key, (Instant::now(), addrs.clone()));
+        }
+        Ok(addrs)
     }
 }
 

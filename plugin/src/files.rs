@@ -217,6 +217,12 @@ impl<T: DeserializeOwned> Kept<T> {
         Ok(Some(&self.keep(path, now, value).1))
     }
 
+    /// The content last read or written for `path`, without looking at the file (another writer
+    /// may have changed it since).
+    pub fn last(&self, path: &Path) -> Option<&T> {
+        self.files.get(path).map(|(_, value)| value)
+    }
+
     /// Writes `bytes`, the encoding of `value`, to `path` in place (see [`write_in_place`]) and
     /// keeps `value` as the file's content. A failed write forgets the file.
     pub fn write(&mut self, path: &Path, bytes: &[u8], value: T) -> io::Result<()> {

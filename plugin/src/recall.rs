@@ -54,86 +54,106 @@ impl Recall {
         Recall::from_value(&value)
     }
 
-    /// Nodes and facts as the Graphiti client returns them.
+    /// Nodes and facts as the Graphiti client returns them (read in place: no JSON built around
+    /// them); any item that is not an object gives an empty recall, as [`Recall::from_json`] fails.
     pub fn from_lists(nodes: Vec<Value>, facts: Vec<Value>) -> Recall {
-        let value = serde_json::json!({"nodes": nodes, "facts": facts});
-        Recall::from_value(&value).unwrap_or_default()
+        match (read_nodes(&nodes), read_facts(&facts)) {
+            (Ok(nodes), Ok(facts)) => Recall {
+                nodes,
+                facts,
+                cached_age_ms: None,
+            },
+            _ => Recall::default(),
+        }
     }
 
     fn from_value(value: &Value) -> Result<Recall, String> {
         let Some(object) = value.as_object() else {
             return Err("recall data must be a JSON object with \"nodes\" and/or \"facts\"".into());
         };
-        let list = |key: &str| -> Result<Vec<Value>, String> {
+        let list = |key: &str| -> Result<&[Value], String> {
             match object.get(key) {
-                None | Some(Value::Null) => Ok(vec![]),
-                Some(Value::Array(items)) => Ok(items.iter().take(MAX_ITEMS).cloned().collect()),
+                None | Some(Value::Null) => Ok(&[]),
+                Some(Value::Array(items)) => Ok(items),
                 Some(other) => Err(format!(
                     "recall data: \"{key}\" must be a list, not {}",
                     kind(other)
                 )),
             }
         };
-        let text = |item: &Value, key: &str| {
-            item.get(key)
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        };
-        let date =
-            |item: &Value, key: &str| item.get(key).and_then(Value::as_str).map(str::to_string);
-        let nodes = list("nodes")?
-            .iter()
-            .enumerate()
-            .map(|(i, item)| {
-                if !item.is_object() {
-                    return Err(format!(
-                        "recall data: nodes[{i}] must be an object, not {}",
-                        kind(item)
-                    ));
-                }
-                Ok(RecalledNode {
-                    name: text(item, "name"),
-                    summary: text(item, "summary"),
-                    labels: item
-                        .get("labels")
-                        .and_then(Value::as_array)
-                        .map(|l| {
-                            l.iter()
-                                .filter_map(Value::as_str)
-                                .map(str::to_string)
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                })
-            })
-            .collect::<Result<_, _>>()?;
-        let facts = list("facts")?
-            .iter()
-            .enumerate()
-            .map(|(i, item)| {
-                if !item.is_object() {
-                    return Err(format!(
-                        "recall data: facts[{i}] must be an object, not {}",
-                        kind(item)
-                    ));
-                }
-                Ok(RecalledFact {
-                    uuid: text(item, "uuid"),
-                    name: text(item, "name"),
-                    fact: text(item, "fact"),
-                    valid_at: date(item, "valid_at"),
-                    invalid_at: date(item, "invalid_at"),
-                    expired_at: date(item, "expired_at"),
-                })
-            })
-            .collect::<Result<_, _>>()?;
         Ok(Recall {
-            nodes,
-            facts,
+            nodes: read_nodes(list("nodes")?)?,
+            facts: read_facts(list("facts")?)?,
             cached_age_ms: None,
         })
     }
+}
+
+fn text_of(item: &Value, key: &str) -> String {
+    item.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
+}
+
+fn date_of(item: &Value, key: &str) -> Option<String> {
+    item.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+/// The first [`MAX_ITEMS`] nodes; an item that is not an object is an error naming it.
+fn read_nodes(items: &[Value]) -> Result<Vec<RecalledNode>, String> {
+    items
+        .iter()
+        .take(MAX_ITEMS)
+        .enumerate()
+        .map(|(i, item)| {
+            if !item.is_object() {
+                return Err(format!(
+                    "recall data: nodes[{i}] must be an object, not {}",
+                    kind(item)
+                ));
+            }
+            Ok(RecalledNode {
+                name: text_of(item, "name"),
+                summary: text_of(item, "summary"),
+                labels: item
+                    .get("labels")
+                    .and_then(Value::as_array)
+                    .map(|l| {
+                        l.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_string)
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            })
+        })
+        .collect()
+}
+
+/// The first [`MAX_ITEMS`] facts; an item that is not an object is an error naming it.
+fn read_facts(items: &[Value]) -> Result<Vec<RecalledFact>, String> {
+    items
+        .iter()
+        .take(MAX_ITEMS)
+        .enumerate()
+        .map(|(i, item)| {
+            if !item.is_object() {
+                return Err(format!(
+                    "recall data: facts[{i}] must be an object, not {}",
+                    kind(item)
+                ));
+            }
+            Ok(RecalledFact {
+                uuid: text_of(item, "uuid"),
+                name: text_of(item, "name"),
+                fact: text_of(item, "fact"),
+                valid_at: date_of(item, "valid_at"),
+                invalid_at: date_of(item, "invalid_at"),
+                expired_at: date_of(item, "expired_at"),
+            })
+        })
+        .collect()
 }
 
 /// The search query: the prompt and the last few earlier user messages, bounded.

@@ -7,7 +7,8 @@
 //! may lose one entry, which is only a later cache miss. Each instance keeps the file's content in
 //! memory while the file is unchanged, and writes it in place (see [`crate::files::Kept`]); an
 //! answer identical to its entry's of less than a minute ago is not written again (so a cached
-//! answer's age may read up to a minute more than the search it comes from).
+//! answer's age may read up to a minute more than the search it comes from), and when the
+//! instance's own last view of the file has that entry, the file is not even looked at.
 
 use crate::files::{Kept, ReadError};
 use crate::recall::{Recall, RecalledFact, RecalledNode};
@@ -89,17 +90,26 @@ pub fn store(
     if terms.is_empty() {
         return Ok(());
     }
-    let mut file = load(kept, dir).ok().flatten().cloned().unwrap_or_default();
-    let same_recently = file.entries.iter().any(|e| {
-        e.group == group
-            && e.terms == terms
-            && now_ms.saturating_sub(e.saved_ms) < REWRITE_UNCHANGED_AFTER_MS
-            && e.facts == recall.facts
-            && e.nodes == recall.nodes
-    });
-    if same_recently {
+    let same_recently = |file: &CacheFile| {
+        file.entries.iter().any(|e| {
+            e.group == group
+                && e.terms == terms
+                && now_ms.saturating_sub(e.saved_ms) < REWRITE_UNCHANGED_AFTER_MS
+                && e.facts == recall.facts
+                && e.nodes == recall.nodes
+        })
+    };
+    // What this instance last read or wrote says so already: the file is not looked at (a search
+    // repeated within the minute costs no file call). Another writer may have dropped the entry
+    // since: at worst a later cache miss, as when two writers store at once.
+    if kept.last(&dir.join(FILE)).is_some_and(same_recently) {
         return Ok(());
     }
+    let current = load(kept, dir).ok().flatten();
+    if current.is_some_and(same_recently) {
+        return Ok(());
+    }
+    let mut file = current.cloned().unwrap_or_default();
     let fresh: Vec<&RecalledFact> = recall.facts.iter().filter(|f| !f.uuid.is_empty()).collect();
     file.entries.retain(|e| {
         now_ms.saturating_sub(e.saved_ms) <= KEEP_MS && !(e.group == group && e.terms == terms)
@@ -148,7 +158,9 @@ pub fn lookup(
         .map(|e| (e.terms.iter().filter(|t| wanted.contains(*t)).count(), e))
         .filter(|(shared, _)| *shared > 0)
         .collect();
-    crate::sorting::sort_by(&mut matching, |a, b| b.0.cmp(&a.0).then(b.1.saved_ms.cmp(&a.1.saved_ms)));
+    crate::sorting::sort_by(&mut matching, |a, b| {
+        b.0.cmp(&a.0).then(b.1.saved_ms.cmp(&a.1.saved_ms))
+    });
     matching.truncate(MERGED_ENTRIES);
     if matching.is_empty() {
         return Ok(None);

@@ -189,7 +189,9 @@ impl Weights {
                 (term_weight * kind_weight, term)
             })
             .collect();
-        crate::sorting::sort_by(&mut matched, |a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        crate::sorting::sort_by(&mut matched, |a, b| {
+            b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1))
+        });
         let score = matched.iter().fold(0.0, |sum, (w, _)| sum + w);
         (score, matched.into_iter().map(|(_, t)| t.clone()).collect())
     }
@@ -233,20 +235,38 @@ fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 /// The salient terms of a text: its words without stop-words and one-letter words, stemmed.
 pub fn terms(text: &str) -> BTreeSet<String> {
     words(text)
-        .filter(|w| w.chars().count() > 1 && !STOP_WORDS.contains(&w.as_str()))
-        .map(|w| stem(&w))
+        .filter(|w| w.chars().count() > 1 && !is_stop_word(w))
+        .map(stemmed)
         // "seeing" → "see": a stop-word once stemmed is one too.
-        .filter(|s| s.chars().count() > 1 && !STOP_WORDS.contains(&s.as_str()))
+        .filter(|s| s.chars().count() > 1 && !is_stop_word(s))
         .collect()
+}
+
+/// Whether `word` is in [`STOP_WORDS`]: a binary search of the list sorted once (scanning it, twice
+/// for every word of every recalled item, was a fifth of a turn's recall).
+fn is_stop_word(word: &str) -> bool {
+    static SORTED: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    SORTED
+        .get_or_init(|| {
+            let mut sorted = STOP_WORDS.to_vec();
+            crate::sorting::sort(&mut sorted);
+            sorted
+        })
+        .binary_search(&word)
+        .is_ok()
 }
 
 /// A light, rule-based stem so inflections meet (moving/moved/move → mov, booked → book,
 /// stories → story): plural and verb endings only, never a dictionary.
 pub fn stem(word: &str) -> String {
-    if word.chars().any(|c| !c.is_ascii_alphabetic()) {
-        return word.to_string();
+    stemmed(word.to_string())
+}
+
+/// [`stem`] of a word already owned, shortened in place.
+fn stemmed(mut w: String) -> String {
+    if w.chars().any(|c| !c.is_ascii_alphabetic()) {
+        return w;
     }
-    let mut w = word.to_string();
     if w.len() > 4 && w.ends_with("ies") {
         w.truncate(w.len() - 3);
         w.push('y');
@@ -323,6 +343,14 @@ const STOP_WORDS: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stop_words_are_found_by_their_search() {
+        assert!(STOP_WORDS.iter().all(|w| is_stop_word(w)));
+        for word in ["", "lunch", "robotics", "zz", "aa", "youre"] {
+            assert!(!is_stop_word(word), "{word}");
+        }
+    }
 
     fn recall(facts: &[&str], nodes: &[(&str, &str)]) -> Recall {
         Recall {

@@ -1,9 +1,10 @@
 //! Counters for `status` (the PRD's post-deploy monitoring), kept in the state directory so they
 //! survive restarts and are shared by every instance and process. An instance counts in memory and
-//! merges its counts into the file under the `stats` lock (on `tick`, `status` and every few dozen
-//! updates), so two processes never lose each other's counts and a turn costs no file I/O for them.
-//! `agent-end`, whose counts must be on disk when it returns, takes no lock: it writes them to a file
-//! of their own in `counts/`, which the next merge folds into the file (see [`fold_into_file`]).
+//! merges its counts into the file under the `stats` lock (on `tick` and `status`), so two processes
+//! never lose each other's counts and a turn costs no file I/O for them. `agent-end`, whose counts
+//! must be on disk when it returns, and any call after a few dozen updates take no lock: they write
+//! the counts to a file of their own in `counts/`, which the next merge folds into the file (see
+//! [`fold_into_file`]).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -43,10 +43,9 @@ pub(crate) fn mount_package_dir(
     if let CliCommand::Experts {
         command: ExpertsCli::Install { source },
     } = command
+        && source.is_dir()
     {
-        if source.is_dir() {
-            options.install_dir = Some(source.clone());
-        }
+        options.install_dir = Some(source.clone());
     }
     Ok(())
 }

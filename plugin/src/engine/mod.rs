@@ -66,10 +66,15 @@ pub struct Engine {
     zones: Box<dyn crate::expert_runs::TimeZones>,
 }
 
-/// Counts are merged into the file at the end of every turn (`agent-end`), on every `tick` and
-/// `status`, and otherwise at least every this many updates (never in `before-agent-start` by the
-/// clock: its turn's `agent-end` merges them a moment later).
+/// Counts are saved at the end of every turn (`agent-end`, a count file of their own), merged into
+/// the file on every `tick` and `status`, and otherwise saved at least every this many updates, as
+/// `agent-end` saves them (not merged: the lock, the read and the rename made that call take
+/// several times an ordinary one).
 const STATS_FLUSH_EVERY: u32 = 50;
+/// `before-agent-start` leaves saving its counts to its turn's `agent-end`, a moment later, or to
+/// the next `tick` (never by the clock, and by count only past this many, for a host that calls
+/// neither): a save there made one turn in 50 take twice as long as the others.
+const STATS_SAVE_IN_TURN_EVERY: u32 = 4 * STATS_FLUSH_EVERY;
 /// Ticks fold other turns' count files into the counters at most this often (`status` and
 /// `flush` always do).
 const FOLD_INTERVAL_MS: u64 = 2_000;
@@ -139,10 +144,15 @@ impl Engine {
     }
 
     fn count(&mut self, change: impl FnOnce(&mut stats::Stats)) {
+        self.count_within(STATS_FLUSH_EVERY, change);
+    }
+
+    /// [`Engine::count`], saving once `bound` updates are unsaved.
+    fn count_within(&mut self, bound: u32, change: impl FnOnce(&mut stats::Stats)) {
         change(&mut self.unsaved);
         self.unsaved_updates += 1;
-        if self.unsaved_updates >= STATS_FLUSH_EVERY {
-            self.flush_stats();
+        if self.unsaved_updates >= bound {
+            self.save_counts();
         }
     }
 

@@ -161,7 +161,7 @@ impl Engine {
             .pack_context
             .as_ref()
             .and(routed.decision.primary_pack.clone());
-        self.count(|s| {
+        self.count_within(super::STATS_SAVE_IN_TURN_EVERY, |s| {
             s.turns += 1;
             match outcome {
                 RecallOutcome::Recalled => s.recalls += 1,

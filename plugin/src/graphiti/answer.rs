@@ -121,14 +121,14 @@ pub(super) fn json_body(what: &str, body: &[u8]) -> Result<Value> {
     })
 }
 
-/// The list under `key` of a JSON object, or an error naming what was there instead.
-pub(super) fn list_of(what: &str, value: &Value, key: &str) -> Result<Vec<Value>> {
-    match value.get(key) {
+/// The list under `key` of a JSON object (taken out of it, not copied), or an error naming what
+/// was there instead.
+pub(super) fn list_of(what: &str, mut value: Value, key: &str) -> Result<Vec<Value>> {
+    match value.get_mut(key).map(Value::take) {
         Some(Value::Array(items)) => Ok(items
-            .iter()
-            .filter(|i| i.is_object())
+            .into_iter()
+            .filter(Value::is_object)
             .take(MAX_LISTED)
-            .cloned()
             .collect()),
         Some(Value::Null) | None => Err(error(format!("{what}: the answer has no \"{key}\" list"))),
         Some(other) => Err(error(format!(

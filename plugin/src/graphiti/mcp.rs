@@ -51,7 +51,7 @@ impl McpClient {
     ) -> Result<Vec<Value>> {
         let args = json!({"query": query, "group_ids": [group], "max_facts": max});
         let payload = self.call_tool(http, "search_memory_facts", args, deadline)?;
-        list_of("search_memory_facts", &payload, "facts")
+        list_of("search_memory_facts", payload, "facts")
     }
 
     pub fn search_nodes(
@@ -86,7 +86,7 @@ impl McpClient {
         let (Some(facts), Some(nodes)) = (answers.next(), answers.next()) else {
             unreachable!("call_tools answers every call");
         };
-        let facts = facts.and_then(|p| list_of("search_memory_facts", &p, "facts"));
+        let facts = facts.and_then(|p| list_of("search_memory_facts", p, "facts"));
         (facts, self.nodes_from(http, nodes, node_args, deadline))
     }
 
@@ -112,9 +112,9 @@ impl McpClient {
             Err(e) if !self.legacy_node_search && e.message.contains("isError") => {
                 self.legacy_node_search = true;
                 let payload = self.call_tool(http, "search_memory_nodes", args, deadline)?;
-                list_of("search_memory_nodes", &payload, "nodes")
+                list_of("search_memory_nodes", payload, "nodes")
             }
-            answer => list_of(tool, &answer?, "nodes"),
+            answer => list_of(tool, answer?, "nodes"),
         }
     }
 
@@ -149,7 +149,7 @@ impl McpClient {
         match self.call_tool(http, "get_episodes", args, deadline) {
             Ok(payload) => Ok(Some(names_of(&list_of(
                 "get_episodes",
-                &payload,
+                payload,
                 "episodes",
             )?))),
             // An older server with another signature, or without the tool.
@@ -355,7 +355,7 @@ fn origin_of(url: &str) -> &str {
 fn tool_answer(tool: &str, response: &Response, id: u64) -> Result<Value> {
     expect_status(tool, response, &[200])?;
     let rpc = rpc_answer(tool, response, id).map_err(|e| unknown(e.message))?;
-    tool_payload(tool, &rpc)
+    tool_payload(tool, rpc)
 }
 
 /// Gives every call still without an answer the one `make` makes for its index.
@@ -383,11 +383,11 @@ fn rpc_answer(what: &str, response: &Response, id: u64) -> Result<Value> {
     if !is_sse {
         return json_body(what, &response.body);
     }
-    // Event-stream lines end with CRLF, LF or a lone CR.
-    let text = response.text().replace("\r\n", "\n");
+    // Read in place (no copy of the body); event-stream lines end with CRLF, LF or a lone CR.
+    let text = String::from_utf8_lossy(&response.body);
     let mut data = String::new();
     let mut messages = Vec::new();
-    for line in text.split(['\r', '\n']).chain([""]) {
+    for line in sse_lines(&text).chain([""]) {
         if let Some(rest) = line.strip_prefix("data:") {
             if !data.is_empty() {
                 data.push('\n');
@@ -415,9 +415,32 @@ fn rpc_answer(what: &str, response: &Response, id: u64) -> Result<Value> {
         })
 }
 
+/// The lines of an event stream, each without its end (CRLF, LF or a lone CR).
+fn sse_lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        // Bytes, not chars: both ends are ASCII, and a char search decodes every character.
+        let end = rest
+            .bytes()
+            .position(|b| b == b'\r' || b == b'\n')
+            .unwrap_or(rest.len());
+        let line = &rest[..end];
+        let ending = match rest.as_bytes().get(end) {
+            Some(b'\r') if rest.as_bytes().get(end + 1) == Some(&b'\n') => 2,
+            Some(_) => 1,
+            None => 0,
+        };
+        rest = &rest[end + ending..];
+        Some(line)
+    })
+}
+
 /// A tool's payload: `structuredContent.result`, else the JSON in `content[0].text`. Tool failures
 /// (`isError`, or a payload `{"error": …}`) are errors.
-fn tool_payload(tool: &str, rpc: &Value) -> Result<Value> {
+fn tool_payload(tool: &str, mut rpc: Value) -> Result<Value> {
     if let Some(e) = rpc.get("error") {
         let message = e
             .get("message")
@@ -431,17 +454,22 @@ fn tool_payload(tool: &str, rpc: &Value) -> Result<Value> {
         });
     }
     let result = rpc
-        .get("result")
+        .get_mut("result")
         .ok_or_else(|| unknown(format!("{tool}: the answer has no result")))?;
-    let text = result.pointer("/content/0/text").and_then(Value::as_str);
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        let text = result.pointer("/content/0/text").and_then(Value::as_str);
         return Err(rejected(format!(
             "{tool}: isError: {}",
             text.unwrap_or("no message")
         )));
     }
-    let payload = match result.pointer("/structuredContent/result") {
-        Some(payload) => payload.clone(),
+    // Taken out of the answer, not copied: the answer is dropped after.
+    let structured = result
+        .pointer_mut("/structuredContent/result")
+        .map(Value::take);
+    let text = result.pointer("/content/0/text").and_then(Value::as_str);
+    let payload = match structured {
+        Some(payload) => payload,
         None => match text {
             Some(text) => json_body(tool, text.as_bytes())?,
             None => {
@@ -578,13 +606,36 @@ mod tests {
     #[test]
     fn tool_errors_are_errors() {
         let rpc = json!({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"error\": \"bad group\"}"}],"isError":false}});
-        assert_eq!(tool_payload("t", &rpc).unwrap_err(), error("t: bad group"));
+        assert_eq!(tool_payload("t", rpc).unwrap_err(), error("t: bad group"));
         let rpc = json!({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Unknown tool: search_nodes"}],"isError":true}});
         assert!(
-            tool_payload("t", &rpc)
+            tool_payload("t", rpc)
                 .unwrap_err()
                 .message
                 .contains("isError: Unknown tool")
+        );
+    }
+
+    #[test]
+    fn sse_events_split_on_any_line_end() {
+        let body = "event: message\r\ndata: {\"id\":1,\r\ndata: \"result\":{}}\r\n\r\n\
+                    data: {\"id\":2}\r\rdata: {\"id\":3,\"result\":1}\n";
+        let response = Response {
+            status: 200,
+            headers: vec![("content-type".into(), "text/event-stream".into())],
+            body: body.as_bytes().to_vec(),
+        };
+        assert_eq!(
+            rpc_answer("search", &response, 1).unwrap(),
+            json!({"id": 1, "result": {}})
+        );
+        assert_eq!(
+            rpc_answer("search", &response, 2).unwrap(),
+            json!({"id": 2})
+        );
+        assert_eq!(
+            rpc_answer("search", &response, 3).unwrap(),
+            json!({"id": 3, "result": 1})
         );
     }
 

@@ -30,7 +30,7 @@ impl RestClient {
         expect(&response, "POST /search", &[200])?;
         list_of(
             "POST /search",
-            &json_body("POST /search", &response.body)?,
+            json_body("POST /search", &response.body)?,
             "facts",
         )
     }

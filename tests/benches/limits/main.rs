@@ -4,7 +4,8 @@
 //! OpenClaw hook runner's rows and prints one table). Every answer is checked.
 //!
 //! Run: `cargo bench -p graphiti-openclaw-tests --bench limits` (after scripts/build.sh);
-//! `LIMITS_BENCH_QUICK=1` for a short run; `BENCH_ROWS=FILE` appends the rows to FILE as JSON lines.
+//! `LIMITS_BENCH_QUICK=1` for a short run; `BENCH_ROWS=FILE` appends the rows to FILE as JSON lines;
+//! `LIMITS_BENCH_ONLY=hooks` runs the hooks rows alone.
 
 mod hooks;
 mod startup;
@@ -27,6 +28,9 @@ pub fn ms(d: Duration) -> f64 {
 fn main() {
     let quick = std::env::var_os("LIMITS_BENCH_QUICK").is_some();
     hooks::shim_hooks(if quick { 100 } else { 1000 });
+    if std::env::var("LIMITS_BENCH_ONLY").is_ok_and(|only| only == "hooks") {
+        return;
+    }
     println!("start-up, configuration load and size:");
     startup::intent_test_process(if quick { 5 } else { 30 });
     startup::config_loads(if quick { 1 } else { 5 });
