@@ -47,8 +47,13 @@ export class ComponentPool {
    * @param {Logger} logger
    */
   static async create(componentDir, options, logger) {
+    const pool = new ComponentPool(componentDir, options, logger);
+    // The core modules start compiling now, on V8's compile threads, while jco's glue loads here.
+    for (const name of fs.readdirSync(componentDir)) {
+      if (name.endsWith('.wasm')) pool.coreModule(name).catch(() => {}); // instantiate reports it
+    }
     const generated = await import(pathToFileURL(path.join(componentDir, 'plugin.js')).href);
-    const pool = new ComponentPool(componentDir, generated.instantiate, options, logger);
+    pool.instantiateComponent = generated.instantiate;
     // One instance serves the first turn; the others join as soon as they are ready.
     pool.instances.push(await pool.instantiate());
     try {
@@ -75,7 +80,8 @@ export class ComponentPool {
         clearTimeout(timer);
         resolve(this.grow(count));
       };
-      const timer = setTimeout(start, GROW_AFTER_MS);
+      // A turn in flight (waiting on Graphiti, say) keeps the thread for itself: its release starts it.
+      const timer = setTimeout(() => this.instances.some((i) => i.busy) || start(), GROW_AFTER_MS);
       this.startGrowing = start;
     });
   }
@@ -94,9 +100,10 @@ export class ComponentPool {
     }
   }
 
-  constructor(componentDir, instantiate, options, logger) {
+  constructor(componentDir, options, logger) {
     this.componentDir = componentDir;
-    this.instantiateComponent = instantiate;
+    /** jco's `instantiate`, once its glue has loaded */
+    this.instantiateComponent = undefined;
     this.options = options;
     this.logger = logger;
     /** @type {Instance[]} */
