@@ -1,8 +1,8 @@
 // Per-hook overhead of the package inside OpenClaw's own hook runner, against the Graphiti stand-in:
 // each `before_prompt_build` and `agent_end` (which spools; sending follows with a background tick),
 // minus the time spent waiting for Graphiti's HTTP answers, minus a no-op plugin's time for the same
-// hook in the same hook runner, turn by turn. Also the first turn after loading: the component's
-// compilation and instantiation plus one turn. Prints figures; asserts what every turn returned.
+// hook in the same hook runner, turn by turn. Also the first turn right after loading as a Gateway
+// loads (the component's compilation and instantiation, started by `register`, plus one turn). Prints figures; asserts what every turn returned.
 //
 //   node tests/openclaw/bench-hooks.js      (HOOKS_BENCH_QUICK=1 for a short run; BENCH_ROWS=FILE
 //                                            appends the limits rows to FILE, as scripts/bench.sh reads;
@@ -61,17 +61,19 @@ function record(what, value, goal, baseline, baselineValue) {
 process.env.HOME = fs.mkdtempSync(path.join(os.tmpdir(), 'openclaw-bench-home-'));
 const standIn = await startStandIn();
 const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openclaw-bench-state-'));
+// The baseline first: a plugin whose same hooks do nothing, loaded by the same loader. Then ours,
+// registered as a Gateway registers it (the component starts loading in `register`), and its first
+// turn right after, with nothing in between.
+const noopId = 'noop-openclaw';
+const noop = await loadConfiguredWithOpenClaw({
+  plugins: { load: { paths: [path.join(REPO, 'tests/openclaw/noop-plugin')] }, entries: { [noopId]: { enabled: true, hooks: { allowConversationAccess: true } } } },
+}, { pluginIds: [noopId], full: true });
 const loadStarted = performance.now();
 const { runner } = await loadWithOpenClaw(path.join(REPO, 'dist', PLUGIN_ID), {
   stateDir,
   graphiti: { url: `${standIn.url}/mcp`, group_id: { direct: 'demo', group: 'demo-{chat}' } },
-});
+}, { full: true });
 const loadMs = performance.now() - loadStarted;
-// The baseline: a plugin whose same hooks do nothing, loaded by the same loader.
-const noopId = 'noop-openclaw';
-const noop = await loadConfiguredWithOpenClaw({
-  plugins: { load: { paths: [path.join(REPO, 'tests/openclaw/noop-plugin')] }, entries: { [noopId]: { enabled: true, hooks: { allowConversationAccess: true } } } },
-}, { pluginIds: [noopId] });
 
 const prompt = 'Book lunch with the Acme Robotics founder';
 const ctx = (i) => ({ sessionKey: `agent:main:telegram:direct:bench${i % 8}`, agentId: 'main', senderId: 'bench', trigger: 'user', runId: `bench-${i}` });
