@@ -58,6 +58,17 @@ pub fn check_yaml(text: &str) -> Result<(), TooDeep> {
     }
 }
 
+/// Whether `text` holds NEL, LS, PS or a BOM. Their encodings start with 0xC2, 0xE2 or 0xEF: those
+/// bytes are found with memchr's vector search, where matching characters decoded every one.
+fn has_unsure_characters(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memchr3_iter(0xC2, 0xE2, 0xEF, bytes).any(|at| {
+        text.get(at..)
+            .and_then(|rest| rest.chars().next())
+            .is_some_and(|c| matches!(c, '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{feff}'))
+    })
+}
+
 /// True only if no collection in `text` can be deeper than `cap` for libyaml (false is "unsure").
 ///
 /// The depth at any event is at most the open block collections plus the flow level:
@@ -77,7 +88,7 @@ pub fn check_yaml(text: &str) -> Result<(), TooDeep> {
 /// - libyaml's other line breaks (a lone CR, NEL, LS, PS) and a BOM (which moves its column) are
 ///   "unsure".
 fn depth_bound_at_most(text: &str, cap: usize) -> bool {
-    if text.contains(['\u{85}', '\u{2028}', '\u{2029}', '\u{feff}']) {
+    if has_unsure_characters(text) {
         return false;
     }
     let (mut flow, mut block) = (0usize, 0usize);
@@ -212,6 +223,22 @@ impl Drop for Parser<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unsure_characters_are_found_as_a_character_search_finds_them() {
+        let pieces = [
+            "a", " ", "\n", "\u{85}", "\u{a0}", "\u{2028}", "\u{2029}", "\u{2027}", "\u{feff}",
+            "\u{fefe}", "é", "—", "融", "\u{c2}",
+        ];
+        let mut next = crate::text::test_numbers(0x2545_f491_u64);
+        for _ in 0..3_000 {
+            let text: String = (0..next(10))
+                .map(|_| pieces[next(pieces.len() as u64) as usize])
+                .collect();
+            let expected = text.contains(['\u{85}', '\u{2028}', '\u{2029}', '\u{feff}']);
+            assert_eq!(has_unsure_characters(&text), expected, "{text:?}");
+        }
+    }
 
     #[test]
     fn shallow_documents_pass_and_deep_ones_name_their_line() {

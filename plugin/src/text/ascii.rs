@@ -38,10 +38,19 @@ pub(super) fn lower_and_fold(bytes: &[u8]) -> Option<String> {
             }
         }
     }
-    chunks
-        .remainder()
-        .iter()
-        .for_each(|&b| fold.byte(b, &mut out));
+    // The last bytes as a chunk padded with letters (neither white space nor control characters,
+    // so they change nothing the chunk says about the real bytes): a keyword is shorter than one.
+    let rest = chunks.remainder();
+    let mut padded = [b'a'; CHUNK];
+    padded[..rest.len()].copy_from_slice(rest);
+    match plain_chunk(&padded, fold.after_space) {
+        Some(_) => {
+            out.bytes[out.len..out.len + rest.len()]
+                .copy_from_slice(&lower_chunk(&padded)[..rest.len()]);
+            out.len += rest.len();
+        }
+        None => rest.iter().for_each(|&b| fold.byte(b, &mut out)),
+    }
     if fold.non_ascii || (fold.folded && fold.vertical_tab) {
         return None;
     }
