@@ -43,21 +43,26 @@ pub(super) struct BoostCompiler {
     ids: RuleIds,
     syntax: syntax::Config,
     nfa: thompson::Compiler,
+    /// Builds each pattern's reverse NFA only to hold it to the size limit, as `meta` did: it is
+    /// often twice the forward one, so `\w{30}` passes the forward limit but not this one.
+    reverse: thompson::Compiler,
 }
 
 impl BoostCompiler {
     pub(super) fn new(specs: &[config::RuleSpec]) -> BoostCompiler {
+        // What `meta` gives its forward and reverse NFAs.
+        let config = thompson::Config::new()
+            .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
+            .which_captures(WhichCaptures::None);
         let mut nfa = thompson::Compiler::new();
-        // What `meta` would give the forward NFA (it also builds a reverse one, for match spans).
-        nfa.configure(
-            thompson::Config::new()
-                .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
-                .which_captures(WhichCaptures::None),
-        );
+        nfa.configure(config.clone());
+        let mut reverse = thompson::Compiler::new();
+        reverse.configure(config.reverse(true));
         BoostCompiler {
             ids: RuleIds::new(specs),
             syntax: syntax::Config::new().case_insensitive(true),
             nfa,
+            reverse,
         }
     }
 
@@ -123,13 +128,12 @@ impl BoostCompiler {
     /// A boost pattern, case-insensitive, unanchored, Unicode. Errors read as the `regex` crate's.
     fn pattern(&self, pattern: &str) -> Result<BoostRegex, String> {
         let hir = syntax::parse_with(pattern, &self.syntax).map_err(|e| e.to_string())?;
-        let nfa = self
-            .nfa
-            .build_from_hir(&hir)
-            .map_err(|e| match e.size_limit() {
-                Some(limit) => format!("Compiled regex exceeds size limit of {limit} bytes."),
-                None => e.to_string(),
-            })?;
+        let nfa_error = |e: thompson::BuildError| match e.size_limit() {
+            Some(limit) => format!("Compiled regex exceeds size limit of {limit} bytes."),
+            None => e.to_string(),
+        };
+        let nfa = self.nfa.build_from_hir(&hir).map_err(nfa_error)?;
+        self.reverse.build_from_hir(&hir).map_err(nfa_error)?;
         BoostRegex::new(pattern, nfa, REGEX_SIZE_LIMIT)
     }
 }
@@ -176,9 +180,23 @@ mod tests {
         assert!(word.is_match("a Startup") && !word.is_match("startups"));
     }
 
-    /// The boost patterns' answers as the `meta` regex the component used before gave them.
-    fn meta_regex(pattern: &str) -> meta::Regex {
-        meta::Builder::new()
+    #[test]
+    fn the_size_limit_is_the_meta_regexs() {
+        let compiler = BoostCompiler::new(&[]);
+        for n in [15, 20, 21, 25, 30, 50, 60] {
+            for class in [r"\w", r"\d", "é"] {
+                let pattern = format!("{class}{{{n}}}");
+                let meta = meta_builder().build(&pattern).is_ok();
+                assert_eq!(compiler.pattern(&pattern).is_ok(), meta, "{pattern}");
+            }
+        }
+        assert!(compiler.pattern(r"\w{30}").is_err());
+    }
+
+    /// The `meta` regex the component used before: boosts must answer and fail as it did.
+    fn meta_builder() -> meta::Builder {
+        let mut builder = meta::Builder::new();
+        builder
             .syntax(syntax::Config::new().case_insensitive(true))
             .configure(
                 meta::Config::new()
@@ -186,9 +204,8 @@ mod tests {
                     .hybrid_cache_capacity(REGEX_SIZE_LIMIT)
                     .which_captures(WhichCaptures::None)
                     .auto_prefilter(false),
-            )
-            .build(pattern)
-            .unwrap()
+            );
+        builder
     }
 
     const PATTERNS: &[&str] = &[
@@ -213,7 +230,7 @@ mod tests {
             let text = format!("{text}{suffix}");
             for pattern in PATTERNS {
                 let ours = compiler.pattern(pattern).unwrap().is_match(&text);
-                prop_assert_eq!(ours, meta_regex(pattern).is_match(&text), "{:?} on {:?}", pattern, text);
+                prop_assert_eq!(ours, meta_builder().build(pattern).unwrap().is_match(&text), "{:?} on {:?}", pattern, text);
             }
         }
     }
