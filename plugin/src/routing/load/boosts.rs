@@ -44,7 +44,7 @@ pub(super) struct BoostCompiler {
     syntax: syntax::Config,
     nfa: thompson::Compiler,
     /// Builds each pattern's reverse NFA only to hold it to the size limit, as `meta` did: it is
-    /// often twice the forward one, so `\w{30}` passes the forward limit but not this one.
+    /// often twice the forward one (natively, `\w{30}` passes the forward limit but not this one).
     reverse: thompson::Compiler,
 }
 
