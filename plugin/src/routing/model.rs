@@ -3,7 +3,10 @@
 
 use crate::config::Scope;
 use crate::decision::Decision;
-use regex_automata::meta::Regex;
+use regex_automata::Input;
+use regex_automata::hybrid;
+use regex_automata::nfa::thompson::{NFA, backtrack, pikevm};
+use regex_automata::util::pool::Pool;
 
 pub(super) type Milli = i64;
 
@@ -114,8 +117,8 @@ pub struct Rule {
 
 #[derive(Debug)]
 pub(super) struct Boost {
-    pub(super) summary: Option<Regex>,
-    pub(super) fact: Option<Regex>,
+    pub(super) summary: Option<BoostRegex>,
+    pub(super) fact: Option<BoostRegex>,
     pub(super) weight: Milli,
     pub(super) suppresses: Vec<String>,
 }
@@ -175,6 +178,89 @@ pub(super) fn glob_matches(pattern: &str, id: &str) -> bool {
     match pattern.strip_suffix('*') {
         Some(prefix) => id.starts_with(prefix),
         None => pattern == id,
+    }
+}
+
+/// A boost pattern's matcher, for `is_match` only: the engines `regex_automata::meta` would pick
+/// for an unanchored `is_match`, minus the reverse NFA and lazy DFA it also builds (they serve
+/// match spans, which boosts never ask for).
+pub(super) struct BoostRegex {
+    pattern: String,
+    /// None if it could not be built within the capacity: then the NFA engines answer.
+    dfa: Option<hybrid::dfa::DFA>,
+    backtrack: backtrack::BoundedBacktracker,
+    pikevm: pikevm::PikeVM,
+    /// Made on first use: a configuration load builds many, a turn with recall uses few.
+    caches: Pool<BoostCaches, Box<dyn Fn() -> BoostCaches + Send + Sync>>,
+}
+
+struct BoostCaches {
+    dfa: Option<hybrid::dfa::Cache>,
+    backtrack: backtrack::Cache,
+    pikevm: pikevm::Cache,
+}
+
+impl BoostRegex {
+    /// `nfa` is forward, without captures; `cache_capacity` bounds the lazy DFA's memory.
+    pub(super) fn new(
+        pattern: &str,
+        nfa: NFA,
+        cache_capacity: usize,
+    ) -> Result<BoostRegex, String> {
+        // As `meta` configures its lazy DFA: it quits on non-ASCII bytes when the pattern has a
+        // Unicode word boundary, and gives up when it thrashes; the NFA engines then answer.
+        let dfa = hybrid::dfa::Builder::new()
+            .configure(
+                hybrid::dfa::Config::new()
+                    .unicode_word_boundary(true)
+                    .cache_capacity(cache_capacity)
+                    .minimum_cache_clear_count(Some(3))
+                    .minimum_bytes_per_state(Some(10)),
+            )
+            .build_from_nfa(nfa.clone())
+            .ok();
+        let backtrack =
+            backtrack::BoundedBacktracker::new_from_nfa(nfa.clone()).map_err(|e| e.to_string())?;
+        let pikevm = pikevm::PikeVM::new_from_nfa(nfa).map_err(|e| e.to_string())?;
+        let (d, b, p) = (dfa.clone(), backtrack.clone(), pikevm.clone());
+        let caches = Pool::new(Box::new(move || BoostCaches {
+            dfa: d.as_ref().map(|d| d.create_cache()),
+            backtrack: b.create_cache(),
+            pikevm: p.create_cache(),
+        }) as Box<dyn Fn() -> BoostCaches + Send + Sync>);
+        Ok(BoostRegex {
+            pattern: pattern.into(),
+            dfa,
+            backtrack,
+            pikevm,
+            caches,
+        })
+    }
+
+    pub(super) fn is_match(&self, text: &str) -> bool {
+        let input = Input::new(text).earliest(true);
+        let mut caches = self.caches.get();
+        let caches = &mut *caches;
+        if let (Some(dfa), Some(cache)) = (&self.dfa, &mut caches.dfa)
+            && let Ok(found) = dfa.try_search_fwd(cache, &input)
+        {
+            return found.is_some();
+        }
+        // `meta` lets the backtracker (which does not stop early) answer only for short texts.
+        if text.len() <= 128
+            && let Ok(found) = self
+                .backtrack
+                .try_is_match(&mut caches.backtrack, input.clone())
+        {
+            return found;
+        }
+        self.pikevm.is_match(&mut caches.pikevm, input)
+    }
+}
+
+impl std::fmt::Debug for BoostRegex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("BoostRegex").field(&self.pattern).finish()
     }
 }
 

@@ -1,7 +1,7 @@
 //! Compiling `intent_rules.yaml`: each rule's id, keywords, weights and consumer profile checked,
 //! its boosts compiled; every problem reported, each located.
 
-use super::boosts::{RuleIds, compile_boost};
+use super::boosts::BoostCompiler;
 use crate::config::{self, ConfigError, KeywordMatch};
 use crate::packs::{self, PackRegistry};
 use crate::routing::model::{Boost, Rule, to_milli};
@@ -14,7 +14,7 @@ pub(super) fn compile_rules(
     registry: &PackRegistry,
     errors: &mut Vec<ConfigError>,
 ) -> Vec<Rule> {
-    let ids = RuleIds::new(&specs);
+    let boost_compiler = BoostCompiler::new(&specs);
     let lines = config::ItemLines::new(&source.text, "id");
     let mut seen = HashSet::new();
     let mut rules = Vec::new();
@@ -76,7 +76,7 @@ pub(super) fn compile_rules(
             .entity_boosts
             .iter()
             .enumerate()
-            .map(|(i, b)| compile_boost(i, b, &ids, &mut error))
+            .map(|(i, b)| boost_compiler.compile(i, b, &mut error))
             .collect();
         if broken_profile || errors.len() > start {
             continue;
