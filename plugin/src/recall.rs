@@ -102,37 +102,40 @@ fn date_of(item: &Value, key: &str) -> Option<String> {
 
 /// The first [`MAX_ITEMS`] nodes; an item that is not an object is an error naming it.
 fn read_nodes(items: &[Value]) -> Result<Vec<RecalledNode>, String> {
-    items
-        .iter()
-        .take(MAX_ITEMS)
-        .enumerate()
-        .map(|(i, item)| {
-            if !item.is_object() {
-                return Err(format!(
-                    "recall data: nodes[{i}] must be an object, not {}",
-                    kind(item)
-                ));
-            }
-            Ok(RecalledNode {
-                name: text_of(item, "name"),
-                summary: text_of(item, "summary"),
-                labels: item
-                    .get("labels")
-                    .and_then(Value::as_array)
-                    .map(|l| {
-                        l.iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_string)
-                            .collect()
-                    })
-                    .unwrap_or_default(),
+    read_items(items, "nodes", |item| RecalledNode {
+        name: text_of(item, "name"),
+        summary: text_of(item, "summary"),
+        labels: item
+            .get("labels")
+            .and_then(Value::as_array)
+            .map(|l| {
+                l.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
             })
-        })
-        .collect()
+            .unwrap_or_default(),
+    })
 }
 
 /// The first [`MAX_ITEMS`] facts; an item that is not an object is an error naming it.
 fn read_facts(items: &[Value]) -> Result<Vec<RecalledFact>, String> {
+    read_items(items, "facts", |item| RecalledFact {
+        uuid: text_of(item, "uuid"),
+        name: text_of(item, "name"),
+        fact: text_of(item, "fact"),
+        valid_at: date_of(item, "valid_at"),
+        invalid_at: date_of(item, "invalid_at"),
+        expired_at: date_of(item, "expired_at"),
+    })
+}
+
+/// The first [`MAX_ITEMS`] of `items` (the list named `list`), each an object read by `read`.
+fn read_items<T>(
+    items: &[Value],
+    list: &str,
+    read: impl Fn(&Value) -> T,
+) -> Result<Vec<T>, String> {
     items
         .iter()
         .take(MAX_ITEMS)
@@ -140,18 +143,11 @@ fn read_facts(items: &[Value]) -> Result<Vec<RecalledFact>, String> {
         .map(|(i, item)| {
             if !item.is_object() {
                 return Err(format!(
-                    "recall data: facts[{i}] must be an object, not {}",
+                    "recall data: {list}[{i}] must be an object, not {}",
                     kind(item)
                 ));
             }
-            Ok(RecalledFact {
-                uuid: text_of(item, "uuid"),
-                name: text_of(item, "name"),
-                fact: text_of(item, "fact"),
-                valid_at: date_of(item, "valid_at"),
-                invalid_at: date_of(item, "invalid_at"),
-                expired_at: date_of(item, "expired_at"),
-            })
+            Ok(read(item))
         })
         .collect()
 }
@@ -378,6 +374,20 @@ fn kind(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_item_that_is_not_an_object_is_named() {
+        let nodes = Recall::from_json(r#"{"nodes":[{"name":"Acme"},3],"facts":[]}"#);
+        assert_eq!(
+            nodes.err().as_deref(),
+            Some("recall data: nodes[1] must be an object, not a number")
+        );
+        let facts = Recall::from_json(r#"{"nodes":[],"facts":["Alice"]}"#);
+        assert_eq!(
+            facts.err().as_deref(),
+            Some("recall data: facts[0] must be an object, not a string")
+        );
+    }
 
     #[test]
     fn parses_graphiti_shapes() {
