@@ -7,6 +7,7 @@ use regex_automata::Input;
 use regex_automata::hybrid;
 use regex_automata::nfa::thompson::{NFA, backtrack, pikevm};
 use regex_automata::util::pool::Pool;
+use std::fmt::Write as _;
 
 pub(super) type Milli = i64;
 
@@ -40,7 +41,7 @@ fn push_shown(out: &mut String, value: Milli) {
         ]);
         return;
     }
-    out.push_str(&format!("{:.2}", from_milli(value)));
+    let _ = write!(out, "{:.2}", from_milli(value)); // writing to a String cannot fail
 }
 
 fn push_decimal(out: &mut String, mut n: u64) {
