@@ -6,9 +6,10 @@
 //
 //   node tests/openclaw/adapter-process.js '{"name":"a","stateDir":"…","graphiti":{…},"turns":30,…}'
 //
-// Reports on stdout, one JSON object a line: {"spooled": <episode name>} for each turn the hook put
-// on disk (the hook has returned: the turn is durable), {"notSpooled": …} for one it did not,
-// {"flush": {exitCode, output}}, then {"done": true}.
+// Reports on stdout, one JSON object a line: {"ready": true} once loaded (it then waits for a line on
+// stdin, so that processes loading at different speeds start their turns together), {"spooled":
+// <episode name>} for each turn the hook put on disk (the hook has returned: the turn is durable),
+// {"notSpooled": …} for one it did not, {"flush": {exitCode, output}}, then {"done": true}.
 
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -44,6 +45,9 @@ agentEndHook.handler = async (event, ctx) => {
 const [capture] = ours(registry.services);
 if (!capture) throw new Error('the capture service is not registered');
 await capture.service.start({});
+report({ ready: true });
+await new Promise((resolve) => process.stdin.once('data', resolve));
+process.stdin.pause();
 
 for (let i = 0; i < spec.turns; i += 1) {
   const runId = `${spec.name}-turn-${i}`;

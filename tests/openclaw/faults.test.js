@@ -31,8 +31,11 @@ function tempDir(label) {
 
 /** One adapter process (tests/openclaw/adapter-process.js); what it reported, as it reports it. */
 function startAdapter(name, spec, env) {
-  const child = spawn(process.execPath, [path.join(REPO, 'tests/openclaw/adapter-process.js'), JSON.stringify({ name, ...spec })], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(REPO, 'tests/openclaw/adapter-process.js'), JSON.stringify({ name, ...spec })], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let loaded;
   const adapter = { name, pid: child.pid, child, spooled: [], notSpooled: [], flush: undefined, done: false, stderr: '' };
+  adapter.ready = new Promise((resolve) => { loaded = resolve; });
+  adapter.start = () => child.stdin.end('go\n');
   let pending = '';
   child.stdout.on('data', (chunk) => {
     pending += chunk;
@@ -40,6 +43,7 @@ function startAdapter(name, spec, env) {
     pending = lines.pop();
     for (const line of lines.filter(Boolean)) {
       const message = JSON.parse(line);
+      if (message.ready) loaded();
       if (message.spooled) adapter.spooled.push(message.spooled);
       if (message.notSpooled) adapter.notSpooled.push(message);
       if (message.flush) adapter.flush = message.flush;
@@ -48,6 +52,7 @@ function startAdapter(name, spec, env) {
   });
   child.stderr.on('data', (chunk) => { adapter.stderr += chunk; });
   adapter.exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  adapter.exited.then(() => loaded());
   return adapter;
 }
 
@@ -76,8 +81,9 @@ function sendLockHolder(stateDir) {
 }
 
 /**
- * Once each adapter has captured `afterTurns` turns, SIGKILLs the one holding the send lock (the
- * lock goes to whichever ticks first); the first one if neither takes it within 20 s.
+ * Once each adapter has captured `afterTurns` turns, SIGKILLs the one holding the send lock while it
+ * still has turns to capture (the lock goes to whichever ticks first); the first one if neither
+ * takes it within 20 s.
  */
 async function killTheSender(adapters, stateDir, afterTurns) {
   while (adapters.some((a) => a.spooled.length < afterTurns)) await new Promise((resolve) => setTimeout(resolve, 5));
@@ -85,7 +91,7 @@ async function killTheSender(adapters, stateDir, afterTurns) {
   let victim;
   while (!victim && Date.now() < deadline) {
     const holder = sendLockHolder(stateDir);
-    victim = adapters.find((a) => a.pid === holder);
+    victim = adapters.find((a) => a.pid === holder && a.spooled.length < TURNS);
     if (!victim) await new Promise((resolve) => setImmediate(resolve));
   }
   const holding = Boolean(victim);
@@ -114,6 +120,9 @@ async function twoAdapters(transport, { kill = false } = {}) {
     capture: { backoff_initial_ms: 20, backoff_max_ms: 100, resend_after_doubt_ms: RESEND_AFTER_DOUBT_MS },
   };
   const adapters = [startAdapter('first', spec, env), startAdapter('second', spec, env)];
+  // Both loaded before either captures, so that their turns overlap however slowly each loads.
+  await Promise.all(adapters.map((a) => a.ready));
+  for (const adapter of adapters) adapter.start();
   const expected = new Set();
   let killed;
   if (kill) {
@@ -132,6 +141,8 @@ async function twoAdapters(transport, { kill = false } = {}) {
     // What is left (an in-doubt entry of the killed process) is a restart's to send, once it may.
     await new Promise((resolve) => setTimeout(resolve, RESEND_AFTER_DOUBT_MS));
     restart = startAdapter('restart', { ...spec, turns: 0 }, env);
+    await restart.ready;
+    restart.start();
     assert.equal((await restart.exited).code, 0, restart.stderr);
   }
   const sends = await standIn.sends();
