@@ -59,12 +59,12 @@ pub fn judge(recall: &Recall, asked: &Asked, min_relevance: f64) -> Judged {
         cached_age_ms: recall.cached_age_ms,
         ..Recall::default()
     };
-    let mut lines = Vec::new();
+    let mut lines = Lines::default();
     let mut kept_fact_terms = Vec::new();
     for (fact, item_terms) in recall.facts.iter().zip(&fact_terms) {
         let (score, matched) = weigh.score(item_terms, asked);
         let keep = score >= min_relevance;
-        lines.push(explain(keep, score, "fact", &fact.fact, &matched));
+        lines.explain(keep, score, "fact", &fact.fact, &matched);
         if keep {
             kept.facts.push(RecalledFact::clone(fact));
             kept_fact_terms.push(item_terms);
@@ -76,10 +76,10 @@ pub fn judge(recall: &Recall, asked: &Asked, min_relevance: f64) -> Judged {
         let name = terms(&node.name);
         let named = !name.is_empty() && kept_fact_terms.iter().any(|t| name.is_subset(t));
         if named && score < min_relevance {
-            matched.push("named in a kept fact".into());
+            matched.push("named in a kept fact");
         }
         let keep = score >= min_relevance || named;
-        lines.push(explain(keep, score, "entity", &node.name, &matched));
+        lines.explain(keep, score, "entity", &node.name, &matched);
         if keep {
             kept.nodes.push(RecalledNode::clone(node));
         }
@@ -89,7 +89,7 @@ pub fn judge(recall: &Recall, asked: &Asked, min_relevance: f64) -> Judged {
 }
 
 /// The headline first (what the floor let through), then the items, bounded.
-fn summarise(recall: &Recall, kept: &Recall, min: f64, mut lines: Vec<String>) -> Vec<String> {
+fn summarise(recall: &Recall, kept: &Recall, min: f64, lines: Lines) -> Vec<String> {
     let total = recall.facts.len() + recall.nodes.len();
     let headline = if total == 0 {
         format!("relevance floor {min:.2}: nothing was recalled")
@@ -108,63 +108,73 @@ fn summarise(recall: &Recall, kept: &Recall, min: f64, mut lines: Vec<String>) -
             recall.nodes.len()
         )
     };
-    if lines.len() > MAX_EXPLAINED {
-        let left = lines.len() - MAX_EXPLAINED;
-        lines.truncate(MAX_EXPLAINED);
-        lines.push(format!("… and {left} more"));
+    let mut all = Vec::with_capacity(lines.shown.len() + 2);
+    all.push(headline);
+    all.extend(lines.shown);
+    if lines.more > 0 {
+        all.push(format!("… and {} more", lines.more));
     }
-    std::iter::once(headline).chain(lines).collect()
+    all
 }
 
-fn explain(keep: bool, score: f64, kind: &str, text: &str, matched: &[String]) -> String {
-    let verdict = if keep { "kept" } else { "below" };
-    let shown: Vec<&str> = matched
-        .iter()
-        .take(MAX_TERMS_SHOWN)
-        .map(String::as_str)
-        .collect();
-    let more = matched.len().saturating_sub(MAX_TERMS_SHOWN);
-    let more = if more > 0 {
-        format!(" +{more}")
-    } else {
-        String::new()
-    };
-    format!(
-        "{verdict} {score:.2} {kind} {:?} [{}{more}]",
-        truncate_chars(&crate::text::one_line(text), TEXT_SHOWN_CHARS),
-        shown.join(", ")
-    )
+/// The explanation's item lines: the first [`MAX_EXPLAINED`] written, the rest only counted.
+#[derive(Default)]
+struct Lines {
+    shown: Vec<String>,
+    more: usize,
+}
+
+impl Lines {
+    fn explain(&mut self, keep: bool, score: f64, kind: &str, text: &str, matched: &[&str]) {
+        use std::fmt::Write as _;
+        if self.shown.len() == MAX_EXPLAINED {
+            self.more += 1;
+            return;
+        }
+        let verdict = if keep { "kept" } else { "below" };
+        let shown = truncate_chars(&crate::text::one_line(text), TEXT_SHOWN_CHARS).to_string();
+        let mut line = String::with_capacity(shown.len() + 64);
+        let _ = write!(line, "{verdict} {score:.2} {kind} {shown:?} [");
+        for (i, term) in matched.iter().take(MAX_TERMS_SHOWN).enumerate() {
+            if i > 0 {
+                line.push_str(", ");
+            }
+            line.push_str(term);
+        }
+        let more = matched.len().saturating_sub(MAX_TERMS_SHOWN);
+        if more > 0 {
+            let _ = write!(line, " +{more}");
+        }
+        line.push(']');
+        self.shown.push(line);
+    }
 }
 
 /// How much each term of the recalled items counts: rarer among the items is more telling (a term
 /// every item has, like the user's own name, tells little); the terms of a recalled entity's name
 /// that is asked about whole ("Helio Robotics", not just "robotics") count in full, since naming
 /// an entity is the clearest sign of what the prompt is about.
-struct Weights {
-    rarity: HashMap<String, f64>,
+struct Weights<'t> {
+    rarity: HashMap<&'t str, f64>,
     names: HashSet<String>,
 }
 
-impl Weights {
+impl<'t> Weights<'t> {
     fn new(
-        facts: &[BTreeSet<String>],
-        nodes: &[BTreeSet<String>],
+        facts: &'t [BTreeSet<String>],
+        nodes: &'t [BTreeSet<String>],
         recalled: &[RecalledNode],
         asked: &Asked,
     ) -> Self {
         let items = (facts.len() + nodes.len()) as f64;
-        let mut counts: HashMap<&str, usize> = HashMap::new();
+        let mut rarity: HashMap<&str, f64> = HashMap::new();
         for term in facts.iter().chain(nodes).flatten() {
-            *counts.entry(term).or_default() += 1;
+            *rarity.entry(term).or_default() += 1.0;
         }
-        let rarity = counts
-            .into_iter()
-            .map(|(term, count)| {
-                // 1 for a term one item has, falling towards ln 2 / ln(n + 1) for one all have.
-                let weight = (1.0 + items / count as f64).ln() / (1.0 + items).ln();
-                (term.to_string(), weight)
-            })
-            .collect();
+        for count in rarity.values_mut() {
+            // 1 for a term one item has, falling towards ln 2 / ln(n + 1) for one all have.
+            *count = (1.0 + items / *count).ln() / (1.0 + items).ln();
+        }
         let names = recalled
             .iter()
             .map(|n| terms(&n.name))
@@ -175,7 +185,7 @@ impl Weights {
     }
 
     /// The item's score against what was asked, and the terms that matched (strongest first).
-    fn score(&self, item: &BTreeSet<String>, asked: &Asked) -> (f64, Vec<String>) {
+    fn score<'i>(&self, item: &'i BTreeSet<String>, asked: &Asked) -> (f64, Vec<&'i str>) {
         let mut matched: Vec<(f64, &String)> = item
             .iter()
             .filter(|term| asked.terms.contains(*term))
@@ -183,7 +193,7 @@ impl Weights {
                 let term_weight = if self.names.contains(term) {
                     1.0
                 } else {
-                    self.rarity.get(term).copied().unwrap_or(1.0)
+                    self.rarity.get(term.as_str()).copied().unwrap_or(1.0)
                 };
                 let kind_weight = if is_number(term) { NUMBER_WEIGHT } else { 1.0 };
                 (term_weight * kind_weight, term)
@@ -193,7 +203,10 @@ impl Weights {
             b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1))
         });
         let score = matched.iter().fold(0.0, |sum, (w, _)| sum + w);
-        (score, matched.into_iter().map(|(_, t)| t.clone()).collect())
+        (
+            score,
+            matched.into_iter().map(|(_, t)| t.as_str()).collect(),
+        )
     }
 }
 
@@ -218,27 +231,34 @@ fn refers_back(prompt: &str) -> bool {
         "it", "its", "that", "this", "these", "those", "he", "him", "his", "she", "her", "they",
         "them", "their", "there", "one", "again",
     ];
-    words(prompt).any(|w| REFERRING.contains(&w.as_str()))
+    words(&folded(prompt)).any(|w| REFERRING.contains(&w))
 }
 
-/// Lower-cased words with diacritics folded (é → e), split on anything not a letter or digit.
-fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    let folded: String = normalize(text).chars().map(fold_diacritic).collect();
+/// The text lower-cased, with diacritics folded (é → e).
+fn folded(text: &str) -> String {
+    let lowered = normalize(text);
+    if lowered.is_ascii() {
+        return lowered;
+    }
+    lowered.chars().map(fold_diacritic).collect()
+}
+
+/// The words of a [`folded`] text: split on anything not a letter or digit.
+fn words(folded: &str) -> impl Iterator<Item = &str> {
     folded
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect::<Vec<_>>()
-        .into_iter()
 }
 
 /// The salient terms of a text: its words without stop-words and one-letter words, stemmed.
 pub fn terms(text: &str) -> BTreeSet<String> {
-    words(text)
-        .filter(|w| w.chars().count() > 1 && !is_stop_word(w))
-        .map(stemmed)
+    // A word is copied only once it is known to be a term (most words are short or stop-words).
+    let is_term = |w: &str| w.chars().nth(1).is_some() && !is_stop_word(w);
+    words(&folded(text))
+        .filter(|w| is_term(w))
+        .map(|w| stemmed(w.to_string()))
         // "seeing" → "see": a stop-word once stemmed is one too.
-        .filter(|s| s.chars().count() > 1 && !is_stop_word(s))
+        .filter(|s| is_term(s))
         .collect()
 }
 

@@ -2,10 +2,11 @@
 //! → `tools/call`, answers in SSE. A lost session (404) is re-initialized once; pre-1.0 servers call
 //! node search `search_memory_nodes`.
 
-use super::answer::{json_body, list_of, parse_bounded, timeout_of};
+use super::answer::{json_body, list_of, timeout_of};
 use super::episode::{Episode, EpisodeKind, names_of};
 use super::error::{Result, error, http_failure, rejected, unknown};
 use super::http::{Deadline, Http, Request, Response};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 const PROTOCOL_VERSION: &str = "2025-06-18";
@@ -354,8 +355,9 @@ fn origin_of(url: &str) -> &str {
 /// means the call may have acted.
 fn tool_answer(tool: &str, response: &Response, id: u64) -> Result<Value> {
     expect_status(tool, response, &[200])?;
-    let rpc = rpc_answer(tool, response, id).map_err(|e| unknown(e.message))?;
-    tool_payload(tool, rpc)
+    let mut joined = Vec::new();
+    let rpc = rpc_message(tool, response, id, &mut joined).map_err(|e| unknown(e.message))?;
+    tool_payload(tool, &rpc)
 }
 
 /// Gives every call still without an answer the one `make` makes for its index.
@@ -375,61 +377,129 @@ fn expect_status(what: &str, response: &Response, ok: &[u16]) -> Result<()> {
     Err(error(format!("{what}: HTTP {}: {start}", response.status)))
 }
 
-/// The JSON-RPC answer with our id, from an SSE stream (`event: message` / `data: …`) or plain JSON.
+/// One JSON-RPC message, its result and error left as JSON text until the message is known to be
+/// ours: the result of a search carries its facts twice (as `structuredContent` and as the text of
+/// `content`), and only one of them is read.
+#[derive(serde::Deserialize)]
+struct RpcMessage<'a> {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+}
+
+/// A `tools/call` result, its parts still JSON text.
+#[derive(serde::Deserialize)]
+struct ToolResult<'a> {
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "structuredContent")]
+    structured_content: Option<&'a RawValue>,
+    #[serde(default, rename = "isError")]
+    is_error: Option<Value>,
+}
+
+/// The JSON-RPC answer with our id, from an SSE stream (`event: message` / `data: …`) or plain JSON,
+/// as a `Value` (`id`, `result` and `error` as they came).
 fn rpc_answer(what: &str, response: &Response, id: u64) -> Result<Value> {
+    let mut joined = Vec::new();
+    let rpc = rpc_message(what, response, id, &mut joined)?;
+    let mut answer = serde_json::Map::new();
+    let parts = [
+        ("id", rpc.id.clone()),
+        ("result", parsed(what, rpc.result)?),
+        ("error", parsed(what, rpc.error)?),
+    ];
+    for (key, value) in parts {
+        if let Some(value) = value {
+            answer.insert(key.to_string(), value);
+        }
+    }
+    Ok(Value::Object(answer))
+}
+
+/// A part of a message parsed (within the value budget).
+fn parsed(what: &str, raw: Option<&RawValue>) -> Result<Option<Value>> {
+    raw.map(|raw| json_body(what, raw.get().as_bytes()))
+        .transpose()
+}
+
+/// The JSON-RPC message with our id. An event of several `data:` lines is joined into `joined`;
+/// a one-line event (what servers send) is read where it is, not copied.
+fn rpc_message<'a>(
+    what: &str,
+    response: &'a Response,
+    id: u64,
+    joined: &'a mut Vec<u8>,
+) -> Result<RpcMessage<'a>> {
+    let body = response.body.as_slice();
     let is_sse = response
         .header("content-type")
         .is_some_and(|t| t.starts_with("text/event-stream"));
+    let not_json = |e: serde_json::Error, what_was: &str| {
+        let start: String = String::from_utf8_lossy(body).chars().take(80).collect();
+        error(format!("{what}: {what_was} is not JSON ({e}): {start:?}"))
+    };
     if !is_sse {
-        return json_body(what, &response.body);
+        return serde_json::from_slice(body).map_err(|e| not_json(e, "the answer"));
     }
-    // Read in place (no copy of the body); event-stream lines end with CRLF, LF or a lone CR.
-    let text = String::from_utf8_lossy(&response.body);
-    let mut data = String::new();
-    let mut messages = Vec::new();
-    for line in sse_lines(&text).chain([""]) {
-        if let Some(rest) = line.strip_prefix("data:") {
-            if !data.is_empty() {
-                data.push('\n');
+    let ours = |message: &RpcMessage| message.id.as_ref().and_then(Value::as_u64) == Some(id);
+    // An event's data: one line borrowed, or several joined with newlines.
+    let mut event: Option<&[u8]> = None;
+    let mut several: Option<Vec<u8>> = None;
+    for line in sse_lines(body).chain([&b""[..]]) {
+        if let Some(rest) = line.strip_prefix(b"data:") {
+            let rest = rest.strip_prefix(b" ").unwrap_or(rest);
+            match (&mut several, event) {
+                (Some(data), _) => {
+                    data.push(b'\n');
+                    data.extend_from_slice(rest);
+                }
+                (None, Some(first)) => {
+                    let mut data = first.to_vec();
+                    data.push(b'\n');
+                    data.extend_from_slice(rest);
+                    several = Some(data);
+                }
+                (None, None) => event = Some(rest),
             }
-            data.push_str(rest.strip_prefix(' ').unwrap_or(rest));
-        } else if line.is_empty() && !data.is_empty() {
-            messages.push(std::mem::take(&mut data));
+        } else if line.is_empty() {
+            if let Some(data) = several.take() {
+                event = None;
+                let message: RpcMessage =
+                    serde_json::from_slice(&data).map_err(|e| not_json(e, "an SSE event"))?;
+                if ours(&message) {
+                    *joined = data;
+                    return serde_json::from_slice(joined).map_err(|e| not_json(e, "an SSE event"));
+                }
+            } else if let Some(data) = event.take() {
+                let message: RpcMessage =
+                    serde_json::from_slice(data).map_err(|e| not_json(e, "an SSE event"))?;
+                if ours(&message) {
+                    return Ok(message);
+                }
+            }
         }
     }
-    let mut parsed = Vec::new();
-    for message in messages {
-        match parse_bounded(message.as_bytes()) {
-            Ok(value) => parsed.push(value),
-            Err(e) => return Err(error(format!("{what}: an SSE event is not JSON ({e})"))),
-        }
-    }
-    parsed
-        .into_iter()
-        .find(|m| m.get("id").and_then(Value::as_u64) == Some(id))
-        .ok_or_else(|| {
-            let start: String = text.chars().take(80).collect();
-            error(format!(
-                "{what}: no JSON-RPC answer in the SSE stream: {start:?}"
-            ))
-        })
+    let start: String = String::from_utf8_lossy(body).chars().take(80).collect();
+    Err(error(format!(
+        "{what}: no JSON-RPC answer in the SSE stream: {start:?}"
+    )))
 }
 
 /// The lines of an event stream, each without its end (CRLF, LF or a lone CR).
-fn sse_lines(text: &str) -> impl Iterator<Item = &str> {
+fn sse_lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut rest = text;
     std::iter::from_fn(move || {
         if rest.is_empty() {
             return None;
         }
-        // Bytes, not chars: both ends are ASCII, and a char search decodes every character.
-        let end = rest
-            .bytes()
-            .position(|b| b == b'\r' || b == b'\n')
-            .unwrap_or(rest.len());
+        let end = memchr::memchr2(b'\r', b'\n', rest).unwrap_or(rest.len());
         let line = &rest[..end];
-        let ending = match rest.as_bytes().get(end) {
-            Some(b'\r') if rest.as_bytes().get(end + 1) == Some(&b'\n') => 2,
+        let ending = match rest.get(end) {
+            Some(b'\r') if rest.get(end + 1) == Some(&b'\n') => 2,
             Some(_) => 1,
             None => 0,
         };
@@ -440,8 +510,8 @@ fn sse_lines(text: &str) -> impl Iterator<Item = &str> {
 
 /// A tool's payload: `structuredContent.result`, else the JSON in `content[0].text`. Tool failures
 /// (`isError`, or a payload `{"error": …}`) are errors.
-fn tool_payload(tool: &str, mut rpc: Value) -> Result<Value> {
-    if let Some(e) = rpc.get("error") {
+fn tool_payload(tool: &str, rpc: &RpcMessage) -> Result<Value> {
+    if let Some(e) = parsed(tool, rpc.error)? {
         let message = e
             .get("message")
             .and_then(Value::as_str)
@@ -454,23 +524,29 @@ fn tool_payload(tool: &str, mut rpc: Value) -> Result<Value> {
         });
     }
     let result = rpc
-        .get_mut("result")
+        .result
         .ok_or_else(|| unknown(format!("{tool}: the answer has no result")))?;
-    if result.get("isError").and_then(Value::as_bool) == Some(true) {
-        let text = result.pointer("/content/0/text").and_then(Value::as_str);
+    let result: ToolResult = serde_json::from_str(result.get())
+        .map_err(|e| unknown(format!("{tool}: the result is not a tool result ({e})")))?;
+    let text = || -> Result<Option<String>> {
+        let content = parsed(tool, result.content)?;
+        Ok(content
+            .as_ref()
+            .and_then(|c| c.pointer("/0/text"))
+            .and_then(Value::as_str)
+            .map(str::to_string))
+    };
+    if result.is_error.as_ref().and_then(Value::as_bool) == Some(true) {
         return Err(rejected(format!(
             "{tool}: isError: {}",
-            text.unwrap_or("no message")
+            text()?.as_deref().unwrap_or("no message")
         )));
     }
-    // Taken out of the answer, not copied: the answer is dropped after.
-    let structured = result
-        .pointer_mut("/structuredContent/result")
-        .map(Value::take);
-    let text = result.pointer("/content/0/text").and_then(Value::as_str);
+    let structured = parsed(tool, result.structured_content)?
+        .and_then(|mut s| s.get_mut("result").map(Value::take));
     let payload = match structured {
         Some(payload) => payload,
-        None => match text {
+        None => match text()? {
             Some(text) => json_body(tool, text.as_bytes())?,
             None => {
                 return Err(unknown(format!(
@@ -603,16 +679,56 @@ mod tests {
         assert_eq!(http.sent.len(), 6);
     }
 
+    /// [`tool_payload`] of a message given as JSON.
+    fn payload_of(rpc: &Value) -> Result<Value> {
+        let text = rpc.to_string();
+        tool_payload("t", &serde_json::from_str(&text).unwrap())
+    }
+
     #[test]
     fn tool_errors_are_errors() {
         let rpc = json!({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"error\": \"bad group\"}"}],"isError":false}});
-        assert_eq!(tool_payload("t", rpc).unwrap_err(), error("t: bad group"));
+        assert_eq!(payload_of(&rpc).unwrap_err(), error("t: bad group"));
         let rpc = json!({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Unknown tool: search_nodes"}],"isError":true}});
         assert!(
-            tool_payload("t", rpc)
+            payload_of(&rpc)
                 .unwrap_err()
                 .message
                 .contains("isError: Unknown tool")
+        );
+        let rpc = json!({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad params"}});
+        assert_eq!(
+            payload_of(&rpc).unwrap_err(),
+            rejected("t: JSON-RPC error: bad params")
+        );
+    }
+
+    #[test]
+    fn the_payload_is_the_structured_content_else_the_text() {
+        let both = json!({"id":1,"result":{"content":[{"type":"text","text":"{\"facts\":[\"from text\"]}"}],"structuredContent":{"result":{"facts":["structured"]}}}});
+        assert_eq!(payload_of(&both).unwrap(), json!({"facts": ["structured"]}));
+        let text_only = json!({"id":1,"result":{"content":[{"type":"text","text":"{\"facts\":[\"from text\"]}"}]}});
+        assert_eq!(
+            payload_of(&text_only).unwrap(),
+            json!({"facts": ["from text"]})
+        );
+        let neither = json!({"id":1,"result":{"content":[]}});
+        assert!(
+            payload_of(&neither)
+                .unwrap_err()
+                .message
+                .contains("neither structuredContent nor text")
+        );
+        let not_an_object = json!({"id":1,"result":"done"});
+        let e = payload_of(&not_an_object).unwrap_err();
+        assert!(
+            e.message.contains("t: the result is not a tool result"),
+            "{e:?}"
+        );
+        let no_result = json!({"id":1});
+        assert_eq!(
+            payload_of(&no_result).unwrap_err(),
+            unknown("t: the answer has no result")
         );
     }
 
@@ -636,6 +752,29 @@ mod tests {
         assert_eq!(
             rpc_answer("search", &response, 3).unwrap(),
             json!({"id": 3, "result": 1})
+        );
+    }
+
+    #[test]
+    fn the_answer_is_read_once_found_and_other_events_may_be_anything() {
+        let body = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"x\":[1]}}\n\n\
+                    data: {\"id\":\"a string id\",\"result\":{}}\n\n\
+                    data: {\"id\":7,\n\
+                    data: \"result\":{\"ok\":true}}\n\n\
+                    data: <html>after the answer\n\n";
+        let response = Response {
+            status: 200,
+            headers: vec![("content-type".into(), "text/event-stream".into())],
+            body: body.as_bytes().to_vec(),
+        };
+        assert_eq!(
+            rpc_answer("search", &response, 7).unwrap(),
+            json!({"id": 7, "result": {"ok": true}})
+        );
+        let e = rpc_answer("search", &response, 8).unwrap_err();
+        assert!(
+            e.message.contains("search: an SSE event is not JSON"),
+            "{e:?}"
         );
     }
 
