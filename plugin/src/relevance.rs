@@ -8,7 +8,7 @@
 
 use crate::recall::{Recall, RecalledFact, RecalledNode};
 use crate::text::{normalize, truncate_chars};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 /// Numbers (dates, times, amounts) collide by chance more than words do.
 const NUMBER_WEIGHT: f64 = 0.5;
@@ -27,7 +27,7 @@ pub struct Judged {
 
 /// The prompt's and the earlier messages' terms, with the weight each gets.
 pub struct Asked {
-    terms: BTreeSet<String>,
+    terms: Terms,
 }
 
 impl Asked {
@@ -37,7 +37,9 @@ impl Asked {
     pub fn new(prompt: &str, earlier: &[String]) -> Asked {
         let mut all = terms(prompt);
         if all.is_empty() || refers_back(prompt) {
-            all.extend(earlier.iter().flat_map(|m| terms(m)));
+            for message in earlier {
+                all = all.union(terms(message));
+            }
         }
         Asked { terms: all }
     }
@@ -51,8 +53,8 @@ pub fn judge(recall: &Recall, asked: &Asked, min_relevance: f64) -> Judged {
             explanation: vec![],
         };
     }
-    let fact_terms: Vec<BTreeSet<String>> = recall.facts.iter().map(|f| terms(&f.fact)).collect();
-    let node_terms: Vec<BTreeSet<String>> = recall.nodes.iter().map(node_text_terms).collect();
+    let fact_terms: Vec<Terms> = recall.facts.iter().map(|f| terms(&f.fact)).collect();
+    let node_terms: Vec<Terms> = recall.nodes.iter().map(node_text_terms).collect();
     let weigh = Weights::new(&fact_terms, &node_terms, &recall.nodes, asked);
     // A cached answer stays marked as one.
     let mut kept = Recall {
@@ -161,14 +163,14 @@ struct Weights<'t> {
 
 impl<'t> Weights<'t> {
     fn new(
-        facts: &'t [BTreeSet<String>],
-        nodes: &'t [BTreeSet<String>],
+        facts: &'t [Terms],
+        nodes: &'t [Terms],
         recalled: &[RecalledNode],
         asked: &Asked,
     ) -> Self {
         let items = (facts.len() + nodes.len()) as f64;
         let mut rarity: HashMap<&str, f64> = HashMap::new();
-        for term in facts.iter().chain(nodes).flatten() {
+        for term in facts.iter().chain(nodes).flat_map(Terms::iter) {
             *rarity.entry(term).or_default() += 1.0;
         }
         for count in rarity.values_mut() {
@@ -179,16 +181,16 @@ impl<'t> Weights<'t> {
             .iter()
             .map(|n| terms(&n.name))
             .filter(|name| !name.is_empty() && name.is_subset(&asked.terms))
-            .flatten()
+            .flat_map(|name| name.0)
             .collect();
         Weights { rarity, names }
     }
 
     /// The item's score against what was asked, and the terms that matched (strongest first).
-    fn score<'i>(&self, item: &'i BTreeSet<String>, asked: &Asked) -> (f64, Vec<&'i str>) {
+    fn score<'i>(&self, item: &'i Terms, asked: &Asked) -> (f64, Vec<&'i str>) {
         let mut matched: Vec<(f64, &String)> = item
             .iter()
-            .filter(|term| asked.terms.contains(*term))
+            .filter(|term| asked.terms.contains(term))
             .map(|term| {
                 let term_weight = if self.names.contains(term) {
                     1.0
@@ -210,10 +212,45 @@ impl<'t> Weights<'t> {
     }
 }
 
-fn node_text_terms(node: &RecalledNode) -> BTreeSet<String> {
-    let mut all = terms(&node.name);
-    all.extend(terms(&node.summary));
-    all
+fn node_text_terms(node: &RecalledNode) -> Terms {
+    terms(&node.name).union(terms(&node.summary))
+}
+
+/// A set of terms: sorted, each once (a sorted list, not a tree: a handful of terms per item, and
+/// a tree's nodes cost more to build and to free than its searches save).
+#[derive(Debug, Default)]
+pub struct Terms(Vec<String>);
+
+impl Terms {
+    fn of(mut terms: Vec<String>) -> Terms {
+        crate::sorting::sort(&mut terms);
+        terms.dedup();
+        Terms(terms)
+    }
+
+    fn union(mut self, other: Terms) -> Terms {
+        if self.0.is_empty() {
+            return other;
+        }
+        self.0.extend(other.0);
+        Terms::of(self.0)
+    }
+
+    fn contains(&self, term: &str) -> bool {
+        self.0.binary_search_by(|t| t.as_str().cmp(term)).is_ok()
+    }
+
+    fn is_subset(&self, of: &Terms) -> bool {
+        self.0.iter().all(|t| of.contains(t))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &String> {
+        self.0.iter()
+    }
 }
 
 /// Digits, and the small numbers in words ("four-year-old"), as stemmed.
@@ -251,29 +288,46 @@ fn words(folded: &str) -> impl Iterator<Item = &str> {
 }
 
 /// The salient terms of a text: its words without stop-words and one-letter words, stemmed.
-pub fn terms(text: &str) -> BTreeSet<String> {
+pub fn terms(text: &str) -> Terms {
     // A word is copied only once it is known to be a term (most words are short or stop-words).
     let is_term = |w: &str| w.chars().nth(1).is_some() && !is_stop_word(w);
-    words(&folded(text))
+    let terms = words(&folded(text))
         .filter(|w| is_term(w))
         .map(|w| stemmed(w.to_string()))
         // "seeing" → "see": a stop-word once stemmed is one too.
         .filter(|s| is_term(s))
-        .collect()
+        .collect();
+    Terms::of(terms)
 }
 
-/// Whether `word` is in [`STOP_WORDS`]: a binary search of the list sorted once (scanning it, twice
-/// for every word of every recalled item, was a fifth of a turn's recall).
+/// Whether `word` is in [`STOP_WORDS`]: a binary search of the words packed into integers, sorted
+/// once (scanning the list, twice for every word of every recalled item, was a fifth of a turn's
+/// recall; comparing strings, a memcmp call each in the component, a tenth).
 fn is_stop_word(word: &str) -> bool {
-    static SORTED: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
-    SORTED
+    static PACKED: std::sync::OnceLock<Vec<u128>> = std::sync::OnceLock::new();
+    let Some(key) = packed(word) else {
+        return false;
+    };
+    PACKED
         .get_or_init(|| {
-            let mut sorted = STOP_WORDS.to_vec();
-            crate::sorting::sort(&mut sorted);
-            sorted
+            let mut keys: Vec<u128> = STOP_WORDS.iter().filter_map(|w| packed(w)).collect();
+            crate::sorting::sort(&mut keys);
+            keys
         })
-        .binary_search(&word)
+        .binary_search(&key)
         .is_ok()
+}
+
+/// A word of up to 16 bytes as one integer (its bytes, zero-padded: words have no zero byte, so
+/// two words pack alike only when they are equal); a longer word, none.
+fn packed(word: &str) -> Option<u128> {
+    let bytes = word.as_bytes();
+    if bytes.len() > 16 {
+        return None;
+    }
+    let mut key = [0u8; 16];
+    key[..bytes.len()].copy_from_slice(bytes);
+    Some(u128::from_le_bytes(key))
 }
 
 /// A light, rule-based stem so inflections meet (moving/moved/move → mov, booked → book,
@@ -406,12 +460,35 @@ mod tests {
     }
 
     #[test]
+    fn every_stop_word_is_found_and_no_other_word() {
+        for word in STOP_WORDS {
+            assert!(is_stop_word(word), "{word}");
+            let longer = format!("{word}x");
+            assert_eq!(
+                is_stop_word(&longer),
+                STOP_WORDS.contains(&longer.as_str()),
+                "{longer}"
+            );
+            assert!(
+                !is_stop_word(&word[..word.len() - 1])
+                    || STOP_WORDS.contains(&&word[..word.len() - 1])
+            );
+        }
+        for word in [
+            "dentist",
+            "lucia",
+            "",
+            "aboutaboutaboutabout",
+            "appointment",
+        ] {
+            assert!(!is_stop_word(word), "{word}");
+        }
+    }
+
+    #[test]
     fn terms_drop_stop_words_and_fold_diacritics() {
         let t = terms("When is Lucía's appointment, and can you remind me?");
-        assert_eq!(
-            t.into_iter().collect::<Vec<_>>(),
-            vec!["appointment", "lucia"]
-        );
+        assert_eq!(t.0, vec!["appointment", "lucia"]);
     }
 
     #[test]
