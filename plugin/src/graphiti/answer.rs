@@ -24,6 +24,18 @@ pub fn parse_bounded(json: &[u8]) -> serde_json::Result<Value> {
     Ok(value)
 }
 
+/// Any JSON value, parsed within [`MAX_ANSWER_VALUES`] values of its own: a part of an answer read
+/// by a typed parse.
+pub struct Bounded(pub Value);
+
+impl<'de> serde::Deserialize<'de> for Bounded {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Bounded, D::Error> {
+        use serde::de::DeserializeSeed;
+        let left = std::cell::Cell::new(MAX_ANSWER_VALUES);
+        bounded::Budget(&left).deserialize(d).map(Bounded)
+    }
+}
+
 mod bounded {
     use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
     use serde_json::{Map, Number, Value};

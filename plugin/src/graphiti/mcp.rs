@@ -2,10 +2,11 @@
 //! → `tools/call`, answers in SSE. A lost session (404) is re-initialized once; pre-1.0 servers call
 //! node search `search_memory_nodes`.
 
-use super::answer::{json_body, list_of, timeout_of};
+use super::answer::{Bounded, json_body, list_of, timeout_of};
 use super::episode::{Episode, EpisodeKind, names_of};
 use super::error::{Result, error, http_failure, rejected, unknown};
 use super::http::{Deadline, Http, Request, Response};
+use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
@@ -356,8 +357,9 @@ fn origin_of(url: &str) -> &str {
 fn tool_answer(tool: &str, response: &Response, id: u64) -> Result<Value> {
     expect_status(tool, response, &[200])?;
     let mut joined = Vec::new();
-    let rpc = rpc_message(tool, response, id, &mut joined).map_err(|e| unknown(e.message))?;
-    tool_payload(tool, &rpc)
+    let rpc: RpcMessage<ToolResult> =
+        rpc_message(tool, response, id, &mut joined).map_err(|e| unknown(e.message))?;
+    tool_payload(tool, rpc)
 }
 
 /// Gives every call still without an answer the one `make` makes for its index.
@@ -377,26 +379,27 @@ fn expect_status(what: &str, response: &Response, ok: &[u16]) -> Result<()> {
     Err(error(format!("{what}: HTTP {}: {start}", response.status)))
 }
 
-/// One JSON-RPC message, its result and error left as JSON text until the message is known to be
-/// ours: the result of a search carries its facts twice (as `structuredContent` and as the text of
-/// `content`), and only one of them is read.
+/// One JSON-RPC message read in one pass: its result as `R`, its error left as JSON text.
 #[derive(serde::Deserialize)]
-struct RpcMessage<'a> {
+#[serde(bound(deserialize = "R: serde::Deserialize<'de>, 'de: 'a"))]
+struct RpcMessage<'a, R = &'a RawValue> {
     #[serde(default)]
     id: Option<Value>,
-    #[serde(borrow, default)]
-    result: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(default = "Option::default")]
+    result: Option<R>,
+    #[serde(default)]
     error: Option<&'a RawValue>,
 }
 
-/// A `tools/call` result, its parts still JSON text.
+/// A `tools/call` result. A search's carries its facts twice, as `structuredContent` and as JSON in
+/// the text of `content`: the first is parsed, the second left as JSON text, read only without the
+/// first (or for an error's message).
 #[derive(serde::Deserialize)]
 struct ToolResult<'a> {
     #[serde(borrow, default)]
     content: Option<&'a RawValue>,
-    #[serde(borrow, default, rename = "structuredContent")]
-    structured_content: Option<&'a RawValue>,
+    #[serde(default, rename = "structuredContent")]
+    structured_content: Option<Bounded>,
     #[serde(default, rename = "isError")]
     is_error: Option<Value>,
 }
@@ -428,24 +431,29 @@ fn parsed(what: &str, raw: Option<&RawValue>) -> Result<Option<Value>> {
 
 /// The JSON-RPC message with our id. An event of several `data:` lines is joined into `joined`;
 /// a one-line event (what servers send) is read where it is, not copied.
-fn rpc_message<'a>(
+fn rpc_message<'a, R: serde::Deserialize<'a>>(
     what: &str,
     response: &'a Response,
     id: u64,
     joined: &'a mut Vec<u8>,
-) -> Result<RpcMessage<'a>> {
+) -> Result<RpcMessage<'a, R>> {
     let body = response.body.as_slice();
     let is_sse = response
         .header("content-type")
         .is_some_and(|t| t.starts_with("text/event-stream"));
     let not_json = |e: serde_json::Error, what_was: &str| {
         let start: String = String::from_utf8_lossy(body).chars().take(80).collect();
-        error(format!("{what}: {what_was} is not JSON ({e}): {start:?}"))
+        let problem = if e.is_data() {
+            "is not the JSON-RPC answer expected"
+        } else {
+            "is not JSON"
+        };
+        error(format!("{what}: {what_was} {problem} ({e}): {start:?}"))
     };
     if !is_sse {
         return serde_json::from_slice(body).map_err(|e| not_json(e, "the answer"));
     }
-    let ours = |message: &RpcMessage| message.id.as_ref().and_then(Value::as_u64) == Some(id);
+    let ours = |message_id: &Option<Value>| message_id.as_ref().and_then(Value::as_u64) == Some(id);
     // An event's data: one line borrowed, or several joined with newlines.
     let mut event: Option<&[u8]> = None;
     let mut several: Option<Vec<u8>> = None;
@@ -468,16 +476,17 @@ fn rpc_message<'a>(
         } else if line.is_empty() {
             if let Some(data) = several.take() {
                 event = None;
-                let message: RpcMessage =
+                // Rare: read once for its id, and again (into `joined`) when it is ours.
+                let message: RpcMessage<IgnoredAny> =
                     serde_json::from_slice(&data).map_err(|e| not_json(e, "an SSE event"))?;
-                if ours(&message) {
+                if ours(&message.id) {
                     *joined = data;
                     return serde_json::from_slice(joined).map_err(|e| not_json(e, "an SSE event"));
                 }
             } else if let Some(data) = event.take() {
-                let message: RpcMessage =
+                let message: RpcMessage<R> =
                     serde_json::from_slice(data).map_err(|e| not_json(e, "an SSE event"))?;
-                if ours(&message) {
+                if ours(&message.id) {
                     return Ok(message);
                 }
             }
@@ -510,7 +519,7 @@ fn sse_lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
 
 /// A tool's payload: `structuredContent.result`, else the JSON in `content[0].text`. Tool failures
 /// (`isError`, or a payload `{"error": …}`) are errors.
-fn tool_payload(tool: &str, rpc: &RpcMessage) -> Result<Value> {
+fn tool_payload(tool: &str, rpc: RpcMessage<ToolResult>) -> Result<Value> {
     if let Some(e) = parsed(tool, rpc.error)? {
         let message = e
             .get("message")
@@ -526,8 +535,6 @@ fn tool_payload(tool: &str, rpc: &RpcMessage) -> Result<Value> {
     let result = rpc
         .result
         .ok_or_else(|| unknown(format!("{tool}: the answer has no result")))?;
-    let result: ToolResult = serde_json::from_str(result.get())
-        .map_err(|e| unknown(format!("{tool}: the result is not a tool result ({e})")))?;
     let text = || -> Result<Option<String>> {
         let content = parsed(tool, result.content)?;
         Ok(content
@@ -542,8 +549,9 @@ fn tool_payload(tool: &str, rpc: &RpcMessage) -> Result<Value> {
             text()?.as_deref().unwrap_or("no message")
         )));
     }
-    let structured = parsed(tool, result.structured_content)?
-        .and_then(|mut s| s.get_mut("result").map(Value::take));
+    let structured = result
+        .structured_content
+        .and_then(|Bounded(mut s)| s.get_mut("result").map(Value::take));
     let payload = match structured {
         Some(payload) => payload,
         None => match text()? {
@@ -679,10 +687,14 @@ mod tests {
         assert_eq!(http.sent.len(), 6);
     }
 
-    /// [`tool_payload`] of a message given as JSON.
+    /// [`tool_answer`] of a message given as JSON (a plain JSON answer).
     fn payload_of(rpc: &Value) -> Result<Value> {
-        let text = rpc.to_string();
-        tool_payload("t", &serde_json::from_str(&text).unwrap())
+        let response = Response {
+            status: 200,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: rpc.to_string().into_bytes(),
+        };
+        tool_answer("t", &response, 1)
     }
 
     #[test]
@@ -722,8 +734,14 @@ mod tests {
         let not_an_object = json!({"id":1,"result":"done"});
         let e = payload_of(&not_an_object).unwrap_err();
         assert!(
-            e.message.contains("t: the result is not a tool result"),
+            e.message
+                .contains("t: the answer is not the JSON-RPC answer expected (invalid type"),
             "{e:?}"
+        );
+        assert_eq!(
+            e.kind,
+            unknown("").kind,
+            "answered with success: it may have acted"
         );
         let no_result = json!({"id":1});
         assert_eq!(
