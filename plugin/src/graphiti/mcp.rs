@@ -716,6 +716,28 @@ mod tests {
     }
 
     #[test]
+    fn a_huge_tool_answer_is_read_within_its_budget() {
+        // 300,000 small facts, twice (structured and as text), in one SSE event: 7.8 MB.
+        let facts: Vec<Value> = (0..300_000).map(|_| json!({"fact": "f"})).collect();
+        let payload = json!({"facts": facts});
+        let rpc = json!({"jsonrpc": "2.0", "id": 1, "result": {
+            "content": [{"type": "text", "text": payload.to_string()}],
+            "structuredContent": {"result": payload},
+        }});
+        let response = Response {
+            status: 200,
+            headers: vec![("content-type".into(), "text/event-stream".into())],
+            body: format!("event: message\ndata: {rpc}\n\n").into_bytes(),
+        };
+        let read = tool_answer("search_memory_facts", &response, 1).unwrap();
+        let kept = read["facts"].as_array().unwrap().len();
+        assert!(
+            kept > 1000 && kept <= crate::graphiti::answer::MAX_ANSWER_VALUES / 2,
+            "{kept} facts kept"
+        );
+    }
+
+    #[test]
     fn the_payload_is_the_structured_content_else_the_text() {
         let both = json!({"id":1,"result":{"content":[{"type":"text","text":"{\"facts\":[\"from text\"]}"}],"structuredContent":{"result":{"facts":["structured"]}}}});
         assert_eq!(payload_of(&both).unwrap(), json!({"facts": ["structured"]}));
