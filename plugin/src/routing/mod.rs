@@ -85,10 +85,6 @@ impl Router {
         let hits = self.keywords.hits(&normalized);
         let mut scored = scoring::score(&self.rules, &hits, input.recall, trace);
         scoring::suppress(&self.rules, &mut scored, trace);
-        decision.candidates = scored
-            .iter()
-            .map(|s| s.to_candidate(&self.rules[s.rule]))
-            .collect();
         // Entity names matter only to the strict follow-up test: not looked for without it.
         let named = if self.settings.sticky.strict_follow_up {
             self.names(input.prompt, &normalized, input.recall)
@@ -109,6 +105,14 @@ impl Router {
         } else {
             decide::winner(&self.rules, &scored, &mut decision.trace).map(|rule| (rule, 0))
         };
+        // Listed once the winner is known: the candidates take what scoring found, uncopied.
+        decision.candidates = scored
+            .into_iter()
+            .map(|s| {
+                let rule = &self.rules[s.rule];
+                s.into_candidate(rule)
+            })
+            .collect();
         let (winner, carried_turns) = match winner {
             Ok(won) => won,
             Err(reason) => return model::no_pack(decision, reason),

@@ -77,6 +77,13 @@ pub(super) fn score(
 
 /// Suppression removes candidates; it never changes a score.
 pub(super) fn suppress(rules: &[Rule], scored: &mut [Scored], trace: &mut Vec<String>) {
+    // Most turns fire no boost that suppresses: nothing to list.
+    if scored
+        .iter()
+        .all(|s| s.boosts.iter().all(|b| b.suppresses.is_empty()))
+    {
+        return;
+    }
     let suppressions: Vec<(String, String)> = scored
         .iter()
         .flat_map(|s| {
@@ -100,16 +107,17 @@ pub(super) fn suppress(rules: &[Rule], scored: &mut [Scored], trace: &mut Vec<St
 }
 
 impl Scored {
-    pub(super) fn to_candidate(&self, rule: &Rule) -> Candidate {
+    /// The candidate as the decision lists it (what it matched moved, not copied).
+    pub(super) fn into_candidate(self, rule: &Rule) -> Candidate {
         Candidate {
             intent: rule.id.clone(),
             pack_type: rule.pack_type.clone(),
-            keywords: self.keywords.clone(),
+            keywords: self.keywords,
             keyword_score: from_milli(self.keyword_score),
-            boosts: self.boosts.clone(),
+            boosts: self.boosts,
             score: from_milli(self.score),
             min_confidence: from_milli(rule.min_confidence),
-            suppressed_by: self.suppressed_by.clone(),
+            suppressed_by: self.suppressed_by,
         }
     }
 }
