@@ -611,6 +611,15 @@ mod tests {
         })
     }
 
+    /// A 200 answer whose event stream is `body` exactly.
+    fn event_stream(body: &str) -> Response {
+        Response {
+            status: 200,
+            headers: vec![("content-type".into(), "text/event-stream".into())],
+            body: body.as_bytes().to_vec(),
+        }
+    }
+
     fn plain(status: u16) -> std::result::Result<Response, HttpError> {
         Ok(Response {
             status,
@@ -724,11 +733,7 @@ mod tests {
             "content": [{"type": "text", "text": payload.to_string()}],
             "structuredContent": {"result": payload},
         }});
-        let response = Response {
-            status: 200,
-            headers: vec![("content-type".into(), "text/event-stream".into())],
-            body: format!("event: message\ndata: {rpc}\n\n").into_bytes(),
-        };
+        let response = event_stream(&format!("event: message\ndata: {rpc}\n\n"));
         let read = tool_answer("search_memory_facts", &response, 1).unwrap();
         let kept = read["facts"].as_array().unwrap().len();
         assert!(
@@ -776,11 +781,7 @@ mod tests {
     fn sse_events_split_on_any_line_end() {
         let body = "event: message\r\ndata: {\"id\":1,\r\ndata: \"result\":{}}\r\n\r\n\
                     data: {\"id\":2}\r\rdata: {\"id\":3,\"result\":1}\n";
-        let response = Response {
-            status: 200,
-            headers: vec![("content-type".into(), "text/event-stream".into())],
-            body: body.as_bytes().to_vec(),
-        };
+        let response = event_stream(body);
         assert_eq!(
             rpc_answer("search", &response, 1).unwrap(),
             json!({"id": 1, "result": {}})
@@ -802,11 +803,7 @@ mod tests {
                     data: {\"id\":7,\n\
                     data: \"result\":{\"ok\":true}}\n\n\
                     data: <html>after the answer\n\n";
-        let response = Response {
-            status: 200,
-            headers: vec![("content-type".into(), "text/event-stream".into())],
-            body: body.as_bytes().to_vec(),
-        };
+        let response = event_stream(body);
         assert_eq!(
             rpc_answer("search", &response, 7).unwrap(),
             json!({"id": 7, "result": {"ok": true}})
@@ -820,11 +817,7 @@ mod tests {
 
     #[test]
     fn garbage_is_an_error_with_context() {
-        let response = Response {
-            status: 200,
-            headers: vec![("content-type".into(), "text/event-stream".into())],
-            body: b"<html>oops".to_vec(),
-        };
+        let response = event_stream("<html>oops");
         assert!(
             rpc_answer("search", &response, 1)
                 .unwrap_err()
