@@ -108,10 +108,7 @@ impl Router {
         // Listed once the winner is known: the candidates take what scoring found, uncopied.
         decision.candidates = scored
             .into_iter()
-            .map(|s| {
-                let rule = &self.rules[s.rule];
-                s.into_candidate(rule)
-            })
+            .map(|s| s.into_candidate(&self.rules))
             .collect();
         let (winner, carried_turns) = match winner {
             Ok(won) => won,

@@ -77,21 +77,15 @@ pub(super) fn score(
 
 /// Suppression removes candidates; it never changes a score.
 pub(super) fn suppress(rules: &[Rule], scored: &mut [Scored], trace: &mut Vec<String>) {
-    // Most turns fire no boost that suppresses: nothing to list.
-    if scored
-        .iter()
-        .all(|s| s.boosts.iter().all(|b| b.suppresses.is_empty()))
-    {
-        return;
-    }
-    let suppressions: Vec<(String, String)> = scored
+    // Only the boosts that suppress add to this list (most turns: none, and nothing is allocated).
+    let suppressions: Vec<(String, &str)> = scored
         .iter()
         .flat_map(|s| {
-            let by = rules[s.rule].id.clone();
+            let by = rules[s.rule].id.as_str();
             s.boosts
                 .iter()
                 .flat_map(|b| b.suppresses.iter())
-                .map(move |target| (target.clone(), by.clone()))
+                .map(move |target| (target.clone(), by))
         })
         .collect();
     for s in scored.iter_mut() {
@@ -101,14 +95,15 @@ pub(super) fn suppress(rules: &[Rule], scored: &mut [Scored], trace: &mut Vec<St
             .find(|(target, by)| by != id && glob_matches(target, id))
         {
             trace.push(format!("{id}: suppressed by an entity boost of {by}"));
-            s.suppressed_by = Some(by.clone());
+            s.suppressed_by = Some(by.to_string());
         }
     }
 }
 
 impl Scored {
     /// The candidate as the decision lists it (what it matched moved, not copied).
-    pub(super) fn into_candidate(self, rule: &Rule) -> Candidate {
+    pub(super) fn into_candidate(self, rules: &[Rule]) -> Candidate {
+        let rule = &rules[self.rule];
         Candidate {
             intent: rule.id.clone(),
             pack_type: rule.pack_type.clone(),
