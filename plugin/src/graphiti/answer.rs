@@ -128,9 +128,14 @@ mod bounded {
 /// Parses a JSON body (within [`MAX_ANSWER_VALUES`]), naming the operation when it is not JSON.
 pub(super) fn json_body(what: &str, body: &[u8]) -> Result<Value> {
     parse_bounded(body).map_err(|e| {
-        let start: String = String::from_utf8_lossy(body).chars().take(80).collect();
+        let start = opening(body);
         error(format!("{what}: the answer is not JSON ({e}): {start:?}"))
     })
+}
+
+/// The first 80 characters of an answer, to show in an error about it.
+pub(super) fn opening(body: &[u8]) -> String {
+    String::from_utf8_lossy(body).chars().take(80).collect()
 }
 
 /// The list under `key` of a JSON object (taken out of it, not copied), or an error naming what

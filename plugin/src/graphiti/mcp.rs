@@ -2,7 +2,7 @@
 //! → `tools/call`, answers in SSE. A lost session (404) is re-initialized once; pre-1.0 servers call
 //! node search `search_memory_nodes`.
 
-use super::answer::{Bounded, json_body, list_of, timeout_of};
+use super::answer::{Bounded, json_body, list_of, opening, timeout_of};
 use super::episode::{Episode, EpisodeKind, names_of};
 use super::error::{Result, error, http_failure, rejected, unknown};
 use super::http::{Deadline, Http, Request, Response};
@@ -290,8 +290,9 @@ impl McpClient {
         });
         let response = self.post(http, &message, deadline, "initialize")?;
         expect_status("initialize", &response, &[200])?;
-        let rpc = rpc_answer("initialize", &response, id)?;
-        if let Some(e) = rpc.get("error") {
+        let mut joined = Vec::new();
+        let rpc: RpcMessage = rpc_message("initialize", &response, id, &mut joined)?;
+        if let Some(e) = parsed("initialize", rpc.error)? {
             return Err(error(format!("initialize: the server refused: {e}")));
         }
         // A stateless server sends no session id; then every call stands alone.
@@ -404,25 +405,6 @@ struct ToolResult<'a> {
     is_error: Option<Value>,
 }
 
-/// The JSON-RPC answer with our id, from an SSE stream (`event: message` / `data: …`) or plain JSON,
-/// as a `Value` (`id`, `result` and `error` as they came).
-fn rpc_answer(what: &str, response: &Response, id: u64) -> Result<Value> {
-    let mut joined = Vec::new();
-    let rpc = rpc_message(what, response, id, &mut joined)?;
-    let mut answer = serde_json::Map::new();
-    let parts = [
-        ("id", rpc.id.clone()),
-        ("result", parsed(what, rpc.result)?),
-        ("error", parsed(what, rpc.error)?),
-    ];
-    for (key, value) in parts {
-        if let Some(value) = value {
-            answer.insert(key.to_string(), value);
-        }
-    }
-    Ok(Value::Object(answer))
-}
-
 /// A part of a message parsed (within the value budget).
 fn parsed(what: &str, raw: Option<&RawValue>) -> Result<Option<Value>> {
     raw.map(|raw| json_body(what, raw.get().as_bytes()))
@@ -442,7 +424,7 @@ fn rpc_message<'a, R: serde::Deserialize<'a>>(
         .header("content-type")
         .is_some_and(|t| t.starts_with("text/event-stream"));
     let not_json = |e: serde_json::Error, what_was: &str| {
-        let start: String = String::from_utf8_lossy(body).chars().take(80).collect();
+        let start = opening(body);
         let problem = if e.is_data() {
             "is not the JSON-RPC answer expected"
         } else {
@@ -492,7 +474,7 @@ fn rpc_message<'a, R: serde::Deserialize<'a>>(
             }
         }
     }
-    let start: String = String::from_utf8_lossy(body).chars().take(80).collect();
+    let start = opening(body);
     Err(error(format!(
         "{what}: no JSON-RPC answer in the SSE stream: {start:?}"
     )))
@@ -609,6 +591,24 @@ mod tests {
             headers,
             body: format!("event: message\ndata: {body}\n\n").into_bytes(),
         })
+    }
+
+    /// [`rpc_message`] as a `Value` (`id`, `result` and `error` as they came), for comparing.
+    fn rpc_answer(what: &str, response: &Response, id: u64) -> Result<Value> {
+        let mut joined = Vec::new();
+        let rpc = rpc_message(what, response, id, &mut joined)?;
+        let mut answer = serde_json::Map::new();
+        let parts = [
+            ("id", rpc.id.clone()),
+            ("result", parsed(what, rpc.result)?),
+            ("error", parsed(what, rpc.error)?),
+        ];
+        for (key, value) in parts {
+            if let Some(value) = value {
+                answer.insert(key.to_string(), value);
+            }
+        }
+        Ok(Value::Object(answer))
     }
 
     /// A 200 answer whose event stream is `body` exactly.
