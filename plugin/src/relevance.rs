@@ -54,8 +54,15 @@ pub fn judge(recall: &Recall, asked: &Asked, min_relevance: f64) -> Judged {
         };
     }
     let fact_terms: Vec<Terms> = recall.facts.iter().map(|f| terms(&f.fact)).collect();
-    let node_terms: Vec<Terms> = recall.nodes.iter().map(node_text_terms).collect();
-    let weigh = Weights::new(&fact_terms, &node_terms, &recall.nodes, asked);
+    // Each entity's name read once: for its weight, its own terms and "named in a kept fact".
+    let name_terms: Vec<Terms> = recall.nodes.iter().map(|n| terms(&n.name)).collect();
+    let node_terms: Vec<Terms> = recall
+        .nodes
+        .iter()
+        .zip(&name_terms)
+        .map(|(node, name)| Terms(name.0.clone()).union(terms(&node.summary)))
+        .collect();
+    let weigh = Weights::new(&fact_terms, &node_terms, &name_terms, asked);
     // A cached answer stays marked as one.
     let mut kept = Recall {
         cached_age_ms: recall.cached_age_ms,
@@ -72,10 +79,9 @@ pub fn judge(recall: &Recall, asked: &Asked, min_relevance: f64) -> Judged {
             kept_fact_terms.push(item_terms);
         }
     }
-    for (node, item_terms) in recall.nodes.iter().zip(&node_terms) {
+    for ((node, item_terms), name) in recall.nodes.iter().zip(&node_terms).zip(&name_terms) {
         let (score, mut matched) = weigh.score(item_terms, asked);
         // An entity a kept fact names is that fact's context (who "Priya Raman" is).
-        let name = terms(&node.name);
         let named = !name.is_empty() && kept_fact_terms.iter().any(|t| name.is_subset(t));
         if named && score < min_relevance {
             matched.push("named in a kept fact");
@@ -134,7 +140,7 @@ impl Lines {
             return;
         }
         let verdict = if keep { "kept" } else { "below" };
-        let shown = truncate_chars(&crate::text::one_line(text), TEXT_SHOWN_CHARS).to_string();
+        let shown = truncate_chars(&crate::text::one_line(text), TEXT_SHOWN_CHARS);
         let mut line = String::with_capacity(shown.len() + 64);
         let _ = write!(line, "{verdict} {score:.2} {kind} {shown:?} [");
         for (i, term) in matched.iter().take(MAX_TERMS_SHOWN).enumerate() {
@@ -158,16 +164,11 @@ impl Lines {
 /// an entity is the clearest sign of what the prompt is about.
 struct Weights<'t> {
     rarity: HashMap<&'t str, f64>,
-    names: HashSet<String>,
+    names: HashSet<&'t str>,
 }
 
 impl<'t> Weights<'t> {
-    fn new(
-        facts: &'t [Terms],
-        nodes: &'t [Terms],
-        recalled: &[RecalledNode],
-        asked: &Asked,
-    ) -> Self {
+    fn new(facts: &'t [Terms], nodes: &'t [Terms], node_names: &'t [Terms], asked: &Asked) -> Self {
         let items = (facts.len() + nodes.len()) as f64;
         let mut rarity: HashMap<&str, f64> = HashMap::new();
         for term in facts.iter().chain(nodes).flat_map(Terms::iter) {
@@ -177,11 +178,11 @@ impl<'t> Weights<'t> {
             // 1 for a term one item has, falling towards ln 2 / ln(n + 1) for one all have.
             *count = (1.0 + items / *count).ln() / (1.0 + items).ln();
         }
-        let names = recalled
+        let names = node_names
             .iter()
-            .map(|n| terms(&n.name))
             .filter(|name| !name.is_empty() && name.is_subset(&asked.terms))
-            .flat_map(|name| name.0)
+            .flat_map(Terms::iter)
+            .map(String::as_str)
             .collect();
         Weights { rarity, names }
     }
@@ -192,7 +193,7 @@ impl<'t> Weights<'t> {
             .iter()
             .filter(|term| asked.terms.contains(term))
             .map(|term| {
-                let term_weight = if self.names.contains(term) {
+                let term_weight = if self.names.contains(term.as_str()) {
                     1.0
                 } else {
                     self.rarity.get(term.as_str()).copied().unwrap_or(1.0)
@@ -210,10 +211,6 @@ impl<'t> Weights<'t> {
             matched.into_iter().map(|(_, t)| t.as_str()).collect(),
         )
     }
-}
-
-fn node_text_terms(node: &RecalledNode) -> Terms {
-    terms(&node.name).union(terms(&node.summary))
 }
 
 /// A set of terms: sorted, each once (a sorted list, not a tree: a handful of terms per item, and
