@@ -3,7 +3,7 @@
 
 use super::ConfigError;
 use crate::documents::errors::{split_path, strip_location, yaml_error};
-use crate::documents::nesting;
+use crate::documents::{common_yaml, nesting};
 use serde::de::DeserializeOwned;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -164,6 +164,9 @@ pub fn parse<T: DeserializeOwned>(file: &SourceFile) -> Result<T, ConfigError> {
         message,
     };
     let json = file.display.ends_with(".json");
+    if !json && let Some(value) = common_yaml::from_str(&file.text) {
+        return Ok(value); // nested no deeper than the cap, or it would have been declined
+    }
     let depth = if json {
         nesting::check_json(&file.text)
     } else {
