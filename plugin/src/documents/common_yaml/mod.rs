@@ -148,9 +148,23 @@ impl<'a> Reader<'a> {
             .map_or(0, |i| i + 1)
     }
 
-    fn enter(&mut self) -> Option<()> {
+    /// Reads one collection one level deeper, within [`MAX_DEPTH`].
+    fn nested(&mut self, read: impl FnOnce(&mut Self) -> Option<Node<'a>>) -> Option<Node<'a>> {
+        if self.depth == MAX_DEPTH {
+            return None;
+        }
         self.depth += 1;
-        (self.depth <= MAX_DEPTH).then_some(())
+        let node = read(self);
+        self.depth -= 1;
+        node
+    }
+
+    /// The spaces a line starts with, from `at` (its start).
+    fn indent_at(&self, at: usize) -> usize {
+        self.bytes[at.min(self.bytes.len())..]
+            .iter()
+            .take_while(|&&b| b == b' ')
+            .count()
     }
 
     fn document(&mut self) -> Option<Node<'a>> {
@@ -169,10 +183,7 @@ impl<'a> Reader<'a> {
             if self.at_end() {
                 return None;
             }
-            let indent = self.bytes[self.pos..]
-                .iter()
-                .take_while(|&&b| b == b' ')
-                .count();
+            let indent = self.indent_at(self.pos);
             match self.at(self.pos + indent) {
                 b'\n' | b'#' => self.skip_line(),
                 _ => return Some(indent),
@@ -218,16 +229,15 @@ impl<'a> Reader<'a> {
 
     /// A block collection whose first line (at its start) is indented by `indent`.
     fn block_node(&mut self, indent: usize) -> Option<Node<'a>> {
-        self.enter()?;
-        let node = if self.is_entry(self.pos + indent) {
-            self.block_sequence(indent)
-        } else {
-            self.pos += indent;
-            let key = self.block_key()?;
-            self.block_mapping(indent, key)
-        };
-        self.depth -= 1;
-        node
+        self.nested(|r| {
+            if r.is_entry(r.pos + indent) {
+                r.block_sequence(indent)
+            } else {
+                r.pos += indent;
+                let key = r.block_key()?;
+                r.block_mapping(indent, key)
+            }
+        })
     }
 
     /// Entries `- …` at column `indent`; the position is at the start of the first one's line.
@@ -339,10 +349,7 @@ impl<'a> Reader<'a> {
             Some(next) if next > indent => self.block_node(next),
             // A sequence as a mapping's value may sit at the mapping's own column.
             Some(next) if next == indent && in_mapping && self.is_entry(self.pos + next) => {
-                self.enter()?;
-                let node = self.block_sequence(next);
-                self.depth -= 1;
-                node
+                self.nested(|r| r.block_sequence(next))
             }
             _ => Some(Node::empty()),
         }
@@ -350,10 +357,7 @@ impl<'a> Reader<'a> {
 
     /// `- key: value` and the keys below it at the same column.
     fn compact_mapping(&mut self, column: usize, key: Node<'a>) -> Option<Node<'a>> {
-        self.enter()?;
-        let node = self.block_mapping(column, key);
-        self.depth -= 1;
-        node
+        self.nested(|r| r.block_mapping(column, key))
     }
 
     /// A plain scalar on one line. In block context it ends at `: `, ` #` or the line's end; in
@@ -550,10 +554,7 @@ impl<'a> Reader<'a> {
             if self.at_end() {
                 return None;
             }
-            let line_indent = self.bytes[self.pos..]
-                .iter()
-                .take_while(|&&b| b == b' ')
-                .count();
+            let line_indent = self.indent_at(self.pos);
             if line_indent <= indent && !matches!(self.at(self.pos + line_indent), b'\n' | b'#') {
                 return None;
             }
@@ -562,7 +563,10 @@ impl<'a> Reader<'a> {
 
     /// `[…]` or `{…}` at the position, in a block collection at column `indent`.
     fn flow(&mut self, indent: usize) -> Option<Node<'a>> {
-        self.enter()?;
+        self.nested(|r| r.flow_collection(indent))
+    }
+
+    fn flow_collection(&mut self, indent: usize) -> Option<Node<'a>> {
         let open = self.peek();
         let close = if open == b'[' { b']' } else { b'}' };
         self.pos += 1;
@@ -622,7 +626,6 @@ impl<'a> Reader<'a> {
                 _ => return None,
             }
         }
-        self.depth -= 1;
         let children = self.close(mark);
         Some(if open == b'[' {
             Node::Seq(children)
