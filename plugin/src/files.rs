@@ -7,7 +7,7 @@
 use serde::de::DeserializeOwned;
 use std::collections::HashMap;
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -39,7 +39,8 @@ fn write_renamed(path: &Path, bytes: &[u8]) -> io::Result<()> {
         WRITES.fetch_add(1, Ordering::Relaxed)
     ));
     // A failed write (a full disk) or rename leaves no temporary file behind.
-    fs::write(&tmp, bytes)
+    fs::File::create(&tmp)
+        .and_then(|file| write_all_at(&file, bytes, 0))
         .and_then(|()| fs::rename(&tmp, path))
         .inspect_err(|_| {
             let _ = fs::remove_file(&tmp);
@@ -67,7 +68,107 @@ pub fn read_regular(path: &Path, max_bytes: u64) -> io::Result<Option<Vec<u8>>> 
             format!("larger than {max_bytes} bytes"),
         ));
     }
-    fs::read(path).map(Some)
+    read(path).map(Some)
+}
+
+/// The bytes of file `path`, as `fs::read` gives them, in fewer host calls (see [`at_offset`]).
+pub fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
+    let file = fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    let mut chunk = 16 * 1024;
+    loop {
+        let len = bytes.len();
+        bytes.resize(len + chunk, 0);
+        match at_offset::read_at(&file, &mut bytes[len..], len as u64) {
+            Ok(0) => {
+                bytes.truncate(len);
+                return Ok(bytes);
+            }
+            Ok(n) => bytes.truncate(len + n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => bytes.truncate(len),
+            Err(e) => return Err(e),
+        }
+        chunk = (chunk * 2).min(1 << 20);
+    }
+}
+
+/// The text of file `path`, as `fs::read_to_string` gives it (the same error for bytes that are
+/// not UTF-8), in fewer host calls.
+pub fn read_to_string(path: impl AsRef<Path>) -> io::Result<String> {
+    String::from_utf8(read(path)?).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
+/// Writes all of `bytes` at `offset` (see [`at_offset`]).
+pub fn write_all_at(file: &fs::File, mut bytes: &[u8], mut offset: u64) -> io::Result<()> {
+    while !bytes.is_empty() {
+        match at_offset::write_at(file, bytes, offset) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                bytes = &bytes[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Reads and writes at an offset. On WASI they are wasi-libc's `pread` and `pwrite`, one host call
+/// each (`descriptor.read`, `descriptor.write`), where std's `Read` and `Write` on a file go
+/// through a stream: five host calls and two drops per write, three and a stat per read. In
+/// OpenClaw's WASI host every call costs tens of microseconds (jco's glue keeps task records for
+/// each), and a turn writes two or three files.
+#[cfg(target_os = "wasi")]
+mod at_offset {
+    use std::fs::File;
+    use std::io;
+    use std::os::fd::AsRawFd;
+
+    unsafe extern "C" {
+        fn pread(fd: i32, buf: *mut u8, len: usize, offset: i64) -> isize;
+        fn pwrite(fd: i32, buf: *const u8, len: usize, offset: i64) -> isize;
+    }
+
+    fn offset_of(offset: u64) -> io::Result<i64> {
+        i64::try_from(offset).map_err(|_| io::ErrorKind::InvalidInput.into())
+    }
+
+    pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        let offset = offset_of(offset)?;
+        // SAFETY: `buf` is valid for writes of its length, and the descriptor is `file`'s, open
+        // for the whole call.
+        let n = unsafe { pread(file.as_raw_fd(), buf.as_mut_ptr(), buf.len(), offset) };
+        usize::try_from(n).map_err(|_| io::Error::last_os_error())
+    }
+
+    pub fn write_at(file: &File, buf: &[u8], offset: u64) -> io::Result<usize> {
+        let offset = offset_of(offset)?;
+        // SAFETY: `buf` is valid for reads of its length, and the descriptor is `file`'s, open for
+        // the whole call.
+        let n = unsafe { pwrite(file.as_raw_fd(), buf.as_ptr(), buf.len(), offset) };
+        usize::try_from(n).map_err(|_| io::Error::last_os_error())
+    }
+}
+
+#[cfg(unix)]
+mod at_offset {
+    use std::fs::File;
+    use std::io;
+    use std::os::unix::fs::FileExt;
+
+    pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        FileExt::read_at(file, buf, offset)
+    }
+
+    pub fn write_at(file: &File, buf: &[u8], offset: u64) -> io::Result<usize> {
+        FileExt::write_at(file, buf, offset)
+    }
 }
 
 /// What says whether a file was written since it was last looked at: its size and modification
@@ -135,21 +236,28 @@ pub fn parse_first<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, serde_json::E
 /// always fails to parse (the file is then recomputed) and at worst reads as a mix until the next
 /// write; a write cut short by a full disk while the file grows never parses. Creates the
 /// directory when the write finds it missing. Returns the file's stamp after the write.
-pub fn write_in_place(path: &Path, bytes: &[u8]) -> io::Result<Stamp> {
+///
+/// `known_len` is the file's length when this instance last looked at it, if it did: the padding
+/// then needs no `stat`. Should another writer have made the file longer since, the tail of its
+/// write stays after the padding, which [`parse_first`] ignores.
+pub fn write_in_place(path: &Path, bytes: &[u8], known_len: Option<u64>) -> io::Result<Stamp> {
     let write = || -> io::Result<Stamp> {
-        let mut file = fs::OpenOptions::new()
+        let file = fs::OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(false)
             .open(path)?;
-        let old_len = file.metadata()?.len();
+        let old_len = match known_len {
+            Some(len) => len,
+            None => file.metadata()?.len(),
+        };
         if old_len > bytes.len() as u64 {
             let mut padded = Vec::with_capacity(old_len as usize);
             padded.extend_from_slice(bytes);
             padded.resize(old_len as usize, b' ');
-            file.write_all(&padded)?;
+            write_all_at(&file, &padded, 0)?;
         } else {
-            file.write_all(bytes)?;
+            write_all_at(&file, bytes, 0)?;
         }
         Ok(Stamp::of(&file.metadata()?))
     };
@@ -207,7 +315,7 @@ impl<T: DeserializeOwned> Kept<T> {
                 format!("larger than {max_bytes} bytes"),
             )));
         }
-        let bytes = match fs::read(path) {
+        let bytes = match read(path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(ReadError::Io(e)),
@@ -226,8 +334,8 @@ impl<T: DeserializeOwned> Kept<T> {
     /// Writes `bytes`, the encoding of `value`, to `path` in place (see [`write_in_place`]) and
     /// keeps `value` as the file's content. A failed write forgets the file.
     pub fn write(&mut self, path: &Path, bytes: &[u8], value: T) -> io::Result<()> {
-        self.files.remove(path);
-        let stamp = write_in_place(path, bytes)?;
+        let known_len = self.files.remove(path).map(|(stamp, _)| stamp.len);
+        let stamp = write_in_place(path, bytes, known_len)?;
         self.keep(path, stamp, value);
         Ok(())
     }
@@ -262,8 +370,8 @@ mod tests {
     fn an_in_place_write_pads_a_shorter_value_and_readers_take_the_first_value() {
         let dir = scratch("in-place");
         let path = dir.join("sub").join("state.json");
-        write_in_place(&path, br#"{"a":"a long first value"}"#).unwrap();
-        write_in_place(&path, br#"{"a":"short"}"#).unwrap();
+        write_in_place(&path, br#"{"a":"a long first value"}"#, None).unwrap();
+        write_in_place(&path, br#"{"a":"short"}"#, None).unwrap();
         let bytes = fs::read(&path).unwrap();
         assert_eq!(bytes.len(), r#"{"a":"a long first value"}"#.len());
         let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
@@ -276,6 +384,38 @@ mod tests {
         assert_eq!(value["a"], "short");
         // A write cut short (a full disk while the file grows) does not parse.
         assert!(parse_first::<serde_json::Value>(br#"{"a":"a longer val"#).is_err());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_write_with_a_stale_known_length_still_reads_as_its_own_value() {
+        let dir = scratch("stale-length");
+        let path = dir.join("state.json");
+        write_in_place(&path, br#"{"a":"another writer's longer value"}"#, None).unwrap();
+        // This instance last saw the file 5 bytes long.
+        write_in_place(&path, br#"{"a":"mine"}"#, Some(5)).unwrap();
+        let value: serde_json::Value = parse_first(&read(&path).unwrap()).unwrap();
+        assert_eq!(value["a"], "mine");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn read_gives_every_byte_of_files_small_empty_and_past_its_largest_chunk() {
+        let dir = scratch("read");
+        fs::create_dir_all(&dir).unwrap();
+        for len in [0, 1, 16 * 1024, 16 * 1024 + 1, 3 * (1 << 20) + 7] {
+            let path = dir.join(format!("f{len}"));
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+            write_atomically(&path, &bytes).unwrap();
+            assert_eq!(read(&path).unwrap(), bytes, "{len} bytes");
+        }
+        fs::write(dir.join("latin1"), b"caf\xe9").unwrap();
+        let err = read_to_string(dir.join("latin1")).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert_eq!(
+            read(dir.join("missing")).unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -9,7 +9,6 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Default, Deserialize, Serialize, PartialEq)]
@@ -105,7 +104,7 @@ fn path(state_dir: &Path) -> PathBuf {
 /// start again, saying so (`restarted`), rather than silently from zero.
 pub fn load(state_dir: &Path) -> Stats {
     let file = path(state_dir);
-    let Ok(bytes) = fs::read(&file) else {
+    let Ok(bytes) = crate::files::read(&file) else {
         return Stats::default();
     };
     match serde_json::from_slice(&bytes) {
@@ -145,11 +144,11 @@ pub fn save_counts(state_dir: &Path, unique: &str, counts: &Stats) -> Result<(),
     let file = dir.join(format!("{unique}.json"));
     let bytes = serde_json::to_vec(counts).unwrap_or_default();
     let write = || -> std::io::Result<()> {
-        let mut out = fs::OpenOptions::new()
+        let out = fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&file)?;
-        out.write_all(&bytes)
+        crate::files::write_all_at(&out, &bytes, 0)
     };
     write()
         .or_else(|e| match e.kind() {
@@ -189,7 +188,7 @@ pub fn fold_into_file(
         if already.contains(name) {
             continue;
         }
-        match fs::read(path)
+        match crate::files::read(path)
             .ok()
             .and_then(|b| serde_json::from_slice::<Stats>(&b).ok())
         {

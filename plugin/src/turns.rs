@@ -162,7 +162,7 @@ pub fn injection_of(
 /// The session's last turn, or the most recent turn of any session.
 pub fn load(state_dir: &Path, session_key: Option<&str>) -> Result<Option<TurnRecord>, String> {
     let read = |path: &Path| -> Option<TurnRecord> {
-        crate::files::parse_first(&fs::read(path).ok()?).ok()
+        crate::files::parse_first(&crate::files::read(path).ok()?).ok()
     };
     if let Some(key) = session_key {
         let record = read(&crate::state::file_for(&dir(state_dir), key));
@@ -184,7 +184,7 @@ fn records(state_dir: &Path) -> Result<Vec<(PathBuf, TurnRecord)>, String> {
         .flatten()
         .filter_map(|entry| {
             let path = entry.path();
-            let record = crate::files::parse_first(&fs::read(&path).ok()?).ok()?;
+            let record = crate::files::parse_first(&crate::files::read(&path).ok()?).ok()?;
             Some((path, record))
         })
         .collect())

@@ -356,6 +356,23 @@ class Descriptor {
     return new Descriptor(this.preopen, null, openRegularFile(hostPath, openFlags, access), access);
   }
 
+  /** `length` bytes at `offset` or fewer (the guest's pread), and whether the file ends there. */
+  read(length, offset) {
+    if (this.isDirectory()) throw 'is-directory';
+    if (!this.access.read) throw 'bad-descriptor';
+    const buffer = Buffer.alloc(Number(length > WRITE_CHUNK ? WRITE_CHUNK : length));
+    const count = fsCall(() => fs.readSync(this.fd, buffer, 0, buffer.length, Number(offset)));
+    return [new Uint8Array(buffer.buffer, buffer.byteOffset, count), count < buffer.length];
+  }
+
+  /** Writes `bytes` at `offset` (the guest's pwrite); how many were written. */
+  write(bytes, offset) {
+    if (this.isDirectory()) throw 'is-directory';
+    if (!this.access.write) throw 'bad-descriptor';
+    lastStatAt = undefined;
+    return BigInt(fsCall(() => fs.writeSync(this.fd, bytes, 0, bytes.length, Number(offset))));
+  }
+
   readViaStream(offset) {
     if (this.isDirectory()) throw 'is-directory';
     return new InputStream(this.fd, Number(offset));

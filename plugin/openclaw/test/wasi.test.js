@@ -54,6 +54,27 @@ test('files are read through streams until closed', () => {
   assert.equal(file.stat().size, 10n);
 });
 
+test('positional reads and writes (pread, pwrite): one call each, at the offset asked', () => {
+  const { root, dirs } = setup();
+  const file = dirs['/state'].openAt(FOLLOW, 'state.json', CREATE, { read: true, write: true, mutateDirectory: true });
+  assert.equal(file.write(new TextEncoder().encode('hello world'), 0n), 11n);
+  assert.equal(file.write(new TextEncoder().encode('W'), 6n), 1n);
+  assert.equal(fs.readFileSync(path.join(root, 'state', 'state.json'), 'utf8'), 'hello World');
+  const [head, headEnds] = file.read(5n, 0n);
+  assert.equal(Buffer.from(head).toString(), 'hello');
+  assert.equal(headEnds, false);
+  const [tail, tailEnds] = file.read(100n, 6n);
+  assert.equal(Buffer.from(tail).toString(), 'World');
+  assert.equal(tailEnds, true, 'a read that reaches the end says so');
+  assert.deepEqual(file.read(10n, 11n), [new Uint8Array(), true]);
+  // What the descriptor was not opened for is refused, as pread and pwrite refuse it (EBADF).
+  const readOnly = dirs['/config'].openAt(FOLLOW, 'rules.yaml', OPEN, READ);
+  assert.throws(() => readOnly.write(new Uint8Array([1]), 0n), (e) => e === 'bad-descriptor');
+  const writeOnly = dirs['/state'].openAt(FOLLOW, 'state.json', OPEN, WRITE);
+  assert.throws(() => writeOnly.read(1n, 0n), (e) => e === 'bad-descriptor');
+  assert.throws(() => dirs['/state'].read(1n, 0n), (e) => e === 'is-directory');
+});
+
 test('the state directory takes writes with mutate-directory, atomically renamed', () => {
   const { root, dirs } = setup();
   const state = dirs['/state'];

@@ -253,7 +253,7 @@ impl Spool {
 
     pub fn read(&self, entry: &Entry) -> Result<Episode, String> {
         let path = self.file_of(entry);
-        let bytes = fs::read(&path).map_err(|e| io("read", &path, e))?;
+        let bytes = crate::files::read(&path).map_err(|e| io("read", &path, e))?;
         serde_json::from_slice(&bytes)
             .map_err(|e| format!("capture spool: {} is not an episode ({e})", path.display()))
     }
@@ -270,7 +270,7 @@ impl Spool {
     }
 
     pub fn meta(&self, stem: &str) -> Meta {
-        fs::read(self.path(stem, "meta"))
+        crate::files::read(self.path(stem, "meta"))
             .ok()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())
             .unwrap_or_default()
@@ -365,7 +365,7 @@ impl Spool {
     /// Names Graphiti has acknowledged recently. A line that is not a name (a torn write, bytes that
     /// are not text) is skipped and counted; every other line still counts.
     pub fn acked(&self) -> Acked {
-        let bytes = fs::read(self.acked_path()).unwrap_or_default();
+        let bytes = crate::files::read(self.acked_path()).unwrap_or_default();
         let mut acked = Acked::default();
         for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
             match std::str::from_utf8(line) {
@@ -394,7 +394,7 @@ impl Spool {
             return Ok(());
         }
         drop(file);
-        let bytes = fs::read(&path).unwrap_or_default();
+        let bytes = crate::files::read(&path).unwrap_or_default();
         let lines: Vec<&[u8]> = bytes
             .split(|&b| b == b'\n')
             .filter(|l| !l.is_empty())
@@ -411,7 +411,7 @@ impl Spool {
     }
 
     pub fn backoff(&self) -> Backoff {
-        fs::read(self.dir.join("backoff.json"))
+        crate::files::read(self.dir.join("backoff.json"))
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_default()
