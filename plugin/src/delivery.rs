@@ -38,6 +38,8 @@ pub struct Sender<'a> {
     pub http: &'a mut dyn Http,
     pub locks: &'a mut dyn Locks,
     pub counts: &'a mut Stats,
+    /// Whether this pass removes the temporary files a crash left (see `Spool::remove_stale_temp_files`).
+    pub sweep_temp_files: bool,
 }
 
 /// How a pass treats the back-off timer and a busy lock.
@@ -85,7 +87,9 @@ impl Sender<'_> {
     fn send_locked(&mut self, pass: Pass, report: &mut TickReport) {
         let locked_at = Instant::now();
         let now = time::now_ms();
-        self.spool.remove_stale_temp_files(now);
+        if self.sweep_temp_files {
+            self.spool.remove_stale_temp_files(now);
+        }
         let acked = self.spool.acked();
         if acked.unreadable_lines > 0 {
             report.notes.push(format!(

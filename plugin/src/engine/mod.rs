@@ -52,6 +52,8 @@ pub struct Engine {
     folded_at_ms: u64,
     /// When the last-turn records were last pruned (at most once a minute).
     pruned_at_ms: u64,
+    /// When a tick last looked for temporary files a crash left in the spool.
+    temp_swept_at_ms: u64,
     /// Session routing states, last-turn records and the recall cache as this instance last read or
     /// wrote them (each used while its file is unchanged).
     kept_sessions: Kept<crate::state::SessionState>,
@@ -80,6 +82,9 @@ const STATS_SAVE_IN_TURN_EVERY: u32 = 4 * STATS_FLUSH_EVERY;
 const FOLD_INTERVAL_MS: u64 = 2_000;
 /// The last-turn records are pruned at most this often (pruning lists their directory).
 const PRUNE_INTERVAL_MS: u64 = 60_000;
+/// Ticks look for temporary files a crash left in the spool at most this often (`flush` always
+/// does): one is removed only once it is ten minutes old, and the look lists the spool.
+const TEMP_SWEEP_INTERVAL_MS: u64 = 60_000;
 /// Merging counters takes milliseconds: a lock held longer than this was left by a stuck process.
 const STATS_LOCK_LEASE_MS: u64 = 10_000;
 const STATS_LOCK_WAIT_MS: u64 = 2_000;
@@ -108,6 +113,7 @@ impl Engine {
             count_files_written: 0,
             folded_at_ms: 0,
             pruned_at_ms: 0,
+            temp_swept_at_ms: 0,
             kept_sessions: Kept::new(crate::state::KEPT_SESSIONS),
             kept_turns: Kept::new(crate::state::KEPT_SESSIONS),
             kept_recall: Kept::new(1),

@@ -1,6 +1,6 @@
 //! Sending: the spool passed to Graphiti on `tick` and `flush`, and the `spool` command.
 
-use super::Engine;
+use super::{Engine, TEMP_SWEEP_INTERVAL_MS};
 use crate::api::{CommandOutput, SpoolCommand, TickReport};
 use crate::delivery::{self, Pass, Sender};
 use crate::reports;
@@ -24,6 +24,12 @@ impl Engine {
         };
         let capture = self.settings.capture.clone();
         self.graphiti();
+        let now = crate::time::now_ms();
+        let sweep_temp_files = pass == Pass::Flush
+            || now.saturating_sub(self.temp_swept_at_ms) >= TEMP_SWEEP_INTERVAL_MS;
+        if sweep_temp_files {
+            self.temp_swept_at_ms = now;
+        }
         let Engine {
             client,
             http,
@@ -39,6 +45,7 @@ impl Engine {
             http: http.as_mut(),
             locks: locks.as_mut(),
             counts: unsaved,
+            sweep_temp_files,
         };
         let mut report = sender.pass(pass);
         self.save_graphiti_session(&mut report.notes);

@@ -387,8 +387,9 @@ impl Spool {
             .append(true)
             .open(&path)
             .map_err(|e| io("open", &path, e))?;
-        // A line of its own even after a torn last line.
-        writeln!(file, "\n{name}").map_err(|e| io("append to", &path, e))?;
+        // A line of its own even after a torn last line; one write (`writeln!` made three).
+        file.write_all(format!("\n{name}\n").as_bytes())
+            .map_err(|e| io("append to", &path, e))?;
         // Names are a few dozen bytes: read the journal back only when it may need trimming.
         if file.metadata().map_or(0, |m| m.len()) < (2 * ACKED_KEPT * 24) as u64 {
             return Ok(());
