@@ -6,7 +6,9 @@
 //
 //   node tests/openclaw/bench-hooks.js      (HOOKS_BENCH_QUICK=1 for a short run; BENCH_ROWS=FILE
 //                                            appends the limits rows to FILE, as scripts/bench.sh reads;
-//                                            HOOKS_BENCH_PROFILE=FILE writes a CPU profile of the warm turns)
+//                                            HOOKS_BENCH_PROFILE=FILE writes a CPU profile of the warm turns;
+//                                            HOOKS_BENCH_PACKAGE=DIR loads another built package, e.g. a
+//                                            copy of an earlier dist/graphiti-openclaw, to compare runs)
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -69,7 +71,7 @@ const noop = await loadConfiguredWithOpenClaw({
   plugins: { load: { paths: [path.join(REPO, 'tests/openclaw/noop-plugin')] }, entries: { [noopId]: { enabled: true, hooks: { allowConversationAccess: true } } } },
 }, { pluginIds: [noopId], full: true });
 const loadStarted = performance.now();
-const { runner } = await loadWithOpenClaw(path.join(REPO, 'dist', PLUGIN_ID), {
+const { runner } = await loadWithOpenClaw(process.env.HOOKS_BENCH_PACKAGE || path.join(REPO, 'dist', PLUGIN_ID), {
   stateDir,
   graphiti: { url: `${standIn.url}/mcp`, group_id: { direct: 'demo', group: 'demo-{chat}' } },
 }, { full: true });
