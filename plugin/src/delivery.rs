@@ -38,9 +38,13 @@ pub struct Sender<'a> {
     pub http: &'a mut dyn Http,
     pub locks: &'a mut dyn Locks,
     pub counts: &'a mut Stats,
-    /// Whether this pass removes the temporary files a crash left (see `Spool::remove_stale_temp_files`).
-    pub sweep_temp_files: bool,
+    /// When a pass last removed the temporary files a crash left (the engine keeps it across passes).
+    pub temp_swept_at_ms: &'a mut u64,
 }
+
+/// Ticks look for temporary files a crash left in the spool at most this often (`flush` always
+/// does): one is removed only once it is ten minutes old, and the look lists the spool.
+const TEMP_SWEEP_INTERVAL_MS: u64 = 60_000;
 
 /// How a pass treats the back-off timer and a busy lock.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -87,8 +91,11 @@ impl Sender<'_> {
     fn send_locked(&mut self, pass: Pass, report: &mut TickReport) {
         let locked_at = Instant::now();
         let now = time::now_ms();
-        if self.sweep_temp_files {
+        if pass == Pass::Flush
+            || now.saturating_sub(*self.temp_swept_at_ms) >= TEMP_SWEEP_INTERVAL_MS
+        {
             self.spool.remove_stale_temp_files(now);
+            *self.temp_swept_at_ms = now;
         }
         let acked = self.spool.acked();
         if acked.unreadable_lines > 0 {

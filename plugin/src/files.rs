@@ -51,23 +51,10 @@ fn write_renamed(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// special file is refused without being opened (reading a FIFO would wait forever), and so is a
 /// file of more than `max_bytes`.
 pub fn read_regular(path: &Path, max_bytes: u64) -> io::Result<Option<Vec<u8>>> {
-    let meta = match fs::symlink_metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
+    let Some(stamp) = stamp(path)? else {
+        return Ok(None);
     };
-    if !meta.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            "not a regular file",
-        ));
-    }
-    if meta.len() > max_bytes {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("larger than {max_bytes} bytes"),
-        ));
-    }
+    stamp.readable_within(max_bytes)?;
     read(path).map(Some)
 }
 
@@ -197,6 +184,24 @@ impl Stamp {
             is_file: meta.is_file(),
         }
     }
+
+    /// Refuses, before anything is opened, what is not a regular file (reading a FIFO would wait
+    /// forever) or is larger than `max_bytes`.
+    fn readable_within(&self, max_bytes: u64) -> io::Result<()> {
+        if !self.is_file {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "not a regular file",
+            ));
+        }
+        if self.len > max_bytes {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("larger than {max_bytes} bytes"),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Why a kept file could not be had.
@@ -303,18 +308,7 @@ impl<T: DeserializeOwned> Kept<T> {
             return Ok(self.files.get(path).map(|(_, value)| value));
         }
         self.files.remove(path);
-        if !now.is_file {
-            return Err(ReadError::Io(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "not a regular file",
-            )));
-        }
-        if now.len > max_bytes {
-            return Err(ReadError::Io(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("larger than {max_bytes} bytes"),
-            )));
-        }
+        now.readable_within(max_bytes).map_err(ReadError::Io)?;
         let bytes = match read(path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),

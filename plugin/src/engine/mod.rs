@@ -82,9 +82,6 @@ const STATS_SAVE_IN_TURN_EVERY: u32 = 4 * STATS_FLUSH_EVERY;
 const FOLD_INTERVAL_MS: u64 = 2_000;
 /// The last-turn records are pruned at most this often (pruning lists their directory).
 const PRUNE_INTERVAL_MS: u64 = 60_000;
-/// Ticks look for temporary files a crash left in the spool at most this often (`flush` always
-/// does): one is removed only once it is ten minutes old, and the look lists the spool.
-const TEMP_SWEEP_INTERVAL_MS: u64 = 60_000;
 /// Merging counters takes milliseconds: a lock held longer than this was left by a stuck process.
 const STATS_LOCK_LEASE_MS: u64 = 10_000;
 const STATS_LOCK_WAIT_MS: u64 = 2_000;

@@ -1,6 +1,6 @@
 //! Sending: the spool passed to Graphiti on `tick` and `flush`, and the `spool` command.
 
-use super::{Engine, TEMP_SWEEP_INTERVAL_MS};
+use super::Engine;
 use crate::api::{CommandOutput, SpoolCommand, TickReport};
 use crate::delivery::{self, Pass, Sender};
 use crate::reports;
@@ -24,17 +24,12 @@ impl Engine {
         };
         let capture = self.settings.capture.clone();
         self.graphiti();
-        let now = crate::time::now_ms();
-        let sweep_temp_files = pass == Pass::Flush
-            || now.saturating_sub(self.temp_swept_at_ms) >= TEMP_SWEEP_INTERVAL_MS;
-        if sweep_temp_files {
-            self.temp_swept_at_ms = now;
-        }
         let Engine {
             client,
             http,
             locks,
             unsaved,
+            temp_swept_at_ms,
             ..
         } = self;
         let client = &mut client.as_mut().expect("made by graphiti()").2;
@@ -45,7 +40,7 @@ impl Engine {
             http: http.as_mut(),
             locks: locks.as_mut(),
             counts: unsaved,
-            sweep_temp_files,
+            temp_swept_at_ms,
         };
         let mut report = sender.pass(pass);
         self.save_graphiti_session(&mut report.notes);

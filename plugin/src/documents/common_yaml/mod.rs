@@ -777,6 +777,16 @@ impl<'n, 'a> Value<'n, 'a> {
     }
 }
 
+/// Deserializer methods that read a value as another kind does: narrower numbers as the widest of
+/// their kind (range checks are the visitor's, as with serde_norway), every string-like as `str`.
+macro_rules! read_as {
+    ($($narrow:ident),+ => $wide:ident) => {$(
+        fn $narrow<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
+            self.$wide(visitor)
+        }
+    )+};
+}
+
 impl<'de, 'n, 'a> de::Deserializer<'de> for Value<'n, 'a> {
     type Error = Declined;
 
@@ -797,40 +807,12 @@ impl<'de, 'n, 'a> de::Deserializer<'de> for Value<'n, 'a> {
         visitor.visit_i64(self.plain().and_then(signed).ok_or(Declined)?)
     }
 
-    fn deserialize_i32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-        self.deserialize_i64(visitor)
-    }
-
-    fn deserialize_i16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-        self.deserialize_i64(visitor)
-    }
-
-    fn deserialize_i8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-        self.deserialize_i64(visitor)
-    }
-
     fn deserialize_u64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
         visitor.visit_u64(self.plain().and_then(unsigned).ok_or(Declined)?)
     }
 
-    fn deserialize_u32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-        self.deserialize_u64(visitor)
-    }
-
-    fn deserialize_u16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-        self.deserialize_u64(visitor)
-    }
-
-    fn deserialize_u8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-        self.deserialize_u64(visitor)
-    }
-
     fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
         visitor.visit_f64(self.plain().and_then(float).ok_or(Declined)?)
-    }
-
-    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-        self.deserialize_f64(visitor)
     }
 
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
@@ -840,17 +822,10 @@ impl<'de, 'n, 'a> de::Deserializer<'de> for Value<'n, 'a> {
         }
     }
 
-    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-        self.deserialize_str(visitor)
-    }
-
-    fn deserialize_char<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-        self.deserialize_str(visitor)
-    }
-
-    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-        self.deserialize_str(visitor)
-    }
+    read_as!(deserialize_i32, deserialize_i16, deserialize_i8 => deserialize_i64);
+    read_as!(deserialize_u32, deserialize_u16, deserialize_u8 => deserialize_u64);
+    read_as!(deserialize_f32 => deserialize_f64);
+    read_as!(deserialize_string, deserialize_char, deserialize_identifier => deserialize_str);
 
     fn deserialize_bytes<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Declined> {
         Err(Declined)
