@@ -12,7 +12,6 @@ mod patterns;
 use crate::api::CommandOutput;
 use crate::config::ConfigRoots;
 use overlay_terms::{Terms, Vocabulary};
-use regex::Regex;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -66,14 +65,12 @@ pub fn audit(roots: &ConfigRoots) -> CommandOutput {
 /// The overlay's terms, less the public configuration's own key vocabulary.
 fn overlay_terms(public: &[TextFile], overlay: &[TextFile]) -> Terms {
     let mut vocabulary = Vocabulary::new();
-    static KEY: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
-    let key = KEY.get_or_init(|| {
-        Regex::new(r#"^\s*(?:-\s+)?"?([A-Za-z_][A-Za-z0-9_-]*)"?\s*:"#).expect("a valid pattern")
-    });
+    static KEY: std::sync::OnceLock<patterns::Pattern> = std::sync::OnceLock::new();
+    let key = KEY.get_or_init(|| patterns::Pattern::new(patterns::KEY_PATTERN));
     for file in public.iter().filter(|f| f.is_data) {
         for line in file.text.lines() {
-            if let Some(found) = key.captures(line) {
-                vocabulary.add_key(&found[1]);
+            if let Some((_, Some(name))) = key.captures_all(line).into_iter().next() {
+                vocabulary.add_key(&line[name]);
             }
         }
     }
