@@ -10,7 +10,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 /// Writes `bytes` to `path` atomically, creating its directory if it is missing (looked for only
 /// when the write finds it missing: a turn makes no directory calls).
@@ -30,10 +30,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 fn write_renamed(path: &Path, bytes: &[u8]) -> io::Result<()> {
     static WRITES: AtomicU64 = AtomicU64::new(0);
     // Time and a per-instance counter: distinct across instances and across writes of one instance.
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
+    let nanos = crate::time::since_epoch().as_nanos();
     let tmp = path.with_extension(format!(
         "{nanos:x}-{}.tmp",
         WRITES.fetch_add(1, Ordering::Relaxed)

@@ -1,14 +1,43 @@
 //! Wall-clock time as the component needs it: Unix milliseconds, and their ISO 8601 text (no date
 //! library in the component).
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::cell::Cell;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+thread_local! {
+    /// The one reading [`with_one_reading`] holds, while it runs.
+    static HELD: Cell<Option<Duration>> = const { Cell::new(None) };
+}
+
+/// Now, since the Unix epoch (zero if the clock is before 1970): the reading held by
+/// [`with_one_reading`] while it runs, else the host's clock.
+pub fn since_epoch() -> Duration {
+    HELD.get().unwrap_or_else(|| {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+    })
+}
 
 /// Now, in Unix milliseconds (0 if the clock is before 1970).
 pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    since_epoch().as_millis() as u64
+}
+
+/// Runs `f` with one reading of the wall clock for every time it stamps (records, file names):
+/// each reading is a call to the host, which in OpenClaw costs tens of microseconds. Only for work
+/// that waits on nothing: its stamps are those of its start. Durations and deadlines use the
+/// monotonic clock, which is never held.
+pub fn with_one_reading<T>(f: impl FnOnce() -> T) -> T {
+    /// Puts back the outer reading (none outside), also when `f` panics (natively, in tests).
+    struct Restore(Option<Duration>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            HELD.set(self.0);
+        }
+    }
+    let _restore = Restore(HELD.replace(Some(since_epoch())));
+    f()
 }
 
 /// A moment's calendar fields (proleptic Gregorian), for seconds since the epoch in some offset.
@@ -84,6 +113,30 @@ pub fn local_minute(ms: u64, offset_minutes: i32) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::{since_epoch, with_one_reading};
+
+    #[test]
+    fn one_reading_is_held_while_the_work_runs_and_let_go_after() {
+        let (first, second, nested) = with_one_reading(|| {
+            let first = since_epoch();
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            let nested = with_one_reading(since_epoch);
+            (first, since_epoch(), nested)
+        });
+        assert_eq!(first, second, "the same reading inside");
+        assert_eq!(first, nested, "a nested hold keeps the outer reading");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        assert!(since_epoch() > first, "the host's clock again outside");
+        let panicked = std::panic::catch_unwind(|| with_one_reading(|| panic!("in the work")));
+        assert!(panicked.is_err());
+        let after = since_epoch();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        assert!(
+            since_epoch() > after,
+            "no reading is left held after a panic"
+        );
+    }
+
     #[test]
     fn iso8601_dates() {
         assert_eq!(super::iso8601(0), "1970-01-01T00:00:00.000Z");

@@ -15,6 +15,11 @@ impl Engine {
     /// returns, since the process may end with the turn (`openclaw agent --local`, the CLI): in a
     /// count file of their own, without the `stats` lock (see [`crate::stats::save_counts`]).
     pub fn agent_end(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> CaptureOutcome {
+        // It waits on nothing: the episode, its spool file and the count file share one reading.
+        time::with_one_reading(|| self.capture_and_count(event, ctx))
+    }
+
+    fn capture_and_count(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> CaptureOutcome {
         let outcome = self.capture(event, ctx);
         self.count(|s| match &outcome {
             CaptureOutcome::Skipped(_) => s.captures_skipped += 1,

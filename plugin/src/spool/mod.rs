@@ -23,7 +23,7 @@ use std::collections::HashSet;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::UNIX_EPOCH;
 
 /// Names of recently acknowledged episodes kept for recognising replays.
 const ACKED_KEPT: usize = 4096;
@@ -148,10 +148,7 @@ fn new_stem(micros: u128, key: &str) -> String {
 }
 
 fn now_micros() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_micros())
-        .unwrap_or(0)
+    crate::time::since_epoch().as_micros()
 }
 
 impl Spool {
