@@ -29,12 +29,13 @@ function leb(bytes, at) {
 
 /** The sections of a module or component: { id, start, end, bodyStart }. */
 function sections(bytes) {
-  if (bytes.readUInt32BE(0) !== 0x0061736d) throw new Error(`${file}: not a wasm binary`);
+  if (bytes.length < 8 || bytes.readUInt32BE(0) !== 0x0061736d) throw new Error('not a wasm binary');
   const list = [];
   let at = 8;
   while (at < bytes.length) {
     const id = bytes[at];
     const [size, bodyStart] = leb(bytes, at + 1);
+    if (bodyStart + size > bytes.length) throw new Error(`truncated: section ${id} at byte ${at} ends past the end`);
     list.push({ id, start: at, end: bodyStart + size, bodyStart });
     at = bodyStart + size;
   }
@@ -99,7 +100,15 @@ function crateOf(name) {
 }
 
 const kb = (n) => (n / 1024).toFixed(1).padStart(8);
-const bytes = readFileSync(file);
+let bytes;
+try {
+  bytes = readFileSync(file);
+  if (bytes.length < 8 || bytes.readUInt32BE(0) !== 0x0061736d) throw new Error('not a wasm binary (no \\0asm header)');
+  coreModules(bytes); // a truncated or malformed file fails here, before anything is printed
+} catch (error) {
+  console.error(`wasm-size-by-crate: ${file}: ${error.code === 'ENOENT' ? 'no such file' : error.message}`);
+  process.exit(1);
+}
 console.log(`${file}: ${bytes.length} bytes`);
 for (const [index, module] of coreModules(bytes).entries()) {
   const list = sections(module);
