@@ -14,9 +14,8 @@ if [ ! -f target/wasm32-wasip2/component/graphiti_openclaw.wasm ] || [ ! -d dist
     exit 2
 fi
 PATH="$(bash scripts/node-tools.sh | tail -n 1):$PATH"
-BENCH_ROWS="$(mktemp)"
-export BENCH_ROWS
-trap 'rm -f "$BENCH_ROWS"' EXIT
+source scripts/scratch-tmp.sh
+export BENCH_ROWS="$TMPDIR/bench-rows.jsonl"
 for run in $(seq "$runs"); do
     echo "bench: run $run of $runs"
     cargo bench --quiet -p graphiti-openclaw-tests --bench routing

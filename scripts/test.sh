@@ -3,6 +3,7 @@
 # in their quick mode (they check their answers, so they are tests too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/scratch-tmp.sh
 bash scripts/build.sh
 
 if [ -z "${GRAPHITI_URL:-}" ]; then
