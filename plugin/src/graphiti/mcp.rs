@@ -2,7 +2,9 @@
 //! → `tools/call`, answers in SSE. A lost session (404) is re-initialized once; pre-1.0 servers call
 //! node search `search_memory_nodes`.
 
-use super::answer::{Bounded, json_body, list_of, opening, timeout_of};
+use super::answer::{
+    Bounded, json_body, json_body_keeping, keeping_item_fields, list_of, opening, timeout_of,
+};
 use super::episode::{Episode, EpisodeKind, names_of};
 use super::error::{Result, error, http_failure, rejected, unknown};
 use super::http::{Deadline, Http, Request, Response};
@@ -358,9 +360,22 @@ fn origin_of(url: &str) -> &str {
 fn tool_answer(tool: &str, response: &Response, id: u64) -> Result<Value> {
     expect_status(tool, response, &[200])?;
     let mut joined = Vec::new();
-    let rpc: RpcMessage<ToolResult> =
-        rpc_message(tool, response, id, &mut joined).map_err(|e| unknown(e.message))?;
+    let joined = &mut joined;
+    let rpc: RpcMessage<ToolResult> = keeping_item_fields(item_fields(tool), move || {
+        rpc_message(tool, response, id, joined)
+    })
+    .map_err(|e| unknown(e.message))?;
     tool_payload(tool, rpc)
+}
+
+/// The fields of a search's items that recall reads: the rest of each item is skipped unbuilt.
+/// Other tools' answers are kept whole.
+fn item_fields(tool: &str) -> Option<&'static [&'static str]> {
+    match tool {
+        "search_memory_facts" => Some(crate::recall::FACT_FIELDS),
+        "search_nodes" | "search_memory_nodes" => Some(crate::recall::NODE_FIELDS),
+        _ => None,
+    }
 }
 
 /// Gives every call still without an answer the one `make` makes for its index.
@@ -393,8 +408,8 @@ struct RpcMessage<'a, R = &'a RawValue> {
 }
 
 /// A `tools/call` result. A search's carries its facts twice, as `structuredContent` and as JSON in
-/// the text of `content`: the first is parsed, the second left as JSON text, read only without the
-/// first (or for an error's message).
+/// the text of `content`: the first is parsed (keeping the fields recall reads), the second left as
+/// JSON text, read only without the first (or for an error's message).
 #[derive(serde::Deserialize)]
 struct ToolResult<'a> {
     #[serde(borrow, default)]
@@ -537,7 +552,7 @@ fn tool_payload(tool: &str, rpc: RpcMessage<ToolResult>) -> Result<Value> {
     let payload = match structured {
         Some(payload) => payload,
         None => match text()? {
-            Some(text) => json_body(tool, text.as_bytes())?,
+            Some(text) => json_body_keeping(tool, text.as_bytes(), item_fields(tool))?,
             None => {
                 return Err(unknown(format!(
                     "{tool}: the result has neither structuredContent nor text content"
@@ -740,6 +755,65 @@ mod tests {
             kept > 1000 && kept <= crate::graphiti::answer::MAX_ANSWER_VALUES / 2,
             "{kept} facts kept"
         );
+    }
+
+    #[test]
+    fn a_search_keeps_of_its_items_the_fields_recall_reads() {
+        use crate::recall::{FACT_FIELDS, NODE_FIELDS, Recall};
+        // A fact and an entity with every field Graphiti's MCP server sends.
+        let fact = json!({"uuid": "f1", "group_id": "g", "source_node_uuid": "n1",
+            "target_node_uuid": "n2", "created_at": "2026-01-01T00:00:00Z", "name": "WORKS_AT",
+            "fact": "Dana Lee is CTO of Acme", "episodes": ["e1", "e2"], "expired_at": null,
+            "valid_at": "2025-01-01T00:00:00Z", "invalid_at": "2026-02-01T00:00:00Z",
+            "reference_time": "2025-01-01T00:00:00Z", "attributes": {"since": [2025, {"q": 1}]}});
+        let node = json!({"uuid": "n1", "name": "Dana Lee", "labels": ["Entity", "Person"],
+            "created_at": "2026-01-01T00:00:00+00:00", "summary": "CTO of Acme Robotics",
+            "group_id": "g", "attributes": {"role": "CTO"}});
+        let cases = [
+            ("search_memory_facts", "facts", &fact, FACT_FIELDS),
+            ("search_nodes", "nodes", &node, NODE_FIELDS),
+        ];
+        for (tool, list, item, fields) in cases {
+            let payload = json!({"message": "ok", list: [item, item], "extra": {"kept": true}});
+            let structured = json!({"id": 1, "result": {"structuredContent": {"result": payload}}});
+            let text = json!({"id": 1, "result": {"content": [{"type": "text", "text": payload.to_string()}]}});
+            for rpc in [structured, text] {
+                let response = Response {
+                    status: 200,
+                    headers: vec![("content-type".into(), "application/json".into())],
+                    body: rpc.to_string().into_bytes(),
+                };
+                let read = tool_answer(tool, &response, 1).unwrap();
+                // Only the listed fields of each item; the payload's own fields stay whole.
+                assert_eq!(read["extra"], json!({"kept": true}), "{tool}");
+                for kept in read[list].as_array().unwrap() {
+                    let names: Vec<&String> = kept.as_object().unwrap().keys().collect();
+                    assert!(
+                        names.iter().all(|n| fields.contains(&n.as_str())),
+                        "{tool}: {names:?}"
+                    );
+                }
+                // What recall reads of the kept items is what it reads of the whole ones.
+                let items = |v: &Value| v[list].as_array().unwrap().clone();
+                let (kept, whole) = (items(&read), items(&payload));
+                let recall = |items: Vec<Value>| match list {
+                    "facts" => Recall::from_lists(vec![], items),
+                    _ => Recall::from_lists(items, vec![]),
+                };
+                let (kept, whole) = (recall(kept), recall(whole));
+                assert_eq!(kept, whole, "{tool}");
+                assert!(!kept.facts.is_empty() || !kept.nodes.is_empty(), "{tool}");
+            }
+        }
+        // Other tools' answers are kept whole.
+        let episodes = json!({"episodes": [{"uuid": "e1", "content": "c", "created_at": "t"}]});
+        let rpc = json!({"id": 1, "result": {"structuredContent": {"result": episodes}}});
+        let response = Response {
+            status: 200,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: rpc.to_string().into_bytes(),
+        };
+        assert_eq!(tool_answer("get_episodes", &response, 1).unwrap(), episodes);
     }
 
     #[test]
