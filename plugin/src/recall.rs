@@ -41,19 +41,6 @@ pub struct Recall {
 /// Most items routing looks at, whatever a fixture or server sends.
 const MAX_ITEMS: usize = 200;
 
-/// The fields of a fact that [`read_facts`] reads: the Graphiti client keeps only these of a fact
-/// search's items (the others, such as `episodes` and `attributes`, are skipped unbuilt).
-pub const FACT_FIELDS: &[&str] = &[
-    "uuid",
-    "name",
-    "fact",
-    "valid_at",
-    "invalid_at",
-    "expired_at",
-];
-/// The fields of an entity that [`read_nodes`] reads, kept of a node search's items.
-pub const NODE_FIELDS: &[&str] = &["name", "summary", "labels"];
-
 impl Recall {
     /// Parses `{"nodes": [...], "facts": [...]}` (either key optional), the payloads of Graphiti's
     /// `search_nodes` / `search_memory_facts` tools and REST `/search`, also wrapped in `{"result": ...}`.

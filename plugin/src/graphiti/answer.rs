@@ -14,6 +14,19 @@ const MAX_LISTED: usize = 1000;
 /// turn's routing down with it. Recall shows a handful of facts; this is far more than it reads.
 pub const MAX_ANSWER_VALUES: usize = 50_000;
 
+/// The fields of a fact search's items that recall reads (`recall::read_facts`): the others (a
+/// fact's `episodes`, `attributes`, node uuids and times) are skipped without being built.
+pub const FACT_FIELDS: &[&str] = &[
+    "uuid",
+    "name",
+    "fact",
+    "valid_at",
+    "invalid_at",
+    "expired_at",
+];
+/// The fields of a node search's items that recall reads (`recall::read_nodes`).
+pub const NODE_FIELDS: &[&str] = &["name", "summary", "labels"];
+
 /// Parses JSON within [`MAX_ANSWER_VALUES`].
 pub fn parse_bounded(json: &[u8]) -> serde_json::Result<Value> {
     parse_keeping(json, None)

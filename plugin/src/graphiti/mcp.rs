@@ -3,7 +3,8 @@
 //! node search `search_memory_nodes`.
 
 use super::answer::{
-    Bounded, json_body, json_body_keeping, keeping_item_fields, list_of, opening, timeout_of,
+    Bounded, FACT_FIELDS, NODE_FIELDS, json_body, json_body_keeping, keeping_item_fields, list_of,
+    opening, timeout_of,
 };
 use super::episode::{Episode, EpisodeKind, names_of};
 use super::error::{Result, error, http_failure, rejected, unknown};
@@ -372,8 +373,8 @@ fn tool_answer(tool: &str, response: &Response, id: u64) -> Result<Value> {
 /// Other tools' answers are kept whole.
 fn item_fields(tool: &str) -> Option<&'static [&'static str]> {
     match tool {
-        "search_memory_facts" => Some(crate::recall::FACT_FIELDS),
-        "search_nodes" | "search_memory_nodes" => Some(crate::recall::NODE_FIELDS),
+        "search_memory_facts" => Some(FACT_FIELDS),
+        "search_nodes" | "search_memory_nodes" => Some(NODE_FIELDS),
         _ => None,
     }
 }
@@ -759,7 +760,7 @@ mod tests {
 
     #[test]
     fn a_search_keeps_of_its_items_the_fields_recall_reads() {
-        use crate::recall::{FACT_FIELDS, NODE_FIELDS, Recall};
+        use crate::recall::Recall;
         // A fact and an entity with every field Graphiti's MCP server sends.
         let fact = json!({"uuid": "f1", "group_id": "g", "source_node_uuid": "n1",
             "target_node_uuid": "n2", "created_at": "2026-01-01T00:00:00Z", "name": "WORKS_AT",

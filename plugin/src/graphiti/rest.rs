@@ -1,6 +1,6 @@
 //! Graphiti's REST server (`graph_service`): `/search`, `/messages`, `/healthcheck`.
 
-use super::answer::{json_body, json_body_keeping, list_of, timeout_of};
+use super::answer::{FACT_FIELDS, json_body, json_body_keeping, list_of, timeout_of};
 use super::episode::{Episode, EpisodeKind, names_of};
 use super::error::{Result, error, http_failure, rejected};
 use super::http::{Deadline, Http, Request, Response};
@@ -28,7 +28,7 @@ impl RestClient {
         let body = json!({"group_ids": [group], "query": query, "max_facts": max});
         let response = self.send(http, "POST", "/search", Some(body), deadline)?;
         expect(&response, "POST /search", &[200])?;
-        let fields = Some(crate::recall::FACT_FIELDS);
+        let fields = Some(FACT_FIELDS);
         list_of(
             "POST /search",
             json_body_keeping("POST /search", &response.body, fields)?,
