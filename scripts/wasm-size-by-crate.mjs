@@ -101,16 +101,17 @@ function crateOf(name) {
 
 const kb = (n) => (n / 1024).toFixed(1).padStart(8);
 let bytes;
+let modules;
 try {
   bytes = readFileSync(file);
   if (bytes.length < 8 || bytes.readUInt32BE(0) !== 0x0061736d) throw new Error('not a wasm binary (no \\0asm header)');
-  coreModules(bytes); // a truncated or malformed file fails here, before anything is printed
+  modules = coreModules(bytes); // a truncated or malformed file fails here, before anything is printed
 } catch (error) {
   console.error(`wasm-size-by-crate: ${file}: ${error.code === 'ENOENT' ? 'no such file' : error.message}`);
   process.exit(1);
 }
 console.log(`${file}: ${bytes.length} bytes`);
-for (const [index, module] of coreModules(bytes).entries()) {
+for (const [index, module] of modules.entries()) {
   const list = sections(module);
   console.log(`\ncore module ${index}: ${module.length} bytes`);
   for (const s of list) {

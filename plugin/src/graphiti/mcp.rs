@@ -714,12 +714,17 @@ mod tests {
 
     /// [`tool_answer`] of a message given as JSON (a plain JSON answer).
     fn payload_of(rpc: &Value) -> Result<Value> {
+        answer_of("t", rpc)
+    }
+
+    /// [`tool_answer`] for `tool` of a message given as JSON (a plain JSON answer).
+    fn answer_of(tool: &str, rpc: &Value) -> Result<Value> {
         let response = Response {
             status: 200,
             headers: vec![("content-type".into(), "application/json".into())],
             body: rpc.to_string().into_bytes(),
         };
-        tool_answer("t", &response, 1)
+        tool_answer(tool, &response, 1)
     }
 
     #[test]
@@ -779,12 +784,7 @@ mod tests {
             let structured = json!({"id": 1, "result": {"structuredContent": {"result": payload}}});
             let text = json!({"id": 1, "result": {"content": [{"type": "text", "text": payload.to_string()}]}});
             for rpc in [structured, text] {
-                let response = Response {
-                    status: 200,
-                    headers: vec![("content-type".into(), "application/json".into())],
-                    body: rpc.to_string().into_bytes(),
-                };
-                let read = tool_answer(tool, &response, 1).unwrap();
+                let read = answer_of(tool, &rpc).unwrap();
                 // Only the listed fields of each item; the payload's own fields stay whole.
                 assert_eq!(read["extra"], json!({"kept": true}), "{tool}");
                 for kept in read[list].as_array().unwrap() {
@@ -809,12 +809,7 @@ mod tests {
         // Other tools' answers are kept whole.
         let episodes = json!({"episodes": [{"uuid": "e1", "content": "c", "created_at": "t"}]});
         let rpc = json!({"id": 1, "result": {"structuredContent": {"result": episodes}}});
-        let response = Response {
-            status: 200,
-            headers: vec![("content-type".into(), "application/json".into())],
-            body: rpc.to_string().into_bytes(),
-        };
-        assert_eq!(tool_answer("get_episodes", &response, 1).unwrap(), episodes);
+        assert_eq!(answer_of("get_episodes", &rpc).unwrap(), episodes);
     }
 
     #[test]

@@ -28,12 +28,8 @@ impl RestClient {
         let body = json!({"group_ids": [group], "query": query, "max_facts": max});
         let response = self.send(http, "POST", "/search", Some(body), deadline)?;
         expect(&response, "POST /search", &[200])?;
-        let fields = Some(FACT_FIELDS);
-        list_of(
-            "POST /search",
-            json_body_keeping("POST /search", &response.body, fields)?,
-            "facts",
-        )
+        let found = json_body_keeping("POST /search", &response.body, Some(FACT_FIELDS))?;
+        list_of("POST /search", found, "facts")
     }
 
     /// The user and assistant messages of a turn. `uuid` is never set: the server would look it up as
