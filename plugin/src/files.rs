@@ -15,11 +15,21 @@ use std::time::SystemTime;
 /// Writes `bytes` to `path` atomically, creating its directory if it is missing (looked for only
 /// when the write finds it missing: a turn makes no directory calls).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    match write_renamed(path, bytes) {
+    write_atomically_with(None, path, bytes)
+}
+
+/// [`write_atomically`] for a file a hook writes anew: its temporary file is one of the state
+/// directory's spares when one is ready (see [`crate::spare_files`]).
+pub fn write_atomically_from_spare(state_dir: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomically_with(Some(state_dir), path, bytes)
+}
+
+fn write_atomically_with(spares: Option<&Path>, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    match write_renamed(spares, path, bytes) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => match path.parent() {
             Some(dir) if !dir.as_os_str().is_empty() => {
                 fs::create_dir_all(dir)?;
-                write_renamed(path, bytes)
+                write_renamed(spares, path, bytes)
             }
             _ => Err(e),
         },
@@ -27,7 +37,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     }
 }
 
-fn write_renamed(path: &Path, bytes: &[u8]) -> io::Result<()> {
+fn write_renamed(spares: Option<&Path>, path: &Path, bytes: &[u8]) -> io::Result<()> {
     static WRITES: AtomicU64 = AtomicU64::new(0);
     // Time and a per-instance counter: distinct across instances and across writes of one instance.
     let nanos = crate::time::since_epoch().as_nanos();
@@ -36,7 +46,9 @@ fn write_renamed(path: &Path, bytes: &[u8]) -> io::Result<()> {
         WRITES.fetch_add(1, Ordering::Relaxed)
     ));
     // A failed write (a full disk) or rename leaves no temporary file behind.
-    fs::File::create(&tmp)
+    spares
+        .and_then(|state_dir| crate::spare_files::take(state_dir, &tmp))
+        .map_or_else(|| fs::File::create(&tmp), Ok)
         .and_then(|file| write_all_at(&file, bytes, 0))
         .and_then(|()| fs::rename(&tmp, path))
         .inspect_err(|_| {

@@ -28,6 +28,7 @@ pub mod relevance;
 pub mod reports;
 pub mod routing;
 pub mod sorting;
+pub mod spare_files;
 pub mod spool;
 pub mod state;
 pub mod stats;

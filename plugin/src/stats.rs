@@ -138,16 +138,14 @@ const UNREADABLE_COUNTS_KEPT_MS: u64 = 10 * 60 * 1000;
 
 /// Saves one turn's `counts` where the next merge finds them, without the lock: a new file of
 /// `counts/` whose name no other writer uses (`unique`: the writer's, e.g. a random instance id and
-/// a sequence number), written in one call.
+/// a sequence number), written in one call; the file is one of the state directory's spares when
+/// one is ready (see `spare_files`).
 pub fn save_counts(state_dir: &Path, unique: &str, counts: &Stats) -> Result<(), String> {
     let dir = counts_dir(state_dir);
     let file = dir.join(format!("{unique}.json"));
     let bytes = serde_json::to_vec(counts).unwrap_or_default();
     let write = || -> std::io::Result<()> {
-        let out = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&file)?;
+        let out = crate::spare_files::take_or_create(state_dir, &file)?;
         crate::files::write_all_at(&out, &bytes, 0)
     };
     write()

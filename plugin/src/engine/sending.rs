@@ -7,8 +7,13 @@ use crate::reports;
 use crate::spool::Spool;
 
 impl Engine {
-    /// Sends spooled turns to Graphiti, oldest first (see `delivery`); then saves the counters.
+    /// Makes the state directory's spare files (see `spare_files`), sends spooled turns to
+    /// Graphiti, oldest first (see `delivery`), then saves the counters.
     pub fn tick(&mut self) -> TickReport {
+        // Spares first: making them never overlaps the hooks that follow a turn's delivery.
+        if let Some(state_dir) = &self.state_dir {
+            crate::spare_files::renew(state_dir);
+        }
         let report = self.send_pass(Pass::Tick);
         self.flush_stats();
         report
