@@ -38,7 +38,8 @@ fn takeable(meta: &fs::Metadata, now_ms: u64) -> bool {
 }
 
 /// A spare moved to `path` (a new name no other writer uses) and opened for writing; None when no
-/// spare is ready, and then nothing was moved: the caller creates `path` itself.
+/// spare is ready (or the one moved could not be opened: it is removed again), and the caller
+/// creates `path` itself.
 pub fn take(state_dir: &Path, path: &Path) -> Option<fs::File> {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let spare = dir(state_dir).join((NEXT.fetch_add(1, Ordering::Relaxed) % SPARES).to_string());
