@@ -5,10 +5,10 @@
 //! `agent-end` in OpenClaw. A spare is taken by renaming it, which only one taker can do; when none
 //! is ready, the caller creates its file as before.
 
+use std::cell::Cell;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::UNIX_EPOCH;
 
 /// Spares kept: a turn takes two, and a few instances may end turns at once.
@@ -41,8 +41,12 @@ fn takeable(meta: &fs::Metadata, now_ms: u64) -> bool {
 /// spare is ready (or the one moved could not be opened: it is removed again), and the caller
 /// creates `path` itself.
 pub fn take(state_dir: &Path, path: &Path) -> Option<fs::File> {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let spare = dir(state_dir).join((NEXT.fetch_add(1, Ordering::Relaxed) % SPARES).to_string());
+    thread_local! {
+        // Which spare to look at next (the component has one thread; a test, one per test).
+        static NEXT: Cell<usize> = const { Cell::new(0) };
+    }
+    let k = NEXT.with(|next| next.replace((next.get() + 1) % SPARES));
+    let spare = dir(state_dir).join(k.to_string());
     let meta = fs::symlink_metadata(&spare).ok()?;
     if !takeable(&meta, crate::time::now_ms()) {
         return None;

@@ -163,8 +163,7 @@ fn a_spare_is_taken_once() {
     let state_dir = crate::files::test_scratch("spare-files-once");
     fs::create_dir_all(&state_dir).unwrap();
     renew(&state_dir);
-    // Other tests' takes move the shared rotation too: enough attempts to reach every spare.
-    let attempts = 100;
+    let attempts = SPARES * 3;
     let taken: Vec<PathBuf> = (0..attempts)
         .filter_map(|i| {
             let path = state_dir.join(format!("t{i}"));
