@@ -29,12 +29,20 @@ fn age_ms(meta: &fs::Metadata, now_ms: u64) -> Option<u64> {
     Some(now_ms.saturating_sub(modified.as_millis() as u64))
 }
 
-/// Whether `meta` is a spare that may be taken: an empty regular file (not a link, a directory or
-/// a FIFO someone put there), fresh enough.
-fn takeable(meta: &fs::Metadata, now_ms: u64) -> bool {
+/// Whether `meta` is a spare made at most `max_age_ms` ago: an empty regular file (not a link, a
+/// directory or a FIFO someone put there).
+fn spare_within(meta: &fs::Metadata, now_ms: u64, max_age_ms: u64) -> bool {
     meta.file_type().is_file()
         && meta.len() == 0
-        && age_ms(meta, now_ms).is_some_and(|age| age <= FRESH_MS)
+        && age_ms(meta, now_ms).is_some_and(|age| age <= max_age_ms)
+}
+
+/// `path` opened for writing, created (never an existing file).
+fn create_new(path: &Path) -> io::Result<fs::File> {
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
 }
 
 /// A spare moved to `path` (a new name no other writer uses) and opened for writing; None when no
@@ -48,7 +56,7 @@ pub fn take(state_dir: &Path, path: &Path) -> Option<fs::File> {
     let k = NEXT.with(|next| next.replace((next.get() + 1) % SPARES));
     let spare = dir(state_dir).join(k.to_string());
     let meta = fs::symlink_metadata(&spare).ok()?;
-    if !takeable(&meta, crate::time::now_ms()) {
+    if !spare_within(&meta, crate::time::now_ms(), FRESH_MS) {
         return None;
     }
     fs::rename(&spare, path).ok()?;
@@ -65,13 +73,7 @@ pub fn take(state_dir: &Path, path: &Path) -> Option<fs::File> {
 
 /// [`take`], else a new file: `path` opened for writing, created (never an existing file).
 pub fn take_or_create(state_dir: &Path, path: &Path) -> io::Result<fs::File> {
-    match take(state_dir, path) {
-        Some(file) => Ok(file),
-        None => fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path),
-    }
+    take(state_dir, path).map_or_else(|| create_new(path), Ok)
 }
 
 /// Makes the spares that are missing and replaces those that are stale or not empty files. Never
@@ -82,12 +84,7 @@ pub fn renew(state_dir: &Path) {
     for k in 0..SPARES {
         let spare = dir.join(k.to_string());
         match fs::symlink_metadata(&spare) {
-            Ok(meta)
-                if takeable(&meta, now_ms)
-                    && age_ms(&meta, now_ms).is_some_and(|a| a <= RENEW_MS) =>
-            {
-                continue;
-            }
+            Ok(meta) if spare_within(&meta, now_ms, RENEW_MS) => continue,
             // Not ours to remove (`take` refuses it): left as it is.
             Ok(meta) if meta.is_dir() => continue,
             Ok(_) => {
@@ -98,17 +95,11 @@ pub fn renew(state_dir: &Path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(_) => continue,
         }
-        let create = || {
-            fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&spare)
-        };
-        if let Err(e) = create()
+        if let Err(e) = create_new(&spare)
             && e.kind() == io::ErrorKind::NotFound
             && fs::create_dir_all(&dir).is_ok()
         {
-            let _ = create();
+            let _ = create_new(&spare);
         }
     }
 }
