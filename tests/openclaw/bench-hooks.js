@@ -60,9 +60,19 @@ function record(what, value, goal, baseline, baselineValue) {
   }
 }
 
-process.env.HOME = fs.mkdtempSync(path.join(os.tmpdir(), 'openclaw-bench-home-'));
+/** The throwaway directories this run makes, removed when it exits (failed or not). */
+const scratch = [];
+function scratchDir(prefix) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  scratch.push(dir);
+  return dir;
+}
+process.on('exit', () => {
+  for (const dir of scratch) fs.rmSync(dir, { recursive: true, force: true });
+});
+process.env.HOME = scratchDir('openclaw-bench-home-');
 const standIn = await startStandIn();
-const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openclaw-bench-state-'));
+const stateDir = scratchDir('openclaw-bench-state-');
 // The baseline first: a plugin whose same hooks do nothing, loaded by the same loader. Then ours,
 // registered as a Gateway registers it (the component starts loading in `register`), and its first
 // turn right after, with nothing in between.
@@ -156,7 +166,7 @@ await stopProfile();
 const { createRuntime, beforePromptBuild } = await import(path.join(REPO, 'dist', PLUGIN_ID, 'dist', 'index.js'));
 const direct = createRuntime({
   logger: { info() {}, warn() {}, error: console.error, debug() {} },
-  pluginConfig: { stateDir: fs.mkdtempSync(path.join(os.tmpdir(), 'openclaw-bench-direct-')), graphiti: { url: `${standIn.url}/mcp`, group_id: { direct: 'demo', group: 'demo-{chat}' } } },
+  pluginConfig: { stateDir: scratchDir('openclaw-bench-direct-'), graphiti: { url: `${standIn.url}/mcp`, group_id: { direct: 'demo', group: 'demo-{chat}' } } },
 });
 const adapterOnly = [];
 for (let i = 1; i <= warmup + turns; i += 1) {
