@@ -7,7 +7,9 @@
 # `lto = true` was silently not applied (3,247,625 bytes then; 3,059,534 with it).
 #
 # wasm-opt: `jco opt` (jco and its Binaryen are pinned in scripts/node-tools/package-lock.json, installed
-# by scripts/node-tools.sh) runs it on the component's core modules and splices them back. The features
+# by scripts/node-tools.sh) runs it on the component's core modules and splices them back. Binaryen is
+# 130 by an npm override: jco 1.11.2 (pinned for its glue, see transpile-component.sh) brings 123,
+# whose output was 976 bytes larger and, in three alternating pairs, slower in the shim's hook row. The features
 # are the ones rustc enables for wasm32-wasip2, and SIMD (.cargo/config.toml; the stripped module has
 # no target_features section to read them from). Not `--low-memory-unused`: Rust puts its stack first, at the bottom of memory.
 # Done again only when cargo linked a new module (its own output in deps/, copied to .linked).
