@@ -338,6 +338,24 @@ mod tests {
     }
 
     #[test]
+    fn lines_are_counted_as_editors_count_them() {
+        // libyaml also breaks lines at CR, NEL and the Unicode line and paragraph separators: a
+        // file of one line named its line 3.
+        let err = parse::<RulesFile>(&yaml("\u{2028} ")).unwrap_err();
+        assert_eq!(err.line, Some(1), "{err}");
+        let text =
+            "rules:\u{2029}\r\n  - id: a\r  \u{85}\n    keywords: [x]\n    keyword_weight: heavy\n";
+        let err = parse::<RulesFile>(&yaml(text)).unwrap_err();
+        assert_eq!(err.line, Some(4), "{err}");
+        let deep = format!(
+            "\u{2028}\nrules:\n  - id: a\n    keywords: {}\n",
+            "[".repeat(100_000)
+        );
+        let err = parse::<RulesFile>(&yaml(&deep)).unwrap_err();
+        assert_eq!(err.line, Some(4), "{err}");
+    }
+
+    #[test]
     fn deep_nesting_is_refused_before_parsing() {
         let text = format!("rules:\n  - id: a\n    keywords: {}\n", "[".repeat(100_000));
         let err = parse::<RulesFile>(&yaml(&text)).unwrap_err();

@@ -8,12 +8,18 @@ pub fn yaml_error(text: &str, e: &serde_norway::Error) -> (Option<u32>, String) 
     if let Some((head, position)) = message.rsplit_once(" at position ")
         && let Ok(offset) = position.trim().parse::<usize>()
     {
-        let before = &text.as_bytes()[..offset.min(text.len())];
-        let line = before.iter().filter(|&&b| b == b'\n').count() as u32 + 1;
-        return (Some(line), head.to_string());
+        return (Some(line_at(text, offset)), head.to_string());
     }
-    let line = e.location().map(|l| l.line() as u32);
+    let line = e.location().map(|l| line_at(text, l.index()));
     (line, strip_location(&message))
+}
+
+/// The 1-based line of byte `offset` of `text`, lines ending at `\n` as editors count them. Not
+/// libyaml's own line: it also breaks lines at a lone CR, NEL and the Unicode line and paragraph
+/// separators, so a file holding one named a line past its end.
+pub fn line_at(text: &str, offset: usize) -> u32 {
+    let before = &text.as_bytes()[..offset.min(text.len())];
+    before.iter().filter(|&&b| b == b'\n').count() as u32 + 1
 }
 
 /// serde_norway prefixes errors with the path of the field (`rules[0].keywords: ...`).

@@ -38,7 +38,7 @@ pub fn check_yaml(text: &str) -> Result<(), TooDeep> {
     let mut parser = Parser::new(text);
     let mut depth = 0usize;
     loop {
-        let Some((kind, line)) = parser.next() else {
+        let Some((kind, offset)) = parser.next() else {
             return Ok(());
         };
         match kind {
@@ -46,6 +46,7 @@ pub fn check_yaml(text: &str) -> Result<(), TooDeep> {
             | unsafe_libyaml::YAML_MAPPING_START_EVENT => {
                 depth += 1;
                 if depth > MAX_NESTING {
+                    let line = super::errors::line_at(text, offset);
                     return Err(TooDeep { line });
                 }
             }
@@ -190,8 +191,8 @@ impl<'text> Parser<'text> {
         }
     }
 
-    /// The next event's kind and 1-based line; None after an error or the end.
-    fn next(&mut self) -> Option<(unsafe_libyaml::yaml_event_type_t, u32)> {
+    /// The next event's kind and byte offset; None after an error or the end.
+    fn next(&mut self) -> Option<(unsafe_libyaml::yaml_event_type_t, usize)> {
         if self.failed {
             return None;
         }
@@ -204,7 +205,7 @@ impl<'text> Parser<'text> {
                 return None;
             }
             let event = event.as_mut_ptr();
-            let next = ((*event).type_, (*event).start_mark.line as u32 + 1);
+            let next = ((*event).type_, (*event).start_mark.index as usize);
             unsafe_libyaml::yaml_event_delete(event);
             Some(next)
         }
