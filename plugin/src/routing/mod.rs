@@ -18,6 +18,7 @@ use std::collections::HashMap;
 
 mod compose;
 mod decide;
+mod keyword_table;
 mod keywords;
 mod load;
 mod matching;

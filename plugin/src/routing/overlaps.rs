@@ -3,49 +3,24 @@
 //! the keyword automaton, so the work follows the overlaps found, not the pairs of rules (comparing
 //! every pair took minutes at 10,000 rules).
 
+use super::keyword_table::KeywordTable;
 use super::keywords::Automaton;
 use super::model::Rule;
 use std::collections::HashMap;
 
-/// The distinct keywords of all rules, each with the (rule, keyword index) pairs that have it, by rule.
-struct KeywordOwners<'a> {
-    texts: Vec<&'a str>,
-    owners: Vec<Vec<(usize, usize)>>,
-}
-
-impl<'a> KeywordOwners<'a> {
-    fn new(rules: &'a [Rule]) -> KeywordOwners<'a> {
-        let mut index: HashMap<&str, usize> = HashMap::new();
-        let mut texts = Vec::new();
-        let mut owners: Vec<Vec<(usize, usize)>> = Vec::new();
-        for (r, rule) in rules.iter().enumerate() {
-            for (k, keyword) in rule.keywords.iter().enumerate() {
-                let id = *index.entry(keyword.as_str()).or_insert_with(|| {
-                    texts.push(keyword.as_str());
-                    owners.push(Vec::new());
-                    texts.len() - 1
-                });
-                owners[id].push((r, k));
-            }
-        }
-        KeywordOwners { texts, owners }
-    }
-}
-
 /// Every pair of rules `(a, b)`, `a < b`, sharing keywords, with the indices in `a` of the keywords
 /// they share (in `a`'s order); ordered by `a`, then `b`. A rule's keywords are distinct.
 pub fn shared_keywords(rules: &[Rule]) -> Vec<(usize, usize, Vec<usize>)> {
-    let owners = KeywordOwners::new(rules);
-    let mut id_of: HashMap<&str, usize> = HashMap::with_capacity(owners.texts.len());
-    for (id, text) in owners.texts.iter().enumerate() {
-        id_of.insert(text, id);
-    }
+    let table = KeywordTable::new(rules, |r, k| (r, k));
     let mut pairs = Vec::new();
     let mut shared: HashMap<usize, Vec<usize>> = HashMap::new();
     for (a, rule) in rules.iter().enumerate() {
         shared.clear();
         for (k, keyword) in rule.keywords.iter().enumerate() {
-            for &(b, _) in &owners.owners[id_of[keyword.as_str()]] {
+            let id = table
+                .id_of(keyword)
+                .expect("every rule's keyword is in the table");
+            for &(b, _) in table.owners.of(id) {
                 if b > a {
                     shared.entry(b).or_default().push(k);
                 }
@@ -62,14 +37,14 @@ pub fn shared_keywords(rules: &[Rule]) -> Vec<(usize, usize, Vec<usize>)> {
 /// Every `(a, b, ka, kb)`, rules `a < b`, where keyword `ka` of `a` and keyword `kb` of `b` differ
 /// and one is inside the other as text; ordered by `a`, `b`, `ka`, then `kb`. Keywords are not empty.
 pub fn text_overlaps(rules: &[Rule]) -> Vec<(usize, usize, usize, usize)> {
-    let owners = KeywordOwners::new(rules);
-    if owners.texts.is_empty() {
+    let table = KeywordTable::new(rules, |r, k| (r, k));
+    if table.texts.is_empty() {
         return Vec::new();
     }
-    let automaton = Automaton::new(&owners.texts);
+    let automaton = Automaton::new(&table.texts);
     let mut found = Vec::new();
     let mut inside = Vec::new();
-    for (outer, text) in owners.texts.iter().enumerate() {
+    for (outer, text) in table.texts.iter().enumerate() {
         inside.clear();
         automaton.for_each_match(text.as_bytes(), |pattern, _, _| {
             if pattern != outer {
@@ -79,8 +54,8 @@ pub fn text_overlaps(rules: &[Rule]) -> Vec<(usize, usize, usize, usize)> {
         inside.sort_unstable();
         inside.dedup();
         for &short in &inside {
-            for &(r_short, k_short) in &owners.owners[short] {
-                for &(r_long, k_long) in &owners.owners[outer] {
+            for &(r_short, k_short) in table.owners.of(short) {
+                for &(r_long, k_long) in table.owners.of(outer) {
                     match r_short.cmp(&r_long) {
                         std::cmp::Ordering::Less => found.push((r_short, r_long, k_short, k_long)),
                         std::cmp::Ordering::Greater => {

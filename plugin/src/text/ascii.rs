@@ -61,6 +61,22 @@ pub(super) fn lower_and_fold(bytes: &[u8]) -> Option<String> {
     Some(unsafe { String::from_utf8_unchecked(out.bytes) })
 }
 
+/// Whether [`normalize`](super::normalize) gives `bytes` back unchanged, for certain: printable
+/// ASCII without capitals, words apart by single spaces, none at either end. (Some other texts are
+/// normalized too; they are normalized again, which changes nothing.)
+pub(super) fn is_normalized(bytes: &[u8]) -> bool {
+    let mut after_space = true;
+    for &b in bytes {
+        match b {
+            b' ' if after_space => return false,
+            b' ' => after_space = true,
+            b'!'..=b'~' if !b.is_ascii_uppercase() => after_space = false,
+            _ => return false,
+        }
+    }
+    !after_space || bytes.is_empty()
+}
+
 /// The output buffer, as long as the input, and how much of it is written.
 struct Out {
     bytes: Vec<u8>,

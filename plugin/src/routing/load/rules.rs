@@ -40,7 +40,7 @@ pub(super) fn compile_rules(
         if !seen.insert(spec.id.clone()) {
             error("id", format!("rule {:?} is defined twice", spec.id));
         }
-        let keywords = compile_keywords(&spec.keywords, &mut error);
+        let keywords = compile_keywords(spec.keywords, &mut error);
         if !(spec.keyword_weight.is_finite() && spec.keyword_weight > 0.0) {
             error(
                 "keyword_weight",
@@ -98,7 +98,7 @@ pub(super) fn compile_rules(
 }
 
 /// A rule's keywords, normalized, without duplicates (in linear time: a rule may have 100,000).
-fn compile_keywords(keywords: &[String], error: &mut impl FnMut(&str, String)) -> Vec<String> {
+fn compile_keywords(keywords: Vec<String>, error: &mut impl FnMut(&str, String)) -> Vec<String> {
     // A few keywords are compared with those kept so far (no hashing, no copy of each); many are
     // kept in a set, so that a rule with 100,000 keywords stays linear.
     const FEW: usize = 16;
@@ -109,11 +109,12 @@ fn compile_keywords(keywords: &[String], error: &mut impl FnMut(&str, String)) -
     });
     let mut compiled: Vec<String> = Vec::with_capacity(keywords.len());
     let mut empty = 0;
+    let given = keywords.len();
     for keyword in keywords {
-        let normalized = text::normalize(keyword);
+        let normalized = text::normalize_owned(keyword);
         if normalized.is_empty() {
             empty += 1;
-        } else if keywords.len() <= FEW {
+        } else if given <= FEW {
             if !compiled.contains(&normalized) {
                 compiled.push(normalized);
             }
@@ -126,7 +127,7 @@ fn compile_keywords(keywords: &[String], error: &mut impl FnMut(&str, String)) -
         1 => error("keywords", "a keyword is empty".into()),
         n => error("keywords", format!("{n} keywords are empty")),
     }
-    if keywords.is_empty() {
+    if given == 0 {
         error(
             "keywords",
             "a rule needs at least one keyword (a rule is a candidate only when one matches)"
