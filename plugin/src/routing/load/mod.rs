@@ -96,8 +96,10 @@ fn read_rules(
                 if spec.schema_version != 1 {
                     errors.push(config::schema_error(&source.display, spec.schema_version));
                 }
-                declared_rules = Some(spec.rules.iter().map(|r| r.id.clone()).collect());
-                rules = rules::compile_rules(spec.rules, source, registry, errors);
+                let (compiled, declared) =
+                    rules::compile_rules(spec.rules, source, registry, errors);
+                rules = compiled;
+                declared_rules = Some(declared);
             }
             Err(e) => errors.push(e),
         }

@@ -8,12 +8,14 @@ use crate::routing::model::{Boost, Rule, to_milli};
 use crate::text;
 use std::collections::HashSet;
 
+/// The rules that compiled, and the ids of all the file declares (those that failed included: a
+/// composition rule naming one is not said to name an unknown rule).
 pub(super) fn compile_rules(
     specs: Vec<config::RuleSpec>,
     source: &config::SourceFile,
     registry: &PackRegistry,
     errors: &mut Vec<ConfigError>,
-) -> Vec<Rule> {
+) -> (Vec<Rule>, HashSet<String>) {
     let boost_compiler = BoostCompiler::new(&specs);
     let lines = config::ItemLines::new(&source.text, "id");
     let mut seen = HashSet::new();
@@ -94,7 +96,7 @@ pub(super) fn compile_rules(
             additional: vec![],
         });
     }
-    rules
+    (rules, seen)
 }
 
 /// A rule's keywords, normalized, without duplicates (in linear time: a rule may have 100,000).
