@@ -87,6 +87,18 @@ fn printable(text: &str) -> bool {
     })
 }
 
+/// The bytes a plain scalar's scan stops at to look closer: where it may end.
+const PLAIN_STOP: [bool; 256] = {
+    let mut stop = [false; 256];
+    let mut k = 0;
+    let bytes = *b"\n:#,[]{}";
+    while k < bytes.len() {
+        stop[bytes[k] as usize] = true;
+        k += 1;
+    }
+    stop
+};
+
 struct Reader<'a> {
     text: &'a str,
     bytes: &'a [u8],
@@ -376,6 +388,10 @@ impl<'a> Reader<'a> {
         }
         let mut i = start;
         let after = loop {
+            // Most bytes of a scalar are none of those looked at below: passed a table look-up each.
+            while self.bytes.get(i).is_some_and(|&b| !PLAIN_STOP[b as usize]) {
+                i += 1;
+            }
             match self.at(i) {
                 b'\n' => break After::Other,
                 b':' if matches!(self.at(i + 1), b' ' | b'\n') => break After::Colon,
