@@ -60,7 +60,7 @@ pub(super) struct KeywordTable<'a, O> {
     index: HashMap<&'a str, u32, BuildHasherDefault<KeywordHasher>>,
 }
 
-impl<'a, O: Copy> KeywordTable<'a, O> {
+impl<'a, O: Copy + Default> KeywordTable<'a, O> {
     /// `owner(rule, keyword)` says what owns keyword `keyword` of rule `rule`.
     pub fn new(rules: &'a [Rule], owner: impl Fn(usize, usize) -> O) -> KeywordTable<'a, O> {
         let total = rules.iter().map(|r| r.keywords.len()).sum();
@@ -91,12 +91,9 @@ impl<'a, O: Copy> KeywordTable<'a, O> {
             .iter()
             .enumerate()
             .flat_map(|(r, rule)| (0..rule.keywords.len()).map(move |k| (r, k)));
-        let mut owners = Vec::with_capacity(total);
+        let mut owners = vec![O::default(); total];
         let mut next = start.clone();
         for ((r, k), &id) in pairs.zip(&ids) {
-            if owners.is_empty() {
-                owners.resize(total, owner(r, k));
-            }
             let at = &mut next[id as usize];
             owners[*at as usize] = owner(r, k);
             *at += 1;

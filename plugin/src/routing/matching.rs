@@ -7,7 +7,7 @@ use super::model::Rule;
 use crate::text;
 
 /// Who owns a keyword pattern of the automaton.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 struct KeywordOwner {
     rule: u32,
     keyword: u32,

@@ -87,7 +87,8 @@ fn printable(text: &str) -> bool {
     })
 }
 
-/// The bytes a plain scalar's scan stops at to look closer: where it may end.
+/// The bytes a plain scalar's scan stops at to look closer: where it may end. Every byte the
+/// `match` in `Reader::plain` looks at must be here, or the scan would pass over it.
 const PLAIN_STOP: [bool; 256] = {
     let mut stop = [false; 256];
     let mut k = 0;
