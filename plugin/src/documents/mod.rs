@@ -1,6 +1,8 @@
 //! YAML and JSON documents as users write them: nesting capped before parsing, and parse errors
-//! located by line and field. Configuration and expert packages read their files through these.
+//! located by line and field. Configuration and expert packages read their files through these;
+//! `experts bind` writes `bindings.yaml` back through [`yaml_writer`].
 
 pub mod common_yaml;
 pub mod errors;
 pub mod nesting;
+pub mod yaml_writer;

@@ -239,7 +239,8 @@ pub fn bind(
     entry.insert("server".into(), server.into());
     let text = format!(
         "# Written by `experts bind`: binds abstract tools to MCP servers.\n{}",
-        serde_norway::to_string(&doc).map_err(|e| e.to_string())?
+        crate::documents::yaml_writer::to_block_yaml(&doc)
+            .map_err(|e| format!("cannot write {}: {e}", experts::bindings::BINDINGS_FILE))?
     );
     crate::files::write_atomically(&path, text.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
