@@ -293,7 +293,8 @@ fn read_pack(
 impl PackContent {
     fn from_file(file: PackFile) -> PackContent {
         let parts = PackParts::from_file(file);
-        let mut additional = BTreeMap::from([(None, parts.render_additional(None))]);
+        let mut additional = BTreeMap::new();
+        additional.insert(None, parts.render_additional(None));
         for mode in parts.modes.keys() {
             additional.insert(Some(mode.clone()), parts.render_additional(Some(mode)));
         }
@@ -326,16 +327,13 @@ impl PackParts {
             domain_context: domain.map(|t| escape_text(t.trim())),
             compliance_rules: compliance.map(|t| escape_text(t.trim())),
         };
-        let modes = file
-            .modes
-            .into_iter()
-            .map(|(name, m)| {
-                (
-                    name,
-                    texts(m.description, m.domain_context, m.compliance_rules),
-                )
-            })
-            .collect();
+        let mut modes = BTreeMap::new();
+        modes.extend(file.modes.into_iter().map(|(name, m)| {
+            (
+                name,
+                texts(m.description, m.domain_context, m.compliance_rules),
+            )
+        }));
         let steps = file
             .steps
             .into_iter()

@@ -5,6 +5,10 @@
 //! indices are sorted by one shared copy, through a `dyn` comparison, and the items then moved into
 //! that order: a little slower per call, on lists that are short or off the per-turn path. The hot
 //! sorts (the keyword automaton's, the matcher's) keep `sort_unstable` on plain integers.
+//!
+//! Collecting into a `BTreeMap` (or a `serde_json::Map`) sorts too, with a copy of the stable sort
+//! for each iterator type collected from (about 4 KB each): maps are filled with `extend`, which
+//! inserts one entry at a time and keeps the last value of a repeated key, as `collect` does.
 
 use std::cmp::Ordering;
 

@@ -51,10 +51,11 @@ pub fn map_inputs(
     mapping: &[(String, String)],
 ) -> Result<BTreeMap<String, Value>, String> {
     if mapping.is_empty() {
-        return Ok(payload
-            .as_object()
-            .map(|o| o.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
-            .unwrap_or_default());
+        let mut inputs = BTreeMap::new();
+        if let Some(fields) = payload.as_object() {
+            inputs.extend(fields.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        return Ok(inputs);
     }
     let mut inputs = BTreeMap::new();
     let mut missing = Vec::new();

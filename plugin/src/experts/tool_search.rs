@@ -52,13 +52,11 @@ pub fn unwrap_tool_call(params: &Value) -> Result<Target, String> {
     let nested = ["args", "input"]
         .into_iter()
         .find_map(|key| params.get(key).filter(|v| !v.is_null()));
-    let dotted: Map<String, Value> = params
-        .iter()
-        .filter_map(|(k, v)| {
-            let rest = k.strip_prefix("args.").filter(|r| !r.is_empty())?;
-            Some((rest.to_string(), v.clone()))
-        })
-        .collect();
+    let mut dotted = Map::new();
+    dotted.extend(params.iter().filter_map(|(k, v)| {
+        let rest = k.strip_prefix("args.").filter(|r| !r.is_empty())?;
+        Some((rest.to_string(), v.clone()))
+    }));
     let nested_is_empty = matches!(nested, Some(Value::Object(o)) if o.is_empty());
     let (selector, arguments) = match nested {
         Some(value) if !nested_is_empty => {
@@ -84,15 +82,17 @@ pub fn unwrap_tool_call(params: &Value) -> Result<Target, String> {
                 ));
             }
             let selector = first_selector(&params)?;
-            let mut arguments: Map<String, Value> = params
-                .iter()
-                .filter(|(k, _)| {
-                    !["args", "input"].contains(&k.as_str())
-                        && !present.contains(&k.as_str())
-                        && !k.starts_with("args.")
-                })
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
+            let mut arguments = Map::new();
+            arguments.extend(
+                params
+                    .iter()
+                    .filter(|(k, _)| {
+                        !["args", "input"].contains(&k.as_str())
+                            && !present.contains(&k.as_str())
+                            && !k.starts_with("args.")
+                    })
+                    .map(|(k, v)| (k.clone(), v.clone())),
+            );
             arguments.extend(dotted);
             (selector, arguments)
         }
@@ -125,11 +125,13 @@ fn hoist_nested_selector(params: &Map<String, Value>) -> Map<String, Value> {
     let Some(selector) = selector_value(nested) else {
         return params.clone();
     };
-    let mut hoisted: Map<String, Value> = params
-        .iter()
-        .filter(|(k, _)| !["args", "input"].contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let mut hoisted = Map::new();
+    hoisted.extend(
+        params
+            .iter()
+            .filter(|(k, _)| !["args", "input"].contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone())),
+    );
     hoisted.extend(nested.clone());
     hoisted.insert("id".into(), Value::String(selector));
     hoisted

@@ -148,12 +148,14 @@ fn functions_name_declared_parts(
     required: &BTreeSet<&str>,
     m: &mut ManifestCtx,
 ) {
-    let knowledge_paths: BTreeSet<String> = manifest
-        .components
-        .iter()
-        .flat_map(|c| c.knowledge.iter().flatten())
-        .filter_map(|p| clean_relative(p).ok())
-        .collect();
+    let mut knowledge_paths = BTreeSet::new();
+    knowledge_paths.extend(
+        manifest
+            .components
+            .iter()
+            .flat_map(|c| c.knowledge.iter().flatten())
+            .filter_map(|p| clean_relative(p).ok()),
+    );
     for f in &c.functions {
         let lines = c.function_lines.get(&f.path);
         tools_declared(&f.path, &f.tools, lines, &required, m.findings);
