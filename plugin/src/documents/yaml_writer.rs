@@ -37,16 +37,24 @@ fn indentation(out: &mut String, indent: usize, indented: bool) {
     }
 }
 
+/// Longest key written before its `:`. A reader takes at most 1,024 characters for such a key
+/// (libyaml: "could not find expected ':'"); longer ones are written in YAML's explicit form.
+const MAX_IMPLICIT_KEY_BYTES: usize = 1_000;
+
 /// A non-empty mapping, one entry per line at `indent` (the first line's indentation already
 /// written when `indented` is false: it follows a `- `).
 fn mapping(out: &mut String, map: &Mapping, indent: usize, indented: bool) -> Result<(), String> {
     for (i, (key, value)) in map.iter().enumerate() {
         indentation(out, indent, indented || i > 0);
+        let start = out.len();
         if is_inline_key(key) {
             inline(out, key)?;
+        }
+        if is_inline_key(key) && out.len() - start <= MAX_IMPLICIT_KEY_BYTES {
             out.push(':');
         } else {
-            // A collection or a tagged key: YAML's explicit form, the key in flow style.
+            // A collection, a tagged key or a long one: YAML's explicit form, the key in flow style.
+            out.truncate(start);
             out.push_str("? ");
             flow(out, key)?;
             out.push('\n');
@@ -150,10 +158,11 @@ fn flow(out: &mut String, value: &Value) -> Result<(), String> {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                if !is_inline_key(key) {
-                    out.push_str("? ");
-                }
+                let start = out.len();
                 flow(out, key)?;
+                if !is_inline_key(key) || out.len() - start > MAX_IMPLICIT_KEY_BYTES {
+                    out.insert_str(start, "? ");
+                }
                 out.push_str(": ");
                 flow(out, value)?;
             }
@@ -312,6 +321,21 @@ mod tests {
         ] {
             let value = Value::String(s.into());
             assert_eq!(read_back(&value), value, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn a_key_too_long_for_an_implicit_key_reads_back() {
+        for key in ["k".repeat(1_000), "k".repeat(1_001), "é \u{1}".repeat(600)] {
+            let mut map = Mapping::new();
+            map.insert(key.clone().into(), "v".into());
+            map.insert("next".into(), Value::Sequence(vec![key.clone().into()]));
+            // In a key of its own (flow style), too.
+            let mut inner = Mapping::new();
+            inner.insert(key.into(), Value::Null);
+            map.insert(Value::Mapping(inner), "complex".into());
+            let value = Value::Mapping(map);
+            assert_eq!(read_back(&value), value);
         }
     }
 
