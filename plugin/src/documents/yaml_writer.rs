@@ -11,8 +11,8 @@ use serde_norway::value::TaggedValue;
 use serde_norway::{Mapping, Value};
 use std::fmt::Write;
 
-/// `value` as a YAML document (ending with a line feed). Fails only on a tag that cannot be written
-/// as a plain YAML tag.
+/// `value` as a YAML document (ending with a line feed). Fails only on a tag it cannot write: a
+/// name that would need escaping, or a tag on a tag.
 pub fn to_block_yaml(value: &Value) -> Result<String, String> {
     let mut out = String::new();
     match value {
@@ -46,21 +46,12 @@ const MAX_IMPLICIT_KEY_BYTES: usize = 1_000;
 fn mapping(out: &mut String, map: &Mapping, indent: usize, indented: bool) -> Result<(), String> {
     for (i, (key, value)) in map.iter().enumerate() {
         indentation(out, indent, indented || i > 0);
-        let start = out.len();
-        if is_inline_key(key) {
-            inline(out, key)?;
-        }
-        if is_inline_key(key) && out.len() - start <= MAX_IMPLICIT_KEY_BYTES {
-            out.push(':');
-        } else {
-            // A collection, a tagged key or a long one: YAML's explicit form, the key in flow style.
-            out.truncate(start);
-            out.push_str("? ");
-            flow(out, key)?;
+        if mapping_key(out, key)? {
+            // The explicit form's `:` begins a line of its own.
             out.push('\n');
             indentation(out, indent, true);
-            out.push(':');
         }
+        out.push(':');
         after_indicator(out, value, indent)?;
     }
     Ok(())
@@ -117,11 +108,21 @@ fn after_indicator(out: &mut String, value: &Value, indent: usize) -> Result<(),
     }
 }
 
-fn is_inline_key(key: &Value) -> bool {
-    matches!(
+/// Writes a mapping's key in flow style, behind YAML's explicit `? ` where it cannot stand before
+/// its `:` directly (a collection, a tagged key, or one longer than [`MAX_IMPLICIT_KEY_BYTES`]);
+/// returns whether it did.
+fn mapping_key(out: &mut String, key: &Value) -> Result<bool, String> {
+    let start = out.len();
+    flow(out, key)?;
+    let scalar = matches!(
         key,
         Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_)
-    )
+    );
+    let explicit = !scalar || out.len() - start > MAX_IMPLICIT_KEY_BYTES;
+    if explicit {
+        out.insert_str(start, "? ");
+    }
+    Ok(explicit)
 }
 
 /// A scalar, an empty collection, or (in flow style) anything.
@@ -158,11 +159,7 @@ fn flow(out: &mut String, value: &Value) -> Result<(), String> {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                let start = out.len();
-                flow(out, key)?;
-                if !is_inline_key(key) || out.len() - start > MAX_IMPLICIT_KEY_BYTES {
-                    out.insert_str(start, "? ");
-                }
+                mapping_key(out, key)?;
                 out.push_str(": ");
                 flow(out, value)?;
             }
@@ -229,7 +226,7 @@ fn string(out: &mut String, s: &str) {
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
             '\r' => out.push_str("\\r"),
-            // Line breaks to YAML (a raw one in quotes would be folded into a space).
+            // Line breaks to YAML 1.1: escaped, so that no reader folds one into a space.
             '\u{85}' => out.push_str("\\N"),
             '\u{2028}' => out.push_str("\\L"),
             '\u{2029}' => out.push_str("\\P"),
