@@ -8,9 +8,11 @@
 //
 // Node has no `openat`, so paths are resolved here one component at a time with lstat (see
 // `Preopen.walk`) and the result is opened with O_NOFOLLOW. The guest cannot race that check: its
-// calls are synchronous and it cannot create symlinks (no `symlink-at`). Another process that can
-// write inside a preopen could swap a directory for a symlink between the check and the open and
-// redirect that one open; a preopen others can write is unsafe anyway (they can rewrite its files).
+// calls are synchronous and it cannot create symlinks (no `symlink-at`). A directory found real is
+// not looked at again within the same synchronous run of the guest (`verifiedDirectories`), unless a
+// change made through this host touched it. Another process that can write inside a preopen could
+// swap a directory for a symlink within that run and redirect what follows in it; a preopen others
+// can write is unsafe anyway (they can rewrite its files).
 //
 // Why not @bytecodealliance/preview2-shim: it runs file streams through a worker thread with
 // Atomics.wait, its preopens are process-wide, and its `open-at` refuses the `mutate-directory`
@@ -103,6 +105,53 @@ function entryStats(hostPath) {
   return fsCall(() => fs.lstatSync(hostPath, { throwIfNoEntry: false }));
 }
 
+/**
+ * What a walk must learn of the entry a path names. STATS: its lstat (what the guest is told).
+ * TYPE: only whether it is a directory, a file or a symlink (a directory verified in this run is not
+ * lstat'ed again). NAME: nothing (a rename, a mkdir or an rmdir acts on the name and fails by itself).
+ */
+const STATS = 0;
+const TYPE = 1;
+const NAME = 2;
+
+/** The type of a directory verified in this run, for TYPE walks; never handed to the guest. */
+const VERIFIED_DIRECTORY = Object.freeze({ isDirectory: () => true, isFile: () => false, isSymbolicLink: () => false });
+
+/**
+ * Host paths found to be real directories (an lstat, not through a symlink) in the guest's current
+ * synchronous run: a turn resolves the same few directories a dozen times (`spool`, `spare`, and
+ * each entry of a listing, for which the guest's libc asks an inode), an lstat each. Kept only until
+ * the guest yields (a microtask: see `keepStats`), and a change made through this host forgets the
+ * path it changes and everything under it.
+ * @type {Set<string> | undefined}
+ */
+let verifiedDirectories;
+
+function rememberDirectory(hostPath) {
+  if (!verifiedDirectories) {
+    verifiedDirectories = new Set();
+    queueMicrotask(() => { verifiedDirectories = undefined; });
+  }
+  verifiedDirectories.add(hostPath);
+}
+
+/** A change through this host at `hostPath`: what was verified there or under it no longer holds. */
+function forgetDirectories(hostPath) {
+  if (!verifiedDirectories) return;
+  const under = `${hostPath}/`;
+  for (const directory of verifiedDirectories) {
+    if (directory === hostPath || directory.startsWith(under)) verifiedDirectories.delete(directory);
+  }
+}
+
+/** The lstat of `hostPath`, or only its type when `need` allows and it is a directory verified in this run. */
+function entryOf(hostPath, need) {
+  if (need !== STATS && verifiedDirectories?.has(hostPath)) return VERIFIED_DIRECTORY;
+  const stats = entryStats(hostPath);
+  if (stats?.isDirectory()) rememberDirectory(hostPath);
+  return stats;
+}
+
 /** One preopened directory on the host: where it is, and whether the guest may change it. */
 class Preopen {
   constructor(hostDir, writable) {
@@ -115,10 +164,12 @@ class Preopen {
    * as cap-std does for the wasmtime shim: `..` never climbs above `base`; a symlink is expanded where
    * it is not the last name, or is the last and `follow` is set; an absolute one, or one leading above
    * `base`, is refused. Only lstat and readlink are used, so nothing here can block.
+   * @param {number} need  what the caller needs of the last entry: STATS, TYPE or NAME
    * @returns {{ hostPath: string, stats: fs.Stats | undefined }}  the entry reached (a symlink
-   *   itself when it was not followed); `stats` is undefined when it does not exist.
+   *   itself when it was not followed); `stats` is undefined when it does not exist (or was not
+   *   looked at: NAME), VERIFIED_DIRECTORY for a TYPE walk that ends at a directory verified in this run.
    */
-  walk(base, relative, follow) {
+  walk(base, relative, follow, need = STATS) {
     if (relative === '') throw 'no-entry';
     if (relative.startsWith('/')) throw 'not-permitted';
     // `a/`, `a/.` and `a/..` name a directory: a final symlink in them is followed, as the kernel does.
@@ -138,8 +189,10 @@ class Preopen {
       }
       const directory = entered[entered.length - 1];
       const hostPath = directory.endsWith('/') ? directory + name : `${directory}/${name}`;
-      const stats = entryStats(hostPath);
       const last = pending.length === 0;
+      // A change of a name (NAME) needs nothing of the entry unless a final symlink is to be expanded.
+      if (last && need === NAME && !follow && !namesDirectory) return { hostPath, stats: undefined };
+      const stats = entryOf(hostPath, last ? need : TYPE);
       if (stats?.isSymbolicLink() && (!last || follow || namesDirectory)) {
         expansions += 1;
         if (expansions > MAX_SYMLINK_EXPANSIONS) throw 'loop';
@@ -157,7 +210,7 @@ class Preopen {
       entered.push(hostPath);
     }
     const hostPath = entered[entered.length - 1];
-    return { hostPath, stats: entryStats(hostPath) };
+    return { hostPath, stats: need === NAME ? undefined : entryOf(hostPath, need) };
   }
 
   mustWrite() {
@@ -281,7 +334,7 @@ class Descriptor {
   directoryPath() {
     if (!this.isDirectory()) throw 'not-directory';
     if (this.location === '') return this.preopen.root;
-    const { hostPath, stats } = this.preopen.walk(this.preopen.root, this.location, false);
+    const { hostPath, stats } = this.preopen.walk(this.preopen.root, this.location, false, TYPE);
     if (!stats) throw 'no-entry';
     if (!stats.isDirectory()) throw 'not-directory';
     return hostPath;
@@ -345,7 +398,7 @@ class Descriptor {
     if (writes) this.preopen.mustWrite();
     // An exclusive create never follows a final symlink (POSIX O_CREAT|O_EXCL): it fails with `exist`.
     const follow = pathFlags.symlinkFollow && !(openFlags.create && openFlags.exclusive);
-    const { hostPath, stats } = this.preopen.walk(base, relative, follow);
+    const { hostPath, stats } = this.preopen.walk(base, relative, follow, TYPE);
     if (openFlags.directory || (stats?.isDirectory() && !writes)) {
       if (openFlags.create) throw 'invalid';
       if (!stats) throw 'no-entry';
@@ -406,33 +459,38 @@ class Descriptor {
     return new DirectoryEntryStream(entries);
   }
 
-  /** The host path of the entry `relative` names itself (a final symlink is not followed), for a change. */
-  entryToChange(relative) {
+  /**
+   * The host path of the entry `relative` names itself (a final symlink is not followed), for a
+   * change: what was verified at it or under it is forgotten, whether or not the change succeeds.
+   */
+  entryToChange(relative, need) {
     lastStatAt = undefined;
     const base = this.directoryPath();
     this.preopen.mustWrite();
-    return this.preopen.walk(base, relative, false);
+    const entry = this.preopen.walk(base, relative, false, need);
+    forgetDirectories(entry.hostPath);
+    return entry;
   }
 
   createDirectoryAt(relative) {
-    const { hostPath } = this.entryToChange(relative);
+    const { hostPath } = this.entryToChange(relative, NAME);
     fsCall(() => fs.mkdirSync(hostPath));
   }
 
   renameAt(oldRelative, newDescriptor, newRelative) {
-    const from = this.entryToChange(oldRelative).hostPath;
-    const to = newDescriptor.entryToChange(newRelative).hostPath;
+    const from = this.entryToChange(oldRelative, NAME).hostPath;
+    const to = newDescriptor.entryToChange(newRelative, NAME).hostPath;
     fsCall(() => fs.renameSync(from, to));
   }
 
   unlinkFileAt(relative) {
-    const { hostPath, stats } = this.entryToChange(relative);
+    const { hostPath, stats } = this.entryToChange(relative, TYPE);
     if (stats?.isDirectory()) throw 'is-directory';
     fsCall(() => fs.unlinkSync(hostPath));
   }
 
   removeDirectoryAt(relative) {
-    const { hostPath } = this.entryToChange(relative);
+    const { hostPath } = this.entryToChange(relative, NAME);
     fsCall(() => fs.rmdirSync(hostPath));
   }
 

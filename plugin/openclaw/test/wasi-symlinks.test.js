@@ -285,15 +285,37 @@ test('unlink, rename, mkdir and rmdir act on links themselves and never reach ou
   fs.rmSync(root, { recursive: true });
 });
 
-test('a directory swapped for a symlink after it was opened is not followed out', () => {
+test('a directory swapped for a symlink after it was opened is not followed out', async () => {
   const { root, at, dirs } = fixture();
   const state = dirs['/state'];
   const sub = state.openAt({ symlinkFollow: true }, 'sub', { create: false, exclusive: false, truncate: false, directory: true }, ACCESS.read);
+  sub.statAt({ symlinkFollow: true }, 'file.txt');
+  // Another process swaps it while the guest waits (it yields to the event loop between runs).
+  await new Promise((resolve) => setImmediate(resolve));
   fs.renameSync(at('state/sub'), at('state/sub-old'));
   fs.symlinkSync('../outside', at('state/sub'));
   assert.throws(() => sub.readDirectory(), (e) => e === 'not-directory', 'readdir');
   assert.throws(() => sub.statAt({ symlinkFollow: true }, 'secret.txt'), (e) => e === 'not-directory', 'stat');
   assert.throws(() => sub.openAt({ symlinkFollow: true }, 'secret.txt', { create: false, exclusive: false, truncate: true, directory: false }, ACCESS.write), (e) => e === 'not-directory', 'open');
+  assert.equal(fs.readFileSync(at('outside/secret.txt'), 'utf8'), 'secret');
+  fs.rmSync(root, { recursive: true });
+});
+
+test('a symlink the guest moves where a directory it used was is not followed out, in the same run', () => {
+  const { root, at, dirs } = fixture();
+  const state = dirs['/state'];
+  const ACCESS_WRITE = { read: false, write: true, mutateDirectory: true };
+  const open = (relative) => state.openAt({ symlinkFollow: true }, relative, { create: false, exclusive: false, truncate: true, directory: false }, ACCESS_WRITE);
+  // All synchronous, as one run of the guest: `sub` is found to be a directory, then the guest renames
+  // it away and moves the link `dir-out` (-> ../outside) to its name. The guest cannot create a
+  // symlink, but it can move one that is there.
+  assert.equal(state.statAt({ symlinkFollow: true }, 'sub/file.txt').type, 'regular-file');
+  state.renameAt('sub', state, 'sub-old');
+  state.renameAt('dir-out', state, 'sub');
+  assert.throws(() => open('sub/secret.txt'), (e) => e === 'not-permitted', 'open through the moved link');
+  assert.throws(() => state.statAt({ symlinkFollow: true }, 'sub/secret.txt'), (e) => e === 'not-permitted', 'stat through the moved link');
+  // And a directory moved under another name is found there, not at its old one.
+  assert.equal(state.statAt({ symlinkFollow: true }, 'sub-old/file.txt').type, 'regular-file');
   assert.equal(fs.readFileSync(at('outside/secret.txt'), 'utf8'), 'secret');
   fs.rmSync(root, { recursive: true });
 });
