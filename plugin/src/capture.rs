@@ -53,7 +53,7 @@ pub fn strip_injected_from_user(text: &str, injected: &[String]) -> String {
     let mut out = text.to_string();
     let mut found = false;
     for block in injected.iter().filter(|b| !b.is_empty()) {
-        if let Some(at) = out.find(block.as_str()) {
+        if let Some(at) = find_verbatim(&out, block) {
             out.replace_range(at..at + block.len(), "");
             found = true;
         }
@@ -70,9 +70,9 @@ pub fn strip_injected_from_user(text: &str, injected: &[String]) -> String {
 pub fn strip_injected_from_assistant(text: &str, injected: &[String]) -> String {
     let mut out = text.to_string();
     for recorded in injected.iter().filter(|b| !b.is_empty()) {
-        out = out.replace(recorded.as_str(), "");
+        out = remove_all(out, recorded);
         for block in blocks_of(recorded) {
-            out = out.replace(block, "");
+            out = remove_all(out, block);
         }
     }
     if out.len() == text.len() {
@@ -80,6 +80,43 @@ pub fn strip_injected_from_assistant(text: &str, injected: &[String]) -> String 
     } else {
         trim_separators(&out)
     }
+}
+
+/// Where `needle` (not empty) first occurs in `haystack`. Not `str::find`: its searcher is built
+/// from the whole needle, and an injection is kilobytes, looked for in every answer (a fifth of
+/// `agent-end`'s own work in the component). Candidates are where its first byte is (memchr), each
+/// compared whole: blocks start with `<`, which plain text has few of.
+fn find_verbatim(haystack: &str, needle: &str) -> Option<usize> {
+    let (hay, whole) = (haystack.as_bytes(), needle.as_bytes());
+    let first = *whole.first()?;
+    let last_start = hay.len().checked_sub(whole.len())?;
+    let mut from = 0;
+    while let Some(found) = memchr::memchr(first, &hay[from..=last_start]) {
+        let at = from + found;
+        if hay[at..].starts_with(whole) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// `text` with every occurrence of `needle` (not empty) removed, left to right, as
+/// `text.replace(needle, "")`; `text` itself when there is none.
+fn remove_all(text: String, needle: &str) -> String {
+    let Some(first) = find_verbatim(&text, needle) else {
+        return text;
+    };
+    let mut out = String::with_capacity(text.len() - needle.len());
+    let mut from = 0;
+    let mut at = Some(first);
+    while let Some(found) = at {
+        out.push_str(&text[from..found]);
+        from = found + needle.len();
+        at = find_verbatim(&text[from..], needle).map(|next| from + next);
+    }
+    out.push_str(&text[from..]);
+    out
 }
 
 /// Removes the well-formed plugin blocks a text starts with (and the white space after them).
@@ -258,5 +295,34 @@ mod tests {
                 .unwrap_err()
                 .contains("no assistant")
         );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// The memchr-probed search finds what `str::find` finds, and removes what `str::replace`
+        /// removes: needles repeated and overlapping, with a shared prefix that fails late, longer
+        /// than the text, and multi-byte characters.
+        #[test]
+        fn verbatim_search_is_str_find_and_replace(
+            parts in proptest::collection::vec(0usize..6, 0..24),
+            needle_parts in proptest::collection::vec(0usize..6, 1..8),
+        ) {
+            const PIECES: [&str; 6] = [
+                "<graphiti-context group=\"g\">",
+                "<graphiti-context group=\"h\">",
+                "ab",
+                "a",
+                "é€",
+                "\n",
+            ];
+            let haystack: String = parts.iter().map(|&i| PIECES[i]).collect();
+            let needle: String = needle_parts.iter().map(|&i| PIECES[i]).collect();
+            proptest::prop_assert_eq!(find_verbatim(&haystack, &needle), haystack.find(needle.as_str()));
+            proptest::prop_assert_eq!(
+                remove_all(haystack.clone(), &needle),
+                haystack.replace(needle.as_str(), "")
+            );
+        }
     }
 }
