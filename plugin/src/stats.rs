@@ -217,19 +217,21 @@ pub fn fold_into_file(
 
 /// Whether `counts/` holds anything to fold.
 pub fn has_count_files(state_dir: &Path) -> bool {
-    fs::read_dir(counts_dir(state_dir)).is_ok_and(|mut listing| listing.next().is_some())
+    crate::files::list_names(&counts_dir(state_dir)).is_ok_and(|names| !names.is_empty())
 }
 
 /// The count files, by name.
 fn count_files(state_dir: &Path) -> Vec<(String, PathBuf)> {
-    let Ok(listing) = fs::read_dir(counts_dir(state_dir)) else {
+    let dir = counts_dir(state_dir);
+    let Ok(names) = crate::files::list_names(&dir) else {
         return vec![];
     };
-    listing
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            name.ends_with(".json").then(|| (name, e.path()))
+    names
+        .into_iter()
+        .filter(|name| name.ends_with(".json"))
+        .map(|name| {
+            let path = dir.join(&name);
+            (name, path)
         })
         .collect()
 }

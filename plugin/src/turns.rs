@@ -175,15 +175,16 @@ pub fn load(state_dir: &Path, session_key: Option<&str>) -> Result<Option<TurnRe
 }
 
 fn records(state_dir: &Path) -> Result<Vec<(PathBuf, TurnRecord)>, String> {
-    let entries = match fs::read_dir(dir(state_dir)) {
-        Ok(entries) => entries,
+    let dir = dir(state_dir);
+    let names = match crate::files::list_names(&dir) {
+        Ok(names) => names,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-        Err(e) => return Err(format!("cannot list {}: {e}", dir(state_dir).display())),
+        Err(e) => return Err(format!("cannot list {}: {e}", dir.display())),
     };
-    Ok(entries
-        .flatten()
-        .filter_map(|entry| {
-            let path = entry.path();
+    Ok(names
+        .into_iter()
+        .filter_map(|name| {
+            let path = dir.join(name);
             let record = crate::files::parse_first(&crate::files::read(&path).ok()?).ok()?;
             Some((path, record))
         })
@@ -193,7 +194,7 @@ fn records(state_dir: &Path) -> Result<Vec<(PathBuf, TurnRecord)>, String> {
 /// Keeps the most recent sessions' records only.
 pub fn prune(state_dir: &Path) {
     // Counting is cheap; records are read only when there are too many.
-    if fs::read_dir(dir(state_dir)).map_or(0, Iterator::count) <= KEPT_SESSIONS {
+    if crate::files::list_names(&dir(state_dir)).map_or(0, |names| names.len()) <= KEPT_SESSIONS {
         return;
     }
     let Ok(mut all) = records(state_dir) else {

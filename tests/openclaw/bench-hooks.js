@@ -163,7 +163,7 @@ for (let i = 1; i <= warmup + turns; i += 1) {
 }
 await stopProfile();
 // The same turns through the adapter directly (no OpenClaw hook runner), to show what the runner adds.
-const { createRuntime, beforePromptBuild } = await import(path.join(REPO, 'dist', PLUGIN_ID, 'dist', 'index.js'));
+const { createRuntime, beforePromptBuild, agentEnd } = await import(path.join(process.env.HOOKS_BENCH_PACKAGE || path.join(REPO, 'dist', PLUGIN_ID), 'dist', 'index.js'));
 const direct = createRuntime({
   logger: { info() {}, warn() {}, error: console.error, debug() {} },
   pluginConfig: { stateDir: scratchDir('openclaw-bench-direct-'), graphiti: { url: `${standIn.url}/mcp`, group_id: { direct: 'demo', group: 'demo-{chat}' } } },
@@ -173,6 +173,27 @@ for (let i = 1; i <= warmup + turns; i += 1) {
   const b = await timed(() => beforePromptBuild(direct, { prompt, messages: [] }, ctx(i)));
   assert.match(b.result.prependContext, /<pack-context intent="vc_deal"/, 'routed');
   if (i > warmup) adapterOnly.push(b.added);
+}
+
+// While Graphiti is down: the turns wait in the spool, and every background tick (which backs off
+// without sending) and every agent_end still runs with all of them listed.
+const waiting = process.env.HOOKS_BENCH_QUICK ? 200 : 2000;
+const down = createRuntime({
+  logger: { info() {}, warn() {}, error: console.error, debug() {} },
+  pluginConfig: { stateDir: scratchDir('openclaw-bench-outage-'), graphiti: { url: 'http://127.0.0.1:9/mcp', group_id: { direct: 'demo', group: 'demo-{chat}' } } },
+});
+down.flushSoon = () => {};
+const outageEnd = [];
+const outageTick = [];
+for (let i = 1; i <= waiting; i += 1) {
+  const started = performance.now();
+  const outcome = await agentEnd(down, { success: true, messages: [{ role: 'user', content: prompt }, { role: 'assistant', content: `Waiting turn ${i}.` }] }, ctx(i));
+  const ended = performance.now();
+  assert.equal(outcome?.tag, 'spooled', 'spooled while Graphiti is down');
+  const report = await down.tick();
+  outageTick.push(performance.now() - ended);
+  assert.equal(report.pending, i, 'every turn waits in the spool');
+  if (i > waiting - 100) outageEnd.push(ended - started);
 }
 
 const sent = new Set((await standIn.episodes('demo')).map((e) => /Booked lunch #(\d+)\./.exec(e.content ?? '')?.[1]).filter(Boolean)).size;
@@ -191,6 +212,8 @@ console.log(`  the same, adapter called directly (no hook runner, Graphiti subtr
 console.log(`  agent_end added (the turn spooled; sending follows in the background): p50 ${fmt(e.p50)}, p99 ${fmt(e.p99)}; the no-op's own: p50 ${fmt(ne.p50)}, p99 ${fmt(ne.p99)}`);
 console.log(`  plugin load by OpenClaw's loader: ${fmt(loadMs)}; then the first turn (waits for the component's compilation, instantiation and configuration, started by register): ${fmt(first.total)}, of which Graphiti ${fmt(first.total - first.added)}; the no-op's first turn ${fmt(noopFirst.total)}`);
 console.log(`  every one of ${warmup + turns} captured turns reached the stand-in`);
+const lastTicks = summary(outageTick.slice(-100));
+console.log(`  Graphiti unreachable, through the adapter: with ${waiting} turns waiting in the spool, a background tick (backing off) p50 ${fmt(lastTicks.p50)}, p99 ${fmt(lastTicks.p99)}; agent_end p50 ${fmt(summary(outageEnd).p50)} (the last 100 of each)`);
 record('before_prompt_build added in OpenClaw, p99', b.p99, 2, "a no-op plugin's own time in the same runner, p99", nb.p99);
 record('agent_end added in OpenClaw, p99', e.p99, 1, "a no-op plugin's own time in the same runner, p99", ne.p99);
 record("first turn after OpenClaw loads the plugin, beyond Graphiti's time", firstAdded, 100, "Graphiti's own time in that turn", first.total - first.added);

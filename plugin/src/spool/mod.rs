@@ -168,15 +168,14 @@ impl Spool {
 
     /// Every entry, in queue order.
     pub fn entries(&self) -> Result<Vec<Entry>, String> {
-        let listing = match fs::read_dir(&self.dir) {
-            Ok(listing) => listing,
+        let names = match crate::files::list_names(&self.dir) {
+            Ok(names) => names,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
             Err(e) => return Err(io("list", &self.dir, e)),
         };
-        let mut entries: Vec<Entry> = listing
-            .filter_map(|e| e.ok())
-            .filter_map(|e| {
-                let name = e.file_name().into_string().ok()?;
+        let mut entries: Vec<Entry> = names
+            .iter()
+            .filter_map(|name| {
                 let (stem, extension) = name.rsplit_once('.')?;
                 let state = State::ALL
                     .into_iter()
@@ -427,19 +426,17 @@ impl Spool {
 
     /// Removes temporary files a crash or a full disk left behind (older than any write in progress).
     pub fn remove_stale_temp_files(&self, now: u64) -> usize {
-        let Ok(listing) = fs::read_dir(&self.dir) else {
+        let Ok(names) = crate::files::list_names(&self.dir) else {
             return 0;
         };
         let mut removed = 0;
-        for entry in listing.filter_map(|e| e.ok()) {
-            let path = entry.path();
-            let stale = path.extension().is_some_and(|x| x == "tmp")
-                && entry
-                    .metadata()
-                    .ok()
-                    .and_then(|m| m.modified().ok())
-                    .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                    .is_some_and(|t| now.saturating_sub(t.as_millis() as u64) > STALE_TEMP_MS);
+        for name in names.iter().filter(|name| name.ends_with(".tmp")) {
+            let path = self.dir.join(name);
+            let stale = fs::symlink_metadata(&path)
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .is_some_and(|t| now.saturating_sub(t.as_millis() as u64) > STALE_TEMP_MS);
             if stale && fs::remove_file(&path).is_ok() {
                 removed += 1;
             }
