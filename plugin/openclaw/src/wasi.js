@@ -407,6 +407,9 @@ class Descriptor {
       return new Descriptor(this.preopen, path.relative(this.preopen.root, hostPath), null, READ_ONLY);
     }
     if (stats?.isDirectory()) throw 'is-directory';
+    // Absent as the walk saw it: an open without create would fail the same (a tick asks for files
+    // that are often not there: an entry's send record, the backoff).
+    if (!stats && !openFlags.create) throw 'no-entry';
     // Refused before opening: opening a device or socket may itself do something.
     if (stats && !stats.isFile() && !stats.isSymbolicLink()) throw NOT_A_REGULAR_FILE;
     const access = { read: descriptorFlags.read || !descriptorFlags.write, write: Boolean(descriptorFlags.write) };
