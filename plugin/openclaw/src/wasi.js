@@ -8,11 +8,11 @@
 //
 // Node has no `openat`, so paths are resolved here one component at a time with lstat (see
 // `Preopen.walk`) and the result is opened with O_NOFOLLOW. The guest cannot race that check: its
-// calls are synchronous and it cannot create symlinks (no `symlink-at`). A directory found real is
-// not looked at again within the same synchronous run of the guest (`verifiedDirectories`), unless a
-// change made through this host touched it. Another process that can write inside a preopen could
-// swap a directory for a symlink within that run and redirect what follows in it; a preopen others
-// can write is unsafe anyway (they can rewrite its files).
+// calls are synchronous and it cannot create symlinks (no `symlink-at`). Another process that can
+// write inside a preopen could swap a directory for a symlink between the check and the open and
+// redirect that one open; a preopen others can write is unsafe anyway (they can rewrite its files).
+// Every call walks its path again: a directory found real is not trusted for the next call, even in
+// the same synchronous run of the guest, so such a swap redirects one call at most.
 //
 // Why not @bytecodealliance/preview2-shim: it runs file streams through a worker thread with
 // Atomics.wait, its preopens are process-wide, and its `open-at` refuses the `mutate-directory`
@@ -106,51 +106,11 @@ function entryStats(hostPath) {
 }
 
 /**
- * What a walk must learn of the entry a path names. STATS: its lstat (what the guest is told).
- * TYPE: only whether it is a directory, a file or a symlink (a directory verified in this run is not
- * lstat'ed again). NAME: nothing (a rename, a mkdir or an rmdir acts on the name and fails by itself).
+ * What a walk must learn of the entry a path names: STATS, its lstat; NAME, nothing (a rename, a
+ * mkdir or an rmdir acts on the name itself and fails by itself).
  */
 const STATS = 0;
-const TYPE = 1;
-const NAME = 2;
-
-/** The type of a directory verified in this run, for TYPE walks; never handed to the guest. */
-const VERIFIED_DIRECTORY = Object.freeze({ isDirectory: () => true, isFile: () => false, isSymbolicLink: () => false });
-
-/**
- * Host paths found to be real directories (an lstat, not through a symlink) in the guest's current
- * synchronous run: a turn resolves the same few directories a dozen times (`spool`, `spare`, and
- * each entry of a listing, for which the guest's libc asks an inode), an lstat each. Kept only until
- * the guest yields (a microtask: see `keepStats`), and a change made through this host forgets the
- * path it changes and everything under it.
- * @type {Set<string> | undefined}
- */
-let verifiedDirectories;
-
-function rememberDirectory(hostPath) {
-  if (!verifiedDirectories) {
-    verifiedDirectories = new Set();
-    queueMicrotask(() => { verifiedDirectories = undefined; });
-  }
-  verifiedDirectories.add(hostPath);
-}
-
-/** A change through this host at `hostPath`: what was verified there or under it no longer holds. */
-function forgetDirectories(hostPath) {
-  if (!verifiedDirectories) return;
-  const under = `${hostPath}/`;
-  for (const directory of verifiedDirectories) {
-    if (directory === hostPath || directory.startsWith(under)) verifiedDirectories.delete(directory);
-  }
-}
-
-/** The lstat of `hostPath`, or only its type when `need` allows and it is a directory verified in this run. */
-function entryOf(hostPath, need) {
-  if (need !== STATS && verifiedDirectories?.has(hostPath)) return VERIFIED_DIRECTORY;
-  const stats = entryStats(hostPath);
-  if (stats?.isDirectory()) rememberDirectory(hostPath);
-  return stats;
-}
+const NAME = 1;
 
 /** One preopened directory on the host: where it is, and whether the guest may change it. */
 class Preopen {
@@ -164,10 +124,10 @@ class Preopen {
    * as cap-std does for the wasmtime shim: `..` never climbs above `base`; a symlink is expanded where
    * it is not the last name, or is the last and `follow` is set; an absolute one, or one leading above
    * `base`, is refused. Only lstat and readlink are used, so nothing here can block.
-   * @param {number} need  what the caller needs of the last entry: STATS, TYPE or NAME
+   * @param {number} need  what the caller needs of the last entry: STATS or NAME
    * @returns {{ hostPath: string, stats: fs.Stats | undefined }}  the entry reached (a symlink
    *   itself when it was not followed); `stats` is undefined when it does not exist (or was not
-   *   looked at: NAME), VERIFIED_DIRECTORY for a TYPE walk that ends at a directory verified in this run.
+   *   looked at: NAME).
    */
   walk(base, relative, follow, need = STATS) {
     if (relative === '') throw 'no-entry';
@@ -192,7 +152,7 @@ class Preopen {
       const last = pending.length === 0;
       // A change of a name (NAME) needs nothing of the entry unless a final symlink is to be expanded.
       if (last && need === NAME && !follow && !namesDirectory) return { hostPath, stats: undefined };
-      const stats = entryOf(hostPath, last ? need : TYPE);
+      const stats = entryStats(hostPath);
       if (stats?.isSymbolicLink() && (!last || follow || namesDirectory)) {
         expansions += 1;
         if (expansions > MAX_SYMLINK_EXPANSIONS) throw 'loop';
@@ -210,7 +170,7 @@ class Preopen {
       entered.push(hostPath);
     }
     const hostPath = entered[entered.length - 1];
-    return { hostPath, stats: need === NAME ? undefined : entryOf(hostPath, need) };
+    return { hostPath, stats: need === NAME ? undefined : entryStats(hostPath) };
   }
 
   mustWrite() {
@@ -334,7 +294,7 @@ class Descriptor {
   directoryPath() {
     if (!this.isDirectory()) throw 'not-directory';
     if (this.location === '') return this.preopen.root;
-    const { hostPath, stats } = this.preopen.walk(this.preopen.root, this.location, false, TYPE);
+    const { hostPath, stats } = this.preopen.walk(this.preopen.root, this.location, false);
     if (!stats) throw 'no-entry';
     if (!stats.isDirectory()) throw 'not-directory';
     return hostPath;
@@ -398,7 +358,7 @@ class Descriptor {
     if (writes) this.preopen.mustWrite();
     // An exclusive create never follows a final symlink (POSIX O_CREAT|O_EXCL): it fails with `exist`.
     const follow = pathFlags.symlinkFollow && !(openFlags.create && openFlags.exclusive);
-    const { hostPath, stats } = this.preopen.walk(base, relative, follow, TYPE);
+    const { hostPath, stats } = this.preopen.walk(base, relative, follow);
     if (openFlags.directory || (stats?.isDirectory() && !writes)) {
       if (openFlags.create) throw 'invalid';
       if (!stats) throw 'no-entry';
@@ -462,17 +422,12 @@ class Descriptor {
     return new DirectoryEntryStream(entries);
   }
 
-  /**
-   * The host path of the entry `relative` names itself (a final symlink is not followed), for a
-   * change: what was verified at it or under it is forgotten, whether or not the change succeeds.
-   */
-  entryToChange(relative, need) {
+  /** The host path of the entry `relative` names itself (a final symlink is not followed), for a change. */
+  entryToChange(relative, need = STATS) {
     lastStatAt = undefined;
     const base = this.directoryPath();
     this.preopen.mustWrite();
-    const entry = this.preopen.walk(base, relative, false, need);
-    forgetDirectories(entry.hostPath);
-    return entry;
+    return this.preopen.walk(base, relative, false, need);
   }
 
   createDirectoryAt(relative) {
@@ -487,7 +442,7 @@ class Descriptor {
   }
 
   unlinkFileAt(relative) {
-    const { hostPath, stats } = this.entryToChange(relative, TYPE);
+    const { hostPath, stats } = this.entryToChange(relative);
     if (stats?.isDirectory()) throw 'is-directory';
     fsCall(() => fs.unlinkSync(hostPath));
   }

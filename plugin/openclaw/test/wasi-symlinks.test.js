@@ -285,13 +285,10 @@ test('unlink, rename, mkdir and rmdir act on links themselves and never reach ou
   fs.rmSync(root, { recursive: true });
 });
 
-test('a directory swapped for a symlink after it was opened is not followed out', async () => {
+test('a directory swapped for a symlink after it was opened is not followed out', () => {
   const { root, at, dirs } = fixture();
   const state = dirs['/state'];
   const sub = state.openAt({ symlinkFollow: true }, 'sub', { create: false, exclusive: false, truncate: false, directory: true }, ACCESS.read);
-  sub.statAt({ symlinkFollow: true }, 'file.txt');
-  // Another process swaps it while the guest waits (it yields to the event loop between runs).
-  await new Promise((resolve) => setImmediate(resolve));
   fs.renameSync(at('state/sub'), at('state/sub-old'));
   fs.symlinkSync('../outside', at('state/sub'));
   assert.throws(() => sub.readDirectory(), (e) => e === 'not-directory', 'readdir');
