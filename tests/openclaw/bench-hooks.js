@@ -72,6 +72,9 @@ process.on('exit', () => {
 });
 process.env.HOME = scratchDir('openclaw-bench-home-');
 const standIn = await startStandIn();
+// Also when an assertion fails: a stand-in left running holds this process's stderr open, and a
+// pipe reading it (scripts/bench.sh) would wait for it forever.
+process.on('exit', () => standIn.stop());
 const stateDir = scratchDir('openclaw-bench-state-');
 // The baseline first: a plugin whose same hooks do nothing, loaded by the same loader. Then ours,
 // registered as a Gateway registers it (the component starts loading in `register`), and its first
@@ -175,6 +178,10 @@ for (let i = 1; i <= warmup + turns; i += 1) {
   if (i > warmup) adapterOnly.push(b.added);
 }
 
+const sent = new Set((await standIn.episodes('demo')).map((e) => /Booked lunch #(\d+)\./.exec(e.content ?? '')?.[1]).filter(Boolean)).size;
+assert.equal(sent, warmup + turns, 'every captured turn reached Graphiti');
+standIn.stop();
+
 // While Graphiti is down: the turns wait in the spool, and every background tick (which backs off
 // without sending) and every agent_end still runs with all of them listed.
 const waiting = process.env.HOOKS_BENCH_QUICK ? 200 : 2000;
@@ -195,10 +202,6 @@ for (let i = 1; i <= waiting; i += 1) {
   assert.equal(report.pending, i, 'every turn waits in the spool');
   if (i > waiting - 100) outageEnd.push(ended - started);
 }
-
-const sent = new Set((await standIn.episodes('demo')).map((e) => /Booked lunch #(\d+)\./.exec(e.content ?? '')?.[1]).filter(Boolean)).size;
-assert.equal(sent, warmup + turns, 'every captured turn reached Graphiti');
-standIn.stop();
 
 const a = summary(adapterOnly);
 const b = summary(before);
