@@ -238,11 +238,48 @@ fn probe_allowing(config: &TempDir, origin: &str) -> Shim {
     .unwrap()
 }
 
+/// A loopback port held by a socket that is bound but does not listen: a connection to it is
+/// refused, and no other test's listener can get the port while it lives (a dropped listener's
+/// port can be handed to the next test that binds port 0, which then answers for it).
+struct ClosedPort {
+    fd: libc::c_int,
+    port: u16,
+}
+
+impl ClosedPort {
+    fn new() -> ClosedPort {
+        // SAFETY: plain socket calls on a descriptor this function owns, with a zeroed `sockaddr_in`
+        // of the size passed.
+        unsafe {
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
+            assert!(fd >= 0, "socket: {}", std::io::Error::last_os_error());
+            let mut addr: libc::sockaddr_in = std::mem::zeroed();
+            addr.sin_family = libc::AF_INET as libc::sa_family_t;
+            addr.sin_addr.s_addr = u32::from_ne_bytes([127, 0, 0, 1]);
+            let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+            let bound = libc::bind(fd, (&raw const addr).cast(), len);
+            assert_eq!(bound, 0, "bind: {}", std::io::Error::last_os_error());
+            let named = libc::getsockname(fd, (&raw mut addr).cast(), &mut len);
+            assert_eq!(named, 0, "getsockname: {}", std::io::Error::last_os_error());
+            ClosedPort {
+                fd,
+                port: u16::from_be(addr.sin_port),
+            }
+        }
+    }
+}
+
+impl Drop for ClosedPort {
+    fn drop(&mut self) {
+        // SAFETY: the descriptor is this value's own, closed once.
+        unsafe { libc::close(self.fd) };
+    }
+}
+
 #[test]
 fn a_closed_port_is_a_connect_error() {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let origin = format!("http://{}", listener.local_addr().unwrap());
-    drop(listener);
+    let closed = ClosedPort::new();
+    let origin = format!("http://127.0.0.1:{}", closed.port);
     let config = TempDir::new("http-connect");
     let mut shim = probe_allowing(&config, &origin);
 
