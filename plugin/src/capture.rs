@@ -104,18 +104,16 @@ fn find_verbatim(haystack: &str, needle: &str) -> Option<usize> {
 /// `text` with every occurrence of `needle` (not empty) removed, left to right, as
 /// `text.replace(needle, "")`; `text` itself when there is none.
 fn remove_all(text: String, needle: &str) -> String {
-    let Some(first) = find_verbatim(&text, needle) else {
-        return text;
-    };
-    let mut out = String::with_capacity(text.len() - needle.len());
-    let mut from = 0;
-    let mut at = Some(first);
-    while let Some(found) = at {
-        out.push_str(&text[from..found]);
-        from = found + needle.len();
-        at = find_verbatim(&text[from..], needle).map(|next| from + next);
+    let mut out = String::new();
+    let mut rest = text.as_str();
+    while let Some(at) = find_verbatim(rest, needle) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at + needle.len()..];
     }
-    out.push_str(&text[from..]);
+    if rest.len() == text.len() {
+        return text;
+    }
+    out.push_str(rest);
     out
 }
 
