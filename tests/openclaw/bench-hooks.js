@@ -167,10 +167,12 @@ for (let i = 1; i <= warmup + turns; i += 1) {
 await stopProfile();
 // The same turns through the adapter directly (no OpenClaw hook runner), to show what the runner adds.
 const { createRuntime, beforePromptBuild, agentEnd } = await import(path.join(process.env.HOOKS_BENCH_PACKAGE || path.join(REPO, 'dist', PLUGIN_ID), 'dist', 'index.js'));
-const direct = createRuntime({
+/** The adapter's runtime on a fresh state directory, against Graphiti at `url`. */
+const adapterRuntime = (url, prefix) => createRuntime({
   logger: { info() {}, warn() {}, error: console.error, debug() {} },
-  pluginConfig: { stateDir: scratchDir('openclaw-bench-direct-'), graphiti: { url: `${standIn.url}/mcp`, group_id: { direct: 'demo', group: 'demo-{chat}' } } },
+  pluginConfig: { stateDir: scratchDir(prefix), graphiti: { url, group_id: { direct: 'demo', group: 'demo-{chat}' } } },
 });
+const direct = adapterRuntime(`${standIn.url}/mcp`, 'openclaw-bench-direct-');
 const adapterOnly = [];
 for (let i = 1; i <= warmup + turns; i += 1) {
   const b = await timed(() => beforePromptBuild(direct, { prompt, messages: [] }, ctx(i)));
@@ -185,10 +187,7 @@ standIn.stop();
 // While Graphiti is down: the turns wait in the spool, and every background tick (which backs off
 // without sending) and every agent_end still runs with all of them listed.
 const waiting = process.env.HOOKS_BENCH_QUICK ? 200 : 2000;
-const down = createRuntime({
-  logger: { info() {}, warn() {}, error: console.error, debug() {} },
-  pluginConfig: { stateDir: scratchDir('openclaw-bench-outage-'), graphiti: { url: 'http://127.0.0.1:9/mcp', group_id: { direct: 'demo', group: 'demo-{chat}' } } },
-});
+const down = adapterRuntime('http://127.0.0.1:9/mcp', 'openclaw-bench-outage-');
 down.flushSoon = () => {};
 const outageEnd = [];
 const outageTick = [];
