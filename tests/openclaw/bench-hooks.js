@@ -67,9 +67,17 @@ function scratchDir(prefix) {
   scratch.push(dir);
   return dir;
 }
-process.on('exit', () => {
+function removeScratch() {
   for (const dir of scratch) fs.rmSync(dir, { recursive: true, force: true });
-});
+}
+process.on('exit', removeScratch);
+// A run killed by a signal (Ctrl-C, a timeout) emits no 'exit': remove them, then die of that signal.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.once(signal, () => {
+    removeScratch();
+    process.kill(process.pid, signal);
+  });
+}
 process.env.HOME = scratchDir('openclaw-bench-home-');
 const standIn = await startStandIn();
 // Also when an assertion fails: a stand-in left running holds this process's stderr open, and a

@@ -92,7 +92,7 @@ test('/experts for runs: queue, dead-letters, reject, replay and run with a mess
   assert.ok(!queuesWork(expertsSlashCommand('queue').command));
 });
 
-test('openclaw graphiti experts: fire, due, bind, remove and install as the component\'s commands', () => {
+test('openclaw graphiti experts: fire, due, bind, remove and install as the component\'s commands', (t) => {
   assert.deepEqual(expertsCommand('fire', ['ops-expert', 'new_ticket', '{}']).val, { tag: 'fire', val: ['ops-expert', 'new_ticket', '{}'] });
   assert.deepEqual(expertsCommand('bind', ['ops-expert', 'tickets', 'tickets-mcp']).val, { tag: 'bind', val: ['ops-expert', 'tickets', 'tickets-mcp'] });
   assert.deepEqual(expertsCommand('remove', 'ops-expert').val, { tag: 'remove', val: 'ops-expert' });
@@ -103,6 +103,7 @@ test('openclaw graphiti experts: fire, due, bind, remove and install as the comp
   assert.throws(() => dueMoment('2026-11-23'), /neither RFC 3339/, 'a date without a time and zone is ambiguous');
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'install-source-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   fs.mkdirSync(path.join(dir, 'pkg'));
   fs.writeFileSync(path.join(dir, 'pkg.tgz'), Buffer.from([0x1f, 0x8b, 0]));
   const fromDir = installSource(path.join(dir, 'pkg'));
@@ -113,7 +114,6 @@ test('openclaw graphiti experts: fire, due, bind, remove and install as the comp
   assert.deepEqual([...fromArchive.command.val.val.val[1]], [0x1f, 0x8b, 0]);
   assert.equal(fromArchive.installDir, undefined);
   assert.throws(() => installSource(path.join(dir, 'missing')), /no such file or directory/);
-  fs.rmSync(dir, { recursive: true });
 });
 
 test('expert_step and expert_learning carry the calling session\'s context', () => {

@@ -1,5 +1,5 @@
 // The adapter with the real component (jco output from scripts/package-openclaw.sh).
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -13,6 +13,14 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 const componentDir = path.join(repo, 'dist/graphiti-openclaw/dist/component');
 const configDir = path.join(repo, 'config');
 
+const made = [];
+after(() => { for (const dir of made) fs.rmSync(dir, { recursive: true, force: true }); });
+function tempDir(prefix) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+
 function quietLogger() {
   const lines = [];
   const log = (level) => (message) => lines.push(`${level}: ${message}`);
@@ -20,8 +28,8 @@ function quietLogger() {
 }
 
 function runtime(pluginConfig) {
-  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'adapter-state-'));
-  const workspaceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'adapter-workspace-'));
+  const stateDir = tempDir('adapter-state-');
+  const workspaceDir = tempDir('adapter-workspace-');
   const logger = quietLogger();
   const api = { logger, pluginConfig: { configDir, stateDir, workspaceDir, expertsDir: path.join(configDir, 'experts'), ...pluginConfig } };
   return { rt: createRuntime(api, { componentDir }), stateDir, workspaceDir, logger };
@@ -159,8 +167,8 @@ test('experts: check-tool through the adapter records nothing', async () => {
 async function registeredTools(pluginConfig) {
   const { default: plugin } = await import(path.join(repo, 'dist/graphiti-openclaw/dist/index.js'));
   const tools = new Map();
-  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'adapter-state-'));
-  const workspaceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'adapter-workspace-'));
+  const stateDir = tempDir('adapter-state-');
+  const workspaceDir = tempDir('adapter-workspace-');
   const api = {
     logger: quietLogger(),
     registrationMode: 'discovery',

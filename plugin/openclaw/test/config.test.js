@@ -1,7 +1,7 @@
 // Configuration trouble in the adapter with the real component: a configDir that does not exist (the
 // README's own example before anyone creates it) is reported once, naming it, and recall and capture
 // go on with the settings OpenClaw gives; routing alone is off.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,6 +13,9 @@ import { startStandIn } from '../../../tests/openclaw/openclaw.js';
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const componentDir = path.join(repo, 'dist/graphiti-openclaw/dist/component');
 
+const made = [];
+after(() => { for (const dir of made) fs.rmSync(dir, { recursive: true, force: true }); });
+
 function recordingLogger() {
   const lines = [];
   const log = (level) => (message) => lines.push(`${level}: ${message}`);
@@ -23,6 +26,7 @@ test('a configDir that does not exist is reported once; recall and capture still
   const standIn = await startStandIn();
   try {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'adapter-config-'));
+    made.push(home);
     const configDir = path.join(home, 'graphiti-openclaw', 'config');
     const logger = recordingLogger();
     const rt = createRuntime({
@@ -70,6 +74,7 @@ test('a configDir that does not exist is reported once; recall and capture still
 
 test('a privateDir that does not exist is a warning at every load, naming it', async () => {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'adapter-overlay-'));
+  made.push(home);
   const privateDir = path.join(home, 'private');
   const logger = recordingLogger();
   const rt = createRuntime({

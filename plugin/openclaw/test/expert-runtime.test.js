@@ -2,7 +2,7 @@
 // and a fake OpenClaw subagent runtime: a webhook and a channel message each run their process and
 // deliver to the main session; a CONFIRM call pauses the run until approved; install, bind and
 // remove change the experts directory through an instance of their own.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -23,8 +23,13 @@ function quietLogger() {
   return { lines, info: log('info'), warn: log('warn'), error: log('error'), debug: log('debug') };
 }
 
+const made = [];
+after(() => { for (const dir of made) fs.rmSync(dir, { recursive: true, force: true }); });
+
 function temp(name) {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `expert-runtime-${name}-`));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `expert-runtime-${name}-`));
+  made.push(dir);
+  return dir;
 }
 
 /** A runtime on a copy of the ops-expert fixture, and a runner whose subagent calls `reply(run)`. */

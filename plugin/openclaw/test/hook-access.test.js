@@ -3,7 +3,7 @@
 // status`, naming the command that fixes it. (tests/openclaw/e2e.test.js checks the same decision
 // against OpenClaw's own loader.) The registration tests use the packaged plugin
 // (scripts/package-openclaw.sh) and commander from tools/node (scripts/node-tools.sh).
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -74,6 +74,9 @@ test('status lines: what this instance was registered with, and what OpenClaw\'s
   assert.equal(hookStatusLines(off, noInjection, ID).length, 2, 'blocked differently now: both said');
 });
 
+const made = [];
+after(() => { for (const dir of made) fs.rmSync(dir, { recursive: true, force: true }); });
+
 function quietLogger() {
   const lines = [];
   const log = (level) => (message) => lines.push(`${level}: ${message}`);
@@ -83,6 +86,7 @@ function quietLogger() {
 /** The packaged plugin registered against a stand-in of OpenClaw's API, as OpenClaw would in `mode`. */
 async function register(plugin, config, { mode = 'full', logger = quietLogger(), liveConfig } = {}) {
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'adapter-state-'));
+  made.push(stateDir);
   const configDir = path.join(repo, 'config');
   const commands = new Map();
   const cli = [];

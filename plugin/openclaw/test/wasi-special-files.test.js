@@ -1,7 +1,7 @@
 // Files that are not regular files (FIFOs, sockets, devices) in a preopen: an open must never block
 // Node's event loop, and must be refused with an error the guest sees. Opens that could block run in a
 // child process with a watchdog, so a regression shows as a failure, not a hung test run.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -63,8 +63,12 @@ try {
 }
 `;
 
+const made = [];
+after(() => { for (const dir of made) fs.rmSync(dir, { recursive: true, force: true }); });
+
 function setup() {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'wasi-special-'));
+  made.push(root);
   for (const dir of ['config', 'overlay/packs', 'state']) fs.mkdirSync(path.join(root, dir), { recursive: true });
   const preopens = [
     { guestPath: '/config', hostDir: path.join(root, 'config'), writable: false },

@@ -3,7 +3,7 @@
 // nowhere, and at themselves. Nothing outside a preopen may ever be read, created or changed; a
 // no-follow open of a symlink fails and never touches its target; a followed symlink that stays inside
 // behaves exactly as opening its target.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,9 +12,14 @@ import { createWasi } from '../src/wasi.js';
 
 const OLD_TIME = new Date('2001-02-03T04:05:06Z');
 
+// The trees a failed test left (the others remove theirs).
+const made = [];
+after(() => { for (const dir of made) fs.rmSync(dir, { recursive: true, force: true }); });
+
 /** Builds a fresh tree: a writable preopen `state`, a read-only `config`, and `outside` beside them. */
 function fixture() {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'wasi-symlinks-'));
+  made.push(root);
   const at = (...parts) => path.join(root, ...parts);
   for (const dir of ['state/sub', 'config/sub', 'outside/dir']) fs.mkdirSync(at(dir), { recursive: true });
   fs.writeFileSync(at('state/real.txt'), 'inside');

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,8 +12,12 @@ const FOLLOW = { symlinkFollow: true };
 const CREATE = { create: true, directory: false, exclusive: false, truncate: true };
 const OPEN = { create: false, directory: false, exclusive: false, truncate: false };
 
+const made = [];
+after(() => { for (const dir of made) fs.rmSync(dir, { recursive: true, force: true }); });
+
 function setup() {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'wasi-test-'));
+  made.push(root);
   for (const dir of ['config', 'state', 'outside']) fs.mkdirSync(path.join(root, dir));
   fs.writeFileSync(path.join(root, 'config', 'rules.yaml'), 'rules: []\n');
   fs.writeFileSync(path.join(root, 'outside', 'secret.txt'), 'secret');
