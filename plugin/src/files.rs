@@ -443,12 +443,45 @@ pub(crate) fn test_scratch(label: &str) -> PathBuf {
     dir
 }
 
+/// [`test_scratch`]'s directory, removed when dropped: when the test ends, passed or failed.
+#[cfg(test)]
+pub(crate) struct TestScratch(PathBuf);
+
+#[cfg(test)]
+impl TestScratch {
+    pub(crate) fn new(label: &str) -> Self {
+        Self(test_scratch(label))
+    }
+}
+
+#[cfg(test)]
+impl std::ops::Deref for TestScratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+impl AsRef<Path> for TestScratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+impl Drop for TestScratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
-        test_scratch(&format!("files-{name}"))
+    fn scratch(name: &str) -> TestScratch {
+        TestScratch::new(&format!("files-{name}"))
     }
 
     #[test]
@@ -469,7 +502,6 @@ mod tests {
         assert_eq!(value["a"], "short");
         // A write cut short (a full disk while the file grows) does not parse.
         assert!(parse_first::<serde_json::Value>(br#"{"a":"a longer val"#).is_err());
-        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -481,7 +513,6 @@ mod tests {
         write_in_place(&path, br#"{"a":"mine"}"#, Some(5)).unwrap();
         let value: serde_json::Value = parse_first(&read(&path).unwrap()).unwrap();
         assert_eq!(value["a"], "mine");
-        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -501,7 +532,6 @@ mod tests {
             read(dir.join("missing")).unwrap_err().kind(),
             io::ErrorKind::NotFound
         );
-        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -532,6 +562,5 @@ mod tests {
             matches!(mine.read(&path, 2), Err(ReadError::Io(_))),
             "too large"
         );
-        fs::remove_dir_all(&dir).unwrap();
     }
 }

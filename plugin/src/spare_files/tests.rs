@@ -47,7 +47,7 @@ fn turn() -> Stats {
 
 #[test]
 fn a_turns_files_are_spares_renamed_and_hold_exactly_what_was_written() {
-    let state_dir = crate::files::test_scratch("spare-files-taken");
+    let state_dir = crate::files::TestScratch::new("spare-files-taken");
     let spool = crate::spool::Spool::new(&state_dir);
     // No spares yet (no tick has run): files are created, as before.
     assert_eq!(spool.append(&episode("e0"), 10).unwrap(), Appended::Spooled);
@@ -84,7 +84,7 @@ fn a_turns_files_are_spares_renamed_and_hold_exactly_what_was_written() {
 
 #[test]
 fn only_an_empty_fresh_regular_file_is_taken_and_renew_replaces_the_rest() {
-    let state_dir = crate::files::test_scratch("spare-files-refused");
+    let state_dir = crate::files::TestScratch::new("spare-files-refused");
     let spares = dir(&state_dir);
     fs::create_dir_all(&spares).unwrap();
     // What a clumsy user or a crash could leave under the spares' names.
@@ -160,7 +160,7 @@ fn only_an_empty_fresh_regular_file_is_taken_and_renew_replaces_the_rest() {
 
 #[test]
 fn a_spare_is_taken_once() {
-    let state_dir = crate::files::test_scratch("spare-files-once");
+    let state_dir = crate::files::TestScratch::new("spare-files-once");
     fs::create_dir_all(&state_dir).unwrap();
     renew(&state_dir);
     let attempts = SPARES * 3;
