@@ -69,13 +69,22 @@ pub fn read_regular(path: &Path, max_bytes: u64) -> io::Result<Option<Vec<u8>>> 
 
 /// The bytes of file `path`, as `fs::read` gives them, in fewer host calls (see [`at_offset`]).
 pub fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
+    read_from(path, 0, usize::MAX)
+}
+
+/// The bytes of file `path` from `offset` on (none when it is shorter), about `max` at most (a
+/// little more may be read: the caller cuts what it does not want).
+pub fn read_from(path: impl AsRef<Path>, offset: u64, max: usize) -> io::Result<Vec<u8>> {
     let file = fs::File::open(path)?;
     let mut bytes = Vec::new();
     let mut chunk = 16 * 1024;
     loop {
         let len = bytes.len();
+        if len >= max {
+            return Ok(bytes);
+        }
         bytes.resize(len + chunk, 0);
-        match at_offset::read_at(&file, &mut bytes[len..], len as u64) {
+        match at_offset::read_at(&file, &mut bytes[len..], offset + len as u64) {
             Ok(0) => {
                 bytes.truncate(len);
                 return Ok(bytes);

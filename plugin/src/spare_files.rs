@@ -1,5 +1,5 @@
 //! Empty files made ahead of need in the state directory's `spare/`, by `tick` (off the hooks), so
-//! that a file `agent-end` writes anew (the turn's spool file, its count file) costs a rename instead
+//! that a file `agent-end` writes anew (the turn's spool file, a new count log) costs a rename instead
 //! of a create. On an ext4 virtio disk like this project's test machines (and many a VPS), creating
 //! a file took 0.36–0.51 ms, against about 30 µs for a rename: two creates were a third of
 //! `agent-end` in OpenClaw. A spare is taken by renaming it, which only one taker can do; when none
@@ -11,10 +11,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-/// Spares kept: a turn takes two, and a few instances may end turns at once.
+/// Spares kept: a turn takes one or two, and a few instances may end turns at once.
 const SPARES: usize = 4;
 /// A spare older than this is not taken. A taken spare keeps its time until it is written, and the
-/// sweeps of left-over files (the spool's temporary files, unreadable count files) remove files
+/// sweeps of left-over files (the spool's temporary files, abandoned count logs) remove files
 /// left unwritten for ten minutes: a spare that old could be removed under its taker.
 const FRESH_MS: u64 = 5 * 60 * 1000;
 /// `renew` replaces a spare this old, so that the spares stay fresh while ticks run.

@@ -2,9 +2,9 @@
 //! survive restarts and are shared by every instance and process. An instance counts in memory and
 //! merges its counts into the file under the `stats` lock (on `tick` and `status`), so two processes
 //! never lose each other's counts and a turn costs no file I/O for them. `agent-end`, whose counts
-//! must be on disk when it returns, and any call after a few dozen updates take no lock: they write
-//! the counts to a file of their own in `counts/`, which the next merge folds into the file (see
-//! [`fold_into_file`]).
+//! must be on disk when it returns, and any call after a few dozen updates take no lock: they append
+//! the counts as a line to the instance's own log in `counts/`, kept open (one write per turn), and
+//! the next merge folds the lines it has not added yet into the file (see [`fold_into_file`]).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -48,6 +48,10 @@ pub struct Stats {
     /// that stopped between saving this file and removing them does not add them twice.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub folded: Vec<String>,
+    /// How much of each count log of `counts/` (bytes from its start) these counters hold: a merge
+    /// adds only the lines after that. Dropped once the log is gone.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub log_offsets: BTreeMap<String, u64>,
 }
 
 impl Stats {
@@ -136,30 +140,82 @@ fn counts_dir(state_dir: &Path) -> PathBuf {
 /// its writer was killed between the two: removed once it is this old.
 const UNREADABLE_COUNTS_KEPT_MS: u64 = 10 * 60 * 1000;
 
-/// Saves one turn's `counts` where the next merge finds them, without the lock: a new file of
-/// `counts/` whose name no other writer uses (`unique`: the writer's, e.g. a random instance id and
-/// a sequence number), written in one call; the file is one of the state directory's spares when
-/// one is ready (see `spare_files`).
-pub fn save_counts(state_dir: &Path, unique: &str, counts: &Stats) -> Result<(), String> {
-    let dir = counts_dir(state_dir);
-    let file = dir.join(format!("{unique}.json"));
-    let bytes = serde_json::to_vec(counts).unwrap_or_default();
-    let write = || -> std::io::Result<()> {
-        let out = crate::spare_files::take_or_create(state_dir, &file)?;
-        crate::files::write_all_at(&out, &bytes, 0)
-    };
-    write()
-        .or_else(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => fs::create_dir_all(&dir).and_then(|()| write()),
-            _ => Err(e),
-        })
-        .map_err(|e| format!("cannot save the counts to {}: {e}", file.display()))
+/// An instance's count log, `counts/<unique>.log`: one line of counts per save, written by this
+/// instance alone, kept open from one save to the next.
+pub struct CountLog {
+    file: fs::File,
+    len: u64,
+    last_write_ms: u64,
 }
 
-/// Adds `counts` and every count file of `counts/` not yet added to the stored counters, saves
-/// them (with the names of the files added), then removes those files. The caller holds the
-/// `stats` lock. `fold_at_ms`: the time, for removing count files left unreadable long enough;
-/// None: `counts` only, the count files are left for a later merge.
+/// A log idle this long or this large is not written again: its writer starts a new one, and a
+/// merge removes it once [`ABANDONED_LOG_MS`] have passed (twice the idle time: a log in use is
+/// never taken for an abandoned one).
+const LOG_IDLE_MS: u64 = 5 * 60 * 1000;
+const LOG_MAX_BYTES: u64 = 64 * 1024;
+const ABANDONED_LOG_MS: u64 = 10 * 60 * 1000;
+
+/// Saves one turn's `counts` where the next merge finds them, without the lock: a line appended to
+/// this instance's log (`log`), one write. A new log (named `unique()`: a name no other writer
+/// uses, e.g. a random instance id and a sequence number) is started when there is none, when it
+/// is idle or full, and after a failed write (whose line, cut short, is never finished: a merge
+/// adds only lines that end); it is one of the state directory's spares when one is ready (see
+/// `spare_files`). On an error the counts are not in any log: the caller keeps them.
+pub fn append_counts(
+    state_dir: &Path,
+    log: &mut Option<CountLog>,
+    unique: impl FnOnce() -> String,
+    counts: &Stats,
+    now_ms: u64,
+) -> Result<(), String> {
+    let mut line = serde_json::to_vec(counts).unwrap_or_default();
+    line.push(b'\n');
+    if let Some(open) = log.take().filter(|open| {
+        open.len < LOG_MAX_BYTES && now_ms.saturating_sub(open.last_write_ms) < LOG_IDLE_MS
+    }) {
+        crate::files::write_all_at(&open.file, &line, open.len)
+            .map_err(|e| format!("cannot save the counts to this instance's count log: {e}"))?;
+        *log = Some(CountLog {
+            len: open.len + line.len() as u64,
+            last_write_ms: now_ms,
+            ..open
+        });
+        return Ok(());
+    }
+    let dir = counts_dir(state_dir);
+    let file = dir.join(format!("{}{LOG_EXTENSION}", unique()));
+    let start = || -> std::io::Result<fs::File> {
+        let out = crate::spare_files::take_or_create(state_dir, &file)?;
+        crate::files::write_all_at(&out, &line, 0)?;
+        Ok(out)
+    };
+    let out = start()
+        .or_else(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => fs::create_dir_all(&dir).and_then(|()| start()),
+            _ => Err(e),
+        })
+        .map_err(|e| format!("cannot save the counts to {}: {e}", file.display()))?;
+    *log = Some(CountLog {
+        file: out,
+        len: line.len() as u64,
+        last_write_ms: now_ms,
+    });
+    Ok(())
+}
+
+const LOG_EXTENSION: &str = ".log";
+
+/// Adds `counts`, and whatever `counts/` holds that is not yet added, to the stored counters and
+/// saves them, then removes what is all added and no longer written. The caller holds the `stats`
+/// lock. `fold_at_ms`: the time, for telling what is no longer written; None: `counts` only,
+/// `counts/` is left for a later merge.
+///
+/// `counts/` holds the instances' count logs (see [`append_counts`]): the lines after the offset
+/// the counters record for a log are added, up to its last whole line, and the new offset saved
+/// with them, so a merge killed halfway adds nothing twice. A log untouched for
+/// [`ABANDONED_LOG_MS`] is removed once added (a line its writer left unfinished is dropped then).
+/// Count files of one turn each (`<unique>.json`, as earlier versions wrote them) are added whole
+/// and recorded by name until they are seen removed.
 pub fn fold_into_file(
     state_dir: &Path,
     counts: &Stats,
@@ -181,8 +237,28 @@ pub fn fold_into_file(
         .into_iter()
         .filter(|name| listed.iter().any(|(listed, _)| listed == name))
         .collect();
-    let mut unreadable_old = Vec::new();
+    // Offsets of logs no longer there are dropped.
+    let mut offsets = std::mem::take(&mut stats.log_offsets);
+    offsets.retain(|name, _| listed.iter().any(|(listed, _)| listed == name));
+    stats.log_offsets = offsets;
+    let mut removable = Vec::new();
     for (name, path) in &listed {
+        if name.ends_with(LOG_EXTENSION) {
+            let abandoned = older_than(path, now_ms, ABANDONED_LOG_MS);
+            let offset = stats.log_offsets.get(name).copied().unwrap_or(0);
+            // Unread (not a regular file, a read error): neither added nor removed.
+            let Some((added, to_the_end)) = add_log_lines(&mut stats, path, offset, abandoned)
+            else {
+                continue;
+            };
+            if added != offset {
+                stats.log_offsets.insert(name.clone(), added);
+            }
+            if abandoned && to_the_end {
+                removable.push(path.clone());
+            }
+            continue;
+        }
         if already.contains(name) {
             continue;
         }
@@ -195,7 +271,7 @@ pub fn fold_into_file(
                 stats.folded.push(name.clone());
             }
             None if older_than(path, now_ms, UNREADABLE_COUNTS_KEPT_MS) => {
-                unreadable_old.push(path.clone());
+                removable.push(path.clone());
             }
             None => {}
         }
@@ -209,18 +285,49 @@ pub fn fold_into_file(
             let _ = fs::remove_file(path);
         }
     }
-    for path in unreadable_old {
+    for path in removable {
         let _ = fs::remove_file(path);
     }
     Ok(())
 }
+
+/// Adds the whole lines of the count log at `path` after `offset` to `stats`; the offset they
+/// reach, and whether that read went to its end (None: the log could not be read). A line that does not read as counts is being written
+/// (it is skipped once the log is `abandoned`); what follows the last line feed is not finished
+/// yet. A merge reads at most [`LOG_READ_MAX`] bytes of a log (a later one reads on).
+fn add_log_lines(
+    stats: &mut Stats,
+    path: &Path,
+    offset: u64,
+    abandoned: bool,
+) -> Option<(u64, bool)> {
+    let mut bytes = crate::files::read_from(path, offset, LOG_READ_MAX).ok()?;
+    let to_the_end = bytes.len() < LOG_READ_MAX;
+    bytes.truncate(LOG_READ_MAX);
+    let mut reached = offset;
+    for line in bytes.split_inclusive(|&b| b == b'\n') {
+        if line.last() != Some(&b'\n') {
+            break;
+        }
+        match serde_json::from_slice::<Stats>(line) {
+            Ok(turn) => stats.merge(&turn),
+            Err(_) if abandoned => {}
+            Err(_) => break,
+        }
+        reached += line.len() as u64;
+    }
+    Some((reached, to_the_end))
+}
+
+/// A log is at most [`LOG_MAX_BYTES`] and a line: anything larger in `counts/` is not one of ours.
+const LOG_READ_MAX: usize = 1 << 20;
 
 /// Whether `counts/` holds anything to fold.
 pub fn has_count_files(state_dir: &Path) -> bool {
     crate::files::list_names(&counts_dir(state_dir)).is_ok_and(|names| !names.is_empty())
 }
 
-/// The count files, by name.
+/// The count logs and count files, by name.
 fn count_files(state_dir: &Path) -> Vec<(String, PathBuf)> {
     let dir = counts_dir(state_dir);
     let Ok(names) = crate::files::list_names(&dir) else {
@@ -228,7 +335,7 @@ fn count_files(state_dir: &Path) -> Vec<(String, PathBuf)> {
     };
     names
         .into_iter()
-        .filter(|name| name.ends_with(".json"))
+        .filter(|name| name.ends_with(".json") || name.ends_with(LOG_EXTENSION))
         .map(|name| {
             let path = dir.join(&name);
             (name, path)
@@ -248,8 +355,8 @@ fn older_than(path: &Path, now_ms: u64, age_ms: u64) -> bool {
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
-        crate::files::test_scratch(&format!("stats-{name}"))
+    fn scratch(name: &str) -> crate::files::TestScratch {
+        crate::files::TestScratch::new(&format!("stats-{name}"))
     }
 
     fn turn(captures: u64) -> Stats {
@@ -260,33 +367,115 @@ mod tests {
         }
     }
 
+    /// Appends `counts` as one instance would, its log named `name-<n>` when it starts one.
+    fn append(dir: &Path, log: &mut Option<CountLog>, name: &str, counts: &Stats, now: u64) {
+        let unique = || format!("{name}-{}", count_files(dir).len());
+        append_counts(dir, log, unique, counts, now).unwrap();
+    }
+
     #[test]
-    fn count_files_are_folded_once_even_when_a_merge_stopped_before_removing_them() {
+    fn count_logs_are_added_once_even_when_a_merge_stopped_before_saving_or_removing() {
         let dir = scratch("fold");
-        save_counts(&dir, "a-1", &turn(1)).unwrap();
-        save_counts(&dir, "b-1", &turn(2)).unwrap();
-        assert!(
-            save_counts(&dir, "b-1", &turn(5)).is_err(),
-            "a name is never reused"
-        );
         let now = crate::time::now_ms();
+        let (mut a, mut b) = (None, None);
+        append(&dir, &mut a, "a", &turn(1), now);
+        append(&dir, &mut b, "b", &turn(2), now);
+        append(&dir, &mut a, "a", &turn(4), now);
+        assert_eq!(count_files(&dir).len(), 2, "one log per instance");
         fold_into_file(&dir, &turn(0), Some(now)).unwrap();
         let stats = load(&dir);
-        assert_eq!((stats.turns, stats.captures_spooled), (3, 3));
+        assert_eq!((stats.turns, stats.captures_spooled), (4, 7));
+        assert_eq!(count_files(&dir).len(), 2, "logs in use stay");
+        // Lines appended since are added; those added before are not added again.
+        append(&dir, &mut b, "b", &turn(8), now);
+        let before = fs::read(path(&dir)).unwrap();
+        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
+        assert_eq!(load(&dir).captures_spooled, 15);
+        // A merge killed before saving the counters left them as they were: the next adds the
+        // same lines, once.
+        fs::write(path(&dir), &before).unwrap();
+        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
+        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
+        assert_eq!((load(&dir).turns, load(&dir).captures_spooled), (5, 15));
+        // Untouched for longer than any writer keeps a log: removed, and its offset forgotten.
+        let later = now + ABANDONED_LOG_MS + 60_000;
+        fold_into_file(&dir, &Stats::default(), Some(later)).unwrap();
+        assert_eq!(count_files(&dir).len(), 0);
+        fold_into_file(&dir, &Stats::default(), Some(later)).unwrap();
+        let stats = load(&dir);
+        assert!(stats.log_offsets.is_empty(), "{:?}", stats.log_offsets);
+        assert_eq!((stats.turns, stats.captures_spooled), (5, 15));
+    }
+
+    #[test]
+    fn a_writer_keeps_one_log_until_it_is_idle_or_full() {
+        let dir = scratch("rotate");
+        let now = crate::time::now_ms();
+        let mut log = None;
+        append(&dir, &mut log, "w", &turn(1), now);
+        append(&dir, &mut log, "w", &turn(1), now + 1_000);
+        assert_eq!(count_files(&dir).len(), 1, "one log, two lines");
+        append(&dir, &mut log, "w", &turn(1), now + 1_000 + LOG_IDLE_MS);
+        assert_eq!(count_files(&dir).len(), 2, "idle: a new log");
+        let line = serde_json::to_vec(&turn(1)).unwrap().len() as u64 + 1;
+        let lines = LOG_MAX_BYTES.div_ceil(line);
+        for _ in 0..lines {
+            append(&dir, &mut log, "w", &turn(1), now + 1_000 + LOG_IDLE_MS);
+        }
+        assert_eq!(count_files(&dir).len(), 3, "full: a new log");
+        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
+        assert_eq!(load(&dir).captures_spooled, 3 + lines);
+    }
+
+    #[test]
+    fn a_legacy_count_file_is_folded_once_even_when_a_merge_stopped_before_removing_it() {
+        let dir = scratch("legacy");
+        fs::create_dir_all(dir.join("counts")).unwrap();
+        let legacy = dir.join("counts/a-1.json");
+        fs::write(&legacy, serde_json::to_vec(&turn(1)).unwrap()).unwrap();
+        let now = crate::time::now_ms();
+        fold_into_file(&dir, &turn(0), Some(now)).unwrap();
+        assert_eq!(load(&dir).captures_spooled, 1);
         assert_eq!(count_files(&dir).len(), 0, "folded files removed");
         // A merge that saved the counters but stopped before removing a file: it is not added twice.
-        fs::write(
-            dir.join("counts/a-1.json"),
-            serde_json::to_vec(&turn(1)).unwrap(),
-        )
-        .unwrap();
+        fs::write(&legacy, serde_json::to_vec(&turn(1)).unwrap()).unwrap();
+        let mut stats = load(&dir);
+        stats.folded.push("a-1.json".into());
+        fs::write(path(&dir), serde_json::to_vec(&stats).unwrap()).unwrap();
         fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
-        assert_eq!(load(&dir).captures_spooled, 3);
+        assert_eq!(load(&dir).captures_spooled, 1);
         assert_eq!(count_files(&dir).len(), 0);
         // Once gone, its name is dropped: a later file of that name is new counts.
         fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
         assert!(load(&dir).folded.is_empty());
-        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_line_being_written_waits_and_a_line_left_unfinished_is_dropped_with_its_log() {
+        let dir = scratch("unfinished");
+        let now = crate::time::now_ms();
+        let mut log = None;
+        append(&dir, &mut log, "w", &turn(1), now);
+        let (_, log_path) = count_files(&dir).pop().unwrap();
+        // The next line as a write cut short leaves it: no line feed yet.
+        let mut file = fs::OpenOptions::new().append(true).open(&log_path).unwrap();
+        std::io::Write::write_all(&mut file, br#"{"turns":1,"captures_spooled":"#).unwrap();
+        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
+        assert_eq!(load(&dir).captures_spooled, 1, "the finished line only");
+        std::io::Write::write_all(&mut file, b"2}\n").unwrap();
+        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
+        assert_eq!(load(&dir).captures_spooled, 3, "finished: added");
+        // A line that does not read as counts waits while the log is written...
+        std::io::Write::write_all(&mut file, b"{\"turns\n").unwrap();
+        std::io::Write::write_all(&mut file, &serde_json::to_vec(&turn(4)).unwrap()).unwrap();
+        std::io::Write::write_all(&mut file, b"\n{\"tur").unwrap();
+        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
+        assert_eq!(load(&dir).captures_spooled, 3);
+        // ...and is skipped once it is abandoned, the unfinished one dropped with the log.
+        let later = now + ABANDONED_LOG_MS + 60_000;
+        fold_into_file(&dir, &Stats::default(), Some(later)).unwrap();
+        assert_eq!(load(&dir).captures_spooled, 7);
+        assert_eq!(count_files(&dir).len(), 0);
     }
 
     #[test]
@@ -321,6 +510,5 @@ mod tests {
             "left unreadable by a killed writer: removed"
         );
         assert_eq!(load(&dir).captures_spooled, 1);
-        fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -12,10 +12,10 @@ use crate::turns;
 
 impl Engine {
     /// Captures the turn; its counts (this hook's and `before-agent-start`'s) are saved before it
-    /// returns, since the process may end with the turn (`openclaw agent --local`, the CLI): in a
-    /// count file of their own, without the `stats` lock (see [`crate::stats::save_counts`]).
+    /// returns, since the process may end with the turn (`openclaw agent --local`, the CLI): a line
+    /// of this instance's count log, without the `stats` lock (see [`crate::stats::append_counts`]).
     pub fn agent_end(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> CaptureOutcome {
-        // It waits on nothing: the episode, its spool file and the count file share one reading.
+        // It waits on nothing: the episode, its spool file and the count log share one reading.
         time::with_one_reading(|| self.capture_and_count(event, ctx))
     }
 

@@ -44,11 +44,13 @@ pub struct Engine {
     /// Counts not yet merged into the state directory's file.
     unsaved: stats::Stats,
     unsaved_updates: u32,
-    /// Names this instance's count files apart from every other writer's (random), with
-    /// `count_files_written`.
+    /// Names this instance's count logs apart from every other writer's (random), with
+    /// `count_logs_started`.
     instance_id: u64,
-    count_files_written: u64,
-    /// When this instance last folded the count files.
+    count_logs_started: u64,
+    /// The count log this instance appends its counts to (see [`stats::append_counts`]).
+    count_log: Option<stats::CountLog>,
+    /// When this instance last folded the count logs.
     folded_at_ms: u64,
     /// When the last-turn records were last pruned (at most once a minute).
     pruned_at_ms: u64,
@@ -68,7 +70,7 @@ pub struct Engine {
     zones: Box<dyn crate::expert_runs::TimeZones>,
 }
 
-/// Counts are saved at the end of every turn (`agent-end`, a count file of their own), merged into
+/// Counts are saved at the end of every turn (`agent-end`, a line of the instance's count log), merged into
 /// the file on every `tick` and `status`, and otherwise saved at least every this many updates, as
 /// `agent-end` saves them (not merged: the lock, the read and the rename made that call take
 /// several times an ordinary one).
@@ -77,7 +79,7 @@ const STATS_FLUSH_EVERY: u32 = 50;
 /// the next `tick` (never by the clock, and by count only past this many, for a host that calls
 /// neither): a save there made one turn in 50 take twice as long as the others.
 const STATS_SAVE_IN_TURN_EVERY: u32 = 4 * STATS_FLUSH_EVERY;
-/// Ticks fold other turns' count files into the counters at most this often (`status` and
+/// Ticks fold the count logs into the counters at most this often (`status` and
 /// `flush` always do).
 const FOLD_INTERVAL_MS: u64 = 2_000;
 /// The last-turn records are pruned at most this often (pruning lists their directory).
@@ -107,7 +109,8 @@ impl Engine {
                     .build_hasher()
                     .finish()
             },
-            count_files_written: 0,
+            count_logs_started: 0,
+            count_log: None,
             folded_at_ms: 0,
             pruned_at_ms: 0,
             temp_swept_at_ms: 0,
@@ -159,14 +162,14 @@ impl Engine {
         }
     }
 
-    /// Merges the counts, and the count files `agent-end` left, into the state directory's file
-    /// under the `stats` lock. When the lock cannot be had or the file cannot be written, the
-    /// counts stay here (and the files there) for the next merge.
+    /// Merges the counts, and what the count logs hold that the file lacks, into the state
+    /// directory's file under the `stats` lock. When the lock cannot be had or the file cannot be
+    /// written, the counts stay here (and the logs there) for the next merge.
     fn flush_stats(&mut self) {
         self.merge_stats(false);
     }
 
-    /// [`Engine::flush_stats`], folding the count files now (`status`, `flush`) rather than at
+    /// [`Engine::flush_stats`], folding the count logs now (`status`, `flush`) rather than at
     /// most every [`FOLD_INTERVAL_MS`] (a tick after every turn, in every process, would otherwise
     /// contend for the `stats` lock all the time).
     fn flush_stats_now(&mut self) {
@@ -211,9 +214,9 @@ impl Engine {
         }
     }
 
-    /// Saves the counts before `agent-end` returns without waiting for the `stats` lock: a count
-    /// file of their own, which the next merge (`tick`, `status`) folds into the counters. When it
-    /// cannot be written, they are merged under the lock as before.
+    /// Saves the counts before `agent-end` returns without waiting for the `stats` lock: a line of
+    /// this instance's count log, which the next merge (`tick`, `status`) folds into the counters.
+    /// When it cannot be written, they are merged under the lock as before.
     fn save_counts(&mut self) {
         let Some(dir) = &self.state_dir else {
             self.unsaved = stats::Stats::default();
@@ -222,14 +225,13 @@ impl Engine {
         if self.unsaved.is_empty() {
             return;
         }
-        self.count_files_written += 1;
-        let unique = format!(
-            "{:013x}-{:016x}-{}",
-            time::now_ms(),
-            self.instance_id,
-            self.count_files_written
-        );
-        if stats::save_counts(dir, &unique, &self.unsaved).is_ok() {
+        let now = time::now_ms();
+        let (instance, started) = (self.instance_id, &mut self.count_logs_started);
+        let unique = || {
+            *started += 1;
+            format!("{now:013x}-{instance:016x}-{started}")
+        };
+        if stats::append_counts(dir, &mut self.count_log, unique, &self.unsaved, now).is_ok() {
             self.unsaved = stats::Stats::default();
             self.unsaved_updates = 0;
         } else {

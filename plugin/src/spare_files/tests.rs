@@ -51,12 +51,13 @@ fn a_turns_files_are_spares_renamed_and_hold_exactly_what_was_written() {
     let spool = crate::spool::Spool::new(&state_dir);
     // No spares yet (no tick has run): files are created, as before.
     assert_eq!(spool.append(&episode("e0"), 10).unwrap(), Appended::Spooled);
-    stats::save_counts(&state_dir, "a-0", &turn()).unwrap();
+    let now = crate::time::now_ms();
+    stats::append_counts(&state_dir, &mut None, || "a-0".into(), &turn(), now).unwrap();
 
     renew(&state_dir);
     assert_eq!(spares_left(&state_dir), SPARES);
     assert_eq!(spool.append(&episode("e1"), 10).unwrap(), Appended::Spooled);
-    stats::save_counts(&state_dir, "a-1", &turn()).unwrap();
+    stats::append_counts(&state_dir, &mut None, || "a-1".into(), &turn(), now).unwrap();
     assert_eq!(
         spares_left(&state_dir),
         SPARES - 2,
@@ -76,7 +77,7 @@ fn a_turns_files_are_spares_renamed_and_hold_exactly_what_was_written() {
         "every turn spooled, whole, spares or not"
     );
     stats::fold_into_file(&state_dir, &Stats::default(), Some(crate::time::now_ms())).unwrap();
-    assert_eq!(stats::load(&state_dir).turns, 2, "both count files added");
+    assert_eq!(stats::load(&state_dir).turns, 2, "both count logs added");
 
     renew(&state_dir);
     assert_eq!(spares_left(&state_dir), SPARES, "the tick makes them again");
