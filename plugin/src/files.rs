@@ -285,6 +285,13 @@ impl Stamp {
         }
     }
 
+    /// Whether it was last modified more than `age_ms` before `now_ms` (unix ms).
+    pub fn modified_before(&self, now_ms: u64, age_ms: u64) -> bool {
+        self.modified
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .is_some_and(|t| now_ms.saturating_sub(t.as_millis() as u64) > age_ms)
+    }
+
     /// Refuses, before anything is opened, what is not a regular file (reading a FIFO would wait
     /// forever) or is larger than `max_bytes`.
     fn readable_within(&self, max_bytes: u64) -> io::Result<()> {

@@ -322,9 +322,36 @@ fn add_log_lines(
 /// A log is at most [`LOG_MAX_BYTES`] and a line: anything larger in `counts/` is not one of ours.
 const LOG_READ_MAX: usize = 1 << 20;
 
-/// Whether `counts/` holds anything to fold.
-pub fn has_count_files(state_dir: &Path) -> bool {
-    crate::files::list_names(&counts_dir(state_dir)).is_ok_and(|names| !names.is_empty())
+/// What `counts/` holds: each file's name and stamp, by name.
+#[derive(Debug, Default, PartialEq)]
+pub struct CountsSeen(Vec<(String, Option<crate::files::Stamp>)>);
+
+/// Looks at `counts/` (a listing and a stamp per file).
+pub fn look_at_counts(state_dir: &Path) -> CountsSeen {
+    let mut seen: Vec<_> = count_files(state_dir)
+        .into_iter()
+        .map(|(name, path)| (name, crate::files::stamp(&path).ok().flatten()))
+        .collect();
+    seen.sort_by(|a, b| a.0.cmp(&b.0));
+    CountsSeen(seen)
+}
+
+impl CountsSeen {
+    /// Whether a merge would find anything to do in `counts/` as it is now, when the last merge
+    /// of this instance saw it as `before` (its look was taken before that merge read it): a file
+    /// new or written since, or one old enough to remove. The logs of instances that are idle stay
+    /// for ten minutes, and a tick every few seconds need not fold them again and again.
+    pub fn worth_folding(&self, before: &CountsSeen, now_ms: u64) -> bool {
+        !self.0.is_empty()
+            && (self != before
+                || self.0.iter().any(|(_, stamp)| {
+                    stamp.is_none_or(|s| s.modified_before(now_ms, ABANDONED_LOG_MS))
+                }))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 /// The count logs and count files, by name.
@@ -344,11 +371,10 @@ fn count_files(state_dir: &Path) -> Vec<(String, PathBuf)> {
 }
 
 fn older_than(path: &Path, now_ms: u64, age_ms: u64) -> bool {
-    fs::symlink_metadata(path)
+    crate::files::stamp(path)
         .ok()
-        .and_then(|m| m.modified().ok())
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .is_some_and(|t| now_ms.saturating_sub(t.as_millis() as u64) > age_ms)
+        .flatten()
+        .is_some_and(|stamp| stamp.modified_before(now_ms, age_ms))
 }
 
 #[cfg(test)]
@@ -405,6 +431,34 @@ mod tests {
         let stats = load(&dir);
         assert!(stats.log_offsets.is_empty(), "{:?}", stats.log_offsets);
         assert_eq!((stats.turns, stats.captures_spooled), (5, 15));
+    }
+
+    #[test]
+    fn a_merge_is_worth_it_only_when_counts_changed_since_the_last_or_a_log_is_abandoned() {
+        let dir = scratch("worth");
+        let now = crate::time::now_ms();
+        let nothing = CountsSeen::default();
+        assert!(
+            !look_at_counts(&dir).worth_folding(&nothing, now),
+            "no counts/"
+        );
+        let mut log = None;
+        append(&dir, &mut log, "w", &turn(1), now);
+        let seen = look_at_counts(&dir);
+        assert!(seen.worth_folding(&nothing, now), "a new log");
+        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
+        assert!(
+            !look_at_counts(&dir).worth_folding(&seen, now),
+            "nothing written since the look the merge read after"
+        );
+        append(&dir, &mut log, "w", &turn(1), now);
+        assert!(
+            look_at_counts(&dir).worth_folding(&seen, now),
+            "a line since"
+        );
+        let later = now + ABANDONED_LOG_MS + 60_000;
+        let seen = look_at_counts(&dir);
+        assert!(seen.worth_folding(&seen, later), "abandoned: to remove");
     }
 
     #[test]

@@ -50,8 +50,9 @@ pub struct Engine {
     count_logs_started: u64,
     /// The count log this instance appends its counts to (see [`stats::append_counts`]).
     count_log: Option<stats::CountLog>,
-    /// When this instance last folded the count logs.
+    /// When this instance last folded the count logs, and what `counts/` held then.
     folded_at_ms: u64,
+    counts_seen: stats::CountsSeen,
     /// When the last-turn records were last pruned (at most once a minute).
     pruned_at_ms: u64,
     /// When a tick last looked for temporary files a crash left in the spool.
@@ -112,6 +113,7 @@ impl Engine {
             count_logs_started: 0,
             count_log: None,
             folded_at_ms: 0,
+            counts_seen: stats::CountsSeen::default(),
             pruned_at_ms: 0,
             temp_swept_at_ms: 0,
             kept_sessions: Kept::new(crate::state::KEPT_SESSIONS),
@@ -182,8 +184,15 @@ impl Engine {
             return;
         };
         let now = time::now_ms();
-        let fold = (fold_now || now.saturating_sub(self.folded_at_ms) >= FOLD_INTERVAL_MS)
-            && stats::has_count_files(dir);
+        let due = fold_now || now.saturating_sub(self.folded_at_ms) >= FOLD_INTERVAL_MS;
+        let seen = due.then(|| stats::look_at_counts(dir));
+        let fold = seen.as_ref().is_some_and(|seen| {
+            if fold_now {
+                !seen.is_empty()
+            } else {
+                seen.worth_folding(&self.counts_seen, now)
+            }
+        });
         if self.unsaved.is_empty() && !fold {
             return;
         }
@@ -204,6 +213,7 @@ impl Engine {
         if merged.is_ok() {
             if fold {
                 self.folded_at_ms = now;
+                self.counts_seen = seen.unwrap_or_default();
             }
             if now.saturating_sub(self.pruned_at_ms) >= PRUNE_INTERVAL_MS {
                 turns::prune(dir);
