@@ -45,7 +45,7 @@ mod tests {
 
     #[test]
     fn a_session_is_resumed_for_its_endpoint_while_young() {
-        let dir = std::env::temp_dir().join(format!("mcp-session-{}", std::process::id()));
+        let dir = crate::files::TestScratch::new("mcp-session");
         save(&dir, "http://g:8000/mcp", "abc", 1_000).unwrap();
         assert_eq!(
             load(&dir, "http://g:8000/mcp", 2_000).as_deref(),
@@ -58,6 +58,5 @@ mod tests {
         );
         std::fs::write(dir.join(FILE), b"{not json").unwrap();
         assert_eq!(load(&dir, "http://g:8000/mcp", 2_000), None);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -232,8 +232,8 @@ mod tests {
         }
     }
 
-    fn scratch(name: &str) -> std::path::PathBuf {
-        crate::files::test_scratch(&format!("recall-cache-{name}"))
+    fn scratch(name: &str) -> crate::files::TestScratch {
+        crate::files::TestScratch::new(&format!("recall-cache-{name}"))
     }
 
     #[test]
@@ -309,7 +309,6 @@ mod tests {
             !cached.recall.facts[0].is_current(),
             "the invalidation reached the older entry"
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -330,7 +329,6 @@ mod tests {
                 .unwrap()
                 .is_some()
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -373,6 +371,5 @@ mod tests {
         store(&mut mine, &dir, "g", "dentist", &changed, 63_500).unwrap();
         let cached = lookup(&mut theirs, &dir, "g", "dentist", 64_000, 600_000).unwrap();
         assert_eq!(cached.unwrap().recall.facts[0].uuid, "f3");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

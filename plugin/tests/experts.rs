@@ -60,11 +60,27 @@ fn golden(relative: &str, actual: &str) {
 }
 
 /// A fresh directory under the system temp dir, unique to this test and process.
-fn temp_dir(name: &str) -> PathBuf {
+fn temp_dir(name: &str) -> TempDir {
     let dir = std::env::temp_dir().join(format!("graphiti-experts-{}-{name}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).unwrap();
-    dir
+    TempDir(dir)
+}
+
+/// [`temp_dir`]'s directory, removed when dropped: when the test ends, passed or failed.
+struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -243,7 +259,6 @@ fn malformed_inputs_give_findings_not_panics() {
         load_expert(&root.join("nowhere"), &options()).findings[0].rule,
         Rule::ManifestExists
     );
-    let _ = fs::remove_dir_all(root);
 }
 
 #[cfg(unix)]
@@ -271,7 +286,6 @@ fn symbolic_links_in_packages_are_refused() {
         text.contains("knowledge/loop.md is a symbolic link"),
         "{text}"
     );
-    let _ = fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -288,7 +302,6 @@ fn truncated_manifests_never_panic() {
             assert!(expert.errors() > 0, "cut at {cut}");
         }
     }
-    let _ = fs::remove_dir_all(dir);
 }
 
 // ---- Discovery ----
@@ -326,7 +339,6 @@ fn discovery_sorts_by_name_and_a_broken_package_stops_nothing() {
     );
     assert!(find_expert(&root, "nobody", &options()).is_err());
     assert!(!experts_list(&root.join("missing"), &options()).ok);
-    let _ = fs::remove_dir_all(root);
 }
 
 // ---- Command text ----
@@ -831,7 +843,6 @@ fn the_approval_store_persists() {
         ApprovalStore::load(&dir).unwrap().0.pending(NOW + 30).len(),
         1
     );
-    let _ = fs::remove_dir_all(dir);
 }
 
 // ---- Workspace state ----
@@ -929,7 +940,6 @@ fn state_lifecycle_across_sessions() {
     let third = prepare_workspace(&package, &ws, "s2", NOW, &short).unwrap();
     assert_eq!(third.state_written, ["state/trips.md"]);
     assert_eq!(third.scratch_pruned, ["scratch/new.md"]);
-    let _ = fs::remove_dir_all(ws);
 }
 
 #[test]
@@ -939,7 +949,6 @@ fn learnings_storage_is_created_when_enabled() {
     assert!(package.learning.enabled);
     prepare_workspace(&package, &ws, "s1", NOW, &StateOptions::default()).unwrap();
     assert!(ws.join("learnings").is_dir());
-    let _ = fs::remove_dir_all(ws);
 }
 
 // ---- Privacy ----
@@ -1095,9 +1104,7 @@ fn size_limits_truncate_visibly() {
     section_limits_mark_every_cut(package);
     the_total_limit_keeps_policy_and_instructions_whole(package);
     a_tight_total_cuts_big_sections_first(package);
-    let root = the_registry_stays_bounded();
-    let _ = fs::remove_dir_all(dir);
-    let _ = fs::remove_dir_all(root);
+    the_registry_stays_bounded();
 }
 
 fn section_limits_mark_every_cut(package: &Package) {
@@ -1181,8 +1188,7 @@ fn a_tight_total_cuts_big_sections_first(package: &Package) {
     );
 }
 
-/// Returns the root it wrote, for the caller to remove.
-fn the_registry_stays_bounded() -> PathBuf {
+fn the_registry_stays_bounded() {
     // The registry stays bounded too.
     let limits = RegistryLimits {
         max_total_chars: 600,
@@ -1201,7 +1207,6 @@ fn the_registry_stays_bounded() -> PathBuf {
     let summary = registry_summary(&experts, &limits);
     assert!(summary.chars().count() <= 600, "{summary}");
     assert!(summary.contains("more experts not listed"), "{summary}");
-    root
 }
 
 #[test]
@@ -1231,5 +1236,4 @@ fn output_is_byte_stable() {
         assemble_prompt(one.package.as_ref().unwrap(), "w", &tight),
         assemble_prompt(two.package.as_ref().unwrap(), "w", &tight)
     );
-    let _ = fs::remove_dir_all(dir);
 }

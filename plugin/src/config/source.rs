@@ -284,6 +284,7 @@ pub fn locate(text: &str, key: &str, item: &str, field: Option<&str>) -> Option<
 mod tests {
     use super::*;
     use crate::config::RulesFile;
+    use crate::files::TestScratch;
 
     fn yaml(text: &str) -> SourceFile {
         SourceFile {
@@ -376,12 +377,9 @@ mod tests {
         assert_eq!(locate(json, "id", "b", None), Some(3));
     }
 
-    fn roots(label: &str) -> (ConfigRoots, PathBuf, PathBuf) {
-        let base = std::env::temp_dir().join(format!(
-            "graphiti-openclaw-source-{}-{label}",
-            std::process::id()
-        ));
-        let _ = fs::remove_dir_all(&base);
+    /// The roots, their two directories and the guard removing them when the test ends.
+    fn roots(label: &str) -> (ConfigRoots, PathBuf, PathBuf, TestScratch) {
+        let base = TestScratch::new(&format!("graphiti-openclaw-source-{label}"));
         let (config, overlay) = (base.join("config"), base.join("private"));
         fs::create_dir_all(&config).unwrap();
         fs::create_dir_all(&overlay).unwrap();
@@ -390,12 +388,12 @@ mod tests {
             overlay_name: Some("/home/u/private/".into()),
             ..ConfigRoots::new(config.clone(), Some(overlay.clone()))
         };
-        (roots, config, overlay)
+        (roots, config, overlay, base)
     }
 
     #[test]
     fn files_are_named_by_the_directories_names() {
-        let (roots, config, overlay) = roots("names");
+        let (roots, config, overlay, _base) = roots("names");
         fs::write(config.join("intent_rules.yaml"), "rules: []").unwrap();
         fs::write(overlay.join("settings.json"), "{}").unwrap();
         fs::write(config.join("settings.yaml"), "{}").unwrap();
@@ -414,7 +412,7 @@ mod tests {
 
     #[test]
     fn two_spellings_in_one_directory_are_an_error_naming_both() {
-        let (roots, config, overlay) = roots("spellings");
+        let (roots, config, overlay, _base) = roots("spellings");
         for name in [
             "pack_registry.yaml",
             "pack_registry.yml",

@@ -271,11 +271,7 @@ mod tests {
 
     #[test]
     fn packages_past_the_root_budget_are_refused_each_with_an_error() {
-        let root = std::env::temp_dir().join(format!(
-            "graphiti-openclaw-loader-budget-{}",
-            std::process::id()
-        ));
-        let _ = fs::remove_dir_all(&root);
+        let root = crate::files::TestScratch::new("graphiti-openclaw-loader-budget");
         let mib = 1 << 20;
         package(&root, "a-small", 2 * mib);
         package(&root, "b-large", 5 * mib);
@@ -304,6 +300,5 @@ mod tests {
             None,
             "smaller packages after it still fit"
         );
-        let _ = fs::remove_dir_all(&root);
     }
 }

@@ -13,10 +13,8 @@ fn episode(name: &str) -> Episode {
     }
 }
 
-fn temp(label: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("spool-unit-{}-{label}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    dir
+fn temp(label: &str) -> crate::files::TestScratch {
+    crate::files::TestScratch::new(&format!("spool-unit-{label}"))
 }
 
 fn names(spool: &Spool, state: State) -> Vec<String> {
@@ -43,7 +41,6 @@ fn keeps_order_bounds_and_journals() {
     spool.mark_acked("e0").unwrap();
     let acked = spool.acked();
     assert!(acked.names.contains("e0") && !acked.names.contains("e1"));
-    let _ = fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -78,7 +75,6 @@ fn states_move_by_rename_and_set_aside_entries_requeue_in_order() {
         (meta.set_aside_times, meta.set_aside_reason.as_deref()),
         (1, Some("HTTP 422"))
     );
-    let _ = fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -93,7 +89,6 @@ fn an_unreadable_journal_line_costs_only_itself() {
     for name in ["e1", "e2", "e3"] {
         assert!(acked.names.contains(name), "{name}");
     }
-    let _ = fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -144,5 +139,4 @@ fn a_known_depth_is_used_only_while_the_spool_is_unchanged() {
         .unwrap();
     assert_eq!(known.map(|k| k.depth), Some(max + 3));
     assert_eq!(mine.depth(), max + 3);
-    fs::remove_dir_all(&dir).unwrap();
 }
