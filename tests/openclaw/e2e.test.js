@@ -49,6 +49,7 @@ before(async () => {
 after(() => {
   standIn?.stop();
   model?.stop();
+  fs.rmSync(home, { recursive: true, force: true });
 });
 
 test('the installed package is copied into OpenClaw\'s extensions with its component', () => {

@@ -32,6 +32,8 @@ function tempDir(label) {
 /** One adapter process (tests/openclaw/adapter-process.js); what it reported, as it reports it. */
 function startAdapter(name, spec, env) {
   const child = spawn(process.execPath, [path.join(REPO, 'tests/openclaw/adapter-process.js'), JSON.stringify({ name, ...spec })], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  // Stopped before its state directory is removed (cleanups run last first), should a test fail.
+  cleanups.push(() => child.kill('SIGKILL'));
   let loaded;
   const adapter = { name, pid: child.pid, child, spooled: [], notSpooled: [], flush: undefined, done: false, stderr: '' };
   adapter.ready = new Promise((resolve) => { loaded = resolve; });
