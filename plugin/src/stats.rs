@@ -322,18 +322,18 @@ fn add_log_lines(
 /// A log is at most [`LOG_MAX_BYTES`] and a line: anything larger in `counts/` is not one of ours.
 const LOG_READ_MAX: usize = 1 << 20;
 
-/// What `counts/` holds: each file's name and stamp, by name.
-#[derive(Debug, Default, PartialEq)]
+/// What `counts/` holds: each file's name and stamp, in the listing's order.
+#[derive(Debug, Default)]
 pub struct CountsSeen(Vec<(String, Option<crate::files::Stamp>)>);
 
 /// Looks at `counts/` (a listing and a stamp per file).
 pub fn look_at_counts(state_dir: &Path) -> CountsSeen {
-    let mut seen: Vec<_> = count_files(state_dir)
-        .into_iter()
-        .map(|(name, path)| (name, crate::files::stamp(&path).ok().flatten()))
-        .collect();
-    seen.sort_by(|a, b| a.0.cmp(&b.0));
-    CountsSeen(seen)
+    CountsSeen(
+        count_files(state_dir)
+            .into_iter()
+            .map(|(name, path)| (name, crate::files::stamp(&path).ok().flatten()))
+            .collect(),
+    )
 }
 
 impl CountsSeen {
@@ -342,8 +342,11 @@ impl CountsSeen {
     /// new or written since, or one old enough to remove. The logs of instances that are idle stay
     /// for ten minutes, and a tick every few seconds need not fold them again and again.
     pub fn worth_folding(&self, before: &CountsSeen, now_ms: u64) -> bool {
+        // A few files, one per instance: compared as sets, whatever order a listing gives.
+        let changed =
+            self.0.len() != before.0.len() || self.0.iter().any(|file| !before.0.contains(file));
         !self.0.is_empty()
-            && (self != before
+            && (changed
                 || self.0.iter().any(|(_, stamp)| {
                     stamp.is_none_or(|s| s.modified_before(now_ms, ABANDONED_LOG_MS))
                 }))
