@@ -154,7 +154,7 @@ impl Sender<'_> {
     ) -> Result<(), String> {
         for entry in self.spool.in_state(State::Sending)? {
             match self.spool.read(&entry) {
-                Ok(episode) if acked.names.contains(&episode.name) => self.spool.forget(&entry)?,
+                Ok(episode) if acked.contains(&episode.name) => self.spool.forget(&entry)?,
                 Ok(episode) => {
                     self.spool.put_in_doubt(&entry, now)?;
                     self.counts.sends_in_doubt += 1;
@@ -191,7 +191,7 @@ impl Sender<'_> {
                     continue;
                 }
             };
-            if acked.names.contains(&episode.name) {
+            if acked.contains(&episode.name) {
                 self.spool.forget(&entry)?;
                 continue;
             }
@@ -284,7 +284,7 @@ impl Sender<'_> {
                     continue;
                 }
             };
-            if acked.names.contains(&episode.name) {
+            if acked.contains(&episode.name) {
                 // Sent before a crash or restart removed it: a replay, not a new turn.
                 self.spool.forget(&entry)?;
                 continue;

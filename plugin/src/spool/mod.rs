@@ -27,6 +27,9 @@ use std::time::UNIX_EPOCH;
 
 /// Names of recently acknowledged episodes kept for recognising replays.
 const ACKED_KEPT: usize = 4096;
+/// The acknowledgement journal is trimmed once it is this large (about twice what [`ACKED_KEPT`]
+/// names of 48 bytes take, with their line feeds).
+const ACKED_TRIM_BYTES: u64 = (2 * ACKED_KEPT * 50) as u64;
 /// Temporary files older than this are left over from a crash or a full disk, never in use.
 const STALE_TEMP_MS: u64 = 10 * 60 * 1000;
 
@@ -119,12 +122,67 @@ pub enum Appended {
     Full(usize),
 }
 
-/// The acknowledgement journal as read: names, and lines that could not be read.
+/// The acknowledgement journal as read: its names, and lines that could not be read.
 #[derive(Debug, Default)]
 pub struct Acked {
-    pub names: HashSet<String>,
+    /// The journal's bytes between two line feeds: each line, the first and last too, ends in one.
+    text: Vec<u8>,
     /// Lines that are not names (a torn write, a disk error): skipped, and said.
     pub unreadable_lines: usize,
+    /// Every name, made at the [`LOOKUPS_BEFORE_INDEX`]th look-up: a tick looks up a name or two
+    /// (building a set of the few thousand names the journal keeps cost each tick 2–3 ms in
+    /// OpenClaw), a flush of a backlog thousands.
+    index: std::cell::OnceCell<HashSet<Vec<u8>>>,
+    lookups: std::cell::Cell<u32>,
+}
+
+/// Look-ups answered by a search of the journal's text before its names are indexed.
+const LOOKUPS_BEFORE_INDEX: u32 = 16;
+
+impl Acked {
+    fn new(journal: &[u8]) -> Acked {
+        let mut text = Vec::with_capacity(journal.len() + 2);
+        text.push(b'\n');
+        text.extend_from_slice(journal);
+        text.push(b'\n');
+        let unreadable_lines = text
+            .split(|&b| b == b'\n')
+            .filter(|line| !line.is_empty() && !is_name_line(line))
+            .count();
+        Acked {
+            text,
+            unreadable_lines,
+            ..Acked::default()
+        }
+    }
+
+    /// Whether the journal holds `name` as a line of its own.
+    pub fn contains(&self, name: &str) -> bool {
+        if !is_episode_name(name) {
+            return false;
+        }
+        let lookups = self.lookups.get() + 1;
+        self.lookups.set(lookups);
+        if lookups < LOOKUPS_BEFORE_INDEX {
+            // Line by line, its ends found by memchr (memmem's searcher is 9 KB of plugin.wasm).
+            let name = name.as_bytes();
+            let mut start = 0;
+            return memchr::memchr_iter(b'\n', &self.text).any(|end| {
+                let line = &self.text[start..end];
+                start = end + 1;
+                line == name
+            });
+        }
+        self.index
+            .get_or_init(|| {
+                self.text
+                    .split(|&b| b == b'\n')
+                    .filter(|line| !line.is_empty() && is_name_line(line))
+                    .map(<[u8]>::to_vec)
+                    .collect()
+            })
+            .contains(name.as_bytes())
+    }
 }
 
 fn io(what: &str, path: &Path, e: std::io::Error) -> String {
@@ -364,17 +422,7 @@ impl Spool {
     /// Names Graphiti has acknowledged recently. A line that is not a name (a torn write, bytes that
     /// are not text) is skipped and counted; every other line still counts.
     pub fn acked(&self) -> Acked {
-        let bytes = crate::files::read(self.acked_path()).unwrap_or_default();
-        let mut acked = Acked::default();
-        for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-            match std::str::from_utf8(line) {
-                Ok(name) if is_episode_name(name) => {
-                    acked.names.insert(name.to_string());
-                }
-                _ => acked.unreadable_lines += 1,
-            }
-        }
-        acked
+        Acked::new(&crate::files::read(self.acked_path()).unwrap_or_default())
     }
 
     /// Records that Graphiti accepted `name`; the journal keeps the last few thousand names (and
@@ -389,25 +437,28 @@ impl Spool {
         // A line of its own even after a torn last line; one write (`writeln!` made three).
         file.write_all(format!("\n{name}\n").as_bytes())
             .map_err(|e| io("append to", &path, e))?;
-        // Names are a few dozen bytes: read the journal back only when it may need trimming.
-        if file.metadata().map_or(0, |m| m.len()) < (2 * ACKED_KEPT * 24) as u64 {
+        // Read back only once it is past the size it is trimmed at (a read of a few hundred KB
+        // on every acknowledgement was most of a tick).
+        if file.metadata().map_or(0, |m| m.len()) < ACKED_TRIM_BYTES {
             return Ok(());
         }
         drop(file);
         let bytes = crate::files::read(&path).unwrap_or_default();
-        let lines: Vec<&[u8]> = bytes
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty())
-            .collect();
-        if lines.len() > 2 * ACKED_KEPT {
-            let kept: Vec<&str> = lines[lines.len() - ACKED_KEPT..]
-                .iter()
-                .filter_map(|l| std::str::from_utf8(l).ok())
-                .filter(|l| is_episode_name(l))
-                .collect();
-            write_atomically(&path, (kept.join("\n") + "\n").as_bytes())?;
+        // The last names, as many as are kept and fit in half the trim size: the next trim is
+        // thousands of acknowledgements away whatever the names' length.
+        let mut kept: Vec<&[u8]> = Vec::new();
+        let mut size = 0;
+        for line in bytes.rsplit(|&b| b == b'\n').filter(|l| is_name_line(l)) {
+            size += line.len() + 1;
+            if kept.len() == ACKED_KEPT || size > ACKED_TRIM_BYTES as usize / 2 {
+                break;
+            }
+            kept.push(line);
         }
-        Ok(())
+        kept.reverse();
+        let mut text = kept.join(&b'\n');
+        text.push(b'\n');
+        write_atomically(&path, &text)
     }
 
     pub fn backoff(&self) -> Backoff {
@@ -447,7 +498,12 @@ impl Spool {
 
 /// Episode names are ours: printable, no white space (see `capture`'s naming).
 fn is_episode_name(text: &str) -> bool {
-    !text.is_empty() && text.chars().all(|c| c.is_ascii_graphic())
+    is_name_line(text.as_bytes())
+}
+
+/// [`is_episode_name`] of a journal line's bytes (an ASCII graphic byte is UTF-8 by itself).
+fn is_name_line(line: &[u8]) -> bool {
+    !line.is_empty() && line.iter().all(u8::is_ascii_graphic)
 }
 
 /// The wait after `failures` failed attempts in a row: initial × 2^(failures-1), capped.

@@ -40,7 +40,7 @@ fn keeps_order_bounds_and_journals() {
     assert_eq!(names(&spool, State::Waiting), ["e0", "e1", "e2"]);
     spool.mark_acked("e0").unwrap();
     let acked = spool.acked();
-    assert!(acked.names.contains("e0") && !acked.names.contains("e1"));
+    assert!(acked.contains("e0") && !acked.contains("e1"));
 }
 
 #[test]
@@ -87,8 +87,73 @@ fn an_unreadable_journal_line_costs_only_itself() {
     let acked = spool.acked();
     assert_eq!(acked.unreadable_lines, 1);
     for name in ["e1", "e2", "e3"] {
-        assert!(acked.names.contains(name), "{name}");
+        assert!(acked.contains(name), "{name}");
     }
+}
+
+#[test]
+fn a_journal_look_up_answers_the_same_searched_and_indexed() {
+    let dir = temp("journal-lookups");
+    let spool = Spool::new(&dir);
+    fs::create_dir_all(dir.join("spool")).unwrap();
+    // A first line without a line feed before it, a last one without one after it, a torn line.
+    fs::write(
+        dir.join("spool/acked.log"),
+        b"e1\ne10\n\ne2 torn\n\xffe3\ne4",
+    )
+    .unwrap();
+    let acked = spool.acked();
+    assert_eq!(acked.unreadable_lines, 2);
+    let asked = [
+        ("e1", true),
+        ("e10", true),
+        ("e4", true),
+        ("e", false),
+        ("e2", false),
+        ("e3", false),
+        ("e2 torn", false),
+        ("1\ne10", false),
+        ("", false),
+    ];
+    // The first look-ups search the text, the later ones use the index: the same answers.
+    for round in 0..4 {
+        for (name, want) in asked {
+            assert_eq!(acked.contains(name), want, "{name:?} in round {round}");
+        }
+    }
+}
+
+#[test]
+fn the_journal_is_trimmed_to_its_latest_names_well_below_its_trim_size() {
+    let dir = temp("journal-trim");
+    let spool = Spool::new(&dir);
+    let journal = dir.join("spool/acked.log");
+    fs::create_dir_all(dir.join("spool")).unwrap();
+    // Long names: fewer than ACKED_KEPT of them fit in half the trim size.
+    let name = |i: usize| format!("openclaw-{}-{i:08}", "g".repeat(80));
+    let (mut acked, mut largest, mut trims, mut last) = (0, 0, 0, 0);
+    while acked < 3 * super::ACKED_TRIM_BYTES as usize / 92 {
+        spool.mark_acked(&name(acked)).unwrap();
+        acked += 1;
+        let size = fs::metadata(&journal).unwrap().len();
+        if size < last {
+            trims += 1;
+            assert!(size <= super::ACKED_TRIM_BYTES / 2, "trimmed to {size}");
+        }
+        (largest, last) = (largest.max(size), size);
+    }
+    assert!(
+        largest <= super::ACKED_TRIM_BYTES + 93,
+        "bounded: {largest}"
+    );
+    assert!(
+        (4..=6).contains(&trims),
+        "{trims} trims in {acked} acknowledgements"
+    );
+    let journal = spool.acked();
+    assert_eq!(journal.unreadable_lines, 0);
+    assert!(journal.contains(&name(acked - 1)) && journal.contains(&name(acked - 1_000)));
+    assert!(!journal.contains(&name(0)), "the oldest are dropped");
 }
 
 #[test]
