@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+mod scratch;
+use scratch::ScratchDir;
+
 /// What the scripted server does with the next `POST /messages`.
 #[derive(Clone, Copy, Debug)]
 enum Answer {
@@ -102,27 +105,8 @@ impl Locks for HeldElsewhere {
     fn release(&mut self, _: &str) {}
 }
 
-/// A test's state directory, removed when dropped: when the test ends, passed or failed.
-struct StateDir(PathBuf);
-
-impl std::ops::Deref for StateDir {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for StateDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn state_dir(label: &str) -> StateDir {
-    let dir = std::env::temp_dir().join(format!("delivery-{}-{label}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    StateDir(dir)
+fn state_dir(label: &str) -> ScratchDir {
+    ScratchDir::new(&format!("delivery-{label}"))
 }
 
 fn engine(graphiti: &Graphiti, state: &Path, resend_after_doubt_ms: u64) -> Engine {

@@ -14,6 +14,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
+mod scratch;
+use scratch::ScratchDir;
+
 const NOW: u64 = 1_767_225_600; // 2026-01-01T00:00:00Z
 const EXAMPLE: &str = "trip-planner-expert";
 const WORKSPACE: &str = "/workspace/expert-state/trip-planner-expert";
@@ -60,27 +63,8 @@ fn golden(relative: &str, actual: &str) {
 }
 
 /// A fresh directory under the system temp dir, unique to this test and process.
-fn temp_dir(name: &str) -> TempDir {
-    let dir = std::env::temp_dir().join(format!("graphiti-experts-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    TempDir(dir)
-}
-
-/// [`temp_dir`]'s directory, removed when dropped: when the test ends, passed or failed.
-struct TempDir(PathBuf);
-
-impl std::ops::Deref for TempDir {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
+fn temp_dir(name: &str) -> ScratchDir {
+    ScratchDir::new(&format!("graphiti-experts-{name}"))
 }
 
 fn copy_dir(from: &Path, to: &Path) {
