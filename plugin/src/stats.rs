@@ -292,9 +292,10 @@ pub fn fold_into_file(
 }
 
 /// Adds the whole lines of the count log at `path` after `offset` to `stats`; the offset they
-/// reach, and whether that read went to its end (None: the log could not be read). A line that does not read as counts is being written
-/// (it is skipped once the log is `abandoned`); what follows the last line feed is not finished
-/// yet. A merge reads at most [`LOG_READ_MAX`] bytes of a log (a later one reads on).
+/// reach, and whether that read went to its end (None: the log could not be read). A line that
+/// does not read as counts is being written (it is skipped once the log is `abandoned`); what
+/// follows the last line feed is not finished yet. A merge reads at most [`LOG_READ_MAX`] bytes of
+/// a log (a later one reads on).
 fn add_log_lines(
     stats: &mut Stats,
     path: &Path,

@@ -71,10 +71,10 @@ pub struct Engine {
     zones: Box<dyn crate::expert_runs::TimeZones>,
 }
 
-/// Counts are saved at the end of every turn (`agent-end`, a line of the instance's count log), merged into
-/// the file on every `tick` and `status`, and otherwise saved at least every this many updates, as
-/// `agent-end` saves them (not merged: the lock, the read and the rename made that call take
-/// several times an ordinary one).
+/// Counts are saved at the end of every turn (`agent-end`, a line of the instance's count log),
+/// merged into the file on every `tick` and `status`, and otherwise saved at least every this many
+/// updates, as `agent-end` saves them (not merged: the lock, the read and the rename made that
+/// call take several times an ordinary one).
 const STATS_FLUSH_EVERY: u32 = 50;
 /// `before-agent-start` leaves saving its counts to its turn's `agent-end`, a moment later, or to
 /// the next `tick` (never by the clock, and by count only past this many, for a host that calls
