@@ -304,10 +304,19 @@ mod tests {
     /// another process broke it and took the lock. The fresh lock must end up back in place.
     #[test]
     fn a_fresh_lock_moved_aside_by_mistake_is_put_back() {
-        let dir =
-            std::env::temp_dir().join(format!("graphiti-openclaw-putback-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
+        /// Removed when dropped: when the test ends, passed or failed.
+        struct Scratch(PathBuf);
+        impl Drop for Scratch {
+            fn drop(&mut self) {
+                let _ = fs::remove_dir_all(&self.0);
+            }
+        }
+        let scratch = Scratch(
+            std::env::temp_dir().join(format!("graphiti-openclaw-putback-{}", std::process::id())),
+        );
+        let dir = &scratch.0;
+        let _ = fs::remove_dir_all(dir);
+        fs::create_dir_all(dir).unwrap();
         let path = dir.join("send.lock");
         let record = |token: &str| LockRecord {
             pid: std::process::id(),
@@ -342,6 +351,5 @@ mod tests {
         assert_eq!(standing.token, "0000000000000000000000000000000b");
         assert_eq!(fs::read_dir(&dir).unwrap().count(), 1, "nothing left aside");
         assert!(lines.lock().unwrap().is_empty(), "nothing was broken");
-        fs::remove_dir_all(&dir).unwrap();
     }
 }

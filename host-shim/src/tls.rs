@@ -139,13 +139,34 @@ pub(crate) fn handshake_failure(err: &rustls::Error, origin: &str) -> String {
 mod tests {
     use super::*;
 
-    fn temp_file(name: &str, contents: &[u8]) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("graphiti-openclaw-tls-{}", std::process::id()));
+    /// A file in a directory of its own, removed with it when dropped: when the test ends,
+    /// passed or failed.
+    struct TempFile(PathBuf);
+
+    impl std::ops::Deref for TempFile {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            if let Some(dir) = self.0.parent() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+    }
+
+    fn temp_file(name: &str, contents: &[u8]) -> TempFile {
+        let dir = std::env::temp_dir().join(format!(
+            "graphiti-openclaw-tls-{}-{name}",
+            std::process::id()
+        ));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);
         std::fs::write(&path, contents).unwrap();
-        path
+        TempFile(path)
     }
 
     #[test]
