@@ -267,6 +267,15 @@ pub struct Stamp {
     is_file: bool,
 }
 
+/// Whether `path` itself (a symlink is not followed) was last modified more than `age_ms` before
+/// `now_ms` (unix ms); false when it cannot be looked at.
+pub fn modified_before(path: &Path, now_ms: u64, age_ms: u64) -> bool {
+    stamp(path)
+        .ok()
+        .flatten()
+        .is_some_and(|stamp| stamp.modified_before(now_ms, age_ms))
+}
+
 /// The stamp of `path` itself (a symlink is not followed); None when it does not exist.
 pub fn stamp(path: &Path) -> io::Result<Option<Stamp>> {
     match fs::symlink_metadata(path) {

@@ -244,7 +244,7 @@ pub fn fold_into_file(
     let mut removable = Vec::new();
     for (name, path) in &listed {
         if name.ends_with(LOG_EXTENSION) {
-            let abandoned = older_than(path, now_ms, ABANDONED_LOG_MS);
+            let abandoned = crate::files::modified_before(path, now_ms, ABANDONED_LOG_MS);
             let offset = stats.log_offsets.get(name).copied().unwrap_or(0);
             // Unread (not a regular file, a read error): neither added nor removed.
             let Some((added, to_the_end)) = add_log_lines(&mut stats, path, offset, abandoned)
@@ -270,7 +270,7 @@ pub fn fold_into_file(
                 stats.merge(&turn);
                 stats.folded.push(name.clone());
             }
-            None if older_than(path, now_ms, UNREADABLE_COUNTS_KEPT_MS) => {
+            None if crate::files::modified_before(path, now_ms, UNREADABLE_COUNTS_KEPT_MS) => {
                 removable.push(path.clone());
             }
             None => {}
@@ -372,13 +372,6 @@ fn count_files(state_dir: &Path) -> Vec<(String, PathBuf)> {
             (name, path)
         })
         .collect()
-}
-
-fn older_than(path: &Path, now_ms: u64, age_ms: u64) -> bool {
-    crate::files::stamp(path)
-        .ok()
-        .flatten()
-        .is_some_and(|stamp| stamp.modified_before(now_ms, age_ms))
 }
 
 #[cfg(test)]

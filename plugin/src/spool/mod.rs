@@ -23,7 +23,6 @@ use std::collections::HashSet;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 /// Names of recently acknowledged episodes kept for recognising replays.
 const ACKED_KEPT: usize = 4096;
@@ -483,11 +482,7 @@ impl Spool {
         let mut removed = 0;
         for name in names.iter().filter(|name| name.ends_with(".tmp")) {
             let path = self.dir.join(name);
-            let stale = fs::symlink_metadata(&path)
-                .ok()
-                .and_then(|m| m.modified().ok())
-                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                .is_some_and(|t| now.saturating_sub(t.as_millis() as u64) > STALE_TEMP_MS);
+            let stale = crate::files::modified_before(&path, now, STALE_TEMP_MS);
             if stale && fs::remove_file(&path).is_ok() {
                 removed += 1;
             }
