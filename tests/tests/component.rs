@@ -242,6 +242,41 @@ fn a_bad_regex_and_an_unknown_pack_are_reported_together() {
 }
 
 #[test]
+fn a_unicode_property_the_component_does_not_know_is_named_in_the_error() {
+    let config = temp_dir("config-unicode");
+    copy_dir(&example_config(), &config);
+    let rules = config.join("intent_rules.yaml");
+    let original = std::fs::read_to_string(&rules).unwrap();
+    let with = |pattern: &str| {
+        let text = original.replace(
+            "weight: 0.25",
+            &format!("weight: 0.25\n        fact_pattern: '{pattern}'"),
+        );
+        std::fs::write(&rules, text).unwrap();
+        shim(&config).run_command(&Command::CheckConfig)
+    };
+    for (pattern, error) in [
+        (r"\p{Bogus}", "Unicode property not found"),
+        (r"[\p{L}&&\P{Greekish}]", "Unicode property not found"),
+        (r"\p{sc=Elvish}", "Unicode property value not found"),
+        (r"\p{age=3.0}", "Unicode property not found"),
+        (r"(?-u:\p{ascii})", "Unicode not allowed here"),
+    ] {
+        let out = with(pattern);
+        assert_eq!(out.exit_code, 1, "{pattern}: {}", out.stderr);
+        assert!(out.stderr.contains(error), "{pattern}: {}", out.stderr);
+        assert!(out.stderr.contains(pattern), "{pattern}: {}", out.stderr);
+    }
+    for pattern in [
+        r"\pL\p{Greek}\p{Is_Alphabetic}\p{gc=Lu}\p{scx:Grek}\P{White Space}",
+        r"[\p{ascii}--\d]",
+    ] {
+        let out = with(pattern);
+        assert_eq!(out.exit_code, 0, "{pattern}: {}", out.stderr);
+    }
+}
+
+#[test]
 fn the_overlay_replaces_files_of_the_same_name() {
     let mut options = options(&example_config());
     options.overlay_dir = Some(example_config().join("private.example"));

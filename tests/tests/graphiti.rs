@@ -154,6 +154,48 @@ fn invalid_facts_can_be_dropped_instead() {
     assert!(!context.contains("No longer true"), "{context}");
 }
 
+/// A boost pattern may name Unicode properties (`\p{Greek}`, `\p{sc=Grek}`): the component resolves
+/// them from its own packed tables, not regex-syntax's, which it does not link.
+#[test]
+fn a_boost_pattern_names_unicode_scripts_and_categories() {
+    let standin = standin();
+    standin
+        .seed_json(
+            r#"{"group_id": "main-dm-user-1", "nodes": [],
+                "facts": [
+                  {"uuid": "f3", "name": "LIKES", "fact": "Alice likes dinner at Nopa with founders",
+                   "valid_at": "2025-02-01T00:00:00+00:00", "invalid_at": null, "expired_at": null},
+                  {"uuid": "f5", "name": "WORKS_AT", "fact": "Ο Μάρκος είναι σεφ στο Nopa",
+                   "valid_at": "2024-06-01T00:00:00+00:00", "invalid_at": null, "expired_at": null}
+                ]}"#,
+        )
+        .expect("seed");
+    let mut intents = Vec::new();
+    for pattern in [
+        r"\p{Greek}{4} \p{sc=Grek}+ \p{Lu}",
+        r"\p{Cyrillic}{4}",
+        r"\p{Greek}{4} \p{Nd}",
+    ] {
+        let config = config_for(&standin.url(), "rest");
+        let rules = config.join("intent_rules.yaml");
+        let text = std::fs::read_to_string(&rules).unwrap().replace(
+            r"fact_pattern: '\b(chef|sommelier|head bartender) at\b'",
+            &format!("fact_pattern: '{pattern}'"),
+        );
+        std::fs::write(&rules, text).unwrap();
+        let mut shim = shim(&config, &temp_dir("unicode-boost-state"), &standin.url());
+        let injection = shim.before_agent_start(
+            &prompt("Plan a dinner at Nopa with Alice and a founder"),
+            &ctx(ChatType::Direct),
+        );
+        intents.push(injection.decision.intent);
+    }
+    // "dinner" and "founder" tie; only the Greek fact's boost breaks the tie for dining.
+    assert_eq!(intents[0].as_deref(), Some("dining"), "{intents:?}");
+    assert_ne!(intents[1], intents[0], "{intents:?}");
+    assert_eq!(intents[2], intents[1], "{intents:?}");
+}
+
 #[test]
 fn failures_give_a_fallback_note_within_the_budget_and_routing_still_runs() {
     let faults = [

@@ -6,10 +6,11 @@
 //! `\b(restaurant|bistro|wine bar)\b`, case-insensitive, extracting the literals and building their
 //! Aho-Corasick automaton was four fifths of loading the example configuration.
 
+use super::unicode_properties;
 use crate::config;
 use crate::routing::model::{Boost, BoostRegex, glob_matches, to_milli};
 use regex_automata::nfa::thompson::{self, WhichCaptures};
-use regex_automata::util::syntax;
+use regex_syntax::{ast, hir};
 
 /// Limits for rule authors' regexes: a pattern is data from a config file.
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
@@ -41,7 +42,6 @@ impl RuleIds {
 /// case-insensitive patterns all have one.
 pub(super) struct BoostCompiler {
     ids: RuleIds,
-    syntax: syntax::Config,
     nfa: thompson::Compiler,
     /// Builds each pattern's reverse NFA only to hold it to the size limit, as `meta` did: it is
     /// often twice the forward one (natively, `\w{30}` passes the forward limit but not this one).
@@ -60,7 +60,6 @@ impl BoostCompiler {
         reverse.configure(config.reverse(true));
         BoostCompiler {
             ids: RuleIds::new(specs),
-            syntax: syntax::Config::new().case_insensitive(true),
             nfa,
             reverse,
         }
@@ -127,7 +126,15 @@ impl BoostCompiler {
 
     /// A boost pattern, case-insensitive, unanchored, Unicode. Errors read as the `regex` crate's.
     fn pattern(&self, pattern: &str) -> Result<BoostRegex, String> {
-        let hir = syntax::parse_with(pattern, &self.syntax).map_err(|e| e.to_string())?;
+        let mut ast = ast::parse::Parser::new()
+            .parse(pattern)
+            .map_err(|e| e.to_string())?;
+        unicode_properties::resolve_in(&mut ast, true);
+        let hir = hir::translate::TranslatorBuilder::new()
+            .case_insensitive(true)
+            .build()
+            .translate(pattern, &ast)
+            .map_err(|e| e.to_string())?;
         let nfa_error = |e: thompson::BuildError| match e.size_limit() {
             Some(limit) => format!("Compiled regex exceeds size limit of {limit} bytes."),
             None => e.to_string(),

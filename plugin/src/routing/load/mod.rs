@@ -12,6 +12,7 @@ use std::collections::{HashMap, HashSet};
 mod boosts;
 mod composition;
 mod rules;
+mod unicode_properties;
 
 impl Router {
     /// Reads and compiles the routing files (rules, registry, packs, composition) with the routing
