@@ -7,6 +7,7 @@ use serde::Deserialize;
 pub use crate::api::ConfigError;
 pub use crate::group_id::GroupIdSettings;
 
+mod json_error_path;
 mod settings;
 mod source;
 

@@ -2,6 +2,7 @@
 //! beyond what types can say. Settings are one concern: a bad one keeps the last good settings (or the
 //! defaults), whatever the state of routing.
 
+use super::json_error_path;
 use super::{
     ConfigError, ConfigRoots, PluginSettings, RoutingSettings, SETTINGS_FILE, SettingsFile,
     SourceFile, parse, schema_error,
@@ -217,10 +218,13 @@ pub fn layered_settings(
         merged = serde_json::Value::Object(Default::default());
     }
     merge_json(&mut merged, host);
-    serde_path_to_error::deserialize::<_, SettingsFile>(merged).map_err(|e| {
-        let path = e.path().to_string();
-        let field = (path != ".").then_some(path);
-        host_error(field, e.into_inner().to_string())
+    // Read back from compact text by the reader `.json` settings files use (a second typed reader
+    // of every settings type, path tracking included, was 58 KB of the component); the error's
+    // column names the field.
+    let text = merged.to_string();
+    serde_json::from_str::<SettingsFile>(&text).map_err(|e| {
+        let (field, message) = json_error_path::name_json_error(&text, &e);
+        host_error(field, message)
     })
 }
 
@@ -243,6 +247,7 @@ fn merge_json(base: &mut serde_json::Value, over: serde_json::Value) {
 mod tests {
     use super::*;
     use crate::config::GraphitiSettings;
+    use proptest::prelude::*;
 
     #[test]
     fn host_settings_lay_over_the_file_key_by_key() {
@@ -306,6 +311,110 @@ mod tests {
             assert_eq!(errors.len(), 1, "{json}: {errors:?}");
             assert_eq!(errors[0].field.as_deref(), Some("recall.fallback_tools"));
             assert!(errors[0].message.contains(said), "{json}: {errors:?}");
+        }
+    }
+
+    /// What the component answered before: the merged settings read with serde_path_to_error.
+    fn path_to_error(host_json: &str) -> Result<(), (Option<String>, String)> {
+        let mut merged = serde_json::Value::Object(Default::default());
+        merge_json(&mut merged, serde_json::from_str(host_json).unwrap());
+        serde_path_to_error::deserialize::<_, SettingsFile>(merged)
+            .map(|_| ())
+            .map_err(|e| {
+                let path = e.path().to_string();
+                ((path != ".").then_some(path), e.into_inner().to_string())
+            })
+    }
+
+    fn assert_named_as_before(host_json: &str) {
+        let ours = layered_settings(None, host_json)
+            .map(|_| ())
+            .map_err(|e| (e.field, e.message));
+        assert_eq!(ours, path_to_error(host_json), "{host_json}");
+    }
+
+    #[test]
+    fn a_host_settings_error_names_the_field_serde_path_to_error_named() {
+        for json in [
+            r#"{}"#,
+            r#"{"recall": {"timeout": 250}}"#,
+            r#"{"recall": {"timeout_ms": "soon"}}"#,
+            r#"{"recall": {"timeout_ms": -1}}"#,
+            r#"{"recall": {"timeout_ms": 2.5}}"#,
+            r#"{"recall": {"min_relevance": "high"}}"#,
+            r#"{"recall": {"fallback_tools": ["a", 7, "b"]}}"#,
+            r#"{"recall": {"fallback_tools": "memory_search"}}"#,
+            r#"{"recall": {"invalid_facts": "burn"}}"#,
+            r#"{"recall": {"invalid_facts": {"drop": 1}}}"#,
+            r#"{"recall": 5}"#,
+            r#"{"recall": [1, 2]}"#,
+            r#"{"graphiti": {"url": 5}}"#,
+            r#"{"graphiti": {"transport": "carrier pigeon"}}"#,
+            r#"{"capture": {"enabled": "yes"}}"#,
+            r#"{"capture": {"flush_batch": 1e40}}"#,
+            r#"{"schema_version": "one"}"#,
+            r#"{"routing": {"nope": true}}"#,
+            r#"{"skip": {"nope": []}}"#,
+            r#"{"experts": {"sessions": {"agent:main:x": 5}}}"#,
+            r#"{"experts": {"sessions": {"a.b": "x", "c\"d\\e": 1}}}"#,
+            r#"{"experts": {"sessions": {"é,:[]{}": null}}}"#,
+            r#"{"experts": {"channels": {"e/t": ["a", ["b"]]}}}"#,
+            r#"{"experts": {"channels": {"e/t": [["b"]], "f": 3}}}"#,
+            r#"{"experts": {"known_servers": [null]}}"#,
+            r#"{"experts": {"webhook_token": 12}}"#,
+            r#"{"experts": {"max_running": true, "x": 1}}"#,
+            r#"{"zzz": {"a": [1, {"b": 2}]}}"#,
+            r#"{"recall": {"max_facts": 3}, "capture": {"enabled": true}, "routing": 7}"#,
+        ] {
+            assert_named_as_before(json);
+        }
+    }
+
+    /// A JSON value of any shape, small.
+    fn any_json() -> impl Strategy<Value = serde_json::Value> {
+        use serde_json::Value;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            (-1e6..1e6f64).prop_map(Value::from),
+            "[a-z:.\"\\\\é ,\\[\\]{}]{0,8}".prop_map(Value::from),
+            prop::sample::select(vec!["mcp", "rest", "drop", "mark", "a", "memory_search"])
+                .prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 12, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),
+                prop::collection::btree_map(any_key(), inner, 0..4)
+                    .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// Settings' own keys mostly, and any other.
+    fn any_key() -> impl Strategy<Value = String> {
+        prop_oneof![
+            3 => prop::sample::select(vec![
+                "recall", "capture", "graphiti", "routing", "skip", "experts", "schema_version",
+                "timeout_ms", "max_facts", "fallback_tools", "invalid_facts", "enabled", "url",
+                "transport", "flush_batch", "sessions", "channels", "known_servers", "webhook_token",
+                "min_relevance", "max_running", "mcp", "rest", "past", "drop", "word",
+                "keyword_match",
+            ])
+            .prop_map(String::from),
+            1 => "[a-z:.\"\\\\é ,\\[\\]{}]{0,6}",
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3_000))]
+        #[test]
+        fn any_host_settings_are_named_as_before(
+            sections in proptest::collection::btree_map(any_key(), any_json(), 0..4),
+        ) {
+            let json = serde_json::Value::Object(sections.into_iter().collect()).to_string();
+            assert_named_as_before(&json);
         }
     }
 }
