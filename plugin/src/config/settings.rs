@@ -365,6 +365,19 @@ mod tests {
             r#"{"experts": {"max_running": true, "x": 1}}"#,
             r#"{"zzz": {"a": [1, {"b": 2}]}}"#,
             r#"{"recall": {"max_facts": 3}, "capture": {"enabled": true}, "routing": 7}"#,
+            // Where serde_json's text reader words an error its own way (found by the property
+            // test below): enums given a map or a number, structs given too long an array.
+            r#"{"graphiti": {"transport": {}}}"#,
+            r#"{"graphiti": {"transport": {"mcp": null, "rest": null}}}"#,
+            r#"{"graphiti": {"transport": {"mcp": 1}}}"#,
+            r#"{"graphiti": {"transport": {"carrier": null}}}"#,
+            r#"{"graphiti": ["", {"capture": 1, "recall": 2}]}"#,
+            r#"{"graphiti": ["", [3]]}"#,
+            r#"{"skip": [0, [], null]}"#,
+            r#"{"skip": [0, [], [1, 2, 3]]}"#,
+            r#"{"recall": [[]]}"#,
+            r#"{"": 1}"#,
+            r#"{".": false}"#,
         ] {
             assert_named_as_before(json);
         }
