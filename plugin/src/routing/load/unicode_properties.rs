@@ -320,6 +320,24 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_names_are_those_of_the_regex_syntax_cargo_lock_holds() {
+        let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.lock"))
+            .expect("the workspace's Cargo.lock");
+        let locked: Vec<&str> = lock
+            .split("[[package]]")
+            .filter(|p| p.contains("name = \"regex-syntax\""))
+            .filter_map(|p| p.lines().find_map(|l| l.strip_prefix("version = \"")))
+            .map(|v| v.trim_end_matches('"'))
+            .collect();
+        let listed = NAMES.lines().find_map(|l| l.strip_prefix("regex-syntax "));
+        assert_eq!(
+            vec![listed.expect("the names' version line")],
+            locked,
+            "plugin/unicode/property-names.txt: run node scripts/unicode-property-names.mjs"
+        );
+    }
+
     /// The aliases of each `property` line, or of each `value` line of `property`.
     fn aliases(kind: &str, property: Option<&str>) -> Vec<&'static str> {
         let mut out = Vec::new();
