@@ -1,12 +1,13 @@
 //! Packs the Unicode classes boost patterns may name (`\p{Greek}`, `\p{gc=Lu}`, `\p{Alphabetic}`)
 //! for `routing/load/unicode_properties.rs`: each name in `unicode/property-names.txt` is resolved
 //! through regex-syntax with the Unicode tables the component would otherwise link, and the
-//! classes are stored as deltas and deflated: about a fifth of the tables' size in the component.
+//! classes are stored as deltas and deflated: an eighth of the tables' size in the component.
 //!
 //! Layout before deflating, every number a LEB128 varint:
 //! - names by themselves (`\p{Greek}`, `\pL`): count, then per name (sorted): length, bytes, class;
-//! - per property read by value (`General_Category`, `Script`, `Script_Extensions`): alias count,
-//!   aliases (length, bytes; sorted), value count, values (length, bytes, class; sorted);
+//! - the properties read by value (`General_Category`, `Script`, `Script_Extensions`): their count,
+//!   then per property: alias count, aliases (length, bytes; sorted), value count, values (length,
+//!   bytes, class; sorted);
 //! - classes: count, then per class: range count, then per range the gap from the previous range's
 //!   end and the range's length less one.
 
@@ -37,6 +38,7 @@ fn main() {
     }
     put_entries(&mut out, &by_name);
 
+    put(&mut out, BY_VALUE.len() as u32);
     for property in BY_VALUE {
         let mut aliases = property_aliases[property].clone();
         aliases.sort_unstable();

@@ -16,14 +16,14 @@ pub(super) fn name_json_error(text: &str, e: &serde_json::Error) -> (Option<Stri
         _ => e.column(),
     };
     let mut at = JsonPosition::scan(text, stop);
+    // A variant named by a map's key (`{"bogus": …}`) is the enum's error, not a field's.
+    let variant_key = message.starts_with("unknown variant") && at.key_last;
     // Where a variant was expected: a value that cannot name one, or a map of other than one key.
     let message = if message == "expected value"
         && let Some(unexpected) = enum_error(&text[stop..])
     {
         unexpected
-    } else if (message == "expected value"
-        || (message.starts_with("unknown variant") && at.key_last)
-        || message.ends_with("expected unit"))
+    } else if (message == "expected value" || variant_key || message.ends_with("expected unit"))
         && let Some(start) = at.object_start()
         && keys_in_object(&text[start..]) != Some(1)
     {
@@ -37,8 +37,7 @@ pub(super) fn name_json_error(text: &str, e: &serde_json::Error) -> (Option<Stri
         at = JsonPosition::scan(text, *start);
         format!("invalid length {len}, expected fewer elements in array")
     } else {
-        if message.starts_with("unknown variant") && at.key_last {
-            // The variant named by a map's key: the enum's error, not a field's.
+        if variant_key {
             at.forget_key();
         }
         message

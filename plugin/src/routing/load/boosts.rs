@@ -129,7 +129,7 @@ impl BoostCompiler {
         let mut ast = ast::parse::Parser::new()
             .parse(pattern)
             .map_err(|e| e.to_string())?;
-        unicode_properties::resolve_in(&mut ast, true);
+        unicode_properties::resolve_in(&mut ast);
         let hir = hir::translate::TranslatorBuilder::new()
             .case_insensitive(true)
             .build()
