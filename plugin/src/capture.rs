@@ -201,7 +201,7 @@ pub fn last_exchange(
     let messages: Value = if messages_json.trim().is_empty() {
         Value::Array(vec![])
     } else {
-        serde_json::from_str(messages_json)
+        serde_json::from_slice(messages_json.as_bytes())
             .map_err(|e| format!("the message list is not JSON: {e}"))?
     };
     let Some(messages) = messages.as_array() else {

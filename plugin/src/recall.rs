@@ -45,8 +45,8 @@ impl Recall {
     /// Parses `{"nodes": [...], "facts": [...]}` (either key optional), the payloads of Graphiti's
     /// `search_nodes` / `search_memory_facts` tools and REST `/search`, also wrapped in `{"result": ...}`.
     pub fn from_json(text: &str) -> Result<Recall, String> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| format!("recall data is not JSON: {e}"))?;
+        let value: Value = serde_json::from_slice(text.as_bytes())
+            .map_err(|e| format!("recall data is not JSON: {e}"))?;
         let value = match value.get("result") {
             Some(inner) if inner.is_object() => inner.clone(),
             _ => value,
@@ -174,7 +174,7 @@ pub fn earlier_user_messages(prompt: &str, messages_json: &str, count: usize) ->
     if count == 0 {
         return vec![];
     }
-    let messages: Vec<Value> = serde_json::from_str(messages_json).unwrap_or_default();
+    let messages: Vec<Value> = serde_json::from_slice(messages_json.as_bytes()).unwrap_or_default();
     let earlier: Vec<String> = messages
         .iter()
         .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))

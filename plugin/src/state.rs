@@ -101,7 +101,7 @@ mod tests {
     #[test]
     fn a_file_written_before_the_stickiness_fields_still_reads() {
         let old = r#"{"session_key":"s1","intent":"content_tweet"}"#;
-        let state: SessionState = serde_json::from_str(old).unwrap();
+        let state: SessionState = serde_json::from_slice(old.as_bytes()).unwrap();
         assert_eq!(state.intent.as_deref(), Some("content_tweet"));
         assert_eq!(
             (state.injected_at_ms, state.carried_turns, state.named),

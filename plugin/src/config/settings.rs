@@ -201,14 +201,15 @@ pub fn layered_settings(
         field,
         message,
     };
-    let host: serde_json::Value = serde_json::from_str(host_json)
+    let host: serde_json::Value = serde_json::from_slice(host_json.as_bytes())
         .map_err(|e| host_error(None, format!("not valid JSON: {e}")))?;
     if !host.is_object() {
         return Err(host_error(None, "must be a JSON object".into()));
     }
     let mut merged = match file {
         Some(file) if file.display.ends_with(".json") => {
-            serde_json::from_str(&file.text).map_err(|e| host_error(None, e.to_string()))?
+            serde_json::from_slice(file.text.as_bytes())
+                .map_err(|e| host_error(None, e.to_string()))?
         }
         Some(file) => serde_norway::from_str::<serde_json::Value>(&file.text)
             .map_err(|e| host_error(None, e.to_string()))?,
@@ -222,7 +223,7 @@ pub fn layered_settings(
     // of every settings type, path tracking included, was 58 KB of the component); the error's
     // column names the field.
     let text = merged.to_string();
-    serde_json::from_str::<SettingsFile>(&text).map_err(|e| {
+    serde_json::from_slice::<SettingsFile>(text.as_bytes()).map_err(|e| {
         let (field, message) = json_error_path::name_json_error(&text, &e);
         host_error(field, message)
     })
@@ -317,7 +318,10 @@ mod tests {
     /// What the component answered before: the merged settings read with serde_path_to_error.
     fn path_to_error(host_json: &str) -> Result<(), (Option<String>, String)> {
         let mut merged = serde_json::Value::Object(Default::default());
-        merge_json(&mut merged, serde_json::from_str(host_json).unwrap());
+        merge_json(
+            &mut merged,
+            serde_json::from_slice(host_json.as_bytes()).unwrap(),
+        );
         serde_path_to_error::deserialize::<_, SettingsFile>(merged)
             .map(|_| ())
             .map_err(|e| {

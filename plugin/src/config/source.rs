@@ -176,7 +176,7 @@ pub fn parse<T: DeserializeOwned>(file: &SourceFile) -> Result<T, ConfigError> {
         return Err(located(Some(too_deep.line), None, too_deep.message()));
     }
     if json {
-        serde_json::from_str(&file.text).map_err(|e| {
+        serde_json::from_slice(file.text.as_bytes()).map_err(|e| {
             let (field, message) = split_path(&e.to_string());
             located(Some(e.line() as u32), field, strip_location(&message))
         })

@@ -187,7 +187,7 @@ impl Runtime<'_> {
         payload_json: &str,
         now_ms: u64,
     ) -> Result<String, String> {
-        let payload: serde_json::Value = serde_json::from_str(payload_json)
+        let payload: serde_json::Value = serde_json::from_slice(payload_json.as_bytes())
             .map_err(|e| format!("the payload is not JSON: {e}"))?;
         let package = self.package(expert)?;
         let found = trigger(package, trigger_name).map_err(|r| r.message)?;

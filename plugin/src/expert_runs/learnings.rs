@@ -63,7 +63,7 @@ impl Runtime<'_> {
                 "{expert} does not use learnings (learning.enabled is false)"
             ));
         }
-        let p: Proposal = serde_json::from_str(proposal_json)
+        let p: Proposal = serde_json::from_slice(proposal_json.as_bytes())
             .map_err(|e| format!("the proposal is not {{scope, title, observation, correction, confidence[, source]}}: {e}"))?;
         if p.scope != "package" && !package.functions.iter().any(|f| f.name == p.scope) {
             return Err(format!(

@@ -168,8 +168,8 @@ impl ApprovalStore {
             }
             Err(e) => return Err(format!("{}: {e}", path.display())),
         };
-        let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let value: serde_json::Value = serde_json::from_slice(text.as_bytes())
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         if value.get("format").and_then(|f| f.as_u64()) != Some(u64::from(STORE_FORMAT)) {
             let dropped = value
                 .get("requests")
@@ -253,7 +253,9 @@ impl ApprovalStore {
             .filter(|r| r.status == Status::Pending)
             .cloned()
             .collect();
-        crate::sorting::sort_by(&mut pending, |a, b| (a.requested_at, &a.id).cmp(&(b.requested_at, &b.id)));
+        crate::sorting::sort_by(&mut pending, |a, b| {
+            (a.requested_at, &a.id).cmp(&(b.requested_at, &b.id))
+        });
         pending
     }
 

@@ -80,7 +80,7 @@ pub fn parse_strict(text: &str) -> Result<Value, String> {
     if text.trim().is_empty() {
         return Ok(Value::Object(Map::new()));
     }
-    serde_json::from_str::<Strict>(text)
+    serde_json::from_slice::<Strict>(text.as_bytes())
         .map(|Strict(value)| value)
         .map_err(|e| format!("the arguments are not acceptable JSON: {e}"))
 }

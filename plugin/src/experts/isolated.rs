@@ -26,8 +26,8 @@ pub fn isolated_call(
             f.path
         ));
     }
-    let inputs: Value =
-        serde_json::from_str(inputs_json).map_err(|e| format!("the inputs are not JSON: {e}"))?;
+    let inputs: Value = serde_json::from_slice(inputs_json.as_bytes())
+        .map_err(|e| format!("the inputs are not JSON: {e}"))?;
     if !inputs.is_object() {
         return Err("the inputs are not a JSON object".into());
     }

@@ -76,7 +76,7 @@ pub fn prepare_workspace(
     // persistent state is never overwritten because of it.
     let previous: Option<SessionRecord> = fs::read_to_string(&record_path)
         .ok()
-        .and_then(|text| serde_json::from_str(&text).ok());
+        .and_then(|text| serde_json::from_slice(text.as_bytes()).ok());
     let mut prepared = Prepared {
         first_run: previous.is_none(),
         new_session: previous.as_ref().is_none_or(|r| r.session_id != session_id),

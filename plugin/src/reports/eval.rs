@@ -21,8 +21,8 @@ struct EvalCase {
 }
 
 fn parse_cases(text: &str) -> Result<Vec<EvalCase>, String> {
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| format!("cases file is not JSON: {e}"))?;
+    let value: Value = serde_json::from_slice(text.as_bytes())
+        .map_err(|e| format!("cases file is not JSON: {e}"))?;
     let list = match &value {
         Value::Array(list) => list,
         Value::Object(o) => o
