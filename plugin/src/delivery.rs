@@ -68,9 +68,10 @@ impl Sender<'_> {
             Pass::Tick => Duration::ZERO,
             Pass::Flush => self.lease(),
         };
+        let mut unmoved = None;
         match self.locks.acquire(locks::SEND, self.lease(), wait) {
             Ok(()) => {
-                self.send_locked(pass, &mut report);
+                unmoved = self.send_locked(pass, &mut report);
                 self.locks.release(locks::SEND);
             }
             Err(LockError::Busy(who)) => report.notes.push(format!(
@@ -78,17 +79,25 @@ impl Sender<'_> {
             )),
             Err(e) => report.error = Some(format!("cannot take the send lock: {e}")),
         }
-        self.fill_depths(&mut report);
+        self.fill_depths(unmoved, &mut report);
         report
     }
 
-    fn fill_depths(&self, report: &mut TickReport) {
-        let entries = self.spool.entries().unwrap_or_default();
+    /// `listed`: the pass's listing, when it moved no entry (a backed-off tick, an idle one);
+    /// else the spool is listed again.
+    fn fill_depths(&self, listed: Option<Vec<Entry>>, report: &mut TickReport) {
+        let entries = listed.unwrap_or_else(|| self.spool.entries().unwrap_or_default());
         report.pending = entries.iter().filter(|e| e.state.is_queued()).count() as u32;
         report.in_doubt = entries.iter().filter(|e| e.state == State::InDoubt).count() as u32;
     }
 
-    fn send_locked(&mut self, pass: Pass, report: &mut TickReport) {
+    /// Returns the spool's listing when the pass moved no entry, for the report's depths.
+    ///
+    /// The spool is listed once for the pass, and again only after a step that moved entries (a
+    /// listing is a host call per entry: with a backlog waiting out an outage, listing twice was
+    /// most of a tick). The acknowledgement journal is read only when an entry is looked up in it:
+    /// a tick that backs off, or finds the spool empty, does not read it.
+    fn send_locked(&mut self, pass: Pass, report: &mut TickReport) -> Option<Vec<Entry>> {
         let locked_at = Instant::now();
         let now = time::now_ms();
         if pass == Pass::Flush
@@ -97,28 +106,39 @@ impl Sender<'_> {
             self.spool.remove_stale_temp_files(now);
             *self.temp_swept_at_ms = now;
         }
-        let acked = self.spool.acked();
-        if acked.unreadable_lines > 0 {
-            report.notes.push(format!(
-                "the acknowledgement journal has {} unreadable line(s): skipped, the rest still counts",
-                acked.unreadable_lines
-            ));
-        }
-        if let Err(e) = self.recover_interrupted(&acked, now, report) {
+        let listed = match self.spool.entries() {
+            Ok(listed) => listed,
+            Err(e) => {
+                report.error = Some(e);
+                return None;
+            }
+        };
+        let mut journal = Journal::default();
+        let interrupted = in_state(&listed, State::Sending);
+        let mut unmoved = interrupted.is_empty();
+        if let Err(e) = self.recover_interrupted(interrupted, &mut journal, now, report) {
             report.error = Some(e);
-            return;
+            return None;
         }
         let mut backoff = self.spool.backoff();
         if pass == Pass::Tick && now < backoff.next_attempt_ms {
             report.retry_in_ms = Some(backoff.next_attempt_ms - now);
             report.error = backoff.last_error.clone();
-            return;
+            return unmoved.then_some(listed);
         }
         let deadline = Deadline::after(Duration::from_millis(self.capture.flush_budget_ms));
         let failure = self
-            .settle_doubts(&acked, deadline, report)
-            .err()
-            .or_else(|| self.send_waiting(&acked, deadline, locked_at, report).err());
+            .listed_again(unmoved.then_some(&listed), State::InDoubt)
+            .and_then(|in_doubt| {
+                unmoved &= in_doubt.is_empty();
+                self.settle_doubts(in_doubt, &mut journal, deadline, report)
+            })
+            .and_then(|()| {
+                let waiting = self.listed_again(unmoved.then_some(&listed), State::Waiting)?;
+                unmoved &= waiting.is_empty();
+                self.send_waiting(waiting, &mut journal, deadline, locked_at, report)
+            })
+            .err();
         let backoff_before = backoff.clone();
         match failure {
             Some(e) => {
@@ -143,18 +163,48 @@ impl Sender<'_> {
         {
             report.notes.push(e);
         }
+        unmoved.then_some(listed)
+    }
+
+    /// The entries in `state`: from the pass's listing while it is current, else listed again.
+    fn listed_again(
+        &self,
+        current: Option<&Vec<Entry>>,
+        state: State,
+    ) -> Result<Vec<Entry>, String> {
+        match current {
+            Some(listed) => Ok(in_state(listed, state)),
+            None => self.spool.in_state(state),
+        }
+    }
+
+    /// The acknowledgement journal, read at its first look-up in this pass.
+    fn acked<'j>(&self, journal: &'j mut Journal, report: &mut TickReport) -> &'j Acked {
+        journal.0.get_or_insert_with(|| {
+            let acked = self.spool.acked();
+            if acked.unreadable_lines > 0 {
+                report.notes.push(format!(
+                    "the acknowledgement journal has {} unreadable line(s): skipped, the rest still counts",
+                    acked.unreadable_lines
+                ));
+            }
+            acked
+        })
     }
 
     /// Entries left `.sending` by a sender that stopped mid-send: done if journalled, else in doubt.
     fn recover_interrupted(
         &mut self,
-        acked: &Acked,
+        interrupted: Vec<Entry>,
+        journal: &mut Journal,
         now: u64,
         report: &mut TickReport,
     ) -> Result<(), String> {
-        for entry in self.spool.in_state(State::Sending)? {
+        for entry in interrupted {
             match self.spool.read(&entry) {
-                Ok(episode) if acked.contains(&episode.name) => self.spool.forget(&entry)?,
+                Ok(episode) if self.acked(journal, report).contains(&episode.name) => {
+                    self.spool.forget(&entry)?;
+                }
                 Ok(episode) => {
                     self.spool.put_in_doubt(&entry, now)?;
                     self.counts.sends_in_doubt += 1;
@@ -173,17 +223,13 @@ impl Sender<'_> {
     /// enough. Err when Graphiti cannot be asked (it is down: the sends would fail too).
     fn settle_doubts(
         &mut self,
-        acked: &Acked,
+        in_doubt: Vec<Entry>,
+        journal: &mut Journal,
         deadline: Deadline,
         report: &mut TickReport,
     ) -> Result<(), String> {
         let mut listings: HashMap<String, Option<Vec<String>>> = HashMap::new();
-        for entry in self
-            .spool
-            .in_state(State::InDoubt)?
-            .into_iter()
-            .take(DOUBTS_PER_TICK)
-        {
+        for entry in in_doubt.into_iter().take(DOUBTS_PER_TICK) {
             let episode = match self.spool.read(&entry) {
                 Ok(episode) => episode,
                 Err(e) => {
@@ -191,7 +237,7 @@ impl Sender<'_> {
                     continue;
                 }
             };
-            if acked.contains(&episode.name) {
+            if self.acked(journal, report).contains(&episode.name) {
                 self.spool.forget(&entry)?;
                 continue;
             }
@@ -253,18 +299,14 @@ impl Sender<'_> {
     /// Waiting entries in order until the batch or the budget is used, or one fails (Err: why).
     fn send_waiting(
         &mut self,
-        acked: &Acked,
+        waiting: Vec<Entry>,
+        journal: &mut Journal,
         deadline: Deadline,
         locked_at: Instant,
         report: &mut TickReport,
     ) -> Result<(), String> {
         let lease = self.lease();
-        for entry in self
-            .spool
-            .in_state(State::Waiting)?
-            .into_iter()
-            .take(self.capture.flush_batch)
-        {
+        for entry in waiting.into_iter().take(self.capture.flush_batch) {
             // A send that starts must end within the lease, and the lock must still be ours.
             let timeout = self.timeout_for(&entry.stem);
             let lease_left = lease.saturating_sub(locked_at.elapsed());
@@ -284,7 +326,7 @@ impl Sender<'_> {
                     continue;
                 }
             };
-            if acked.contains(&episode.name) {
+            if self.acked(journal, report).contains(&episode.name) {
                 // Sent before a crash or restart removed it: a replay, not a new turn.
                 self.spool.forget(&entry)?;
                 continue;
@@ -354,6 +396,19 @@ impl Sender<'_> {
         ));
         Ok(())
     }
+}
+
+/// The acknowledgement journal once a pass has read it.
+#[derive(Default)]
+struct Journal(Option<Acked>);
+
+/// The entries of `listed` in `state`, in queue order.
+fn in_state(listed: &[Entry], state: State) -> Vec<Entry> {
+    listed
+        .iter()
+        .filter(|e| e.state == state)
+        .cloned()
+        .collect()
 }
 
 /// `spool list`: every entry with its state, in queue order.

@@ -375,3 +375,96 @@ fn flush_sends_everything_and_says_what_waits() {
         out.stderr
     );
 }
+
+/// The spool entry files of `state`'s spool with `extension`.
+fn entries_with(state: &Path, extension: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(state.join("spool"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == extension))
+        .collect()
+}
+
+#[test]
+fn one_tick_settles_what_it_recovered_and_sends_what_waits_behind_it() {
+    let graphiti = Graphiti::default();
+    graphiti.0.lock().unwrap().lists_episodes = true;
+    let state = state_dir("one-pass");
+    let mut engine = engine(&graphiti, &state, 3_600_000);
+    capture(&mut engine, 1);
+    // Graphiti stored the first turn, then its sender was killed before the rename back.
+    let first = entries_with(&state, "episode").remove(0);
+    let name = serde_json::from_slice::<Value>(&std::fs::read(&first).unwrap()).unwrap()["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    graphiti.0.lock().unwrap().stored.push(name);
+    std::fs::rename(&first, first.with_extension("sending")).unwrap();
+    capture(&mut engine, 2);
+    capture(&mut engine, 3);
+    let report = engine.tick();
+    // Recovered as in doubt, confirmed by Graphiti's listing, and the two behind it sent: one pass.
+    assert_eq!(
+        (report.sent, report.pending, report.in_doubt),
+        (2, 0, 0),
+        "{report:?}"
+    );
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.contains("was in doubt: Graphiti has it")),
+        "{:?}",
+        report.notes
+    );
+    assert_eq!(graphiti.sends(), 2, "the stored turn is not sent again");
+    assert_eq!(entries_with(&state, "episode").len(), 0);
+}
+
+#[test]
+fn a_doubt_put_back_is_sent_in_the_same_tick() {
+    let graphiti = Graphiti::default(); // lists nothing
+    let state = state_dir("put-back");
+    let mut engine = engine(&graphiti, &state, 100);
+    capture(&mut engine, 1);
+    graphiti.script(&[Answer::Hang]);
+    assert_eq!(engine.tick().in_doubt, 1);
+    std::thread::sleep(Duration::from_millis(150));
+    let report = engine.tick();
+    assert_eq!(
+        (report.sent, report.pending, report.in_doubt),
+        (1, 0, 0),
+        "{report:?}"
+    );
+    assert_eq!(graphiti.sends(), 2);
+}
+
+#[test]
+fn a_tick_that_backs_off_leaves_the_journal_unread() {
+    let graphiti = Graphiti::default();
+    let state = state_dir("backed-off");
+    let mut engine = engine(&graphiti, &state, 3_600_000);
+    engine.set_host_settings(Some(
+        json!({
+            "graphiti": {"url": "http://graphiti.test", "transport": "rest"},
+            "capture": {"backoff_initial_ms": 60_000, "backoff_max_ms": 60_000}
+        })
+        .to_string(),
+    ));
+    engine.reload().expect("configuration loads");
+    capture(&mut engine, 1);
+    std::fs::write(state.join("spool/acked.log"), b"\xff\xfe garbage\n").unwrap();
+    graphiti.script(&[Answer::Down]);
+    let journal_note = |notes: &[String]| notes.iter().any(|n| n.contains("1 unreadable line"));
+    let failed = engine.tick();
+    assert!(
+        failed.error.is_some() && journal_note(&failed.notes),
+        "{failed:?}"
+    );
+    // Backing off: nothing is looked up, so the journal is not read (nor said to be damaged).
+    let waiting = engine.tick();
+    assert!(waiting.retry_in_ms.is_some(), "{waiting:?}");
+    assert_eq!((waiting.pending, waiting.in_doubt), (1, 0), "{waiting:?}");
+    assert!(!journal_note(&waiting.notes), "{waiting:?}");
+    assert_eq!(graphiti.sends(), 1);
+}
