@@ -129,7 +129,12 @@ pub fn shim_hooks(turns: usize) {
     let mut hook = Vec::with_capacity(turns);
     let mut baseline = Vec::with_capacity(turns);
     let mut added = Vec::with_capacity(turns);
-    for turn in 0..turns + turns / 10 {
+    let mut end = Vec::with_capacity(turns);
+    let warmup = turns / 10;
+    // Turn by turn as a host calls the hooks (and as the OpenClaw benchmark does): before-agent-start,
+    // then agent-end, then a tick. Run back to back without agent-end, before-agent-start would save
+    // its counts itself every 200 turns, a fallback for a host that never ends a turn.
+    for turn in 0..warmup + turns {
         // Both at once, as recall sends them (the host's http-batch).
         let started = Instant::now();
         std::thread::scope(|scope| {
@@ -153,38 +158,35 @@ pub fn shim_hooks(turns: usize) {
             Some("vc_deal"),
             "turn {turn}"
         );
-        if turn >= turns / 10 {
-            // the first tenth warms up
-            hook.push(took);
-            baseline.push(base);
-            added.push(took.saturating_sub(waited));
-        }
-    }
 
-    let mut end = Vec::with_capacity(turns);
-    for turn in 0..turns {
         let messages = serde_json::json!([
             {"role": "user", "content": format!("<graphiti-context group=\"demo\">\nx\n</graphiti-context>\n\n{PROMPT} #{turn}")},
             {"role": "assistant", "content": "Booked: Thursday 12:30."},
         ]);
-        let event = AgentEndEvent {
+        let end_event = AgentEndEvent {
             success: true,
             error: None,
             messages_json: messages.to_string(),
             duration_ms: None,
         };
         let started = Instant::now();
-        let outcome = shim.agent_end(&event, &ctx);
-        end.push(started.elapsed());
+        let outcome = shim.agent_end(&end_event, &ctx);
+        let ended = started.elapsed();
         assert!(
             matches!(outcome, CaptureOutcome::Spooled(_)),
             "turn {turn}: {outcome:?}"
         );
-        shim.tick(); // keeps the spool near empty, as the host's timer would (not timed)
+        shim.tick(); // sends the turn, as the host's timer would (not timed)
+        if turn >= warmup {
+            hook.push(took);
+            baseline.push(base);
+            added.push(took.saturating_sub(waited));
+            end.push(ended);
+        }
     }
     assert_eq!(
         standin.episodes().len(),
-        turns,
+        warmup + turns,
         "every captured turn reached the stand-in"
     );
 
