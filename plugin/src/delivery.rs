@@ -19,7 +19,7 @@ use crate::config::CaptureSettings;
 use crate::graphiti::http::{Deadline, Http};
 use crate::graphiti::{Client, ErrorKind, GraphitiError};
 use crate::locks::{self, LockError, Locks};
-use crate::spool::{self, Acked, Entry, Spool, State};
+use crate::spool::{self, Acked, Entry, Spool, State, in_state};
 use crate::stats::Stats;
 use crate::time;
 use std::collections::HashMap;
@@ -401,15 +401,6 @@ impl Sender<'_> {
 /// The acknowledgement journal once a pass has read it.
 #[derive(Default)]
 struct Journal(Option<Acked>);
-
-/// The entries of `listed` in `state`, in queue order.
-fn in_state(listed: &[Entry], state: State) -> Vec<Entry> {
-    listed
-        .iter()
-        .filter(|e| e.state == state)
-        .cloned()
-        .collect()
-}
 
 /// `spool list`: every entry with its state, in queue order.
 pub fn render_list(spool: &Spool) -> Result<String, String> {

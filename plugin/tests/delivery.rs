@@ -162,6 +162,23 @@ fn drain(engine: &mut Engine) {
     }
 }
 
+/// The spool entry files of `state`'s spool with `extension`.
+fn entries_with(state: &Path, extension: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(state.join("spool"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == extension))
+        .collect()
+}
+
+/// The episode name a spool entry file holds.
+fn episode_name(entry: &Path) -> String {
+    serde_json::from_slice::<Value>(&std::fs::read(entry).unwrap()).unwrap()["name"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 fn distinct(names: &[String]) -> usize {
     names.iter().collect::<std::collections::HashSet<_>>().len()
 }
@@ -291,12 +308,7 @@ fn a_sender_killed_mid_send_leaves_the_entry_in_doubt_not_resent() {
     let mut engine = engine(&graphiti, &state, 3_600_000);
     capture(&mut engine, 1);
     // What a kill -9 between the rename and the answer leaves behind.
-    let spool = state.join("spool");
-    let entry = std::fs::read_dir(&spool)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "episode"))
-        .unwrap();
+    let entry = entries_with(&state, "episode").remove(0);
     std::fs::rename(&entry, entry.with_extension("sending")).unwrap();
     let report = engine.tick();
     assert_eq!((report.sent, report.in_doubt), (0, 1), "{report:?}");
@@ -315,15 +327,7 @@ fn a_bad_journal_line_still_recognises_the_others() {
     let state = state_dir("journal");
     let mut engine = engine(&graphiti, &state, 3_600_000);
     capture(&mut engine, 1);
-    let entry = std::fs::read_dir(state.join("spool"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "episode"))
-        .unwrap();
-    let name = serde_json::from_slice::<Value>(&std::fs::read(&entry).unwrap()).unwrap()["name"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let name = episode_name(&entries_with(&state, "episode")[0]);
     // A torn line (not text) before the journalled name of this very entry: it was sent already.
     let mut journal = b"\xff\xfe\x00garbage\n".to_vec();
     journal.extend_from_slice(format!("{name}\n").as_bytes());
@@ -376,15 +380,6 @@ fn flush_sends_everything_and_says_what_waits() {
     );
 }
 
-/// The spool entry files of `state`'s spool with `extension`.
-fn entries_with(state: &Path, extension: &str) -> Vec<PathBuf> {
-    std::fs::read_dir(state.join("spool"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == extension))
-        .collect()
-}
-
 #[test]
 fn one_tick_settles_what_it_recovered_and_sends_what_waits_behind_it() {
     let graphiti = Graphiti::default();
@@ -394,11 +389,7 @@ fn one_tick_settles_what_it_recovered_and_sends_what_waits_behind_it() {
     capture(&mut engine, 1);
     // Graphiti stored the first turn, then its sender was killed before the rename back.
     let first = entries_with(&state, "episode").remove(0);
-    let name = serde_json::from_slice::<Value>(&std::fs::read(&first).unwrap()).unwrap()["name"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    graphiti.0.lock().unwrap().stored.push(name);
+    graphiti.0.lock().unwrap().stored.push(episode_name(&first));
     std::fs::rename(&first, first.with_extension("sending")).unwrap();
     capture(&mut engine, 2);
     capture(&mut engine, 3);

@@ -121,6 +121,15 @@ pub enum Appended {
     Full(usize),
 }
 
+/// The entries of a listing (queue order, as [`Spool::entries`] gives it) in `state`.
+pub fn in_state(listed: &[Entry], state: State) -> Vec<Entry> {
+    listed
+        .iter()
+        .filter(|e| e.state == state)
+        .cloned()
+        .collect()
+}
+
 /// The acknowledgement journal as read: its names, and lines that could not be read.
 #[derive(Debug, Default)]
 pub struct Acked {
@@ -249,11 +258,7 @@ impl Spool {
 
     /// Entries in `state`, in queue order.
     pub fn in_state(&self, state: State) -> Result<Vec<Entry>, String> {
-        Ok(self
-            .entries()?
-            .into_iter()
-            .filter(|e| e.state == state)
-            .collect())
+        Ok(in_state(&self.entries()?, state))
     }
 
     /// Episodes not yet delivered and not set aside.
