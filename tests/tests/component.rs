@@ -270,6 +270,7 @@ fn a_unicode_property_the_component_does_not_know_is_named_in_the_error() {
     for pattern in [
         r"\pL\p{Greek}\p{Is_Alphabetic}\p{gc=Lu}\p{scx:Grek}\P{White Space}",
         r"[\p{ascii}--\d]",
+        r"(?-i:Chef)(?i:[[:^lower:]]ſ)[^\p{Lu}k](?-u:K)",
     ] {
         let out = with(pattern);
         assert_eq!(out.exit_code, 0, "{pattern}: {}", out.stderr);

@@ -154,8 +154,9 @@ fn invalid_facts_can_be_dropped_instead() {
     assert!(!context.contains("No longer true"), "{context}");
 }
 
-/// A boost pattern may name Unicode properties (`\p{Greek}`, `\p{sc=Grek}`): the component resolves
-/// them from its own packed tables, not regex-syntax's, which it does not link.
+/// A boost pattern may name Unicode properties (`\p{Greek}`, `\p{sc=Grek}`), and matches in any
+/// case, in any script: the component resolves the classes and folds the cases from its own packed
+/// tables, not regex-syntax's, which it does not link.
 #[test]
 fn a_boost_pattern_names_unicode_scripts_and_categories() {
     let standin = standin();
@@ -175,6 +176,7 @@ fn a_boost_pattern_names_unicode_scripts_and_categories() {
         r"\p{Greek}{4} \p{sc=Grek}+ \p{Lu}",
         r"\p{Cyrillic}{4}",
         r"\p{Greek}{4} \p{Nd}",
+        "ΜΆΡΚΟΣ ΕΊΝΑΙ ΣΕΦ",
     ] {
         let config = config_for(&standin.url(), "rest");
         let rules = config.join("intent_rules.yaml");
@@ -194,6 +196,10 @@ fn a_boost_pattern_names_unicode_scripts_and_categories() {
     assert_eq!(intents[0].as_deref(), Some("dining"), "{intents:?}");
     assert_ne!(intents[1], intents[0], "{intents:?}");
     assert_eq!(intents[2], intents[1], "{intents:?}");
+    assert_eq!(
+        intents[3], intents[0],
+        "upper case matches lower: {intents:?}"
+    );
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! `\b(restaurant|bistro|wine bar)\b`, case-insensitive, extracting the literals and building their
 //! Aho-Corasick automaton was four fifths of loading the example configuration.
 
-use super::unicode_properties;
+use super::{case_folding, unicode_properties};
 use crate::config;
 use crate::routing::model::{Boost, BoostRegex, glob_matches, to_milli};
 use regex_automata::nfa::thompson::{self, WhichCaptures};
@@ -126,15 +126,7 @@ impl BoostCompiler {
 
     /// A boost pattern, case-insensitive, unanchored, Unicode. Errors read as the `regex` crate's.
     fn pattern(&self, pattern: &str) -> Result<BoostRegex, String> {
-        let mut ast = ast::parse::Parser::new()
-            .parse(pattern)
-            .map_err(|e| e.to_string())?;
-        unicode_properties::resolve_in(&mut ast);
-        let hir = hir::translate::TranslatorBuilder::new()
-            .case_insensitive(true)
-            .build()
-            .translate(pattern, &ast)
-            .map_err(|e| e.to_string())?;
+        let hir = translate(pattern, true)?;
         let nfa_error = |e: thompson::BuildError| match e.size_limit() {
             Some(limit) => format!("Compiled regex exceeds size limit of {limit} bytes."),
             None => e.to_string(),
@@ -143,6 +135,19 @@ impl BoostCompiler {
         self.reverse.build_from_hir(&hir).map_err(nfa_error)?;
         BoostRegex::new(pattern, nfa, REGEX_SIZE_LIMIT)
     }
+}
+
+/// `pattern` parsed and translated as regex-syntax's parser does, with the component's Unicode
+/// tables: property classes and case folding.
+pub(super) fn translate(pattern: &str, case_insensitive: bool) -> Result<hir::Hir, String> {
+    let mut ast = ast::parse::Parser::new()
+        .parse(pattern)
+        .map_err(|e| e.to_string())?;
+    unicode_properties::resolve_in(&mut ast);
+    case_folding::fold_in(&mut ast, case_insensitive);
+    hir::translate::Translator::new()
+        .translate(pattern, &ast)
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

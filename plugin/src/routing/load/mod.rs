@@ -10,6 +10,7 @@ use crate::packs::{self, PackRegistry};
 use std::collections::{HashMap, HashSet};
 
 mod boosts;
+mod case_folding;
 mod composition;
 mod rules;
 mod unicode_properties;
