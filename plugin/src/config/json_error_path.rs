@@ -76,7 +76,7 @@ fn elements_in_array(rest: &str) -> Option<usize> {
 }
 
 fn first_value(rest: &str) -> Option<serde_json::Value> {
-    serde_json::Deserializer::from_str(rest)
+    serde_json::Deserializer::from_slice(rest.as_bytes())
         .into_iter::<serde_json::Value>()
         .next()?
         .ok()

@@ -198,7 +198,8 @@ fn with_ranges(
 /// other case.
 fn folded(start: char, end: char, unicode: bool) -> Vec<(u32, u32)> {
     let (start, end) = (start as u32, end as u32);
-    let mut chars = Vec::new();
+    // Each character as a range of one: sorted as the table's index is (one sort in the component).
+    let mut chars: Vec<(u32, u32)> = Vec::new();
     if unicode {
         let table = Table::get();
         let first = table.index.partition_point(|&(c, _)| c < start);
@@ -207,19 +208,19 @@ fn folded(start: char, end: char, unicode: bool) -> Vec<(u32, u32)> {
                 break;
             }
             let set = set as usize;
-            chars.extend_from_slice(&table.members[table.starts[set]..table.starts[set + 1]]);
+            let members = &table.members[table.starts[set]..table.starts[set + 1]];
+            chars.extend(members.iter().map(|&m| (m, m)));
         }
     } else {
         // An ASCII letter's other case differs in one bit.
         let letters = (start..=end.min(0x7f)).filter(|&c| (c as u8).is_ascii_alphabetic());
-        chars.extend(letters.map(|c| c ^ 0x20));
+        chars.extend(letters.map(|c| (c ^ 0x20, c ^ 0x20)));
     }
     chars.sort_unstable();
-    chars.dedup();
     let mut ranges: Vec<(u32, u32)> = Vec::new();
-    for c in chars {
+    for (c, _) in chars {
         match ranges.last_mut() {
-            Some(last) if last.1 + 1 == c => last.1 = c,
+            Some(last) if last.1 + 1 >= c => last.1 = c,
             _ => ranges.push((c, c)),
         }
     }
