@@ -4,9 +4,10 @@
 //!
 //! A pattern is parsed to regex-syntax's syntax tree, each property class that resolves is replaced
 //! by a bracketed class of its ranges, and regex-syntax translates the tree as it would have
-//! translated the class: case folding, negation and set operations are its own. A name that does
-//! not resolve is left in place, so regex-syntax reports it as before ("Unicode property not
-//! found", "Unicode property value not found", "Unicode not allowed here").
+//! translated the class: negation and set operations are its own, case folding is
+//! `case_folding.rs`'s, on the bracketed class as the translator folds one. A name that does not
+//! resolve is left in place, so regex-syntax reports it as before ("Unicode property not found",
+//! "Unicode property value not found", "Unicode not allowed here").
 
 use regex_syntax::ast::{
     self, Ast, ClassBracketed, ClassSet, ClassSetItem, ClassSetRange, ClassSetUnion, ClassUnicode,
