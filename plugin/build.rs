@@ -11,11 +11,13 @@
 //! - classes: count, then per class: range count, then per range the gap from the previous range's
 //!   end and the range's length less one.
 //!
-//! It packs Unicode simple case folding the same way, for `routing/load/case_folding.rs`: the
-//! characters that fold together (`k`, `K`, `K`), each set sorted, as regex-syntax's translator
-//! folds them; in the component, in place of the translator's own 47 KB table. Layout: set count,
-//! then per set: the gap from the previous set's first character, the member count less two, and
-//! the gaps between its members.
+//! It packs Unicode simple case folding the same way, for `routing/load/case_folding.rs`: each
+//! character that folds, with the others it folds with (`k` with `K` and `K`), as regex-syntax's
+//! translator folds them; in the component, in place of the translator's own 47 KB table. Layout:
+//! the count of characters, then per character, in order: the gap from the previous one, the count
+//! of its others less one, and each other's offset from it (zigzag: the sign in the lowest bit).
+//! The ASCII characters' others are also written as a Rust array, so that patterns of ASCII
+//! letters, the usual ones, are folded without inflating the table.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -84,44 +86,49 @@ fn main() {
     pack_case_folding(&dir);
 }
 
-/// The sets of characters simple case folding makes equal, from regex-syntax's own folding.
+/// Each character simple case folding makes equal to others, with those others, from regex-syntax's
+/// own folding.
 fn pack_case_folding(dir: &str) {
     use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
-    let mut folded = std::collections::HashSet::new();
-    let mut sets: Vec<Vec<u32>> = Vec::new();
+    let mut out = Vec::new();
+    let mut folding = 0;
+    let mut previous = 0;
+    let mut ascii = String::from("[");
     for c in (0..=char::MAX as u32).filter_map(char::from_u32) {
-        if folded.contains(&c) {
-            continue;
-        }
         let mut class = ClassUnicode::new([ClassUnicodeRange::new(c, c)]);
         class.case_fold_simple();
-        let members: Vec<u32> = class
+        let others: Vec<u32> = class
             .iter()
             .flat_map(|r| r.start() as u32..=r.end() as u32)
+            .filter(|&other| other != c as u32)
             .collect();
-        if members.len() > 1 {
-            folded.extend(members.iter().filter_map(|&m| char::from_u32(m)));
-            sets.push(members);
+        if c.is_ascii() {
+            ascii.push_str(&format!("&{others:?},"));
+        }
+        if others.is_empty() {
+            continue;
+        }
+        folding += 1;
+        put(&mut out, c as u32 - previous);
+        previous = c as u32;
+        put(&mut out, others.len() as u32 - 1);
+        for other in others {
+            // Zigzag: the offset's sign in its lowest bit.
+            let offset = i64::from(other) - i64::from(c as u32);
+            put(&mut out, ((offset << 1) ^ (offset >> 63)) as u32);
         }
     }
     assert!(
-        sets.len() > 1_000,
-        "regex-syntax folded only {} sets: is its unicode-case feature on?",
-        sets.len()
+        folding > 2_000,
+        "regex-syntax folded only {folding} characters: is its unicode-case feature on?"
     );
-    let mut out = Vec::new();
-    put(&mut out, sets.len() as u32);
-    let mut previous = 0;
-    for members in &sets {
-        put(&mut out, members[0] - previous);
-        previous = members[0];
-        put(&mut out, members.len() as u32 - 2);
-        for pair in members.windows(2) {
-            put(&mut out, pair[1] - pair[0]);
-        }
-    }
-    let packed = miniz_oxide::deflate::compress_to_vec(&out, 10);
+    let mut packed = Vec::new();
+    put(&mut packed, folding);
+    packed.extend(out);
+    let packed = miniz_oxide::deflate::compress_to_vec(&packed, 10);
     std::fs::write(format!("{dir}/case-folding.bin"), &packed).expect("write the case folding");
+    ascii.push(']');
+    std::fs::write(format!("{dir}/case-folding-ascii.rs"), ascii).expect("write the ASCII folding");
 }
 
 type Aliases<'a> = BTreeMap<&'a str, Vec<&'a str>>;

@@ -1,5 +1,6 @@
-//! Case-insensitive boost patterns, folded from a table `build.rs` packs at a tenth of the size of
-//! regex-syntax's own, which the component therefore does not link.
+//! Case-insensitive boost patterns, folded from a table `build.rs` packs in 1.2 KB (regex-syntax's
+//! own is 47 KB, and the component therefore does not link it). ASCII characters, the usual ones,
+//! have a copy that needs no inflating.
 //!
 //! The syntax tree is rewritten before translation, as regex-syntax's translator would fold it:
 //! where the `i` flag holds, each literal and each class item gains the characters simple case
@@ -61,14 +62,11 @@ fn walk(ast: &mut Ast, mode: &mut Mode) {
     match ast {
         Ast::Flags(set) => mode.set(&mut set.flags),
         Ast::Literal(literal) if mode.case_insensitive => {
-            let extra = folded(literal.c, literal.c, mode.unicode);
-            if !extra.is_empty() {
+            let others = others(literal.c, mode.unicode);
+            if !others.is_empty() {
                 let span = literal.span;
-                let items = with_ranges(
-                    span,
-                    vec![ClassSetItem::Literal((**literal).clone())],
-                    &extra,
-                );
+                let literal = ClassSetItem::Literal((**literal).clone());
+                let items = with_ranges(span, Some(literal), others.iter().map(|&o| (o, o)));
                 *ast = Ast::ClassBracketed(Box::new(bracketed(span, false, items)));
             }
         }
@@ -109,9 +107,22 @@ fn in_set(set: &mut ClassSet, unicode: bool) {
 }
 
 fn in_item(item: &mut ClassSetItem, unicode: bool) {
-    let extra = match item {
-        ClassSetItem::Literal(literal) => folded(literal.c, literal.c, unicode),
-        ClassSetItem::Range(range) => folded(range.start.c, range.end.c, unicode),
+    let span = *item.span();
+    let items = match item {
+        ClassSetItem::Literal(literal) => {
+            let others = others(literal.c, unicode);
+            if others.is_empty() {
+                return;
+            }
+            with_ranges(span, Some(item.clone()), others.iter().map(|&o| (o, o)))
+        }
+        ClassSetItem::Range(range) => {
+            let added = folded(range.start.c, range.end.c, unicode);
+            if added.is_empty() {
+                return;
+            }
+            with_ranges(span, Some(item.clone()), added.into_iter())
+        }
         // Folded before it is negated, as the translator does: `[[:^upper:]]` is neither case.
         ClassSetItem::Ascii(class) => {
             *item = ClassSetItem::Bracketed(Box::new(ascii(class, unicode)));
@@ -123,11 +134,7 @@ fn in_item(item: &mut ClassSetItem, unicode: bool) {
         }
         ClassSetItem::Empty(_) | ClassSetItem::Unicode(_) | ClassSetItem::Perl(_) => return,
     };
-    if !extra.is_empty() {
-        let span = *item.span();
-        let items = with_ranges(span, vec![item.clone()], &extra);
-        *item = ClassSetItem::Union(ClassSetUnion { span, items });
-    }
+    *item = ClassSetItem::Union(ClassSetUnion { span, items });
 }
 
 /// `[:name:]` as the bracketed class of its ranges, folded, at its span.
@@ -156,7 +163,7 @@ fn ascii(class: &ClassAscii, unicode: bool) -> ClassBracketed {
     for &(start, end) in ranges {
         all.extend(folded(char::from(start), char::from(end), unicode));
     }
-    let items = with_ranges(class.span, Vec::new(), &all);
+    let items = with_ranges(class.span, None, all.into_iter());
     bracketed(class.span, class.negated, items)
 }
 
@@ -168,18 +175,20 @@ fn bracketed(span: Span, negated: bool, items: Vec<ClassSetItem>) -> ClassBracke
     }
 }
 
-/// `items` and then `ranges` as class items at `span` (the folded item's: an error names it).
+/// `first` and then `ranges` as class items at `span` (the folded item's: an error names it).
 fn with_ranges(
     span: Span,
-    mut items: Vec<ClassSetItem>,
-    ranges: &[(u32, u32)],
+    first: Option<ClassSetItem>,
+    ranges: impl ExactSizeIterator<Item = (u32, u32)>,
 ) -> Vec<ClassSetItem> {
     let literal = |c: u32| Literal {
         span,
         kind: LiteralKind::Verbatim,
         c: char::from_u32(c).expect("folding gives scalar values"),
     };
-    items.extend(ranges.iter().map(|&(start, end)| {
+    let mut items = Vec::with_capacity(1 + ranges.len());
+    items.extend(first);
+    items.extend(ranges.map(|(start, end)| {
         if start == end {
             ClassSetItem::Literal(literal(start))
         } else {
@@ -193,48 +202,85 @@ fn with_ranges(
     items
 }
 
+/// The characters folding makes equal to `c`, sorted (none when nothing folds): in Unicode mode
+/// from the table (ASCII's from its copy, without inflating the table), else an ASCII letter's
+/// other case.
+fn others(c: char, unicode: bool) -> &'static [u32] {
+    match (unicode, ASCII_OTHERS.get(c as usize)) {
+        (true, Some(others)) => others,
+        (true, None) => Table::get().others_of(c as u32),
+        (false, _) => match ASCII_OTHER_CASE.get(c as usize) {
+            Some(other) if *other != c as u32 => std::slice::from_ref(other),
+            _ => &[],
+        },
+    }
+}
+
+/// Each ASCII character's others in Unicode mode (`k`: `K` and `K`), written by `build.rs`.
+static ASCII_OTHERS: [&[u32]; 128] = include!(concat!(env!("OUT_DIR"), "/case-folding-ascii.rs"));
+
+/// Each ASCII character's other case (an ASCII letter's differs in one bit), or itself.
+static ASCII_OTHER_CASE: [u32; 128] = {
+    let mut table = [0; 128];
+    let mut c = 0;
+    while c < 128 {
+        let letter = (c as u8).is_ascii_alphabetic();
+        table[c] = if letter { c as u32 ^ 0x20 } else { c as u32 };
+        c += 1;
+    }
+    table
+};
+
 /// What folding adds to `start..=end`, as sorted, merged ranges (empty when nothing folds): in
 /// Unicode mode every character folding makes equal to one in the range, else only ASCII letters'
 /// other case.
 fn folded(start: char, end: char, unicode: bool) -> Vec<(u32, u32)> {
     let (start, end) = (start as u32, end as u32);
-    // Each character as a range of one: sorted as the table's index is (one sort in the component).
-    let mut chars: Vec<(u32, u32)> = Vec::new();
-    if unicode {
+    let mut added: Vec<u32> = if unicode && end < 0x80 {
+        let ascii = &ASCII_OTHERS[start as usize..=end as usize];
+        ascii
+            .iter()
+            .flat_map(|others| others.iter())
+            .copied()
+            .collect()
+    } else if unicode {
         let table = Table::get();
-        let first = table.index.partition_point(|&(c, _)| c < start);
-        for &(c, set) in &table.index[first..] {
-            if c > end {
-                break;
-            }
-            let set = set as usize;
-            let members = &table.members[table.starts[set]..table.starts[set + 1]];
-            chars.extend(members.iter().map(|&m| (m, m)));
-        }
+        let first = table.chars.partition_point(|&c| c < start);
+        let last = first + table.chars[first..].partition_point(|&c| c <= end);
+        (first..last)
+            .flat_map(|i| table.others(i))
+            .copied()
+            .collect()
     } else {
-        // An ASCII letter's other case differs in one bit.
-        let letters = (start..=end.min(0x7f)).filter(|&c| (c as u8).is_ascii_alphabetic());
-        chars.extend(letters.map(|c| (c ^ 0x20, c ^ 0x20)));
-    }
-    chars.sort_unstable();
+        let ascii = (start..=end.min(0x7f)).map(|c| ASCII_OTHER_CASE[c as usize]);
+        ascii
+            .filter(|&other| !(start..=end).contains(&other))
+            .collect()
+    };
+    added.sort_unstable();
+    merged(added)
+}
+
+/// Sorted characters as ranges.
+fn merged(sorted: Vec<u32>) -> Vec<(u32, u32)> {
     let mut ranges: Vec<(u32, u32)> = Vec::new();
-    for (c, _) in chars {
+    for c in sorted {
         match ranges.last_mut() {
-            Some(last) if last.1 + 1 >= c => last.1 = c,
+            Some(last) if last.1 + 1 >= c => last.1 = last.1.max(c),
             _ => ranges.push((c, c)),
         }
     }
     ranges
 }
 
-/// The packed sets, inflated at the first case-insensitive pattern a configuration uses.
+/// The packed folding, inflated at the first case-insensitive pattern a configuration uses.
 struct Table {
-    /// Every character that folds, sorted, with its set.
-    index: Vec<(u32, u32)>,
-    /// The sets' members, set after set.
-    members: Vec<u32>,
-    /// Where each set's members start, and where the last ends.
-    starts: Vec<usize>,
+    /// Every character that folds, sorted.
+    chars: Vec<u32>,
+    /// Where each character's others start in `others`, and where the last one's end.
+    starts: Vec<u32>,
+    /// Each character's others, sorted, character after character.
+    others: Vec<u32>,
 }
 
 impl Table {
@@ -251,26 +297,34 @@ impl Table {
         let mut at = 0;
         let count = varint(bytes, &mut at) as usize;
         let mut table = Table {
-            index: Vec::new(),
-            members: Vec::new(),
+            chars: Vec::with_capacity(count),
             starts: Vec::with_capacity(count + 1),
+            others: Vec::with_capacity(count * 5 / 4),
         };
-        let mut first = 0;
-        for set in 0..count as u32 {
-            first += varint(bytes, &mut at);
-            table.starts.push(table.members.len());
-            let mut c = first;
-            table.members.push(c);
-            table.index.push((c, set));
-            for _ in 0..varint(bytes, &mut at) + 1 {
-                c += varint(bytes, &mut at);
-                table.members.push(c);
-                table.index.push((c, set));
+        let mut c = 0;
+        for _ in 0..count {
+            c += varint(bytes, &mut at);
+            table.chars.push(c);
+            table.starts.push(table.others.len() as u32);
+            for _ in 0..=varint(bytes, &mut at) {
+                let zigzag = varint(bytes, &mut at);
+                let offset = (zigzag >> 1) as i32 ^ -((zigzag & 1) as i32);
+                table.others.push(c.wrapping_add_signed(offset));
             }
         }
-        table.starts.push(table.members.len());
-        table.index.sort_unstable();
+        table.starts.push(table.others.len() as u32);
         table
+    }
+
+    fn others(&self, i: usize) -> &[u32] {
+        &self.others[self.starts[i] as usize..self.starts[i + 1] as usize]
+    }
+
+    fn others_of(&self, c: u32) -> &[u32] {
+        match self.chars.binary_search(&c) {
+            Ok(i) => self.others(i),
+            Err(_) => &[],
+        }
     }
 }
 
