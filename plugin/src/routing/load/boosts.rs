@@ -6,7 +6,7 @@
 //! `\b(restaurant|bistro|wine bar)\b`, case-insensitive, extracting the literals and building their
 //! Aho-Corasick automaton was four fifths of loading the example configuration.
 
-use super::{case_folding, unicode_properties};
+use super::case_folding;
 use crate::config;
 use crate::routing::model::{Boost, BoostRegex, glob_matches, to_milli};
 use regex_automata::nfa::thompson::{self, WhichCaptures};
@@ -143,8 +143,7 @@ pub(super) fn translate(pattern: &str, case_insensitive: bool) -> Result<hir::Hi
     let mut ast = ast::parse::Parser::new()
         .parse(pattern)
         .map_err(|e| e.to_string())?;
-    unicode_properties::resolve_in(&mut ast);
-    case_folding::fold_in(&mut ast, case_insensitive);
+    case_folding::rewrite(&mut ast, case_insensitive);
     hir::translate::Translator::new()
         .translate(pattern, &ast)
         .map_err(|e| e.to_string())

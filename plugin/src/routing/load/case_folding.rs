@@ -11,7 +11,7 @@
 //! folding, and the translator leaves them; so does this. Not in Unicode mode (`(?-u)`), only ASCII
 //! letters fold, as bytes.
 
-use super::unicode_properties::varint;
+use super::unicode_properties::{self, varint};
 use regex_syntax::ast::{
     self, Ast, ClassAscii, ClassAsciiKind, ClassBracketed, ClassSet, ClassSetItem, ClassSetRange,
     ClassSetUnion, Flag, FlagsItemKind, GroupKind, Literal, LiteralKind, Span,
@@ -20,9 +20,10 @@ use std::sync::OnceLock;
 
 static PACKED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/case-folding.bin"));
 
-/// Folds `ast` where the `i` flag holds (from the start if `case_insensitive`), and removes the
-/// `i` flags: translate the result without case folding.
-pub(super) fn fold_in(ast: &mut Ast, case_insensitive: bool) {
+/// Replaces the property classes of `ast` that resolve (`unicode_properties.rs`), folds it where
+/// the `i` flag holds (from the start if `case_insensitive`), and removes the `i` flags: translate
+/// the result without case folding. One walk for both: each follows the translator's flags.
+pub(super) fn rewrite(ast: &mut Ast, case_insensitive: bool) {
     walk(
         ast,
         &mut Mode {
@@ -70,8 +71,21 @@ fn walk(ast: &mut Ast, mode: &mut Mode) {
                 *ast = Ast::ClassBracketed(Box::new(bracketed(span, false, items)));
             }
         }
-        Ast::ClassBracketed(class) if mode.case_insensitive => {
-            in_set(&mut class.kind, mode.unicode)
+        Ast::ClassUnicode(class) if mode.unicode => {
+            if let Some(mut bracketed) = unicode_properties::bracketed(class) {
+                if mode.case_insensitive {
+                    in_set(&mut bracketed.kind, true);
+                }
+                *ast = Ast::ClassBracketed(Box::new(bracketed));
+            }
+        }
+        Ast::ClassBracketed(class) => {
+            if mode.unicode {
+                unicode_properties::resolve_set(&mut class.kind);
+            }
+            if mode.case_insensitive {
+                in_set(&mut class.kind, mode.unicode);
+            }
         }
         Ast::Repetition(repetition) => walk(&mut repetition.ast, mode),
         Ast::Group(group) => {
@@ -467,7 +481,7 @@ mod tests {
         ) {
             let pattern = pieces.concat();
             if let Ok(mut ast) = regex_syntax::ast::parse::Parser::new().parse(&pattern) {
-                super::fold_in(&mut ast, case_insensitive);
+                super::rewrite(&mut ast, case_insensitive);
                 // Natively the translator could fold what is left; in the component it cannot.
                 prop_assert!(!format!("{ast:?}").contains("CaseInsensitive"), "{}", pattern);
             }

@@ -10,58 +10,20 @@
 //! "Unicode property value not found", "Unicode not allowed here").
 
 use regex_syntax::ast::{
-    self, Ast, ClassBracketed, ClassSet, ClassSetItem, ClassSetRange, ClassSetUnion, ClassUnicode,
-    ClassUnicodeKind, Flag, FlagsItemKind, Literal, LiteralKind,
+    ClassBracketed, ClassSet, ClassSetItem, ClassSetRange, ClassSetUnion, ClassUnicode,
+    ClassUnicodeKind, Literal, LiteralKind,
 };
 use std::sync::OnceLock;
 
 static PACKED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/unicode-properties.bin"));
 
-/// Replaces every property class of `ast` that resolves, where Unicode mode is on (as it is at
-/// the start: the translator's default).
-pub(super) fn resolve_in(ast: &mut Ast) {
-    walk(ast, &mut true);
-}
-
-/// Visits in the translator's order: flags set by `(?-u)` hold to the end of their group.
-fn walk(ast: &mut Ast, unicode: &mut bool) {
-    match ast {
-        Ast::Flags(set) => *unicode = unicode_flag(&set.flags, *unicode),
-        Ast::ClassUnicode(class) if *unicode => {
-            if let Some(bracketed) = bracketed(class) {
-                *ast = Ast::ClassBracketed(Box::new(bracketed));
-            }
-        }
-        Ast::ClassBracketed(class) if *unicode => in_set(&mut class.kind),
-        Ast::Repetition(repetition) => walk(&mut repetition.ast, unicode),
-        Ast::Group(group) => {
-            let outer = *unicode;
-            if let Some(flags) = group.flags() {
-                *unicode = unicode_flag(flags, *unicode);
-            }
-            walk(&mut group.ast, unicode);
-            *unicode = outer;
-        }
-        Ast::Alternation(alternation) => {
-            for branch in &mut alternation.asts {
-                walk(branch, unicode);
-            }
-        }
-        Ast::Concat(concat) => {
-            for item in &mut concat.asts {
-                walk(item, unicode);
-            }
-        }
-        _ => {}
-    }
-}
-
-fn in_set(set: &mut ClassSet) {
+/// Replaces each property class of a bracketed class that resolves (in Unicode mode).
+pub(super) fn resolve_set(set: &mut ClassSet) {
     match set {
         ClassSet::Item(item) => in_item(item),
         ClassSet::BinaryOp(op) => {
-            in_set(&mut op.lhs);
-            in_set(&mut op.rhs);
+            resolve_set(&mut op.lhs);
+            resolve_set(&mut op.rhs);
         }
     }
 }
@@ -73,28 +35,14 @@ fn in_item(item: &mut ClassSetItem) {
                 *item = ClassSetItem::Bracketed(Box::new(bracketed));
             }
         }
-        ClassSetItem::Bracketed(class) => in_set(&mut class.kind),
+        ClassSetItem::Bracketed(class) => resolve_set(&mut class.kind),
         ClassSetItem::Union(union) => union.items.iter_mut().for_each(in_item),
         _ => {}
     }
 }
 
-/// Whether Unicode mode is on after `flags` (`u` or `-u`), from `current`.
-fn unicode_flag(flags: &ast::Flags, current: bool) -> bool {
-    let mut negated = false;
-    let mut unicode = current;
-    for item in &flags.items {
-        match item.kind {
-            FlagsItemKind::Negation => negated = true,
-            FlagsItemKind::Flag(Flag::Unicode) => unicode = !negated,
-            FlagsItemKind::Flag(_) => {}
-        }
-    }
-    unicode
-}
-
 /// `[ranges]` (or `[^ranges]`) in place of a property class, at its span.
-fn bracketed(class: &ClassUnicode) -> Option<ClassBracketed> {
+pub(super) fn bracketed(class: &ClassUnicode) -> Option<ClassBracketed> {
     let tables = Tables::get();
     let id = match &class.kind {
         ClassUnicodeKind::OneLetter(letter) => tables.by_name(&normalize(&letter.to_string())),
@@ -270,7 +218,7 @@ mod tests {
     //! Natively, regex-syntax has all its Unicode tables (the tests' `regex` turns them on), so
     //! every pattern is compared with what regex-syntax itself makes of it.
     use super::super::boosts::translate;
-    use super::resolve_in;
+    use super::super::case_folding::rewrite;
     use proptest::prelude::*;
     use regex_syntax::ast;
     use regex_syntax::hir::Hir;
@@ -283,7 +231,7 @@ mod tests {
         let left = ast::parse::Parser::new()
             .parse(pattern)
             .is_ok_and(|mut ast| {
-                resolve_in(&mut ast);
+                rewrite(&mut ast, false);
                 format!("{ast:?}").contains("ClassUnicode {")
             });
         (translate(pattern, case_insensitive), left)
