@@ -21,19 +21,19 @@ pub struct Automaton {
     /// The bytes keywords start with, when there are few (repeated to fill the array).
     few_starts: Option<[u8; FEW_START_BYTES]>,
     /// The transitions of state `s`, sorted by byte: `bytes[start[s]..start[s + 1]]`, to `targets`.
-    start: Vec<u32>,
-    bytes: Vec<u8>,
-    targets: Vec<u32>,
+    start: Box<[u32]>,
+    bytes: Box<[u8]>,
+    targets: Box<[u32]>,
     /// The state of the longest proper suffix of the state's text that is also a state.
-    fail: Vec<u32>,
+    fail: Box<[u32]>,
     /// The pattern that ends at the state, or NONE.
-    pattern: Vec<u32>,
+    pattern: Box<[u32]>,
     /// The nearest state down the failure links (not the state itself) where a pattern ends, or NONE.
-    next_match: Vec<u32>,
+    next_match: Box<[u32]>,
     /// The state itself when a pattern ends there, else `next_match`: the first match to report.
-    first_match: Vec<u32>,
+    first_match: Box<[u32]>,
     /// Each pattern's length in bytes.
-    lengths: Vec<u32>,
+    lengths: Box<[u32]>,
 }
 
 impl Automaton {
@@ -55,6 +55,10 @@ impl Automaton {
 
     /// Calls `each(pattern, start, end)` for every occurrence of every pattern in `haystack`, in the
     /// order they end (byte offsets).
+    ///
+    /// Written with plain indexing of slices (the tables are boxed slices) and `inline(always)`
+    /// helpers: the component is optimized for size, and there `Vec`'s indexing, a range's slicing
+    /// and the helpers were each a call per byte (2.7 times the instructions of a routing call).
     pub fn for_each_match(&self, haystack: &[u8], mut each: impl FnMut(usize, usize, usize)) {
         let mut state = ROOT;
         let mut i = 0;
@@ -78,7 +82,7 @@ impl Automaton {
     }
 
     /// The first offset from `from` on where a keyword may start.
-    #[inline]
+    #[inline(always)]
     fn next_start(&self, haystack: &[u8], from: usize) -> Option<usize> {
         if let Some(starts) = self.few_starts {
             // memchr's vector search (WebAssembly SIMD in the component): a table look-up per byte
@@ -91,15 +95,17 @@ impl Automaton {
             };
             return found.map(|at| from + at);
         }
-        let skip = haystack[from..]
-            .iter()
-            .position(|&b| self.root[b as usize] != ROOT)?;
-        Some(from + skip)
+        let mut at = from;
+        while at < haystack.len() {
+            if self.root[haystack[at] as usize] != ROOT {
+                return Some(at);
+            }
+            at += 1;
+        }
+        None
     }
 
-    // Per byte of the prompt, called from the generic `for_each_match`, which is instantiated in
-    // another module: inlined there whatever the native build's codegen units.
-    #[inline]
+    #[inline(always)]
     fn next_state(&self, mut state: u32, byte: u8) -> u32 {
         loop {
             if state == ROOT {
@@ -113,16 +119,31 @@ impl Automaton {
     }
 
     /// The transition of `state` (not the root) on `byte`.
-    #[inline]
+    #[inline(always)]
     fn child(&self, state: u32, byte: u8) -> Option<u32> {
-        let range = self.start[state as usize] as usize..self.start[state as usize + 1] as usize;
-        let bytes = &self.bytes[range.clone()];
-        let at = if bytes.len() <= LINEAR_SEARCH_MAX {
-            bytes.iter().position(|&b| b == byte)?
-        } else {
-            bytes.binary_search(&byte).ok()?
-        };
-        Some(self.targets[range.start + at])
+        let (mut low, mut high) = (
+            self.start[state as usize] as usize,
+            self.start[state as usize + 1] as usize,
+        );
+        if high - low <= LINEAR_SEARCH_MAX {
+            while low < high {
+                if self.bytes[low] == byte {
+                    return Some(self.targets[low]);
+                }
+                low += 1;
+            }
+            return None;
+        }
+        // Binary search of the sorted bytes in [low, high).
+        while low < high {
+            let middle = low + (high - low) / 2;
+            match self.bytes[middle].cmp(&byte) {
+                std::cmp::Ordering::Less => low = middle + 1,
+                std::cmp::Ordering::Greater => high = middle,
+                std::cmp::Ordering::Equal => return Some(self.targets[middle]),
+            }
+        }
+        None
     }
 
     /// Failure links and match chains, breadth first (a state's links need its parent's).
@@ -179,23 +200,26 @@ impl Trie {
             bytes[..n].copy_from_slice(&p[..n]);
             u64::from_be_bytes(bytes)
         };
-        let mut keyed: Vec<(u64, u32)> = patterns
+        // As one integer each (the prefix above the index), sorted with the integers' own order:
+        // a comparator is a call per comparison in the size-optimized component. Patterns that
+        // share their first eight bytes are then in index order, and each such run is sorted by
+        // the whole pattern, the index breaking ties.
+        let mut keyed: Vec<u128> = patterns
             .iter()
             .enumerate()
-            .map(|(i, p)| (prefix(p.as_ref()), i as u32))
+            .map(|(i, p)| (u128::from(prefix(p.as_ref())) << 64) | i as u128)
             .collect();
-        keyed.sort_unstable_by(|a, b| {
-            a.0.cmp(&b.0)
-                .then_with(|| {
-                    let (x, y) = (
-                        patterns[a.1 as usize].as_ref(),
-                        patterns[b.1 as usize].as_ref(),
-                    );
-                    x.cmp(y)
-                })
-                .then(a.1.cmp(&b.1))
-        });
-        let order = keyed.into_iter().map(|(_, i)| i as usize);
+        keyed.sort_unstable();
+        let index = |key: &u128| *key as u64 as usize;
+        for run in keyed.chunk_by_mut(|a, b| a >> 64 == b >> 64) {
+            if run.len() > 1 {
+                run.sort_unstable_by(|a, b| {
+                    let (x, y) = (patterns[index(a)].as_ref(), patterns[index(b)].as_ref());
+                    x.cmp(y).then(a.cmp(b))
+                });
+            }
+        }
+        let order = keyed.iter().map(index);
         let mut trie = Trie {
             parent: vec![NONE],
             byte: vec![0],
@@ -263,14 +287,14 @@ impl Trie {
         Automaton {
             root,
             few_starts,
-            start,
-            bytes,
-            targets,
-            fail: vec![ROOT; states],
-            pattern: self.pattern,
-            next_match: vec![NONE; states],
-            first_match: vec![],
-            lengths,
+            start: start.into(),
+            bytes: bytes.into(),
+            targets: targets.into(),
+            fail: vec![ROOT; states].into(),
+            pattern: self.pattern.into(),
+            next_match: vec![NONE; states].into(),
+            first_match: Box::default(),
+            lengths: lengths.into(),
         }
     }
 }
