@@ -58,7 +58,8 @@ impl Automaton {
     ///
     /// Written with plain indexing of slices (the tables are boxed slices) and `inline(always)`
     /// helpers: the component is optimized for size, and there `Vec`'s indexing, a range's slicing
-    /// and the helpers were each a call per byte (2.7 times the instructions of a routing call).
+    /// and the helpers were each a call per byte (`eval` of 1,200 prompts: 1,027 M instructions
+    /// with them, 533 M without).
     pub fn for_each_match(&self, haystack: &[u8], mut each: impl FnMut(usize, usize, usize)) {
         let mut state = ROOT;
         let mut i = 0;
