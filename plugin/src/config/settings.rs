@@ -211,7 +211,7 @@ pub fn layered_settings(
             serde_json::from_slice(file.text.as_bytes())
                 .map_err(|e| host_error(None, e.to_string()))?
         }
-        Some(file) => serde_norway::from_str::<serde_json::Value>(&file.text)
+        Some(file) => crate::documents::yaml::from_str::<serde_json::Value>(&file.text)
             .map_err(|e| host_error(None, e.to_string()))?,
         None => serde_json::Value::Object(Default::default()),
     };

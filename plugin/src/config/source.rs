@@ -3,7 +3,7 @@
 
 use super::ConfigError;
 use crate::documents::errors::{split_path, strip_location, yaml_error};
-use crate::documents::{common_yaml, nesting};
+use crate::documents::{nesting, yaml};
 use serde::de::DeserializeOwned;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -164,7 +164,7 @@ pub fn parse<T: DeserializeOwned>(file: &SourceFile) -> Result<T, ConfigError> {
         message,
     };
     let json = file.display.ends_with(".json");
-    if !json && let Some(value) = common_yaml::from_str(&file.text) {
+    if !json && let Some(value) = yaml::from_common(&file.text) {
         return Ok(value); // nested no deeper than the cap, or it would have been declined
     }
     let depth = if json {
@@ -181,7 +181,7 @@ pub fn parse<T: DeserializeOwned>(file: &SourceFile) -> Result<T, ConfigError> {
             located(Some(e.line() as u32), field, strip_location(&message))
         })
     } else {
-        serde_norway::from_str(&file.text).map_err(|e| {
+        yaml::from_libyaml(&file.text).map_err(|e| {
             let (line, message) = yaml_error(&file.text, &e);
             let (field, message) = split_path(&message);
             located(line, field, message)

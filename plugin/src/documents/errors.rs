@@ -3,14 +3,14 @@
 
 /// The line and message of a YAML error. The reader's errors (a control character, bad UTF-8) give a
 /// byte position instead of a line: the line is computed from it.
-pub fn yaml_error(text: &str, e: &serde_norway::Error) -> (Option<u32>, String) {
+pub fn yaml_error(text: &str, e: &super::yaml::Error) -> (Option<u32>, String) {
     let message = e.to_string();
     if let Some((head, position)) = message.rsplit_once(" at position ")
         && let Ok(offset) = position.trim().parse::<usize>()
     {
         return (Some(line_at(text, offset)), head.to_string());
     }
-    let line = e.location().map(|l| line_at(text, l.index()));
+    let line = e.offset().map(|offset| line_at(text, offset));
     (line, strip_location(&message))
 }
 
@@ -22,7 +22,7 @@ pub fn line_at(text: &str, offset: usize) -> u32 {
     before.iter().filter(|&&b| b == b'\n').count() as u32 + 1
 }
 
-/// serde_norway prefixes errors with the path of the field (`rules[0].keywords: ...`).
+/// YAML errors start with the path of the field (`rules[0].keywords: ...`), as serde_norway's do.
 pub fn split_path(message: &str) -> (Option<String>, String) {
     if let Some((path, rest)) = message.split_once(": ") {
         let looks_like_path = !path.is_empty()

@@ -5,4 +5,5 @@
 pub mod common_yaml;
 pub mod errors;
 pub mod nesting;
+pub mod yaml;
 pub mod yaml_writer;

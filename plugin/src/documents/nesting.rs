@@ -10,7 +10,6 @@
 //! large rules file; so it runs only when a single pass over the bytes ([`depth_bound_at_most`]) cannot
 //! prove that the document nests no deeper than the cap.
 
-use std::mem::MaybeUninit;
 use unsafe_libyaml_norway as unsafe_libyaml;
 
 /// Deepest nesting of collections accepted in a configuration or expert file.
@@ -35,10 +34,10 @@ pub fn check_yaml(text: &str) -> Result<(), TooDeep> {
     if depth_bound_at_most(text, MAX_NESTING) {
         return Ok(());
     }
-    let mut parser = Parser::new(text);
+    let mut parser = super::yaml::events::Parser::new(text);
     let mut depth = 0usize;
     loop {
-        let Some((kind, offset)) = parser.next() else {
+        let Ok((kind, offset)) = parser.next(|e| (e.type_, e.start_mark.index as usize)) else {
             return Ok(());
         };
         match kind {
@@ -154,73 +153,6 @@ pub fn check_json(text: &str) -> Result<(), TooDeep> {
     Ok(())
 }
 
-/// libyaml's event parser over a borrowed text.
-struct Parser<'text> {
-    /// Boxed: libyaml keeps its state behind this pointer for the parser's whole life.
-    sys: Box<MaybeUninit<unsafe_libyaml::yaml_parser_t>>,
-    initialized: bool,
-    failed: bool,
-    _text: std::marker::PhantomData<&'text str>,
-}
-
-impl<'text> Parser<'text> {
-    fn new(text: &'text str) -> Parser<'text> {
-        let mut sys = Box::new(MaybeUninit::<unsafe_libyaml::yaml_parser_t>::uninit());
-        // SAFETY: initialize fills the struct; the input outlives the parser (the lifetime above).
-        let initialized = unsafe {
-            let parser = sys.as_mut_ptr();
-            let ok = unsafe_libyaml::yaml_parser_initialize(parser).ok;
-            if ok {
-                unsafe_libyaml::yaml_parser_set_encoding(
-                    parser,
-                    unsafe_libyaml::YAML_UTF8_ENCODING,
-                );
-                unsafe_libyaml::yaml_parser_set_input_string(
-                    parser,
-                    text.as_ptr(),
-                    text.len() as u64,
-                );
-            }
-            ok
-        };
-        Parser {
-            sys,
-            initialized,
-            failed: !initialized,
-            _text: std::marker::PhantomData,
-        }
-    }
-
-    /// The next event's kind and byte offset; None after an error or the end.
-    fn next(&mut self) -> Option<(unsafe_libyaml::yaml_event_type_t, usize)> {
-        if self.failed {
-            return None;
-        }
-        let mut event = MaybeUninit::<unsafe_libyaml::yaml_event_t>::uninit();
-        // SAFETY: the parser was initialized; a parsed event is read, then deleted once.
-        unsafe {
-            let parser = self.sys.as_mut_ptr();
-            if unsafe_libyaml::yaml_parser_parse(parser, event.as_mut_ptr()).fail {
-                self.failed = true;
-                return None;
-            }
-            let event = event.as_mut_ptr();
-            let next = ((*event).type_, (*event).start_mark.index as usize);
-            unsafe_libyaml::yaml_event_delete(event);
-            Some(next)
-        }
-    }
-}
-
-impl Drop for Parser<'_> {
-    fn drop(&mut self) {
-        if self.initialized {
-            // SAFETY: an initialized parser is deleted once (a failed initialize freed its own).
-            unsafe { unsafe_libyaml::yaml_parser_delete(self.sys.as_mut_ptr()) }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,8 +196,9 @@ mod tests {
 
     /// The deepest nesting libyaml reports before the end or its first error.
     fn walked_depth(text: &str) -> usize {
-        let (mut parser, mut depth, mut deepest) = (Parser::new(text), 0usize, 0usize);
-        while let Some((kind, _)) = parser.next() {
+        let mut parser = crate::documents::yaml::events::Parser::new(text);
+        let (mut depth, mut deepest) = (0usize, 0usize);
+        while let Ok(kind) = parser.next(|e| e.type_) {
             match kind {
                 unsafe_libyaml::YAML_SEQUENCE_START_EVENT
                 | unsafe_libyaml::YAML_MAPPING_START_EVENT => {

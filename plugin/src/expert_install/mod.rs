@@ -219,7 +219,7 @@ pub fn bind(
     let mut doc: serde_norway::Value = if existing.trim().is_empty() {
         serde_norway::Value::Mapping(Default::default())
     } else {
-        serde_norway::from_str(&existing)
+        crate::documents::yaml::from_str(&existing)
             .map_err(|e| format!("{} cannot be read: {e}", experts::bindings::BINDINGS_FILE))?
     };
     let tools = doc

@@ -62,6 +62,9 @@ pub fn parse<T: DeserializeOwned + Default>(text: &str) -> Result<T, ParseError>
     if !meaningful {
         return Ok(T::default());
     }
+    if let Some(value) = crate::documents::yaml::from_common(text) {
+        return Ok(value);
+    }
     if let Err(too_deep) = crate::config::check_yaml(text) {
         return Err(ParseError {
             line: Some(too_deep.line),
@@ -71,12 +74,12 @@ pub fn parse<T: DeserializeOwned + Default>(text: &str) -> Result<T, ParseError>
     }
     // A document that is just `~`/`null` is as empty as no document.
     if matches!(
-        serde_norway::from_str::<serde_norway::Value>(text),
+        crate::documents::yaml::from_libyaml::<serde_norway::Value>(text),
         Ok(serde_norway::Value::Null)
     ) {
         return Ok(T::default());
     }
-    serde_norway::from_str(text).map_err(|e| {
+    crate::documents::yaml::from_libyaml(text).map_err(|e| {
         let (line, message) = crate::config::yaml_error(text, &e);
         let (field, message) = crate::config::split_path(&message);
         ParseError {

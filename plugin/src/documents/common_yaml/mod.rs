@@ -1,26 +1,38 @@
 //! The common part of YAML, read directly: block mappings and sequences indented with spaces, flow
 //! collections, plain and quoted scalars on one line, `|` literal blocks and comments.
 //!
-//! libyaml (through serde_norway) took three quarters of loading a large rules file, most of it in
-//! its scanner. This reader gives the same values several times faster, for documents written the
-//! way configuration files are. It declines (`None`) everything else and everything it cannot be
-//! sure libyaml reads the same way: anchors, tags, multi-line plain scalars, folded blocks, tabs, a
-//! `:` inside a plain scalar, a number it does not spell exactly as serde_norway would read it, a
-//! duplicate key, a value its target type refuses. The caller then reads the document with
-//! serde_norway, so every error and every rare form still comes from one place, exactly as before.
-//! The differential tests check that whatever this reader accepts, serde_norway reads the same.
+//! libyaml took three quarters of loading a large rules file, most of it in its scanner. This
+//! reader gives the same events several times faster, for documents written the way configuration
+//! files are. It declines (`None`) everything else and everything it cannot be sure libyaml reads
+//! the same way: anchors, tags, multi-line plain scalars, folded blocks, tabs, a `:` inside a plain
+//! scalar, a duplicate key. The caller ([`super::yaml`]) then has libyaml read the document, as it
+//! does to locate any error found in these events, so every error and every rare form still comes
+//! from one place. The differential tests check that whatever this reader accepts, libyaml gives
+//! the same events and serde_norway reads the same values.
 
-use serde::de::{self, DeserializeOwned, Visitor};
+use super::yaml::events::{Document, Event, Style};
 use std::borrow::Cow;
 
-/// `text` read as `T`, or `None` where serde_norway must read it.
-pub fn from_str<T: DeserializeOwned>(text: &str) -> Option<T> {
+/// The events of `text`, or `None` where libyaml must read it.
+pub fn events(text: &str) -> Option<Document<'_>> {
     if !printable(text) {
         return None;
     }
     let mut reader = Reader::new(text);
     let root = reader.document()?;
-    T::deserialize(Value(&reader.nodes, &root)).ok()
+    // An event per node, one more per collection (its end), and the root's.
+    let collections = reader
+        .nodes
+        .iter()
+        .filter(|node| !matches!(node, Node::Scalar { .. }));
+    let mut events = Vec::with_capacity(reader.nodes.len() + collections.count() + 2);
+    push_events(&reader.nodes, &root, &mut events);
+    Some(Document {
+        events,
+        marks: Vec::new(),
+        error: None,
+        more_documents: false,
+    })
 }
 
 /// Deepest nesting of collections read here: the documents' own cap, so a document this reader
@@ -685,345 +697,31 @@ impl SeenKeys {
     }
 }
 
-/// Why this reader declined; the caller reads the document with serde_norway instead.
-#[derive(Debug)]
-pub struct Declined;
-
-impl std::fmt::Display for Declined {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("left to serde_norway")
-    }
-}
-
-impl std::error::Error for Declined {}
-
-impl de::Error for Declined {
-    fn custom<T: std::fmt::Display>(_: T) -> Self {
-        Declined
-    }
-}
-
-fn is_null(text: &str) -> bool {
-    matches!(text, "" | "~" | "null" | "Null" | "NULL")
-}
-
-fn boolean(text: &str) -> Option<bool> {
-    match text {
-        "true" | "True" | "TRUE" => Some(true),
-        "false" | "False" | "FALSE" => Some(false),
-        _ => None,
-    }
-}
-
-/// Decimal digits with no leading zero (or `0` alone): the integers every YAML reader agrees on.
-fn decimal_digits(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    !bytes.is_empty()
-        && bytes.iter().all(u8::is_ascii_digit)
-        && (bytes[0] != b'0' || bytes.len() == 1)
-}
-
-fn unsigned(text: &str) -> Option<u64> {
-    decimal_digits(text).then(|| text.parse().ok())?
-}
-
-fn signed(text: &str) -> Option<i64> {
-    let digits = text.strip_prefix('-').unwrap_or(text);
-    decimal_digits(digits).then(|| text.parse().ok())?
-}
-
-/// `-?digits(.digits)?`, as serde_norway reads a float where one is expected.
-fn float(text: &str) -> Option<f64> {
-    let unsigned = text.strip_prefix('-').unwrap_or(text);
-    let (whole, fraction) = unsigned.split_once('.').unwrap_or((unsigned, "0"));
-    let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
-    if !(digits(whole) && digits(fraction)) {
-        return None;
-    }
-    text.parse::<f64>().ok().filter(|f| f.is_finite())
-}
-
-/// A plain scalar where any type may come: null, a boolean, an integer, a float or a string, as
-/// serde_norway resolves it; a number in any other spelling (hex, exponent, leading zero, `.inf`)
-/// declines.
-fn visit_plain<'de, V: Visitor<'de>>(text: &str, visitor: V) -> Result<V::Value, Declined> {
-    if is_null(text) {
-        return visitor.visit_unit();
-    }
-    if let Some(b) = boolean(text) {
-        return visitor.visit_bool(b);
-    }
-    if !matches!(text.as_bytes()[0], b'0'..=b'9' | b'+' | b'-' | b'.') {
-        return visitor.visit_str(text);
-    }
-    if let Some(u) = unsigned(text) {
-        return visitor.visit_u64(u);
-    }
-    if let Some(i) = signed(text) {
-        return visitor.visit_i64(i);
-    }
-    let unsigned = text.strip_prefix('-').unwrap_or(text);
-    if let Some((whole, _)) = unsigned.split_once('.')
-        && decimal_digits(whole)
-        && let Some(f) = float(text)
-    {
-        return visitor.visit_f64(f);
-    }
-    // Not a number in any spelling (hex, octal, binary, exponent, `inf`) if it holds a character
-    // none of them uses, as in `24h` or `15m`.
-    let numeric = |b: u8| b.is_ascii_hexdigit() || b"xXoOiInNtTyY+-.".contains(&b);
-    if text.bytes().all(numeric) {
-        return Err(Declined);
-    }
-    visitor.visit_str(text)
-}
-
-/// A node as a serde deserializer that makes the visitor calls serde_norway makes for it.
-struct Value<'n, 'a>(&'n [Node<'a>], &'n Node<'a>);
-
-impl<'n, 'a> Value<'n, 'a> {
-    fn plain(&self) -> Option<&'n str> {
-        match self.1 {
-            Node::Scalar { text, plain: true } => Some(text),
-            _ => None,
+/// The document's events, as libyaml gives them for it: scalars keep their style,
+/// plain or not (quoted and literal scalars read alike where no tag is).
+fn push_events<'a>(nodes: &[Node<'a>], node: &Node<'a>, out: &mut Vec<Event<'a>>) {
+    let event = match node {
+        Node::Scalar { text, plain } => Event::Scalar {
+            value: text.clone(),
+            style: if *plain { Style::Plain } else { Style::Other },
+            tag: None,
+        },
+        Node::Seq(items) => {
+            out.push(Event::SequenceStart(None));
+            for item in items.of(nodes) {
+                push_events(nodes, item, out);
+            }
+            Event::SequenceEnd
         }
-    }
-
-    fn empty_plain(&self) -> bool {
-        self.plain().is_some_and(str::is_empty)
-    }
-}
-
-/// Deserializer methods that read a value as another kind does: narrower numbers as the widest of
-/// their kind (range checks are the visitor's, as with serde_norway), every string-like as `str`.
-macro_rules! read_as {
-    ($($narrow:ident),+ => $wide:ident) => {$(
-        fn $narrow<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-            self.$wide(visitor)
+        Node::Map(entries) => {
+            out.push(Event::MappingStart(None));
+            for child in entries.of(nodes) {
+                push_events(nodes, child, out);
+            }
+            Event::MappingEnd
         }
-    )+};
-}
-
-impl<'de, 'n, 'a> de::Deserializer<'de> for Value<'n, 'a> {
-    type Error = Declined;
-
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-        match self.1 {
-            Node::Scalar { text, plain: true } => visit_plain(text, visitor),
-            Node::Scalar { text, .. } => visitor.visit_str(text),
-            Node::Seq(items) => visitor.visit_seq(Items(self.0, items.of(self.0).iter())),
-            Node::Map(entries) => visitor.visit_map(Entries(self.0, entries.of(self.0).iter())),
-        }
-    }
-
-    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-        visitor.visit_bool(self.plain().and_then(boolean).ok_or(Declined)?)
-    }
-
-    fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-        visitor.visit_i64(self.plain().and_then(signed).ok_or(Declined)?)
-    }
-
-    fn deserialize_u64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-        visitor.visit_u64(self.plain().and_then(unsigned).ok_or(Declined)?)
-    }
-
-    fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-        visitor.visit_f64(self.plain().and_then(float).ok_or(Declined)?)
-    }
-
-    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-        match self.1 {
-            Node::Scalar { text, .. } => visitor.visit_str(text),
-            _ => Err(Declined),
-        }
-    }
-
-    read_as!(deserialize_i32, deserialize_i16, deserialize_i8 => deserialize_i64);
-    read_as!(deserialize_u32, deserialize_u16, deserialize_u8 => deserialize_u64);
-    read_as!(deserialize_f32 => deserialize_f64);
-    read_as!(deserialize_string, deserialize_char, deserialize_identifier => deserialize_str);
-
-    fn deserialize_bytes<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Declined> {
-        Err(Declined)
-    }
-
-    fn deserialize_byte_buf<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Declined> {
-        Err(Declined)
-    }
-
-    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-        match self.plain() {
-            Some(text) if is_null(text) => visitor.visit_none(),
-            _ => visitor.visit_some(self),
-        }
-    }
-
-    fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-        match self.plain() {
-            Some(text) if is_null(text) => visitor.visit_unit(),
-            _ => Err(Declined),
-        }
-    }
-
-    fn deserialize_unit_struct<V: Visitor<'de>>(
-        self,
-        _: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, Declined> {
-        self.deserialize_unit(visitor)
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        _: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, Declined> {
-        visitor.visit_newtype_struct(self)
-    }
-
-    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-        match self.1 {
-            Node::Seq(items) => visitor.visit_seq(Items(self.0, items.of(self.0).iter())),
-            _ if self.empty_plain() => visitor.visit_seq(Items(self.0, [].iter())),
-            _ => Err(Declined),
-        }
-    }
-
-    fn deserialize_tuple<V: Visitor<'de>>(
-        self,
-        _: usize,
-        visitor: V,
-    ) -> Result<V::Value, Declined> {
-        self.deserialize_seq(visitor)
-    }
-
-    fn deserialize_tuple_struct<V: Visitor<'de>>(
-        self,
-        _: &'static str,
-        _: usize,
-        visitor: V,
-    ) -> Result<V::Value, Declined> {
-        self.deserialize_seq(visitor)
-    }
-
-    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-        match self.1 {
-            Node::Map(entries) => visitor.visit_map(Entries(self.0, entries.of(self.0).iter())),
-            _ if self.empty_plain() => visitor.visit_map(Entries(self.0, [].iter())),
-            _ => Err(Declined),
-        }
-    }
-
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        _: &'static str,
-        _: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, Declined> {
-        self.deserialize_map(visitor)
-    }
-
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        _: &'static str,
-        _: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, Declined> {
-        match self.1 {
-            Node::Scalar { .. } => visitor.visit_enum(self),
-            _ => Err(Declined),
-        }
-    }
-
-    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Declined> {
-        visitor.visit_unit()
-    }
-}
-
-/// A scalar naming a unit variant, the only kind of enum serde_norway reads without a tag.
-impl<'de, 'n, 'a> de::EnumAccess<'de> for Value<'n, 'a> {
-    type Error = Declined;
-    type Variant = Self;
-
-    fn variant_seed<S: de::DeserializeSeed<'de>>(
-        self,
-        seed: S,
-    ) -> Result<(S::Value, Self), Declined> {
-        Ok((seed.deserialize(Value(self.0, self.1))?, self))
-    }
-}
-
-impl<'de, 'n, 'a> de::VariantAccess<'de> for Value<'n, 'a> {
-    type Error = Declined;
-
-    fn unit_variant(self) -> Result<(), Declined> {
-        Ok(())
-    }
-
-    fn newtype_variant_seed<S: de::DeserializeSeed<'de>>(self, _: S) -> Result<S::Value, Declined> {
-        Err(Declined)
-    }
-
-    fn tuple_variant<V: Visitor<'de>>(self, _: usize, _: V) -> Result<V::Value, Declined> {
-        Err(Declined)
-    }
-
-    fn struct_variant<V: Visitor<'de>>(
-        self,
-        _: &'static [&'static str],
-        _: V,
-    ) -> Result<V::Value, Declined> {
-        Err(Declined)
-    }
-}
-
-struct Items<'n, 'a>(&'n [Node<'a>], std::slice::Iter<'n, Node<'a>>);
-
-impl<'de, 'n, 'a> de::SeqAccess<'de> for Items<'n, 'a> {
-    type Error = Declined;
-
-    fn next_element_seed<S: de::DeserializeSeed<'de>>(
-        &mut self,
-        seed: S,
-    ) -> Result<Option<S::Value>, Declined> {
-        self.1
-            .next()
-            .map(|node| seed.deserialize(Value(self.0, node)))
-            .transpose()
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        Some(self.1.len())
-    }
-}
-
-/// A mapping's children, key then value.
-struct Entries<'n, 'a>(&'n [Node<'a>], std::slice::Iter<'n, Node<'a>>);
-
-impl<'de, 'n, 'a> de::MapAccess<'de> for Entries<'n, 'a> {
-    type Error = Declined;
-
-    fn next_key_seed<S: de::DeserializeSeed<'de>>(
-        &mut self,
-        seed: S,
-    ) -> Result<Option<S::Value>, Declined> {
-        self.1
-            .next()
-            .map(|key| seed.deserialize(Value(self.0, key)))
-            .transpose()
-    }
-
-    fn next_value_seed<S: de::DeserializeSeed<'de>>(
-        &mut self,
-        seed: S,
-    ) -> Result<S::Value, Declined> {
-        seed.deserialize(Value(self.0, self.1.next().ok_or(Declined)?))
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        Some(self.1.len() / 2)
-    }
+    };
+    out.push(event);
 }
 
 #[cfg(test)]
