@@ -2,7 +2,7 @@
 //! their directories, and parsing with located errors.
 
 use super::ConfigError;
-use crate::documents::errors::{split_path, strip_location, yaml_error};
+use crate::documents::errors::{split_path, strip_location};
 use crate::documents::{nesting, yaml};
 use serde::de::DeserializeOwned;
 use std::fs;
@@ -182,7 +182,7 @@ pub fn parse<T: DeserializeOwned>(file: &SourceFile) -> Result<T, ConfigError> {
         })
     } else {
         yaml::from_libyaml(&file.text).map_err(|e| {
-            let (line, message) = yaml_error(&file.text, &e);
+            let (line, message) = e.located(&file.text);
             let (field, message) = split_path(&message);
             located(line, field, message)
         })

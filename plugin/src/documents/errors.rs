@@ -1,19 +1,6 @@
 //! Parse errors as users can act on them: the line (also for the reader's byte positions) and the
 //! field path serde puts in front of the message.
 
-/// The line and message of a YAML error. The reader's errors (a control character, bad UTF-8) give a
-/// byte position instead of a line: the line is computed from it.
-pub fn yaml_error(text: &str, e: &super::yaml::Error) -> (Option<u32>, String) {
-    let message = e.to_string();
-    if let Some((head, position)) = message.rsplit_once(" at position ")
-        && let Ok(offset) = position.trim().parse::<usize>()
-    {
-        return (Some(line_at(text, offset)), head.to_string());
-    }
-    let line = e.offset().map(|offset| line_at(text, offset));
-    (line, strip_location(&message))
-}
-
 /// The 1-based line of byte `offset` of `text`, lines ending at `\n` as editors count them. Not
 /// libyaml's own line: it also breaks lines at a lone CR, NEL and the Unicode line and paragraph
 /// separators, so a file holding one named a line past its end.

@@ -34,7 +34,7 @@ pub fn check_yaml(text: &str) -> Result<(), TooDeep> {
     if depth_bound_at_most(text, MAX_NESTING) {
         return Ok(());
     }
-    let mut parser = super::yaml::events::Parser::new(text);
+    let mut parser = super::libyaml::Parser::new(text);
     let mut depth = 0usize;
     loop {
         let Ok((kind, offset)) = parser.next(|e| (e.type_, e.start_mark.index as usize)) else {
@@ -196,7 +196,7 @@ mod tests {
 
     /// The deepest nesting libyaml reports before the end or its first error.
     fn walked_depth(text: &str) -> usize {
-        let mut parser = crate::documents::yaml::events::Parser::new(text);
+        let mut parser = crate::documents::libyaml::Parser::new(text);
         let (mut depth, mut deepest) = (0usize, 0usize);
         while let Ok(kind) = parser.next(|e| e.type_) {
             match kind {

@@ -80,7 +80,7 @@ pub fn parse<T: DeserializeOwned + Default>(text: &str) -> Result<T, ParseError>
         return Ok(T::default());
     }
     crate::documents::yaml::from_libyaml(text).map_err(|e| {
-        let (line, message) = crate::config::yaml_error(text, &e);
+        let (line, message) = e.located(text);
         let (field, message) = crate::config::split_path(&message);
         ParseError {
             line,

@@ -2,7 +2,7 @@
 //! its spelling, as serde_norway resolves it (YAML 1.2's core schema, with `0x`, `0o` and `0b`
 //! integers, and no leading zeros: `012` is a string).
 
-use super::Error;
+use super::error::Error;
 use super::events::Style;
 use serde::de::{Error as _, Unexpected};
 use std::num::ParseIntError;
@@ -133,16 +133,25 @@ fn leading_zero(value: &str) -> bool {
     digits.len() > 1 && digits.starts_with('0') && digits[1..].bytes().all(|b| b.is_ascii_digit())
 }
 
+/// After `0x`, `0o` or `0b`: the number; `Err` where a sign follows the prefix (no number at all).
+fn prefixed<T>(
+    unpositive: &str,
+    prefix: &str,
+    radix: u32,
+    parse: Radix<T>,
+) -> Result<Option<T>, ()> {
+    match unpositive.strip_prefix(prefix) {
+        Some(rest) if rest.starts_with(['+', '-']) => Err(()),
+        Some(rest) => Ok(parse(rest, radix).ok()),
+        None => Ok(None),
+    }
+}
+
 pub fn unsigned<T>(value: &str, parse: Radix<T>) -> Option<T> {
     let unpositive = value.strip_prefix('+').unwrap_or(value);
     for (prefix, radix) in PREFIXES {
-        if let Some(rest) = unpositive.strip_prefix(prefix) {
-            if rest.starts_with(['+', '-']) {
-                return None;
-            }
-            if let Ok(int) = parse(rest, radix) {
-                return Some(int);
-            }
+        if let Some(int) = prefixed(unpositive, prefix, radix, parse).ok()? {
+            return Some(int);
         }
     }
     if unpositive.starts_with(['+', '-']) || leading_zero(value) {
@@ -158,13 +167,8 @@ pub fn signed<T>(value: &str, parse: Radix<T>) -> Option<T> {
         None => value,
     };
     for (prefix, radix) in PREFIXES {
-        if let Some(rest) = unpositive.strip_prefix(prefix) {
-            if rest.starts_with(['+', '-']) {
-                return None;
-            }
-            if let Ok(int) = parse(rest, radix) {
-                return Some(int);
-            }
+        if let Some(int) = prefixed(unpositive, prefix, radix, parse).ok()? {
+            return Some(int);
         }
         if let Some(int) = negative_prefixed(value, prefix, radix, parse) {
             return Some(int);

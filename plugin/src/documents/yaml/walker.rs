@@ -4,9 +4,10 @@
 //! Generic code is compiled once per type read, so what does not depend on the visitor (following
 //! aliases, reading scalars, wording errors) is in plain functions.
 
-use super::events::{Document, Event, Mark, Style};
+use super::error::{Error, ErrorKind, Step};
+use super::events::{Document, Event, Style};
 use super::resolve::{self, Resolved};
-use super::{Error, ErrorKind, Step};
+use crate::documents::libyaml::Mark;
 use serde::de::{
     self, DeserializeOwned, DeserializeSeed, Expected, IgnoredAny, Unexpected, Visitor,
 };
@@ -318,7 +319,7 @@ impl<'w, 'a> Walker<'w, 'a> {
         let len = items.len;
         self.depth_left = saved;
         let value = value?;
-        self.end_sequence(len)?;
+        self.end_collection(len, false)?;
         Ok(value)
     }
 
@@ -334,57 +335,48 @@ impl<'w, 'a> Walker<'w, 'a> {
         let len = entries.len;
         self.depth_left = saved;
         let value = value?;
-        self.end_mapping(len)?;
+        self.end_collection(len, true)?;
         Ok(value)
     }
 
-    /// Past the items the visitor left, and the sequence's end; they must have been all it read.
+    /// Past the items or entries the visitor left, and the collection's end: they must have been
+    /// all it read.
     #[inline(never)]
-    fn end_sequence(&mut self, read: usize) -> Result<()> {
-        let mut rest = Items {
-            empty: false,
-            walker: self,
-            len: read,
+    fn end_collection(&mut self, read: usize, mapping: bool) -> Result<()> {
+        let total = if mapping {
+            let mut rest = Entries {
+                empty: false,
+                walker: self,
+                len: read,
+                key: None,
+            };
+            while de::MapAccess::next_entry::<IgnoredAny, IgnoredAny>(&mut rest)?.is_some() {}
+            rest.len
+        } else {
+            let mut rest = Items {
+                empty: false,
+                walker: self,
+                len: read,
+            };
+            while de::SeqAccess::next_element::<IgnoredAny>(&mut rest)?.is_some() {}
+            rest.len
         };
-        while de::SeqAccess::next_element::<IgnoredAny>(&mut rest)?.is_some() {}
-        let total = rest.len;
+        let end = self.next()?.0;
         assert!(
-            matches!(self.next()?.0, Event::SequenceEnd | Event::Void),
-            "a sequence's end"
+            matches!(
+                (end, mapping),
+                (Event::MappingEnd, true) | (Event::SequenceEnd, false) | (Event::Void, _)
+            ),
+            "a collection's end"
         );
         if total == read {
             return Ok(());
         }
-        let expected = if read == 1 {
-            "sequence of 1 element".to_string()
-        } else {
-            format!("sequence of {read} elements")
-        };
-        Err(de::Error::invalid_length(total, &expected.as_str()))
-    }
-
-    /// Past the entries the visitor left, and the mapping's end; they must have been all it read.
-    #[inline(never)]
-    fn end_mapping(&mut self, read: usize) -> Result<()> {
-        let mut rest = Entries {
-            empty: false,
-            walker: self,
-            len: read,
-            key: None,
-        };
-        while de::MapAccess::next_entry::<IgnoredAny, IgnoredAny>(&mut rest)?.is_some() {}
-        let total = rest.len;
-        assert!(
-            matches!(self.next()?.0, Event::MappingEnd | Event::Void),
-            "a mapping's end"
-        );
-        if total == read {
-            return Ok(());
-        }
-        let expected = if read == 1 {
-            "map containing 1 entry".to_string()
-        } else {
-            format!("map containing {read} entries")
+        let expected = match (mapping, read) {
+            (true, 1) => "map containing 1 entry".to_string(),
+            (true, _) => format!("map containing {read} entries"),
+            (false, 1) => "sequence of 1 element".to_string(),
+            (false, _) => format!("sequence of {read} elements"),
         };
         Err(de::Error::invalid_length(total, &expected.as_str()))
     }

@@ -3,7 +3,10 @@
 //! the documents the product ships (and the benchmark's large rules file) are accepted, so they do
 //! take the fast path.
 
-use crate::documents::yaml::from_common as from_str;
+/// `text` read as `T` from the events here; `None` where the reader declines it or the type refuses.
+fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
+    super::super::walker::read(&super::events(text)?).ok()
+}
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use std::path::{Path, PathBuf};
@@ -470,9 +473,9 @@ fn events_are_libyamls() {
         let Some(ours) = super::events(text) else {
             return false;
         };
-        let theirs = crate::documents::yaml::events::load(text);
+        let theirs = super::super::events::load(text);
         assert!(theirs.error.is_none() && !theirs.more_documents, "{text}");
-        let kinds = |document: &crate::documents::yaml::events::Document<'_>| {
+        let kinds = |document: &super::super::events::Document<'_>| {
             document
                 .events
                 .iter()

@@ -5,12 +5,12 @@
 //! reader gives the same events several times faster, for documents written the way configuration
 //! files are. It declines (`None`) everything else and everything it cannot be sure libyaml reads
 //! the same way: anchors, tags, multi-line plain scalars, folded blocks, tabs, a `:` inside a plain
-//! scalar, a duplicate key. The caller ([`super::yaml`]) then has libyaml read the document, as it
+//! scalar, a duplicate key. The caller ([`super`]) then has libyaml read the document, as it
 //! does to locate any error found in these events, so every error and every rare form still comes
 //! from one place. The differential tests check that whatever this reader accepts, libyaml gives
 //! the same events and serde_norway reads the same values.
 
-use super::yaml::events::{Document, Event, Style};
+use super::events::{Document, Event, Style};
 use std::borrow::Cow;
 
 /// The events of `text`, or `None` where libyaml must read it.
@@ -37,7 +37,7 @@ pub fn events(text: &str) -> Option<Document<'_>> {
 
 /// Deepest nesting of collections read here: the documents' own cap, so a document this reader
 /// accepts needs no separate depth check (deeper ones are declined, and refused by that check).
-const MAX_DEPTH: usize = super::nesting::MAX_NESTING;
+const MAX_DEPTH: usize = crate::documents::nesting::MAX_NESTING;
 /// libyaml's limit for an implicit key is 1,024 characters; longer keys are left to it.
 const MAX_KEY_BYTES: usize = 1_000;
 
