@@ -52,8 +52,9 @@ pub struct ParseError {
 }
 
 /// Parses YAML into `T`. An empty document parses as `T::default()` (an empty frontmatter block is
-/// not an error; missing required fields are reported by the caller). Nesting is capped first: deeper
-/// documents would cost the parser quadratic time (see `config::check_yaml`).
+/// not an error; missing required fields are reported by the caller). The common reader reads what it
+/// can (within the nesting cap); nesting is capped before libyaml reads the rest: deeper documents
+/// would cost it quadratic time (see `config::check_yaml`).
 pub fn parse<T: DeserializeOwned + Default>(text: &str) -> Result<T, ParseError> {
     let meaningful = text.lines().any(|l| {
         let t = l.trim();
