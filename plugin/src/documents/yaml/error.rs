@@ -91,7 +91,7 @@ impl fmt::Display for Error {
         };
         f.write_str(text)?;
         match self.mark() {
-            Some(mark) if mark.line != 0 || mark.column != 0 => write!(f, " at {mark}"),
+            Some(mark) if !mark.is_start() => write!(f, " at {mark}"),
             _ => Ok(()),
         }
     }

@@ -115,7 +115,7 @@ enum Want {
     F64,
 }
 
-/// Which event a node starts at, for its at.
+/// Which event a node starts at, for its mark.
 #[derive(Clone, Copy)]
 struct At(usize);
 
@@ -211,13 +211,15 @@ impl<'w, 'a> Walker<'w, 'a> {
         value
     }
 
+    /// Where the node starting at `at` is in the text (nowhere for the common reader's events).
+    fn mark(&self, at: At) -> Mark {
+        self.marks.get(at.0).copied().unwrap_or_default()
+    }
+
     /// `error` located at the node starting at `at`, unless it has a place already.
     #[inline(never)]
     fn locate(&self, error: Error, at: At) -> Error {
-        error.at(
-            &self.marks.get(at.0).copied().unwrap_or_default(),
-            &self.path,
-        )
+        error.at(&self.mark(at), &self.path)
     }
 
     /// Into a child node at `step`.
@@ -238,10 +240,7 @@ impl<'w, 'a> Walker<'w, 'a> {
         let in_variant = self.variant.is_some();
         let (event, at) = self.next()?;
         if let Event::Alias(target) = event {
-            let resume = self.enter_alias(*target)?;
-            let typed = self.typed(want, expected);
-            self.leave_alias(resume);
-            return typed;
+            return self.aliased(*target, |w| w.typed(want, expected));
         }
         if let Event::Scalar { value, style, tag } = event {
             let (tag_wanted, parsed) = match want {
@@ -301,8 +300,8 @@ impl<'w, 'a> Walker<'w, 'a> {
         self.depth_left = match saved.checked_sub(1) {
             Some(left) => left,
             None => {
-                let at = self.marks.get(at.0).copied().unwrap_or_default();
-                return Err(Error::new(ErrorKind::RecursionLimitExceeded(at)));
+                let mark = self.mark(at);
+                return Err(Error::new(ErrorKind::RecursionLimitExceeded(mark)));
             }
         };
         Ok(saved)
