@@ -94,6 +94,8 @@ pub enum Command {
     Spool(SpoolCommand),
     /// The public/private boundary audit of the config directory (and the overlay's terms).
     AuditBoundary,
+    /// Recent sessions' groups whose conversations now map elsewhere (old -> new).
+    GroupIds,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -38,6 +38,31 @@ pub struct TurnRecord {
     /// The relevance floor's verdict on each recalled fact and entity (bounded; empty when off).
     #[serde(default)]
     pub relevance: Vec<String>,
+    /// Who the turn was with, as the host named them: what `group-ids` recomputes a group from.
+    #[serde(default)]
+    pub conversation: Option<RecordedConversation>,
+}
+
+/// The values a group id is filled from, as a turn's host gave them.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+pub struct RecordedConversation {
+    pub agent_id: Option<String>,
+    pub sender_id: Option<String>,
+    pub chat_id: Option<String>,
+    pub channel: Option<String>,
+    pub group_chat: bool,
+}
+
+impl RecordedConversation {
+    pub fn of(ctx: &crate::api::HookContext) -> RecordedConversation {
+        RecordedConversation {
+            agent_id: ctx.agent_id.clone(),
+            sender_id: ctx.sender_id.clone(),
+            chat_id: ctx.chat_id.clone(),
+            channel: ctx.channel.clone(),
+            group_chat: ctx.chat_type == crate::api::ChatType::Group,
+        }
+    }
 }
 
 impl TurnRecord {
@@ -73,6 +98,7 @@ impl TurnRecord {
             injected: injection.prepend_context.clone(),
             prompt_digest: Some(crate::capture::prompt_digest(prompt)),
             relevance: vec![],
+            conversation: None,
         }
     }
 
@@ -172,6 +198,11 @@ pub fn load(state_dir: &Path, session_key: Option<&str>) -> Result<Option<TurnRe
         .into_iter()
         .max_by_key(|(_, r)| r.at_ms)
         .map(|(_, r)| r))
+}
+
+/// Every session's kept record.
+pub fn all(state_dir: &Path) -> Result<Vec<TurnRecord>, String> {
+    Ok(records(state_dir)?.into_iter().map(|(_, r)| r).collect())
 }
 
 fn records(state_dir: &Path) -> Result<Vec<(PathBuf, TurnRecord)>, String> {

@@ -6,7 +6,9 @@ use graphiti_openclaw_tests::{
     copy_dir, example_config, graphiti_shim as shim, hook_context, prompt, temp_dir,
 };
 use graphiti_standin::{Fault, Options, StandIn};
-use host_shim::{AgentEndEvent, CaptureOutcome, ChatType, HookContext, Shim};
+use host_shim::{
+    AgentEndEvent, CaptureOutcome, ChatType, Command, HookContext, IngestRequest, SearchRequest, Shim,
+};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -332,6 +334,125 @@ fn a_group_chat_never_recalls_the_direct_chats_memories() {
     assert!(
         !groups.is_empty() && groups.iter().all(|g| g == "main-group-chat-1"),
         "{groups:?}"
+    );
+}
+
+/// The group ids the stand-in was asked to search.
+fn searched_groups(standin: &StandIn) -> Vec<String> {
+    standin
+        .requests()
+        .iter()
+        .filter_map(|r| serde_json::from_str::<serde_json::Value>(&r.body).ok())
+        .filter_map(|body| body.pointer("/params/arguments/group_ids").cloned())
+        .flat_map(|ids| ids.as_array().cloned().unwrap_or_default())
+        .filter_map(|id| id.as_str().map(str::to_string))
+        .collect()
+}
+
+/// A tool's or a command's context in `session`, as OpenClaw gives it: the session key and the
+/// sender, no chat id, no agent id.
+fn tool_context(session: &str, chat_type: ChatType) -> HookContext {
+    HookContext {
+        agent_id: None,
+        chat_id: None,
+        channel: None,
+        ..hook_context(session, chat_type)
+    }
+}
+
+#[test]
+fn tools_and_commands_in_a_group_use_the_groups_own_memories() {
+    let standin = standin();
+    let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
+    let mut shim = shim(&config, &temp_dir("group-tools-state"), &standin.url());
+    let session = "agent:main:telegram:group:555";
+    let turn = HookContext {
+        chat_id: Some("555".into()),
+        ..hook_context(session, ChatType::Group)
+    };
+    shim.agent_end(&end("Remember that the offsite is in Porto", "Noted."), &turn);
+    let ingest = Command::Ingest(IngestRequest {
+        text: "The offsite budget is 4,000 euros".into(),
+        source: Some("agent tool".into()),
+        ctx: tool_context(session, ChatType::Group),
+    });
+    assert_eq!(shim.run_command(&ingest).exit_code, 0);
+    assert_eq!(shim.tick().sent, 2);
+    let groups: Vec<String> = standin.episodes().into_iter().map(|e| e.group_id).collect();
+    assert_eq!(groups, ["main-group-555", "main-group-555"]);
+
+    let search = |query: &str, session: &str| {
+        Command::Search(SearchRequest {
+            query: query.into(),
+            ctx: tool_context(session, ChatType::Group),
+        })
+    };
+    let out = shim.run_command(&search("offsite budget", "agent:main:telegram:group:556"));
+    assert_eq!(out.exit_code, 0, "{out:?}");
+    assert!(out.stdout.contains("in group main-group-556"), "{}", out.stdout);
+    assert_eq!(searched_groups(&standin), ["main-group-556", "main-group-556"]);
+
+    // No session and no chat: nothing to search but a shared group, so nothing is searched.
+    let mut nowhere = tool_context("x", ChatType::Group);
+    nowhere.session_key = None;
+    let out = shim.run_command(&Command::Search(SearchRequest {
+        query: "offsite".into(),
+        ctx: nowhere,
+    }));
+    assert_eq!(out.exit_code, 1);
+    assert!(out.stderr.contains("chat id is unknown"), "{}", out.stderr);
+}
+
+#[test]
+fn senders_whose_ids_clean_alike_keep_apart() {
+    let standin = standin();
+    let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
+    let mut shim = shim(&config, &temp_dir("collide-state"), &standin.url());
+    for sender in ["john.doe@example.com", "john_doe@example.com"] {
+        let ctx = HookContext {
+            sender_id: Some(sender.into()),
+            ..hook_context(&format!("agent:main:email:direct:{sender}"), ChatType::Direct)
+        };
+        shim.agent_end(&end(&format!("Remember that {sender} takes tea"), "Noted."), &ctx);
+    }
+    assert_eq!(shim.tick().sent, 2);
+    let groups: std::collections::BTreeSet<String> =
+        standin.episodes().into_iter().map(|e| e.group_id).collect();
+    assert_eq!(groups.len(), 2, "{groups:?}");
+}
+
+#[test]
+fn group_ids_lists_the_groups_an_earlier_release_shared() {
+    let standin = standin();
+    let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
+    let state = temp_dir("group-ids-state");
+    let mut shim = shim(&config, &state, &standin.url());
+    let sender = "john.doe@example.com";
+    let ctx = HookContext {
+        sender_id: Some(sender.into()),
+        ..hook_context("agent:main:email:direct:john.doe@example.com", ChatType::Direct)
+    };
+    shim.before_agent_start(&prompt("Where does Alice work these days?"), &ctx);
+    let listed = shim.run_command(&Command::GroupIds);
+    assert!(listed.stdout.starts_with("0 of the recent"), "{}", listed.stdout);
+    // The record as an earlier release wrote it: the lossy group, and no conversation kept.
+    let dir = state.join("last-turns");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let mut record: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        record["group_id"] = "main-dm-john_doe_example_com".into();
+        record.as_object_mut().unwrap().remove("conversation");
+        std::fs::write(&path, record.to_string()).unwrap();
+    }
+    let listed = shim.run_command(&Command::GroupIds);
+    assert_eq!(listed.exit_code, 0);
+    let line = listed.stdout.lines().nth(1).unwrap_or_default();
+    assert!(
+        line.starts_with("main-dm-john_doe_example_com -> main-dm-john_doe_example_com-")
+            && line.contains("agent:main:email:direct:john.doe@example.com (read off the key)"),
+        "{}",
+        listed.stdout
     );
 }
 

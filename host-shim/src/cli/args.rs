@@ -154,6 +154,8 @@ pub(crate) enum CliCommand {
     },
     /// Send what waits in the capture spool now; exit 0 when the spool is empty afterwards, else 1
     Flush,
+    /// Recent sessions' Graphiti groups that their conversations no longer map to (old -> new)
+    GroupIds,
     /// The capture spool: list what waits, is in doubt or was set aside; requeue what was set aside
     Spool {
         #[command(subcommand)]

@@ -51,6 +51,7 @@ pub(crate) fn run(mut cli: Cli) -> Result<u8, String> {
         CliCommand::Status => Command::Status,
         CliCommand::Debug { session } => Command::Debug(session),
         CliCommand::Flush => Command::Flush,
+        CliCommand::GroupIds => Command::GroupIds,
         CliCommand::Spool { command } => Command::Spool(match command {
             None | Some(SpoolCli::List) => SpoolCommand::List,
             Some(SpoolCli::Requeue) => SpoolCommand::Requeue,
@@ -83,6 +84,7 @@ fn is_dry_run(command: &CliCommand) -> bool {
             | CliCommand::Status
             | CliCommand::Ingest { .. }
             | CliCommand::Flush
+            | CliCommand::GroupIds
             | CliCommand::Spool { .. }
             | CliCommand::Debug { .. }
             | CliCommand::Experts {

@@ -42,7 +42,9 @@ export function hookContext(ctx = {}) {
     senderId: text(ctx.senderId) ?? text(ctx.requesterSenderId) ?? text(ctx.channelContext?.sender?.id),
     // Channels put the sender's details in channelContext.sender under their own names.
     senderName: text(ctx.senderName) ?? senderNameOf(ctx.channelContext?.sender),
-    chatId: text(ctx.chatId) ?? text(ctx.channelId) ?? text(ctx.channelContext?.chat?.id),
+    // A tool names the chat `nativeChannelId`; a command names none (the component then reads it
+    // off the session key). Not `channelId`: on a command it is the channel's name ("webchat").
+    chatId: text(ctx.chatId) ?? text(ctx.nativeChannelId) ?? text(ctx.channelContext?.chat?.id),
     channel: text(ctx.channel) ?? text(ctx.messageChannel) ?? text(ctx.messageProvider),
     chatType: chatTypeOf(ctx),
     trigger: text(ctx.trigger),

@@ -489,6 +489,8 @@ function registerCliCommands(api, runtime) {
       });
     graphiti.command('flush').description('Send spooled turns to Graphiti now (exit 1 when some are left)')
       .action(() => print({ tag: 'flush' }));
+    graphiti.command('group-ids').description("Recent sessions' Graphiti groups their conversations no longer map to (old -> new)")
+      .action(() => print({ tag: 'group-ids' }));
     graphiti.command('spool [action]')
       .description('The capture spool: list (the default: what waits, is in doubt or was set aside, and why) or requeue (set-aside entries back in the queue)')
       .action((action = 'list') => {

@@ -18,6 +18,9 @@ test('the hook context maps field by field, with fallbacks for tool contexts', (
   assert.equal(tool.senderId, 'u2');
   assert.equal(tool.channel, 'telegram');
   assert.equal(tool.sessionKey, undefined, 'blank is absent');
+  assert.equal(hookContext({ nativeChannelId: '-100555', requesterSenderId: 'u2' }).chatId, '-100555', "a tool's chat");
+  // A command's channelId is the channel's name: it must not become the chat (and so its group).
+  assert.equal(hookContext({ sessionKey: 'agent:main:telegram:group:555', channelId: 'webchat', senderId: 'u1' }).chatId, undefined);
 });
 
 test("the sender's display name comes from the channel's sender details, under the names channels use", () => {

@@ -300,6 +300,7 @@ impl Guest for Component {
                 other => expert_runs::command(other),
             }),
             wit::Command::Flush => api::Command::Flush,
+            wit::Command::GroupIds => api::Command::GroupIds,
             wit::Command::Spool(command) => api::Command::Spool(match command {
                 wit::SpoolCommand::List => api::SpoolCommand::List,
                 wit::SpoolCommand::Requeue => api::SpoolCommand::Requeue,

@@ -80,7 +80,10 @@ impl Engine {
                 "no state directory: the host mounted none, so nothing can be spooled".into(),
             );
         };
-        let group_id = group_id::group_id(&self.settings.graphiti.group_id, ctx);
+        let group_id = match group_id::group_id(&self.settings.graphiti.group_id, ctx) {
+            Ok(group) => group,
+            Err(why) => return CaptureOutcome::Dropped(format!("{why}: this turn was NOT captured")),
+        };
         let episode = Episode {
             name: episode_name(ctx, &group_id, &user, &assistant),
             group_id: group_id.clone(),
@@ -115,7 +118,7 @@ impl Engine {
 /// Stable for the turn: the run id when the host has one, else a hash of what was said and when.
 fn episode_name(ctx: &HookContext, group_id: &str, user: &str, assistant: &str) -> String {
     let turn = match &ctx.run_id {
-        Some(run) if !run.trim().is_empty() => group_id::sanitize_group_id(run),
+        Some(run) if !run.trim().is_empty() => group_id::name_part(run),
         _ => format!("{:x}", time::now_ms()),
     };
     let digest = spool::stable_hash(&format!("{group_id}\n{turn}\n{user}\n{assistant}"));

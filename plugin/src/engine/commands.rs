@@ -2,7 +2,7 @@
 //! flush, spool, experts): each runs on the engine's state and is rendered by `reports`.
 
 use super::Engine;
-use crate::api::{Command, CommandOutput, HookContext, IntentTestRequest};
+use crate::api::{ChatType, Command, CommandOutput, HookContext, IntentTestRequest};
 use crate::boundary_audit;
 use crate::config::PluginSettings;
 use crate::decision::Injection;
@@ -10,6 +10,7 @@ use crate::graphiti::EpisodeKind;
 use crate::graphiti::{Episode, http::Deadline, speaker_name};
 use crate::group_id;
 use crate::recall::Recall;
+use crate::relevance;
 use crate::reports;
 use crate::routing::{PreviousTurn, RouteInput};
 use crate::spool::{self, Appended, Spool};
@@ -79,10 +80,16 @@ impl Engine {
                 Err(e) => reports::failure(2, e),
             },
             Command::Recall(query, group) => match group {
-                Some(group) => self.recall_command(query, |_| group_id::sanitize_group_id(group)),
-                None => self.recall_command(query, |s| {
-                    group_id::group_id(&s.graphiti.group_id, &HookContext::default())
-                }),
+                Some(group) => match group_id::check_group_id(group) {
+                    Ok(group) => self.recall_command(query, |_| Ok(group.to_string())),
+                    Err(why) => reports::failure(2, why),
+                },
+                None => reports::failure(
+                    2,
+                    "recall: which memories? Name the group with --group-id ID \
+                     (a direct chat's is the graphiti.group_id.direct template filled, \
+                     by default AGENT-dm-SENDER; `group-ids` lists the groups of recent sessions)",
+                ),
             },
             Command::Status => self.status(),
             Command::Search(query, ctx) => {
@@ -92,6 +99,7 @@ impl Engine {
             Command::Debug(session_key) => self.debug(session_key.as_deref()),
             Command::Flush => self.flush(),
             Command::AuditBoundary => boundary_audit::audit(&self.roots),
+            Command::GroupIds => self.group_ids(),
             Command::Spool(command) => self.spool_command(*command),
             Command::Experts(command) => {
                 // The `experts` settings (servers, mappings) come with the configuration.
@@ -122,7 +130,10 @@ impl Engine {
                 "no state directory: the host mounted none, so nothing can be spooled",
             );
         };
-        let group_id = group_id::group_id(&self.settings.graphiti.group_id, ctx);
+        let group_id = match group_id::group_id(&self.settings.graphiti.group_id, ctx) {
+            Ok(group) => group,
+            Err(why) => return reports::failure(1, format!("not stored: {why}")),
+        };
         let now = time::now_ms();
         let digest = spool::stable_hash(&format!("{group_id}\n{text}"));
         let episode = Episode {
@@ -181,13 +192,16 @@ impl Engine {
     fn recall_command(
         &mut self,
         query: &str,
-        group: impl FnOnce(&PluginSettings) -> String,
+        group: impl FnOnce(&PluginSettings) -> Result<String, String>,
     ) -> CommandOutput {
         self.ensure_loaded();
         if query.trim().is_empty() {
             return reports::failure(2, "nothing to search for: the query is empty");
         }
-        let group = group(&self.settings);
+        let group = match group(&self.settings) {
+            Ok(group) => group,
+            Err(why) => return reports::failure(1, format!("nothing searched: {why}")),
+        };
         let settings = self.settings.recall.clone();
         let mut notes = Vec::new();
         match self.search(
@@ -197,16 +211,33 @@ impl Engine {
             &mut notes,
         ) {
             Ok(found) => {
+                let judged = relevance::judge(
+                    &found,
+                    &relevance::Asked::new(query, &[]),
+                    settings.min_relevance,
+                );
+                let kept = judged.kept;
                 let mut out = format!(
                     "recall {query:?} in group {group}: {} facts, {} entities\n",
-                    found.facts.len(),
-                    found.nodes.len()
+                    kept.facts.len(),
+                    kept.nodes.len()
                 );
+                let (facts_out, nodes_out) = (
+                    found.facts.len() - kept.facts.len(),
+                    found.nodes.len() - kept.nodes.len(),
+                );
+                if facts_out + nodes_out > 0 {
+                    out.push_str(&format!(
+                        "below the relevance floor (recall.min_relevance {}), left out as a turn \
+                         leaves them out: {facts_out} facts, {nodes_out} entities\n",
+                        settings.min_relevance
+                    ));
+                }
                 for note in notes {
                     out.push_str(&format!("note: {note}\n"));
                 }
                 out.push_str(
-                    &found
+                    &kept
                         .context_block(&group, &settings)
                         .unwrap_or_else(|| "(nothing recalled)".into()),
                 );
@@ -290,4 +321,84 @@ fn dry_run_times(request: &IntentTestRequest) -> Result<(u64, u64), String> {
             Ok((now, at.unwrap_or(now)))
         }
     }
+}
+
+impl Engine {
+    /// Each recent session's group that its conversation no longer maps to: Graphiti cannot rename a
+    /// group, so what was remembered there stays there until forgotten.
+    fn group_ids(&mut self) -> CommandOutput {
+        self.ensure_loaded();
+        let Some(state_dir) = &self.state_dir else {
+            return reports::failure(1, "no state directory: no turns are recorded to list");
+        };
+        let records = match turns::all(state_dir) {
+            Ok(records) => records,
+            Err(e) => return reports::failure(1, e),
+        };
+        let templates = &self.settings.graphiti.group_id;
+        let mut moved = std::collections::BTreeMap::<(String, String), Vec<String>>::new();
+        for record in records {
+            let Some(old) = record.group_id.clone() else {
+                continue;
+            };
+            let ctx = recorded_context(&record);
+            let Ok(new) = group_id::group_id(templates, &ctx) else {
+                continue;
+            };
+            if new != old {
+                // An older record did not keep who the turn was with: the key may not name them.
+                let guessed = if record.conversation.is_none() { " (read off the key)" } else { "" };
+                let session = format!("{}{guessed}", record.session_key);
+                moved.entry((old, new)).or_default().push(session);
+            }
+        }
+        let mut out = format!(
+            "{} of the recent sessions' groups map elsewhere now\n",
+            moved.len()
+        );
+        for ((old, new), sessions) in &moved {
+            out.push_str(&format!("{old} -> {new}  (sessions: {})\n", sessions.join(", ")));
+        }
+        if !moved.is_empty() {
+            out.push_str(
+                "Graphiti cannot rename a group: memories in an old group stay there, and no turn \
+                 reads them again. An old group may hold several people's or chats' memories \
+                 (ids that differed only in characters outside [A-Za-z0-9_-], or past 120 \
+                 characters, or that were unknown): delete it in Graphiti once its memories are \
+                 no longer wanted.\n",
+            );
+        }
+        CommandOutput {
+            exit_code: 0,
+            stdout: out,
+            stderr: String::new(),
+        }
+    }
+}
+
+/// The turn's conversation as its host named it, or, for a record older than that, as its session
+/// key says.
+fn recorded_context(record: &turns::TurnRecord) -> HookContext {
+    let mut ctx = HookContext {
+        session_key: Some(record.session_key.clone()),
+        ..HookContext::default()
+    };
+    match &record.conversation {
+        Some(c) => {
+            ctx.agent_id = c.agent_id.clone();
+            ctx.sender_id = c.sender_id.clone();
+            ctx.chat_id = c.chat_id.clone();
+            ctx.channel = c.channel.clone();
+            ctx.chat_type = if c.group_chat { ChatType::Group } else { ChatType::Direct };
+        }
+        None => {
+            let key = group_id::SessionKey::parse(&record.session_key);
+            ctx.chat_type = if key.group_peer.is_some() {
+                ChatType::Group
+            } else {
+                ChatType::Direct
+            };
+        }
+    }
+    ctx
 }

@@ -46,11 +46,20 @@ impl Engine {
         let mut notes = Vec::new();
         let session_key = ctx.session_key.as_deref().or(ctx.session_id.as_deref());
         let previous = self.previous_turn(session_key, &mut notes);
-        let group = group_id::group_id(&self.settings.graphiti.group_id, ctx);
         let mut relevance = Vec::new();
-        let (memory_block, recall, outcome) =
-            self.recall_for_turn(event, &group, &mut notes, &mut relevance);
-        let searched_group = (!matches!(outcome, RecallOutcome::Skipped)).then_some(group);
+        let (memory_block, recall, outcome, searched_group) =
+            match group_id::group_id(&self.settings.graphiti.group_id, ctx) {
+                Ok(group) => {
+                    let (block, recall, outcome) =
+                        self.recall_for_turn(event, &group, &mut notes, &mut relevance);
+                    let searched = (!matches!(outcome, RecallOutcome::Skipped)).then_some(group);
+                    (block, recall, outcome, searched)
+                }
+                Err(why) => {
+                    notes.push(format!("recall: skipped: {why}"));
+                    (None, Recall::default(), RecallOutcome::Skipped, None)
+                }
+            };
         let recall_summary = outcome.summary(&recall, &notes);
         let routed = self.route(event, ctx, &recall, previous.as_ref(), now_ms);
         self.remember_turn(session_key, previous.as_ref(), &routed, now_ms, &mut notes);
@@ -69,7 +78,7 @@ impl Engine {
         match session_key {
             Some(key) => {
                 let recalled = (searched_group, recall_summary, relevance);
-                self.record_turn(key, event, now_ms, recalled, injection)
+                self.record_turn(key, ctx, event, now_ms, recalled, injection)
             }
             None => injection,
         }
@@ -181,6 +190,7 @@ impl Engine {
     fn record_turn(
         &mut self,
         session_key: &str,
+        ctx: &HookContext,
         event: &PromptEvent,
         now_ms: u64,
         recalled: (Option<String>, String, Vec<String>),
@@ -199,6 +209,7 @@ impl Engine {
             &injection,
         );
         record.relevance = relevance;
+        record.conversation = Some(turns::RecordedConversation::of(ctx));
         if let Err(e) = turns::save(&mut self.kept_turns, dir, record) {
             injection.notes.push(e);
         }
