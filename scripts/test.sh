@@ -38,5 +38,7 @@ echo "test: OpenClaw fault suite (two adapter processes on one state directory, 
 node --test tests/openclaw/faults.test.js
 echo "test: expert runs in a real OpenClaw Gateway (webhook, channel and cron triggers, lanes, retries, CONFIRM, a SIGKILL with runs in flight)"
 node --test tests/openclaw/expert-runs.test.js
+echo "test: whose memory in a real OpenClaw Gateway (each group's turn, tools and /recall use that group's Graphiti group)"
+node --test tests/openclaw/groups.test.js
 echo "test: the limits benchmark, quick (routing, the shim's hooks and start-up, OpenClaw's hook runner; it checks every answer)"
 BENCH_QUICK=1 bash scripts/bench.sh

@@ -65,6 +65,10 @@ export async function startStandIn({ args = [] } = {}) {
     async sends() {
       return (await fetch(`${url}/__standin/sends`)).json();
     },
+    /** Every Graphiti API request so far (`method, path, tool, body`). */
+    async requests() {
+      return (await fetch(`${url}/__standin/requests`)).json();
+    },
     /** Lost, duplicated and unexpected episodes against the names expected (REST's two messages of one send count once). */
     async delivery(expected) {
       const response = await fetch(`${url}/__standin/delivery`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ expected }) });

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 const PREFIX: &str = "/__standin/";
-const ENDPOINTS: &str = "GET fault, POST fault, GET episodes, GET sends, POST delivery, GET status";
+const ENDPOINTS: &str =
+    "GET fault, POST fault, GET episodes, GET sends, GET requests, POST delivery, GET status";
 
 /// The answer to a control request, or `None` when the path is not under `/__standin/`.
 /// `on_control_port`: the request came through `StandIn::listen_control`'s port.
@@ -28,6 +29,15 @@ pub(crate) fn handle(shared: &Arc<Shared>, req: &Request, on_control_port: bool)
             Response::json(200, &st.queue.visible(now).map(episode_json).collect::<Value>())
         }
         ("GET", "sends") => Response::json(200, &shared.lock().queue.sends().iter().map(send_json).collect::<Value>()),
+        ("GET", "requests") => Response::json(
+            200,
+            &shared
+                .lock()
+                .requests
+                .iter()
+                .map(|r| json!({"method": r.method, "path": r.path, "tool": r.tool, "body": r.body}))
+                .collect::<Value>(),
+        ),
         ("POST", "delivery") => delivery(shared, req).unwrap_or_else(|e| error(400, &e)),
         ("GET", "status") => {
             let _ = shared.sync_listening();
