@@ -22,7 +22,9 @@ fi
 ln -sf "$tools/node24/node_modules/.bin/node" "$tools/bin/node"
 export PATH="$tools/bin:$PATH"
 
-if ! cmp -s "$spec/package-lock.json" "$tools/.installed-lock" 2>/dev/null; then
+# An install killed half-way leaves the lockfile matched but its commands gone: install again then.
+if ! cmp -s "$spec/package-lock.json" "$tools/.installed-lock" 2>/dev/null \
+    || [ ! -e "$tools/node_modules/.bin/jco" ] || [ ! -e "$tools/node_modules/.bin/openclaw" ]; then
     echo "node-tools: installing jco and OpenClaw (pinned in scripts/node-tools/package-lock.json)"
     cp "$spec/package.json" "$tools/"
     # A fresh lockfile is written on the first install; commit it to pin every transitive version.

@@ -127,8 +127,8 @@ pub(crate) enum CliCommand {
     Recall {
         /// What to search for
         query: String,
-        /// The Graphiti group to search [default: the direct-chat template with an empty context]
-        #[arg(long, value_name = "ID")]
+        /// The Graphiti group to search (`group-ids` lists recent sessions' groups)
+        #[arg(long, value_name = "ID", required = true)]
         group_id: Option<String>,
     },
     /// Graphiti reachability, recall and capture counters, spool depth, pack injection rates

@@ -408,8 +408,8 @@ function registerCliCommands(api, runtime) {
       .option('--previous-pack <id>', 'the previous turn\'s pack')
       .option('--json', 'print JSON')
       .action((prompt, opts) => print(intentTest(prompt, { groupChat: Boolean(opts.group), previousPack: opts.previousPack, json: Boolean(opts.json) })));
-    graphiti.command('recall <query>').description('Search Graphiti as recall does')
-      .option('--group-id <id>', 'the Graphiti group to search')
+    graphiti.command('recall <query>').description('Search a Graphiti group as recall does (group-ids lists recent ones)')
+      .requiredOption('--group-id <id>', 'the Graphiti group to search')
       .action((query, opts) => print({ tag: 'recall', val: [query, opts.groupId] }));
     graphiti.command('debug').description('The last turn of a session: recall, decision trace, injection')
       .option('--session <key>', 'session key (default: the most recent turn)')
