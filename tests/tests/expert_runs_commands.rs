@@ -249,6 +249,35 @@ fn install_validates_before_copying_and_refuses_hostile_archives() {
 }
 
 #[test]
+fn install_refuses_a_name_that_differs_only_in_case_from_an_installed_one() {
+    let s = setup();
+    let source = graphiti_openclaw_tests::temp_dir("install-case");
+    graphiti_openclaw_tests::copy_dir(&fixture().join(EXPERT), &source.join("pkg"));
+    let manifest = source.join("pkg/expert.yaml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replace("name: ops-expert", "name: Ops-Expert"),
+    )
+    .unwrap();
+    let mut shim = managing(&s, Some(&source.join("pkg")));
+    let out = manage(
+        &mut shim,
+        ExpertsCommand::Install(InstallSource::Directory("pkg".into())),
+    );
+    assert_ne!(out.exit_code, 0, "{}", out.stdout);
+    assert!(
+        out.stderr.contains(
+            "Ops-Expert cannot be installed beside ops-expert (in ops-expert/): names equal once \
+             lower-cased are one name, as OpenClaw lower-cases session keys"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!s.experts.join("Ops-Expert").exists());
+}
+
+#[test]
 fn bind_writes_bindings_and_the_experts_directory_is_read_only_otherwise() {
     let mut s = setup();
     let read_only = s.command(ExpertsCommand::Bind((

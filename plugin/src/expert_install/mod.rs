@@ -115,6 +115,7 @@ pub fn install(
     }
     let staging = root.join(format!(".install-{now_ms}"));
     let result = stage_and_validate(&staging, &files, options)
+        .and_then(|package| name_is_free(root, &package, options).map(|()| package))
         .and_then(|package| place(root, &staging, &package));
     if staging.exists() {
         let _ = fs::remove_dir_all(&staging);
@@ -145,6 +146,27 @@ fn stage_and_validate(
             "the package is not valid; nothing was installed:\n{}",
             errors.join("\n")
         )),
+    }
+}
+
+/// Refuses a name that an installed package's name or directory equals once lower-cased: OpenClaw
+/// lower-cases session keys, so the new package would take over the other's sessions. (A directory
+/// of exactly this name is [`place`]'s to refuse.)
+fn name_is_free(root: &Path, name: &str, options: &LoadOptions) -> Result<(), String> {
+    let folded = name.to_lowercase();
+    let installed = experts::load_all(root, options)?;
+    let clash = installed.iter().find_map(|e| {
+        let dir = e.dir.file_name()?.to_string_lossy().into_owned();
+        let same = e.name.to_lowercase() == folded || dir.to_lowercase() == folded;
+        (same && dir != name).then(|| (e.name.clone(), dir))
+    });
+    match clash {
+        Some((other, dir)) => Err(format!(
+            "{name} cannot be installed beside {other} (in {dir}/): names equal once lower-cased \
+             are one name, as OpenClaw lower-cases session keys; remove it first (experts remove \
+             {dir}) or rename the package"
+        )),
+        None => Ok(()),
     }
 }
 

@@ -104,7 +104,8 @@ pub fn discover(root: &Path) -> Result<Vec<PathBuf>, String> {
 }
 
 /// Loads every package under `root`, sorted by name (then directory), within [`MAX_ROOT_BYTES`].
-/// Packages sharing a name are all refused: each would claim the same session and workspace.
+/// Packages sharing a name, or names equal once lower-cased, are all refused: each would claim the
+/// same session and workspace.
 pub fn load_all(root: &Path, options: &LoadOptions) -> Result<Vec<LoadedExpert>, String> {
     let mut budget = MAX_ROOT_BYTES;
     let mut experts: Vec<LoadedExpert> = discover(root)?
@@ -126,21 +127,40 @@ pub fn load_all(root: &Path, options: &LoadOptions) -> Result<Vec<LoadedExpert>,
             Err(why) => refused(dir, format!("not loaded: {why}")),
         })
         .collect();
-    crate::sorting::sort_by(&mut experts, |a, b| a.name.cmp(&b.name).then(a.dir.cmp(&b.dir)));
+    crate::sorting::sort_by(&mut experts, |a, b| {
+        a.name.cmp(&b.name).then(a.dir.cmp(&b.dir))
+    });
     let keys: Vec<(String, PathBuf)> = experts
         .iter()
         .map(|e| (e.name.clone(), e.dir.clone()))
         .collect();
     for expert in &mut experts {
-        let others: Vec<String> = keys
+        // OpenClaw lower-cases session keys: names equal once lower-cased are one name.
+        let folded = expert.name.to_lowercase();
+        let same: Vec<&(String, PathBuf)> = keys
             .iter()
-            .filter(|(n, d)| *n == expert.name && *d != expert.dir)
-            .map(|(_, d)| dir_name(d))
+            .filter(|(n, d)| n.to_lowercase() == folded && *d != expert.dir)
             .collect();
-        if !others.is_empty() {
+        if !same.is_empty() {
+            let case_only = same.iter().any(|(n, _)| *n != expert.name);
+            let others: Vec<String> = same
+                .iter()
+                .map(|(n, d)| {
+                    if *n == expert.name {
+                        dir_name(d)
+                    } else {
+                        format!("{} (named {n:?})", dir_name(d))
+                    }
+                })
+                .collect();
             let message = format!(
-                "other packages under the experts directory are also named {:?} (directories: {})",
+                "other packages under the experts directory are also named {:?}{} (directories: {})",
                 expert.name,
+                if case_only {
+                    " once OpenClaw lower-cases names"
+                } else {
+                    ""
+                },
                 others.join(", ")
             );
             let field = Some("name".to_string());
@@ -267,6 +287,32 @@ mod tests {
         fs::create_dir_all(dir.join("knowledge")).unwrap();
         fs::write(dir.join(MANIFEST_FILE), format!("name: {name}\n")).unwrap();
         fs::write(dir.join("knowledge/filler.md"), vec![b'x'; filler_bytes]).unwrap();
+    }
+
+    #[test]
+    fn names_that_differ_only_in_case_are_one_duplicate_name() {
+        let root = crate::files::TestScratch::new("graphiti-openclaw-loader-case");
+        package(&root, "Ops-Expert", 10);
+        package(&root, "ops-expert", 10);
+        package(&root, "other", 10);
+        let experts = load_all(&root, &LoadOptions::default()).unwrap();
+        let duplicate = |name: &str| {
+            let expert = experts.iter().find(|e| e.name == name).unwrap();
+            expert
+                .findings
+                .iter()
+                .find(|f| f.rule == Rule::DiscoveryDuplicateName)
+                .map(|f| f.message.clone())
+        };
+        assert_eq!(
+            duplicate("Ops-Expert").as_deref(),
+            Some(
+                "other packages under the experts directory are also named \"Ops-Expert\" once \
+                 OpenClaw lower-cases names (directories: ops-expert (named \"ops-expert\"))"
+            )
+        );
+        assert!(duplicate("ops-expert").is_some());
+        assert_eq!(duplicate("other"), None);
     }
 
     #[test]
