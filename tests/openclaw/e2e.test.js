@@ -8,22 +8,14 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { PLUGIN_ID, REPO, loadWithOpenClaw, openclaw, packageTgz, startStandIn, startStubModel, throwawayHome } from './openclaw.js';
+import { PLUGIN_ID, REPO, eventually as poll, loadWithOpenClaw, openclaw, packageTgz, startStandIn, startStubModel, throwawayHome } from './openclaw.js';
+
+/** Waits until `check` returns something truthy: these turns are quick. */
+const eventually = (check, what, timeoutMs = 15_000) => poll(check, what, timeoutMs, 100);
 
 const { home, env } = throwawayHome();
 let standIn;
 let model;
-
-/** Waits until `check` returns something truthy, polling. */
-async function eventually(check, what, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 /** The stub model as an OpenAI-compatible provider `mock` with the model `mock-1`. */
 function mockProvider(baseUrl) {

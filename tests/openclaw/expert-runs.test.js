@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { PLUGIN_ID, REPO, openclaw, packageTgz, throwawayHome } from './openclaw.js';
+import { PLUGIN_ID, REPO, eventually, openclaw, packageTgz, throwawayHome } from './openclaw.js';
 import { freePort, gatewayCall, startGateway } from './gateway.js';
 import { startScriptedModel } from './scripted-model.js';
 
@@ -32,17 +32,6 @@ let cronSlot;
 const figures = [];
 /** Each Gateway's output, the killed one's included. */
 const outputs = [];
-
-/** Waits until `check` returns something truthy, polling. */
-async function eventually(check, what, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 function say(line) {
   figures.push(line);

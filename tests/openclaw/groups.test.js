@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { PLUGIN_ID, openclaw, packageTgz, startStandIn, throwawayHome } from './openclaw.js';
+import { PLUGIN_ID, eventually, openclaw, packageTgz, startStandIn, throwawayHome } from './openclaw.js';
 import { freePort, gatewayCall, startGateway } from './gateway.js';
 import { startScriptedModel } from './scripted-model.js';
 
@@ -19,16 +19,6 @@ let standIn;
 let model;
 let gateway;
 let port;
-
-async function eventually(check, what, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 /** The model calls the tool a prompt names (`[ingest] …`, `[search] …`) once, then answers. */
 function script(info) {

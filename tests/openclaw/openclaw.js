@@ -22,6 +22,17 @@ export function packageTgz() {
   return tgz;
 }
 
+/** Waits until `check` returns something truthy, polling every `pollMs`; its value. */
+export async function eventually(check, what, timeoutMs = 60_000, pollMs = 200) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+}
+
 /** A fresh HOME for OpenClaw, and the environment its CLI runs with. */
 export function throwawayHome() {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'openclaw-home-'));

@@ -323,14 +323,7 @@ fn a_group_chat_never_recalls_the_direct_chats_memories() {
             .unwrap_or_default()
             .contains("Globex")
     );
-    let groups: Vec<String> = standin
-        .requests()
-        .iter()
-        .filter_map(|r| serde_json::from_str::<serde_json::Value>(&r.body).ok())
-        .filter_map(|body| body.pointer("/params/arguments/group_ids").cloned())
-        .flat_map(|ids| ids.as_array().cloned().unwrap_or_default())
-        .filter_map(|id| id.as_str().map(str::to_string))
-        .collect();
+    let groups = searched_groups(&standin);
     assert!(
         !groups.is_empty() && groups.iter().all(|g| g == "main-group-chat-1"),
         "{groups:?}"
@@ -400,7 +393,11 @@ fn tools_and_commands_in_a_group_use_the_groups_own_memories() {
         ctx: nowhere,
     }));
     assert_eq!(out.exit_code, 1);
-    assert!(out.stderr.contains("chat id is unknown"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("agent id and chat id are unknown, and so is its session"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
