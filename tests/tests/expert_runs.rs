@@ -420,3 +420,101 @@ fn a_full_queue_refuses_events_with_429_instead_of_growing_the_record() {
         answer.body
     );
 }
+
+const PRIVATE_TEXT: &str = "PRIVATE-RATE-CODE-9913";
+
+/// Gives the fixture private knowledge named in the context of `triage` (isolated runs) and of
+/// `import-batch`, whose trigger then runs in the main session.
+fn with_private_context(s: &mut Setup) {
+    let dir = s.experts.join(EXPERT);
+    let edit = |path: &str, from: &str, to: &str| {
+        let text = std::fs::read_to_string(dir.join(path)).unwrap();
+        assert!(text.contains(from), "{path}: {from}");
+        std::fs::write(dir.join(path), text.replacen(from, to, 1)).unwrap();
+    };
+    std::fs::create_dir_all(dir.join("knowledge")).unwrap();
+    std::fs::write(
+        dir.join("knowledge/rates.md"),
+        format!(
+            "---\nname: rates\ndescription: Negotiated rates\ntype: private\n---\n{PRIVATE_TEXT}\n"
+        ),
+    )
+    .unwrap();
+    edit(
+        "expert.yaml",
+        "  state:\n",
+        "  knowledge:\n    - knowledge/rates.md\n  state:\n",
+    );
+    edit(
+        "expert.yaml",
+        "  - name: bulk_import\n    type: webhook\n",
+        "  - name: bulk_import\n    type: webhook\n    session: main\n",
+    );
+    edit(
+        "processes/triage.md",
+        "  - state/queue.md\n",
+        "  - state/queue.md\n  - knowledge/rates.md\n",
+    );
+    edit(
+        "processes/import-batch.md",
+        "trigger: bulk_import\n",
+        "trigger: bulk_import\ncontext:\n  - knowledge/rates.md\n",
+    );
+    s.restart();
+}
+
+#[test]
+fn private_knowledge_is_preloaded_only_into_the_experts_own_run_session() {
+    let mut s = setup();
+    with_private_context(&mut s);
+    let validate = s.command(host_shim::ExpertsCommand::Validate(EXPERT.into()));
+    assert!(
+        validate.stdout.contains(
+            "warning [xref.private-context] processes/import-batch.md:6: context[0]: this is private \
+             knowledge and import-batch runs in the main session (trigger bulk_import): it is not \
+             preloaded there"
+        ),
+        "{}{}",
+        validate.stdout,
+        validate.stderr
+    );
+
+    let fire = s.command(host_shim::ExpertsCommand::Fire((
+        EXPERT.into(),
+        "new_ticket".into(),
+        ticket("e-1", "T-1"),
+    )));
+    assert_eq!(fire.exit_code, 0, "{}", fire.stderr);
+    assert!(
+        fire.stdout.contains(
+            "### knowledge/rates.md\n\n(private knowledge: preloaded into the run's own \
+             session, not shown here)"
+        ),
+        "{}",
+        fire.stdout
+    );
+    assert!(!fire.stdout.contains(PRIVATE_TEXT), "{}", fire.stdout);
+
+    s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let isolated = s.tick().start.remove(0);
+    assert!(
+        isolated.message.contains(PRIVATE_TEXT),
+        "an isolated run is the expert's own session: {}",
+        isolated.message
+    );
+
+    s.accepted("bulk_import", r#"{"batch": 1}"#);
+    let work = s.tick();
+    let main = work
+        .start
+        .iter()
+        .find(|r| r.session_key == MAIN)
+        .expect("the main-session run starts");
+    assert!(!main.message.contains(PRIVATE_TEXT), "{}", main.message);
+    assert!(
+        main.message
+            .contains("(The process's private knowledge is not preloaded into the main session.)"),
+        "{}",
+        main.message
+    );
+}

@@ -46,7 +46,7 @@ impl Runtime<'_> {
             attempt: inv.attempts,
             expert: inv.expert.clone(),
             session_key,
-            message: self.run_message(inv, execution.as_ref()),
+            message: self.run_message(inv, execution.as_ref(), false),
             timeout_ms,
         }
     }

@@ -220,12 +220,13 @@ impl Runtime<'_> {
         probe.trigger = Some(trigger_name.into());
         probe.process = Some(planned.process.clone());
         probe.inputs = planned.inputs.clone();
+        probe.main_session = planned.main_session;
         probe.attempts = 1;
         let execution = self.execution(&probe);
         let _ = write!(
             text,
             "\nthe run's message:\n\n{}",
-            self.run_message(&probe, execution.as_ref())
+            self.run_message(&probe, execution.as_ref(), true)
         );
         Ok(text)
     }

@@ -5,7 +5,7 @@
 
 use super::Runtime;
 use super::store::Invocation;
-use crate::experts::package::{DeliveryFormat, Execution, Package, Process};
+use crate::experts::package::{DeliveryFormat, Execution, KnowledgeKind, Package, Process};
 use std::fs;
 
 /// Largest context file preloaded, and all of them together (characters); beyond, the run is told
@@ -14,7 +14,14 @@ const MAX_CONTEXT_FILE_CHARS: usize = 16_000;
 const MAX_CONTEXT_CHARS: usize = 48_000;
 
 impl Runtime<'_> {
-    pub fn run_message(&self, inv: &Invocation, execution: Option<&Execution>) -> String {
+    /// The message `inv`'s run starts with; `dry_run` (for `experts fire`, shown to the operator)
+    /// names private knowledge without its text.
+    pub fn run_message(
+        &self,
+        inv: &Invocation,
+        execution: Option<&Execution>,
+        dry_run: bool,
+    ) -> String {
         let mut text = String::new();
         let package = self.package(&inv.expert).ok();
         let process = package
@@ -32,7 +39,7 @@ impl Runtime<'_> {
                 ));
                 text.push_str(&inputs_section(inv));
                 if let Some(package) = package {
-                    text.push_str(&self.context_section(package, process));
+                    text.push_str(&self.context_section(package, process, inv, dry_run));
                 }
                 text.push_str(&format!("\n## The process\n\n{}\n", process.text.trim()));
             }
@@ -47,18 +54,39 @@ impl Runtime<'_> {
         text
     }
 
-    fn context_section(&self, package: &Package, process: &Process) -> String {
+    /// The process's `context` files. Private knowledge stays in the expert's own context (spec §9):
+    /// it is preloaded only into the run's isolated session.
+    fn context_section(
+        &self,
+        package: &Package,
+        process: &Process,
+        inv: &Invocation,
+        dry_run: bool,
+    ) -> String {
         if process.context.is_empty() {
             return String::new();
         }
         let mut out = String::from("\n## Context (preloaded)\n");
         let mut budget = MAX_CONTEXT_CHARS;
+        let mut withheld = false;
         for path in &process.context {
+            // Never read from the shared workspace, where any agent could plant a copy.
+            let private = package
+                .knowledge
+                .iter()
+                .find(|k| &k.path == path && k.kind == KnowledgeKind::Private)
+                .map(|k| k.text.clone());
+            // Not even its name: private knowledge is named only in the expert's own sessions.
+            if private.is_some() && inv.main_session {
+                withheld = true;
+                continue;
+            }
             let runtime_copy = self
                 .workspace
                 .map(|w| w.join("expert-state").join(&package.name).join(path));
-            let text = runtime_copy
-                .and_then(|p| fs::read_to_string(p).ok())
+            let is_private = private.is_some();
+            let text = private
+                .or_else(|| runtime_copy.and_then(|p| fs::read_to_string(p).ok()))
                 .or_else(|| fs::read_to_string(package.dir.join(path)).ok());
             match text {
                 Some(text) if budget > 0 => {
@@ -66,11 +94,20 @@ impl Runtime<'_> {
                     let kept: String = text.chars().take(cap).collect();
                     budget -= kept.chars().count();
                     let cut = if kept.len() < text.len() { "\n(cut here: read the rest of the file yourself)" } else { "" };
+                    if is_private && dry_run {
+                        out.push_str(&format!("\n### {path}\n\n(private knowledge: preloaded into the run's own session, not shown here)\n"));
+                        continue;
+                    }
                     out.push_str(&format!("\n### {path}\n\n{}{cut}\n", kept.trim_end()));
                 }
                 Some(_) => out.push_str(&format!("\n### {path}\n\n(not preloaded: the context budget is spent; read it yourself)\n")),
                 None => out.push_str(&format!("\n### {path}\n\n(cannot be read)\n")),
             }
+        }
+        if withheld {
+            out.push_str(
+                "\n(The process's private knowledge is not preloaded into the main session.)\n",
+            );
         }
         out
     }

@@ -104,6 +104,7 @@ fn check_of(rule: Rule) -> Check {
         | XrefPolicyOverrides
         | XrefToolFile
         | XrefPayloadMapping
+        | XrefPrivateContext
         | LearningScope => Check::CrossReferences,
         BindingsSyntax | BindingsUnbound | BindingsUnknownOperation | BindingsUnknownTool => {
             Check::Bindings

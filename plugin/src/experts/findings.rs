@@ -45,6 +45,7 @@ pub enum Rule {
     XrefPolicyOverrides,
     XrefToolFile,
     XrefPayloadMapping,
+    XrefPrivateContext,
     LearningApproval,
     LearningScope,
     // Phase 2: the user's bindings.
@@ -58,7 +59,7 @@ pub enum Rule {
 }
 
 impl Rule {
-    pub const ALL: [Rule; 36] = [
+    pub const ALL: [Rule; 37] = [
         Rule::ManifestExists,
         Rule::ManifestSyntax,
         Rule::ManifestRequiredFields,
@@ -87,6 +88,7 @@ impl Rule {
         Rule::XrefPolicyOverrides,
         Rule::XrefToolFile,
         Rule::XrefPayloadMapping,
+        Rule::XrefPrivateContext,
         Rule::LearningApproval,
         Rule::LearningScope,
         Rule::BindingsSyntax,
@@ -127,6 +129,7 @@ impl Rule {
             Rule::XrefPolicyOverrides => "xref.policy-overrides",
             Rule::XrefToolFile => "xref.tool-file",
             Rule::XrefPayloadMapping => "xref.payload-mapping",
+            Rule::XrefPrivateContext => "xref.private-context",
             Rule::LearningApproval => "learning.approval",
             Rule::LearningScope => "learning.scope",
             Rule::BindingsSyntax => "bindings.syntax",
@@ -148,6 +151,7 @@ impl Rule {
             | Rule::XrefPolicyOverrides
             | Rule::XrefToolFile
             | Rule::XrefPayloadMapping
+            | Rule::XrefPrivateContext
             | Rule::LearningScope
             | Rule::BindingsUnknownOperation
             | Rule::BindingsUnknownTool => Severity::Warning,
@@ -172,6 +176,7 @@ impl Rule {
             | Rule::XrefPolicyOverrides
             | Rule::LearningApproval
             | Rule::LearningScope => "spec §14",
+            Rule::XrefPrivateContext => "spec §9",
             Rule::BindingsSyntax
             | Rule::BindingsUnbound
             | Rule::BindingsUnknownServer
@@ -242,6 +247,9 @@ impl Rule {
             }
             Rule::XrefPayloadMapping => {
                 "every payload_mapping key is an input of the trigger's process, when it declares inputs"
+            }
+            Rule::XrefPrivateContext => {
+                "a process run in the main session names no private knowledge in context (it is not preloaded there)"
             }
             Rule::LearningApproval => "learning.approval is auto, confirm or manual",
             Rule::LearningScope => "a learnings file's scope is package or a function name",

@@ -5,7 +5,7 @@ use super::files::{clean_relative, read_text};
 use super::formats::ManifestFile;
 use super::frontmatter::frontmatter;
 use super::manifest::ManifestCtx;
-use super::model::{LoadLimits, split_operation};
+use super::model::{KnowledgeKind, LoadLimits, split_operation};
 use super::values::Report;
 use crate::experts::findings::{Finding, Rule, finding};
 use crate::experts::policy::Policy;
@@ -35,6 +35,7 @@ pub(crate) fn cross_references(
     let required: BTreeSet<&str> = required_tools.iter().map(String::as_str).collect();
     triggers_name_processes(manifest, c, m);
     payload_mappings_name_inputs(manifest, c, m);
+    private_context_stays_out_of_main(manifest, c, m);
     processes_name_declared_parts(manifest, c, &required, m);
     functions_name_declared_parts(manifest, c, &required, m);
     overrides_name_declared_operations(policy, c, &required, m);
@@ -89,6 +90,50 @@ fn payload_mappings_name_inputs(manifest: &ManifestFile, c: &Components, m: &mut
                     process.name
                 ),
             );
+        }
+    }
+}
+
+/// Spec §9 keeps private knowledge in the expert's own context: a process whose trigger runs in the
+/// main session gets none preloaded, so naming it in `context` is reported.
+fn private_context_stays_out_of_main(manifest: &ManifestFile, c: &Components, m: &mut ManifestCtx) {
+    let private: BTreeSet<&str> = c
+        .knowledge
+        .iter()
+        .filter(|k| k.kind == KnowledgeKind::Private)
+        .map(|k| k.path.as_str())
+        .collect();
+    for trigger in manifest.triggers.iter().flatten() {
+        let (Some(name), Some("main")) = (trigger.name.as_deref(), trigger.session.as_deref())
+        else {
+            continue;
+        };
+        let process = trigger.process.as_deref();
+        let Some(p) = c
+            .processes
+            .iter()
+            .find(|p| Some(p.name.as_str()) == process)
+        else {
+            continue;
+        };
+        let lines = c.process_lines.get(&p.path);
+        for (j, path) in p.context.iter().enumerate() {
+            if private.contains(path.as_str()) {
+                let field = FieldPath::key("context").i(j);
+                // The path is not named: private knowledge is named only in the expert's sessions.
+                let message = format!(
+                    "this is private knowledge and {} runs in the main session (trigger {name}): \
+                     it is not preloaded there",
+                    p.name
+                );
+                m.findings.push(finding(
+                    &p.path,
+                    locate(lines, &field),
+                    Rule::XrefPrivateContext,
+                    Some(field.to_string()),
+                    message,
+                ));
+            }
         }
     }
 }
