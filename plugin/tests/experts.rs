@@ -842,12 +842,13 @@ fn state_lifecycle_across_sessions() {
     let ws = temp_dir("workspace");
     let package = example().package.unwrap();
     let opts = StateOptions::default();
+    let notes = |session: &str| ws.join(format!("sessions/{session}/state/session-notes.md"));
 
     let first = prepare_workspace(&package, &ws, "s1", NOW, &opts).unwrap();
     assert!(first.first_run && first.new_session);
     assert_eq!(
         first.state_written,
-        ["state/session-notes.md", "state/trips.md"]
+        ["sessions/s1/state/session-notes.md", "state/trips.md"]
     );
     assert!(ws.join("functions/compare-itineraries.md").is_file());
     assert!(ws.join("knowledge/travel-policy.md").is_file());
@@ -861,7 +862,7 @@ fn state_lifecycle_across_sessions() {
     assert!(record.contains("\"session_id\": \"s1\""), "{record}");
 
     fs::write(ws.join("state/trips.md"), "trip A\n").unwrap();
-    fs::write(ws.join("state/session-notes.md"), "note 1\n").unwrap();
+    fs::write(notes("s1"), "note 1\n").unwrap();
     // A copy an earlier version mirrored is removed.
     fs::write(ws.join("knowledge/negotiated-rates.md"), "old copy").unwrap();
     let same = prepare_workspace(&package, &ws, "s1", NOW + 60, &opts).unwrap();
@@ -869,10 +870,7 @@ fn state_lifecycle_across_sessions() {
     assert!(!ws.join("knowledge/negotiated-rates.md").exists());
     assert!(!same.first_run && !same.new_session);
     assert!(same.state_written.is_empty() && same.files_refreshed.is_empty());
-    assert_eq!(
-        fs::read_to_string(ws.join("state/session-notes.md")).unwrap(),
-        "note 1\n"
-    );
+    assert_eq!(fs::read_to_string(notes("s1")).unwrap(), "note 1\n");
 
     let scratch = scratch_dir(&ws).unwrap();
     fs::write(scratch.join("old.md"), "old").unwrap();
@@ -886,7 +884,7 @@ fn state_lifecycle_across_sessions() {
 
     let second = prepare_workspace(&package, &ws, "s2", NOW, &opts).unwrap();
     assert!(!second.first_run && second.new_session);
-    assert_eq!(second.state_written, ["state/session-notes.md"]);
+    assert_eq!(second.state_written, ["sessions/s2/state/session-notes.md"]);
     assert_eq!(second.state_kept, ["state/trips.md"]);
     assert_eq!(
         fs::read_to_string(ws.join("state/trips.md")).unwrap(),
@@ -896,9 +894,14 @@ fn state_lifecycle_across_sessions() {
     let template =
         fs::read_to_string(examples_root().join(EXAMPLE).join("state/session-notes.md")).unwrap();
     assert_eq!(
-        fs::read_to_string(ws.join("state/session-notes.md")).unwrap(),
+        fs::read_to_string(notes("s2")).unwrap(),
         template,
-        "session reset"
+        "a new session starts from the template"
+    );
+    assert_eq!(
+        fs::read_to_string(notes("s1")).unwrap(),
+        "note 1\n",
+        "and leaves the other session's files alone"
     );
     assert!(
         second
@@ -916,14 +919,94 @@ fn state_lifecycle_across_sessions() {
     );
     assert!(scratch.join("new.md").is_file() && !scratch.join("old.md").exists());
 
-    // A deleted persistent file comes back from its template; retention is configurable.
+    // A deleted persistent file comes back from its template; retention is configurable, and an
+    // idle session's files go with it (never the current session's).
     fs::remove_file(ws.join("state/trips.md")).unwrap();
+    set_mtime(&notes("s1"), NOW - 2 * 3600);
+    set_mtime(&notes("s2"), NOW - 2 * 3600);
     let short = StateOptions {
         scratch_retention_secs: 3600,
     };
     let third = prepare_workspace(&package, &ws, "s2", NOW, &short).unwrap();
     assert_eq!(third.state_written, ["state/trips.md"]);
     assert_eq!(third.scratch_pruned, ["scratch/new.md"]);
+    assert_eq!(
+        third.sessions_pruned,
+        ["sessions/s1/state/session-notes.md"]
+    );
+    assert!(notes("s2").is_file());
+}
+
+#[test]
+fn concurrent_runs_of_one_expert_keep_their_own_session_state() {
+    use graphiti_openclaw::api::HookContext;
+    use graphiti_openclaw::expert_sessions::{ExpertRoots, ExpertSessions, ExpertsSettings};
+    let root = temp_dir("session-state-packages");
+    copy_dir(&examples_root().join(EXAMPLE), &root.join(EXAMPLE));
+    let ws = temp_dir("session-state-workspace");
+    let mut sessions = ExpertSessions::new(ExpertRoots {
+        packages: Some(root.to_path_buf()),
+        workspace: Some(ws.to_path_buf()),
+        state: None,
+    });
+    sessions.configure(ExpertsSettings {
+        workspace_dir: "/workspace".into(),
+        ..ExpertsSettings::default()
+    });
+    // The session notes of a run, where its prompt says its session files are.
+    let mut notes_of = |invocation: &str| {
+        let ctx = HookContext {
+            session_key: Some(format!("agent:main:expert:{EXAMPLE}:{invocation}")),
+            session_id: Some(format!("session-{invocation}")),
+            ..HookContext::default()
+        };
+        let prompt = sessions.for_turn(&ctx, NOW).expert_prompt.unwrap();
+        let dir = prompt
+            .lines()
+            .filter_map(|l| {
+                l.trim()
+                    .strip_suffix("{path} (as listed under State Files)")
+            })
+            .next_back()
+            .unwrap_or_else(|| panic!("no state file location in:\n{prompt}"));
+        ws.join(dir.strip_prefix("/workspace/").unwrap())
+            .join("state/session-notes.md")
+    };
+    let template =
+        fs::read_to_string(examples_root().join(EXAMPLE).join("state/session-notes.md")).unwrap();
+    let first = notes_of("inv-1");
+    fs::write(&first, "inv-1's note\n").unwrap();
+    let second = notes_of("inv-2");
+    assert_ne!(first, second, "each run has its own session files");
+    assert_eq!(fs::read_to_string(&second).unwrap(), template);
+    assert_eq!(notes_of("inv-1"), first);
+    assert_eq!(
+        fs::read_to_string(&first).unwrap(),
+        "inv-1's note\n",
+        "another run's start left this run's session state alone"
+    );
+}
+
+#[test]
+fn session_directories_are_plain_names_and_never_shared() {
+    use graphiti_openclaw::experts::state::session_dir_name;
+    assert_eq!(session_dir_name("inv-12"), "inv-12");
+    let (a, b) = (session_dir_name("a:b"), session_dir_name("a_b"));
+    assert_ne!(a, b);
+    for name in [
+        a,
+        session_dir_name("../x"),
+        session_dir_name(""),
+        session_dir_name("é"),
+    ] {
+        assert!(
+            !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
+            "{name}"
+        );
+    }
 }
 
 #[test]
@@ -1097,7 +1180,7 @@ fn section_limits_mark_every_cut(package: &Package) {
         max_total_chars: usize::MAX,
         ..PromptLimits::default()
     };
-    let prompt = assemble_prompt(package, "{workspace}", &loose);
+    let prompt = assemble_prompt(package, "{workspace}", None, &loose);
     assert!(
         prompt
             .text
@@ -1123,7 +1206,7 @@ fn section_limits_mark_every_cut(package: &Package) {
 fn the_total_limit_keeps_policy_and_instructions_whole(package: &Package) {
     // With the default total limit.
     let limits = PromptLimits::default();
-    let prompt = assemble_prompt(package, "{workspace}", &limits);
+    let prompt = assemble_prompt(package, "{workspace}", None, &limits);
     let chars = prompt.text.chars().count();
     assert!(
         chars <= limits.max_total_chars,
@@ -1137,7 +1220,9 @@ fn the_total_limit_keeps_policy_and_instructions_whole(package: &Package) {
     );
     assert!(
         prompt.text.contains("\n## Instructions\n")
-            && prompt.text.ends_with("relative to {workspace}/.\n")
+            && prompt.text.ends_with(
+                "a session state file's ./state/… to {workspace}/sessions/<session>/.\n"
+            )
     );
     // Package text is as written: the prompt is inside no tag of ours.
     assert!(
@@ -1154,7 +1239,7 @@ fn a_tight_total_cuts_big_sections_first(package: &Package) {
         max_total_chars: 30_000,
         ..PromptLimits::default()
     };
-    let small = assemble_prompt(package, "{workspace}", &tight);
+    let small = assemble_prompt(package, "{workspace}", None, &tight);
     assert!(
         small.text.chars().count() <= 30_000,
         "{}",
@@ -1200,8 +1285,8 @@ fn output_is_byte_stable() {
     let (pa, pb) = (a.package.as_ref().unwrap(), b.package.as_ref().unwrap());
     let limits = PromptLimits::default();
     assert_eq!(
-        assemble_prompt(pa, WORKSPACE, &limits),
-        assemble_prompt(pb, WORKSPACE, &limits)
+        assemble_prompt(pa, WORKSPACE, None, &limits),
+        assemble_prompt(pb, WORKSPACE, None, &limits)
     );
     assert_eq!(
         experts_md(std::slice::from_ref(&a), &RegistryLimits::default()),
@@ -1217,7 +1302,7 @@ fn output_is_byte_stable() {
         ..PromptLimits::default()
     };
     assert_eq!(
-        assemble_prompt(one.package.as_ref().unwrap(), "w", &tight),
-        assemble_prompt(two.package.as_ref().unwrap(), "w", &tight)
+        assemble_prompt(one.package.as_ref().unwrap(), "w", None, &tight),
+        assemble_prompt(two.package.as_ref().unwrap(), "w", None, &tight)
     );
 }

@@ -185,12 +185,16 @@ impl ExpertSessions {
                 expert.errors()
             ));
         };
+        // A run's session state belongs to its invocation (kept across its attempts); any other
+        // session's to that session.
+        let session = ctx
+            .session_key
+            .as_deref()
+            .and_then(crate::expert_runs::invocation_of_session)
+            .or(ctx.session_id.as_deref())
+            .or(ctx.session_key.as_deref())
+            .unwrap_or("default");
         if let Some(workspace) = &self.roots.workspace {
-            let session = ctx
-                .session_id
-                .as_deref()
-                .or(ctx.session_key.as_deref())
-                .unwrap_or("default");
             let options = StateOptions {
                 scratch_retention_secs: self.settings.scratch_retention_days * 86_400,
             };
@@ -205,6 +209,7 @@ impl ExpertSessions {
         let prompt = experts::assemble_prompt(
             package,
             &self.workspace_display(&expert.name),
+            Some(&experts::state::session_dir_name(session)),
             &PromptLimits::default(),
         );
         Ok(match self.learnings_section(&expert.name) {

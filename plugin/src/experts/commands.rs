@@ -309,7 +309,7 @@ pub fn experts_prompt(
 pub fn render_prompt(expert: &LoadedExpert, workspace: &str, limits: &PromptLimits) -> CommandText {
     match &expert.package {
         Some(package) => CommandText {
-            text: assemble_prompt(package, workspace, limits).text,
+            text: assemble_prompt(package, workspace, None, limits).text,
             ok: true,
         },
         None => {

@@ -1,5 +1,6 @@
 //! The expert's runtime workspace (loader design §4): state templates copied on first run, `session`
-//! files reset at each new session and `persistent` ones kept, functions, processes and public
+//! files kept apart for each session (`sessions/<session>/`, so concurrent runs of one expert never
+//! share them) and `persistent` ones shared and kept, functions, processes and public
 //! knowledge mirrored for on-demand reading, scratch created on demand and pruned after a retention
 //! period. `private` knowledge is never written here: the workspace is shared by every agent, and
 //! OpenClaw's `read` tool can open any file in it; the expert reads it through `expert_knowledge`.
@@ -9,6 +10,7 @@
 use super::package::{KnowledgeKind, Package, StateScope};
 use crate::files::write_atomically;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
@@ -16,6 +18,8 @@ use std::time::UNIX_EPOCH;
 /// The workspace file remembering the last session prepared.
 pub const SESSION_FILE: &str = ".expert-session.json";
 pub const SCRATCH_DIR: &str = "scratch";
+/// Each session's own `scope: session` state files: `sessions/<session>/<path>`.
+pub const SESSIONS_DIR: &str = "sessions";
 pub const LEARNINGS_DIR: &str = "learnings";
 /// Scratch directories are pruned this deep at most.
 const MAX_SCRATCH_DEPTH: usize = 8;
@@ -49,9 +53,9 @@ pub struct Prepared {
     pub first_run: bool,
     /// The session differs from the last one prepared.
     pub new_session: bool,
-    /// State files written from their template (first run, new file, or `session` scope reset).
+    /// State files written from their template (first run, new file, or a session's first turn).
     pub state_written: Vec<String>,
-    /// Persistent state files left as they were.
+    /// State files left as they were.
     pub state_kept: Vec<String>,
     /// Functions, processes and public knowledge (re)written from the package.
     pub files_refreshed: Vec<String>,
@@ -59,9 +63,30 @@ pub struct Prepared {
     pub private_removed: Vec<String>,
     /// Scratch entries removed as older than the retention period.
     pub scratch_pruned: Vec<String>,
+    /// Other sessions' state files removed as older than the retention period.
+    pub sessions_pruned: Vec<String>,
 }
 
-/// Prepares `workspace` (this expert's runtime directory) for session `session_id`.
+/// The directory (under [`SESSIONS_DIR`]) of `session`'s own state: the name as it is when it is
+/// plain (an invocation id, a session id), else its plain characters and a digest of the whole, so
+/// two sessions never share one.
+pub fn session_dir_name(session: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    if !session.is_empty() && session.len() <= 64 && session.chars().all(plain) {
+        return session.to_string();
+    }
+    let kept: String = session
+        .chars()
+        .take(40)
+        .map(|c| if plain(c) { c } else { '_' })
+        .collect();
+    let digest = Sha256::digest(session.as_bytes());
+    let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    format!("{kept}-{hex}")
+}
+
+/// Prepares `workspace` (this expert's runtime directory) for session `session_id`, whose own state
+/// files are in [`session_dir_name`]`(session_id)` under [`SESSIONS_DIR`].
 pub fn prepare_workspace(
     package: &Package,
     workspace: &Path,
@@ -83,15 +108,20 @@ pub fn prepare_workspace(
         ..Prepared::default()
     };
 
+    let own = session_dir_name(session_id);
     for file in &package.state {
-        let target = workspace.join(&file.path);
-        let exists = fs::symlink_metadata(&target).is_ok();
-        let reset = file.scope == StateScope::Session && prepared.new_session;
-        if reset || !exists {
-            write_atomically(&target, file.text.as_bytes()).map_err(|e| fail(&target, e))?;
-            prepared.state_written.push(file.path.clone());
+        // A session's files start from their template in its own directory: no other session's
+        // start resets them.
+        let path = match file.scope {
+            StateScope::Session => format!("{SESSIONS_DIR}/{own}/{}", file.path),
+            StateScope::Persistent => file.path.clone(),
+        };
+        let target = workspace.join(&path);
+        if fs::symlink_metadata(&target).is_ok() {
+            prepared.state_kept.push(path);
         } else {
-            prepared.state_kept.push(file.path.clone());
+            write_atomically(&target, file.text.as_bytes()).map_err(|e| fail(&target, e))?;
+            prepared.state_written.push(path);
         }
     }
 
@@ -117,6 +147,8 @@ pub fn prepare_workspace(
     }
 
     prepared.scratch_pruned = prune_scratch(workspace, now, options.scratch_retention_secs);
+    let cutoff = now.saturating_sub(options.scratch_retention_secs);
+    prepared.sessions_pruned = prune_sessions(workspace, &own, cutoff);
 
     if prepared.new_session
         || previous
@@ -136,6 +168,7 @@ pub fn prepare_workspace(
         &mut prepared.state_written,
         &mut prepared.state_kept,
         &mut prepared.files_refreshed,
+        &mut prepared.sessions_pruned,
     ] {
         crate::sorting::sort(list);
     }
@@ -182,6 +215,33 @@ pub fn prune_scratch(workspace: &Path, now: u64, retention_secs: u64) -> Vec<Str
         &mut removed,
     );
     crate::sorting::sort(&mut removed);
+    removed
+}
+
+/// Removes other sessions' state files modified before `cutoff` (epoch seconds), and their
+/// directories once empty; the session `own` is left alone, however long it has been idle.
+fn prune_sessions(workspace: &Path, own: &str, cutoff: u64) -> Vec<String> {
+    let root = workspace.join(SESSIONS_DIR);
+    let mut removed = Vec::new();
+    let Ok(entries) = fs::read_dir(&root) else {
+        return removed;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
+        let Ok(meta) = fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if name == own || !meta.is_dir() {
+            continue;
+        }
+        let shown = format!("{SESSIONS_DIR}/{name}");
+        let old = modified_secs(&meta).is_some_and(|m| m < cutoff);
+        if prune_dir(&path, &shown, cutoff, 1, &mut removed) && old && fs::remove_dir(&path).is_ok()
+        {
+            removed.push(format!("{shown}/"));
+        }
+    }
     removed
 }
 

@@ -111,7 +111,7 @@ pub fn assert_finding(expert: &LoadedExpert, rule: Rule, file: &str, field: &str
 /// The prompt of a package that passed phase 1, with `/ws` as the workspace.
 pub fn prompt(expert: &LoadedExpert) -> String {
     let package = expert.package.as_ref().expect("phase 1 passed");
-    assemble_prompt(package, "/ws", &PromptLimits::default()).text
+    assemble_prompt(package, "/ws", None, &PromptLimits::default()).text
 }
 
 /// Asserts the package is ready (loaded, bound, without errors).

@@ -3,9 +3,11 @@
 
 use crate::experts::gate::KNOWLEDGE_TOOL;
 use crate::experts::package::{KnowledgeKind, Package, StateScope};
+use crate::experts::state::SESSIONS_DIR;
 
-/// The section's text; `ws` is the workspace path as the agent sees it.
-pub(super) fn instructions(package: &Package, ws: &str) -> String {
+/// The section's text; `ws` is the workspace path as the agent sees it, `session` the directory of
+/// this session's own state files (a placeholder when the prompt is for no session).
+pub(super) fn instructions(package: &Package, ws: &str, session: Option<&str>) -> String {
     let mut out = String::new();
     component_locations(&mut out, package, ws);
     if package
@@ -18,18 +20,31 @@ pub(super) fn instructions(package: &Package, ws: &str) -> String {
             "Some knowledge is private to this session and is not in the workspace: list and read it with the {KNOWLEDGE_TOOL} tool, and never repeat it outside this session.\n"
         ));
     }
-    if !package.state.is_empty() {
+    let own = format!("{ws}/{SESSIONS_DIR}/{}", session.unwrap_or("<session>"));
+    let has = |scope| package.state.iter().any(|s| s.scope == scope);
+    if has(StateScope::Persistent) {
+        let what = if has(StateScope::Session) {
+            "Persistent state files are at:"
+        } else {
+            "State files are at:"
+        };
         location_line(
             &mut out,
             ws,
-            "State files are at:",
+            what,
             format!("{ws}/{{path}} (as listed under State Files)"),
             false,
         );
-        let session = package.state.iter().any(|s| s.scope == StateScope::Session);
-        if session {
-            out.push_str("  Session files start from their template in every session; persistent files carry over.\n");
-        }
+    }
+    if has(StateScope::Session) {
+        location_line(
+            &mut out,
+            ws,
+            "Session state files are this session's own, at:",
+            format!("{own}/{{path}} (as listed under State Files)"),
+            false,
+        );
+        out.push_str("  Session files start from their template in every session; persistent files carry over.\n");
     }
     location_line(
         &mut out,
@@ -40,7 +55,11 @@ pub(super) fn instructions(package: &Package, ws: &str) -> String {
     );
     out.push_str("Read and write them as instructed by functions and processes; paths such as ./state/… and ./scratch/… are relative to ");
     out.push_str(ws);
-    out.push_str("/.\n");
+    if has(StateScope::Session) {
+        out.push_str(&format!("/, a session state file's ./state/… to {own}/.\n"));
+    } else {
+        out.push_str("/.\n");
+    }
     out
 }
 

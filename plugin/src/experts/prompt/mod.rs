@@ -35,10 +35,12 @@ pub struct AssembledPrompt {
     pub truncations: Vec<String>,
 }
 
-/// Assembles the system prompt. `workspace` is the runtime workspace as the agent sees it.
+/// Assembles the system prompt. `workspace` is the runtime workspace as the agent sees it, `session`
+/// the directory of the session's own state files (see [`crate::experts::state::session_dir_name`]).
 pub fn assemble_prompt(
     package: &Package,
     workspace: &str,
+    session: Option<&str>,
     limits: &PromptLimits,
 ) -> AssembledPrompt {
     let mut truncations = Vec::new();
@@ -52,7 +54,7 @@ pub fn assemble_prompt(
     });
     sections.push(Section {
         title: "Instructions",
-        body: instructions(package, ws),
+        body: instructions(package, ws, session),
         reserved: true,
     });
 
