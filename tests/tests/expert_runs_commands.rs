@@ -54,6 +54,49 @@ fn fire_is_a_dry_run_that_shows_process_inputs_queue_and_message() {
     assert!(bad.stderr.contains("refused (422)"), "{}", bad.stderr);
 }
 
+/// Whether `text` holds a character that drives or reorders a terminal.
+fn raw_escapes(text: &str) -> bool {
+    text.chars()
+        .any(|c| (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c))
+}
+
+#[test]
+fn webhook_and_channel_values_reach_the_terminal_escaped() {
+    let mut s = setup();
+    s.channel(
+        "telegram",
+        "u-1\u{1b}[2J\u{9b}31m\u{202e}",
+        "Where is my order?",
+    );
+    // JSON escapes: the payload's strings hold ESC, BEL and a right-to-left override.
+    let event = "e-1\\u001b]0;owned\\u0007";
+    let ticket_id = "T-1\\u001b[31m\\u202e";
+    s.accepted("new_ticket", &ticket(event, ticket_id));
+    let queue = s.queue();
+    assert!(!raw_escapes(&queue), "{queue:?}");
+    assert!(
+        queue.contains("serial_per_key u-1\\u{1b}[2J\\u{9b}31m\\u{202e}"),
+        "{queue}"
+    );
+    assert!(
+        queue.contains("serial_per_key T-1\\u{1b}[31m\\u{202e}"),
+        "{queue}"
+    );
+    let fire = s.command(ExpertsCommand::Fire((
+        EXPERT.into(),
+        "new_ticket".into(),
+        ticket(event, ticket_id),
+    )));
+    assert_eq!(fire.exit_code, 0, "{}", fire.stderr);
+    assert!(!raw_escapes(&fire.stdout), "{:?}", fire.stdout);
+    assert!(
+        fire.stdout
+            .contains("dedupe: event_id e-1\\u{1b}]0;owned\\u{7} was accepted at"),
+        "{}",
+        fire.stdout
+    );
+}
+
 #[test]
 fn a_manual_run_queues_and_starts_in_its_own_session() {
     let mut s = setup();

@@ -5,6 +5,7 @@ use super::accept::{plan, trigger};
 use super::store::{Invocation, Lane, Runs, Status};
 use super::tick::holds_lane;
 use super::{Runtime, invocation_of_session, schedule, texts};
+use crate::text::one_line;
 use crate::time::iso8601;
 use std::fmt::Write;
 
@@ -13,12 +14,26 @@ const MAX_STEP_CHARS: usize = 300;
 /// Steps kept per invocation at most.
 const MAX_STEPS: usize = 100;
 
+/// The lane; a key comes from a payload (a sender id, a ticket id), so it is shown escaped.
 fn lane_text(lane: &Lane) -> String {
     match lane {
         Lane::Parallel => "parallel".into(),
         Lane::Serial => "serial".into(),
-        Lane::Key(key) => format!("serial_per_key {key}"),
+        Lane::Key(key) => format!("serial_per_key {}", one_line(key)),
     }
+}
+
+/// `text` for the operator's terminal: each line as [`one_line`] escapes recalled text (its
+/// indentation kept), so a payload's value can neither drive the terminal nor reorder the output.
+fn for_terminal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        out.push_str(&line[..indent]);
+        out.push_str(&one_line(line));
+        out.push('\n');
+    }
+    out
 }
 
 fn line(inv: &Invocation) -> String {
@@ -31,19 +46,24 @@ fn line(inv: &Invocation) -> String {
         inv.attempts,
         iso8601(inv.accepted_ms)
     );
-    let _ = write!(out, " · {} · {}", inv.source, lane_text(&inv.lane));
+    let _ = write!(
+        out,
+        " · {} · {}",
+        one_line(&inv.source),
+        lane_text(&inv.lane)
+    );
     if let Some(at) = inv.next_at_ms.filter(|_| inv.status == Status::RetryWait) {
         let failed = inv.log.iter().rev().find(|e| e.text.contains(" failed: "));
         let _ = write!(out, " · next attempt {}", iso8601(at));
         if let Some(failed) = failed {
-            let _ = write!(out, " · {}", crate::text::one_line(&failed.text));
+            let _ = write!(out, " · {}", one_line(&failed.text));
         }
     }
     if let Some(w) = &inv.waiting {
         let _ = write!(out, " · waits for {} ({})", w.operation, w.request);
     }
     if let Some(why) = &inv.outcome {
-        let _ = write!(out, " · {}", crate::text::one_line(why));
+        let _ = write!(out, " · {}", one_line(why));
     }
     out
 }
@@ -228,7 +248,7 @@ impl Runtime<'_> {
             "\nthe run's message:\n\n{}",
             self.run_message(&probe, execution.as_ref(), true)
         );
-        Ok(text)
+        Ok(for_terminal(&text))
     }
 
     /// `experts due`: the cron slots due from each trigger's last check up to `at_ms`. Records nothing.
@@ -279,10 +299,7 @@ impl Runtime<'_> {
         let id = invocation_of_session(session_key)
             .ok_or("expert_step works in an expert run's session (expert:<name>:inv-N) only")?
             .to_string();
-        let step: String = crate::text::one_line(step.trim())
-            .chars()
-            .take(MAX_STEP_CHARS)
-            .collect();
+        let step: String = one_line(step.trim()).chars().take(MAX_STEP_CHARS).collect();
         if step.is_empty() {
             return Err("the step is empty: name the checklist step you completed".into());
         }
