@@ -15,6 +15,12 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
+    // Output goes out once the command's work is done: a reader that has gone (`… | head`) ends
+    // the CLI as it ends any Unix filter, instead of a panic in `println!` (exit 101).
+    // SAFETY: as above.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     // With RUST_BACKTRACE set, every wasmtime error captures a backtrace, and WASI returns each
     // failed `metadata-hash-at` (a guest's stat) as one: 29 in an `intent-test`, a tenth of its
     // CPU. This CLI never prints them; panics keep theirs (RUST_BACKTRACE alone governs those).

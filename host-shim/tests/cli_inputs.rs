@@ -72,3 +72,25 @@ fn a_file_size_limit_fails_the_write_it_hits_and_the_cli_goes_on() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("cannot write cache file"), "{stderr}");
 }
+
+#[test]
+fn a_closed_output_pipe_ends_the_cli_quietly_not_with_a_panic() {
+    let home = TempDir::new("cli-closed-pipe");
+    // `graphiti-openclaw intent-test … | true`: whatever reads the output has gone before it is written.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_graphiti-openclaw"))
+        .arg("--wasm")
+        .arg(support::plugin_wasm())
+        .arg("--config-dir")
+        .arg(support::example_config())
+        .arg("--cache-dir")
+        .arg(home.join("cache"))
+        .args(["intent-test", "Plan a dinner with a founder"])
+        .stdout(writer)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_ne!(out.status.code(), Some(101), "{stderr}");
+}
