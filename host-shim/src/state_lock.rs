@@ -9,16 +9,17 @@
 //! - **Acquire**: create with `O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW`, mode 0600, write the JSON, close,
 //!   remember the token for (instance, name). When the file exists, read it (no-follow, non-blocking,
 //!   a regular file of at most 4 KiB) and judge it:
-//!   - *stale* when `now >= acquired_ms + lease_ms`, or when it was written on this host and its pid
-//!     is not alive (`kill(pid, 0)` fails with `ESRCH`; `EPERM` means alive). A file that cannot be
-//!     read or parsed is stale only once its mtime is 5 s old (a writer killed between create and
-//!     write), busy before that.
+//!   - *stale* when `now >= acquired_ms + lease_ms`; when `acquired_ms` is later than now (a clock
+//!     stepped back, a tampered file: no lease lasts longer than its length from now); or when it
+//!     was written on this host and its pid is not alive (`kill(pid, 0)` fails with `ESRCH`;
+//!     `EPERM` means alive). A file that cannot be read or parsed is stale only once its mtime is
+//!     5 s old (a writer killed between create and write), busy before that.
 //!   - *breaking* a stale lock: rename it to `<name>.lock.stale-<own token>` (`ENOENT`: someone else
 //!     broke it, retry); read the moved file: when it is not the one judged stale (another token), a
 //!     fresh lock was moved: put it back with `link()` (`EEXIST`: a newcomer's lock stands and the
 //!     moved holder finds itself `lost` at its next check), unlink the moved name, retry. Otherwise
-//!     unlink it, log `broke the <name> lock left by pid N (dead | lease expired)` at info level and
-//!     retry the create.
+//!     unlink it, log `broke the <name> lock left by pid N (dead | lease expired | dated in the
+//!     future)` at info level and retry the create.
 //!   - *busy*: retry every 10 to 20 ms until `wait-ms` has passed (in the shim, also no later than
 //!     the call's deadline), then `busy("held by pid N (<holder>) on <host> since <time>, lease until
 //!     <time>")`, times in ISO 8601 UTC with milliseconds.

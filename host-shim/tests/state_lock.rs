@@ -209,6 +209,26 @@ fn a_lease_that_ran_out_is_broken_even_when_its_holder_lives() {
 }
 
 #[test]
+fn a_lock_dated_in_the_future_is_broken_not_obeyed_until_then() {
+    let state = TempDir::new("future");
+    let ((mut a, _), (mut b, b_log)) = (locks(&state), locks(&state));
+    a.acquire("send", LONG, NO_WAIT).unwrap();
+    // A clock stepped back, or a tampered file: a lease would otherwise last a day more than it says.
+    rewrite(&lock_file(&state, "send"), |r| {
+        r["acquired_ms"] = (now_ms() + 86_400_000).into();
+        r["host"] = "elsewhere".into();
+    });
+    b.acquire("send", LONG, NO_WAIT).unwrap();
+    let pid = std::process::id();
+    assert_eq!(
+        *b_log.lock().unwrap(),
+        vec![format!(
+            "broke the send lock left by pid {pid} (dated in the future)"
+        )]
+    );
+}
+
+#[test]
 fn a_holder_whose_lease_ran_out_has_lost_the_lock() {
     let state = TempDir::new("own-lease");
     let (mut a, _) = locks(&state);

@@ -143,6 +143,9 @@ pub(super) fn staleness(found: &Found) -> Option<&'static str> {
     match found {
         Found::Gone => None,
         Found::Record(record) if now_ms() >= record.lease_end_ms() => Some("lease expired"),
+        // A lease never lasts longer than its stated length from now: a clock stepped back or a
+        // tampered file must not hold the state directory until some later date.
+        Found::Record(record) if record.acquired_ms > now_ms() => Some("dated in the future"),
         Found::Record(record) if record.host == hostname() && !pid_alive(record.pid) => {
             Some("dead")
         }

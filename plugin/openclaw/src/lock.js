@@ -274,6 +274,9 @@ function staleness(found) {
   if (found.kind === 'record') {
     const { record } = found;
     if (Date.now() >= record.acquired_ms + record.lease_ms) return 'lease expired';
+    // A lease never lasts longer than its stated length from now: a clock stepped back or a
+    // tampered file must not hold the state directory until some later date.
+    if (record.acquired_ms > Date.now()) return 'dated in the future';
     if (record.host === os.hostname() && !pidAlive(record.pid)) return 'dead';
     return undefined;
   }

@@ -132,6 +132,17 @@ test('a lease that ran out is broken even when its holder lives', async () => {
   b.close();
 });
 
+test('a lock dated in the future is broken, not obeyed until then', async () => {
+  const dir = stateDir();
+  const [{ locks: a }, { locks: b, lines }] = [locks(dir), locks(dir)];
+  await a.acquire('send', LONG, 0);
+  // A clock stepped back, or a tampered file: a lease would otherwise last a day more than it says.
+  rewrite(lockFile(dir), (r) => { r.acquired_ms = Date.now() + 86_400_000; r.host = 'elsewhere'; });
+  await b.acquire('send', LONG, 0);
+  assert.deepEqual(lines, [`broke the send lock left by pid ${process.pid} (dated in the future)`]);
+  b.close();
+});
+
 test('a holder whose lease ran out has lost the lock; asking again never extends it', async () => {
   const dir = stateDir();
   const { locks: a } = locks(dir);
