@@ -518,3 +518,80 @@ fn private_knowledge_is_preloaded_only_into_the_experts_own_run_session() {
         main.message
     );
 }
+
+#[test]
+fn an_unknown_preset_leaves_its_trigger_inactive_and_the_package_loads() {
+    let experts = graphiti_openclaw_tests::temp_dir("preset-experts");
+    let fixture = graphiti_openclaw_tests::workspace().join("tests/fixtures/experts-preset");
+    graphiti_openclaw_tests::copy_dir(&fixture, &experts);
+    let state = graphiti_openclaw_tests::temp_dir("preset-state");
+    let agents = graphiti_openclaw_tests::temp_dir("preset-workspace");
+    let settings =
+        format!(r#"{{"recall": {{"enabled": false}}, "experts": {{"webhook_token": "{TOKEN}"}}}}"#);
+    let shim = host_shim::Shim::new(options(&experts, &state, &agents, &settings)).unwrap();
+    let mut s = Setup {
+        shim,
+        experts,
+        state,
+        workspace: agents,
+        settings,
+        now: 1_767_225_600_000, // 2026-01-01T00:00:00Z, a Thursday
+    };
+    let validate = s.command(host_shim::ExpertsCommand::Validate("inbox-expert".into()));
+    assert_eq!(
+        validate.exit_code, 0,
+        "{}{}",
+        validate.stdout, validate.stderr
+    );
+    assert!(
+        validate.stdout.contains(
+            "warning [trigger.preset] expert.yaml:14: triggers[0].preset: preset \"gmail\" is not one \
+             this runtime provides (it provides none): trigger new_email stays inactive; remove \
+             `preset` to make it a plain webhook"
+        ),
+        "{}",
+        validate.stdout
+    );
+    let list = s.command(host_shim::ExpertsCommand::List);
+    assert!(
+        list.stdout.contains("✓ inbox-expert 0.1.0"),
+        "{}",
+        list.stdout
+    );
+    let registry = s.command(host_shim::ExpertsCommand::Registry);
+    assert!(
+        registry
+            .stdout
+            .contains("new_email (webhook/gmail, inactive) → inbound-email-triage"),
+        "{}",
+        registry.stdout
+    );
+
+    let refused = s.webhook_with(
+        "inbox-expert/new_email",
+        Some(TOKEN),
+        br#"{"messages": [{"id": "m-1"}]}"#,
+    );
+    assert_eq!(refused.status, 404, "{}", refused.body);
+    assert!(
+        refused
+            .body
+            .contains("trigger new_email of inbox-expert is inactive"),
+        "{}",
+        refused.body
+    );
+    assert!(s.queue().contains("no expert runs"), "nothing queued");
+
+    // The cron trigger beside it runs: its first slot after the schedule starts.
+    s.tick();
+    s.advance(24 * 60 * MINUTE);
+    let work = s.tick();
+    assert_eq!(work.start.len(), 1, "{:?}", work.notes);
+    assert!(
+        work.start[0]
+            .message
+            .contains("Run the process `scan-inbox`"),
+        "{}",
+        work.start[0].message
+    );
+}

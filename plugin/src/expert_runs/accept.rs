@@ -52,29 +52,36 @@ pub struct Planned {
     pub main_session: bool,
 }
 
+/// The trigger `name` of `package`, when it is active.
 pub fn trigger<'p>(
     package: &'p crate::experts::Package,
     name: &str,
 ) -> Result<&'p Trigger, Refused> {
-    package
-        .triggers
-        .iter()
-        .find(|t| t.name == name)
-        .ok_or_else(|| {
-            let known: Vec<&str> = package.triggers.iter().map(|t| t.name.as_str()).collect();
-            Refused::new(
-                404,
-                format!(
-                    "expert {} has no trigger {name} (its triggers: {})",
-                    package.name,
-                    if known.is_empty() {
-                        "none".into()
-                    } else {
-                        known.join(", ")
-                    }
-                ),
-            )
-        })
+    let found = package.triggers.iter().find(|t| t.name == name);
+    if let Some(why) = found.and_then(Trigger::inactive) {
+        return Err(Refused::new(
+            404,
+            format!(
+                "trigger {name} of {} is inactive: {why} (experts validate {})",
+                package.name, package.name
+            ),
+        ));
+    }
+    found.ok_or_else(|| {
+        let known: Vec<&str> = package.triggers.iter().map(|t| t.name.as_str()).collect();
+        Refused::new(
+            404,
+            format!(
+                "expert {} has no trigger {name} (its triggers: {})",
+                package.name,
+                if known.is_empty() {
+                    "none".into()
+                } else {
+                    known.join(", ")
+                }
+            ),
+        )
+    })
 }
 
 /// Maps the payload and resolves keys: every problem with the payload is a 422 naming the field.

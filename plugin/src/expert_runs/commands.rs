@@ -258,7 +258,8 @@ impl Runtime<'_> {
         })?;
         let mut text = String::new();
         for package in self.packages.iter().filter_map(|l| l.ready()) {
-            for t in package.triggers.iter().filter(|t| t.kind == "cron") {
+            let active = package.triggers.iter().filter(|t| t.inactive().is_none());
+            for t in active.filter(|t| t.kind == "cron") {
                 let zone = t.tz.as_deref().unwrap_or("UTC");
                 let Some(Ok(expr)) = t.expr.as_deref().map(crate::experts::cron::parse) else {
                     continue;

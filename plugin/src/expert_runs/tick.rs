@@ -240,7 +240,8 @@ impl Runtime<'_> {
             let Some(package) = loaded.ready() else {
                 continue;
             };
-            for trigger in package.triggers.iter().filter(|t| t.kind == "cron") {
+            let active = package.triggers.iter().filter(|t| t.inactive().is_none());
+            for trigger in active.filter(|t| t.kind == "cron") {
                 let key = format!("{}/{}", package.name, trigger.name);
                 let Some(&checked) = runs.cron_checked_ms.get(&key) else {
                     runs.cron_checked_ms.insert(key, now_ms);
@@ -326,11 +327,11 @@ impl Runtime<'_> {
             );
             next.extend(inv.waiting.as_ref().and_then(|w| w.deadline_ms));
         }
-        let has_cron = self
-            .packages
-            .iter()
-            .filter_map(|l| l.ready())
-            .any(|p| p.triggers.iter().any(|t| t.kind == "cron"));
+        let has_cron = self.packages.iter().filter_map(|l| l.ready()).any(|p| {
+            p.triggers
+                .iter()
+                .any(|t| t.kind == "cron" && t.inactive().is_none())
+        });
         let open = runs.invocations.iter().any(|i| !i.status.is_finished());
         if has_cron || open {
             next.push(now_ms + MAX_TICK_MS);

@@ -23,6 +23,7 @@ pub enum Rule {
     ManifestName,
     ManifestSpecVersion,
     ManifestValues,
+    TriggerPreset,
     PolicyValues,
     StructureOrchestrator,
     StructurePersona,
@@ -59,13 +60,14 @@ pub enum Rule {
 }
 
 impl Rule {
-    pub const ALL: [Rule; 37] = [
+    pub const ALL: [Rule; 38] = [
         Rule::ManifestExists,
         Rule::ManifestSyntax,
         Rule::ManifestRequiredFields,
         Rule::ManifestName,
         Rule::ManifestSpecVersion,
         Rule::ManifestValues,
+        Rule::TriggerPreset,
         Rule::PolicyValues,
         Rule::StructureOrchestrator,
         Rule::StructurePersona,
@@ -107,6 +109,7 @@ impl Rule {
             Rule::ManifestName => "manifest.name",
             Rule::ManifestSpecVersion => "manifest.spec-version",
             Rule::ManifestValues => "manifest.values",
+            Rule::TriggerPreset => "trigger.preset",
             Rule::PolicyValues => "policy.values",
             Rule::StructureOrchestrator => "structure.orchestrator",
             Rule::StructurePersona => "structure.persona",
@@ -144,6 +147,7 @@ impl Rule {
     pub fn severity(self) -> Severity {
         match self {
             Rule::ManifestSpecVersion
+            | Rule::TriggerPreset
             | Rule::StructureReadme
             | Rule::XrefProcessTrigger
             | Rule::XrefProcessFunctions
@@ -177,6 +181,7 @@ impl Rule {
             | Rule::LearningApproval
             | Rule::LearningScope => "spec §14",
             Rule::XrefPrivateContext => "spec §9",
+            Rule::TriggerPreset => "spec §3",
             Rule::BindingsSyntax
             | Rule::BindingsUnbound
             | Rule::BindingsUnknownServer
@@ -198,7 +203,10 @@ impl Rule {
             }
             Rule::ManifestSpecVersion => "spec is a 1.x version",
             Rule::ManifestValues => {
-                "triggers (cron expr, tz, payload paths, no preset), concurrency, execution, delivery and learning use the spec's values"
+                "triggers (cron expr, tz, payload paths), concurrency, execution, delivery and learning use the spec's values"
+            }
+            Rule::TriggerPreset => {
+                "a trigger's preset is one the runtime provides (it provides none): a trigger with another stays inactive"
             }
             Rule::PolicyValues => {
                 "policy tiers, timeout, on_timeout and escalation channel use the spec's values"

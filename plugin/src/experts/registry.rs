@@ -62,6 +62,10 @@ fn trigger_line(t: &Trigger, max: usize) -> String {
         Some(key) => format!("{}: {key}", t.concurrency),
         None => t.concurrency.clone(),
     };
+    let source = match t.inactive() {
+        Some(_) => format!("{source}, inactive"),
+        None => source,
+    };
     one_line(
         &format!("{} ({source}) → {} [{mode}]", t.name, t.process),
         max,

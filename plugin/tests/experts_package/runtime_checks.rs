@@ -174,7 +174,11 @@ fn trigger_fields_are_checked() {
             "triggers[2].tz",
             "\"Berlin time\" is not an IANA time zone name",
         ),
-        (values, "triggers[3].preset", "presets are not supported"),
+        (
+            Rule::TriggerPreset,
+            "triggers[3].preset",
+            "preset \"gmail\" is not one this runtime provides",
+        ),
         (
             Rule::XrefToolsDeclared,
             "triggers[3].requires_tool",
@@ -213,7 +217,7 @@ fn trigger_fields_are_checked() {
 }
 
 #[test]
-fn a_preset_is_refused_with_the_way_out() {
+fn an_unknown_preset_leaves_its_trigger_inactive_with_a_warning() {
     let temp = TempPackage::base("preset");
     temp.edit(
         MANIFEST,
@@ -228,10 +232,16 @@ fn a_preset_is_refused_with_the_way_out() {
         "{}",
         findings_text(&expert.findings)
     );
-    assert_eq!(f.severity(), Severity::Error);
+    assert_eq!(f.severity(), Severity::Warning);
     assert!(
-        f.message.contains("presets are not supported") && f.message.contains("plain webhook"),
+        f.message.contains("stays inactive") && f.message.contains("plain webhook"),
         "{f}"
+    );
+    let package = expert.ready().expect("the package loads");
+    let why = package.triggers[0].inactive();
+    assert_eq!(
+        why.as_deref(),
+        Some("preset \"gmail\" is not one this runtime provides")
     );
 }
 

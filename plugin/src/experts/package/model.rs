@@ -240,6 +240,16 @@ pub struct Trigger {
     pub description: Option<String>,
 }
 
+impl Trigger {
+    /// Why the trigger never fires, if it does not: a `preset` (the framework's to define, spec §3)
+    /// that this runtime does not provide; it provides none.
+    pub fn inactive(&self) -> Option<String> {
+        self.preset
+            .as_ref()
+            .map(|preset| format!("preset {preset:?} is not one this runtime provides"))
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Concurrency {
     pub default: String,

@@ -121,7 +121,9 @@ fn check_schedule(m: &mut ManifestCtx, t: &TriggerSpec, at: impl Fn(&str) -> Fie
     }
 }
 
-/// Where a webhook comes from: no `preset` (none is supported), `requires_tool` a required tool.
+/// Where a webhook comes from: a `preset` (presets are the framework's, spec §3; this runtime
+/// provides none, so the trigger stays inactive and the package still loads), `requires_tool` a
+/// required tool.
 fn check_source(
     m: &mut ManifestCtx,
     t: &TriggerSpec,
@@ -129,11 +131,13 @@ fn check_source(
     required_tools: &[String],
 ) {
     if let Some(preset) = &t.preset {
+        let name = t.name.as_deref().unwrap_or_default();
         m.report(
-            Rule::ManifestValues,
+            Rule::TriggerPreset,
             at("preset"),
             format!(
-                "preset {preset:?}: presets are not supported (OpenClaw offers no preset this plugin can attach to); remove `preset` to declare a plain webhook, an authenticated HTTP route"
+                "preset {preset:?} is not one this runtime provides (it provides none): trigger \
+                 {name} stays inactive; remove `preset` to make it a plain webhook"
             ),
         );
     }
