@@ -707,6 +707,29 @@ fn status_reports_reachability_counters_and_pack_rates() {
     );
 }
 
+#[test]
+fn status_is_healthy_only_when_the_mcp_endpoint_answers_a_call() {
+    let standin = standin();
+    let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
+    let mut shim = shim(&config, &temp_dir("status-host-state"), &standin.url());
+    // Behind a proxy that rewrites the Host header, /health answers and every MCP call is refused.
+    standin.set_fault(Fault::WrongHost);
+    let out = shim.run_command(&host_shim::Command::Status);
+    assert_eq!(out.exit_code, 1, "{}", out.stdout);
+    let first = out.stdout.lines().next().unwrap_or_default();
+    assert!(
+        first.contains("UNREACHABLE") && first.contains("HTTP 421") && first.contains("Host header"),
+        "{first}"
+    );
+    // While the server starts, it answers but cannot serve: not healthy either.
+    standin.set_fault(Fault::NotInitialized);
+    let out = shim.run_command(&host_shim::Command::Status);
+    assert_eq!(out.exit_code, 1, "{}", out.stdout);
+    assert!(out.stdout.contains("not initialized"), "{}", out.stdout);
+    standin.set_fault(Fault::None);
+    assert_eq!(shim.run_command(&host_shim::Command::Status).exit_code, 0);
+}
+
 /// Against a real Graphiti server when GRAPHITI_URL is set (e.g. http://localhost:8000/mcp).
 #[test]
 fn against_a_real_graphiti_when_graphiti_url_is_set() {

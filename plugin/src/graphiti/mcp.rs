@@ -164,7 +164,7 @@ impl McpClient {
     }
 
     pub fn health(&mut self, http: &mut dyn Http, deadline: Deadline) -> Result<String> {
-        let origin = origin_of(&self.endpoint);
+        let origin = origin_of(&self.endpoint).to_string();
         let timeout = timeout_of("health", deadline)?;
         let request = Request {
             method: "GET",
@@ -183,11 +183,38 @@ impl McpClient {
             )));
         }
         let status = json_body("health", &response.body)?;
-        Ok(status
+        let status = status
             .get("status")
             .and_then(Value::as_str)
             .unwrap_or("unknown")
-            .to_string())
+            .to_string();
+        // /health passes none of the MCP endpoint's checks (the Host header, a session, Graphiti
+        // being initialized): healthy means a tool call through the endpoint works.
+        let answer = self
+            .call_tool(http, "get_status", json!({}), deadline)
+            .map_err(|e| {
+                let hint = if e.message.contains("HTTP 421") {
+                    " (the MCP server accepts only Host: localhost, 127.0.0.1 or [::1]: behind a \
+                     proxy, make it send one of those)"
+                } else {
+                    ""
+                };
+                error(format!(
+                    "GET {origin}/health says {status:?}, but the MCP endpoint refuses calls: {}{hint}",
+                    e.message
+                ))
+            })?;
+        match answer.get("status").and_then(Value::as_str) {
+            Some("ok") => Ok(status),
+            other => Err(error(format!(
+                "GET {origin}/health says {status:?}, but get_status says {}: {}",
+                other.unwrap_or("nothing"),
+                answer
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no message")
+            ))),
+        }
     }
 
     /// One tool call; the session is set up on first use and once more if the server lost it.

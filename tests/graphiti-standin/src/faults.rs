@@ -35,6 +35,9 @@ pub enum Fault {
     /// The request is read and never answered (the connection stays open until the client
     /// closes it or the stand-in is dropped); nothing is stored.
     Hang,
+    /// As behind a proxy that rewrites the Host header: the MCP endpoint answers `421 Invalid Host
+    /// header` (the MCP SDK's check) to everything, while `GET /health` and REST answer as usual.
+    WrongHost,
 }
 
 /// How long one step of a fault script lasts.
@@ -185,6 +188,7 @@ pub(crate) fn name(fault: &Fault) -> &'static str {
         Fault::AcceptThenHang(_) => "accept-then-hang",
         Fault::AcceptThenReset => "accept-then-reset",
         Fault::Hang => "hang",
+        Fault::WrongHost => "wrong-host",
     }
 }
 
@@ -250,10 +254,11 @@ fn fault_named(text: &str, ms: Option<Duration>) -> Result<Fault, String> {
         "not-initialized" => Fault::NotInitialized,
         "accept-then-reset" => Fault::AcceptThenReset,
         "hang" => Fault::Hang,
+        "wrong-host" => Fault::WrongHost,
         other => {
             return Err(format!(
                 "unknown fault \"{other}\" (expected none, down, slow, server-error, garbage, expire-sessions, \
-                 not-initialized, accept-then-hang, accept-then-reset, hang)"
+                 not-initialized, accept-then-hang, accept-then-reset, hang, wrong-host)"
             ));
         }
     };

@@ -141,6 +141,7 @@ fn serve_one(shared: &Arc<Shared>, stream: &mut TcpStream, mut req: Request, con
         }
         Fault::ServerError => (Response::text(500, "Internal Server Error"), false),
         Fault::Garbage => (Response::new(200, "text/html", "<html>oops".into()), false),
+        Fault::WrongHost if req.target.starts_with("/mcp") => (Response::text(421, "Invalid Host header"), false),
         Fault::Slow(d) => {
             thread::sleep(d);
             (route(shared, &req), true)
