@@ -898,11 +898,6 @@ fn state_lifecycle_across_sessions() {
         template,
         "a new session starts from the template"
     );
-    assert_eq!(
-        fs::read_to_string(notes("s1")).unwrap(),
-        "note 1\n",
-        "and leaves the other session's files alone"
-    );
     assert!(
         second
             .scratch_pruned
@@ -919,22 +914,34 @@ fn state_lifecycle_across_sessions() {
     );
     assert!(scratch.join("new.md").is_file() && !scratch.join("old.md").exists());
 
-    // A deleted persistent file comes back from its template; retention is configurable, and an
-    // idle session's files go with it (never the current session's).
+    // A deleted persistent file comes back from its template; retention is configurable.
     fs::remove_file(ws.join("state/trips.md")).unwrap();
-    set_mtime(&notes("s1"), NOW - 2 * 3600);
-    set_mtime(&notes("s2"), NOW - 2 * 3600);
     let short = StateOptions {
         scratch_retention_secs: 3600,
     };
     let third = prepare_workspace(&package, &ws, "s2", NOW, &short).unwrap();
     assert_eq!(third.state_written, ["state/trips.md"]);
     assert_eq!(third.scratch_pruned, ["scratch/new.md"]);
+}
+
+#[test]
+fn idle_sessions_state_is_pruned_never_the_current_sessions() {
+    let ws = temp_dir("session-pruning");
+    let package = example().package.unwrap();
+    let notes = |session: &str| ws.join(format!("sessions/{session}/state/session-notes.md"));
+    let short = StateOptions {
+        scratch_retention_secs: 3600,
+    };
+    prepare_workspace(&package, &ws, "s1", NOW, &short).unwrap();
+    prepare_workspace(&package, &ws, "s2", NOW, &short).unwrap();
+    set_mtime(&notes("s1"), NOW - 2 * 3600);
+    set_mtime(&notes("s2"), NOW - 2 * 3600);
+    let again = prepare_workspace(&package, &ws, "s2", NOW, &short).unwrap();
     assert_eq!(
-        third.sessions_pruned,
+        again.sessions_pruned,
         ["sessions/s1/state/session-notes.md"]
     );
-    assert!(notes("s2").is_file());
+    assert!(notes("s2").is_file() && !notes("s1").exists());
 }
 
 #[test]
