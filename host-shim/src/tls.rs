@@ -127,6 +127,17 @@ pub(crate) fn handshake_failure(err: &rustls::Error, origin: &str) -> String {
                 "its certificate is not valid yet".to_string()
             }
             Cert::Revoked => "its certificate is revoked".to_string(),
+            Cert::Other(other)
+                if other.0.downcast_ref::<webpki::Error>()
+                    == Some(&webpki::Error::CaUsedAsEndEntity) =>
+            {
+                "its certificate is marked as a CA (CA:TRUE, as `openssl req -x509` makes a \
+                 self-signed one by default), and a CA's certificate cannot also be the server's: \
+                 make the self-signed certificate with `-addext \
+                 basicConstraints=critical,CA:FALSE`, or sign a server certificate with that CA \
+                 and give the CA as the CA file"
+                    .to_string()
+            }
             Cert::BadSignature => "its certificate has a bad signature".to_string(),
             other => format!("its certificate was refused: {other:?}"),
         },

@@ -200,6 +200,44 @@ fn https_recall_works_with_the_test_ca_and_fails_clearly_without_it() {
     }
 }
 
+/// A server whose certificate is its own CA, as `openssl req -x509 …` makes one (CA:TRUE), and
+/// that certificate's PEM.
+fn self_signed_ca_server() -> (Arc<ServerConfig>, String) {
+    let key = KeyPair::generate().expect("key");
+    let mut params =
+        CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()]).expect("params");
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let cert = params.self_signed(&key).expect("certificate");
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let server = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.der().clone()], key)
+        .expect("server TLS config");
+    (Arc::new(server), cert.pem())
+}
+
+#[test]
+fn a_self_signed_certificate_marked_ca_is_refused_saying_what_to_do() {
+    let (server, pem) = self_signed_ca_server();
+    let dir = temp_dir("https-self-signed");
+    let ca_file = dir.join("server.pem");
+    std::fs::write(&ca_file, pem).unwrap();
+    let standin = seeded_standin();
+    let port = tls_front(server, standin.port());
+    let origin = format!("https://127.0.0.1:{port}");
+    let config = config_for(&format!("{origin}/mcp"), "mcp");
+    let (code, out) = recall(&config, &origin, &["--ca-file", ca_file.to_str().unwrap()], &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("CA:TRUE") && out.contains("basicConstraints=critical,CA:FALSE"),
+        "{out}"
+    );
+    assert!(!out.contains("OtherError"), "{out}");
+}
+
 #[test]
 fn an_unusable_ca_file_is_named_with_its_problem() {
     let dir = temp_dir("https-bad-ca");
