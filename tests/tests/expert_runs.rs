@@ -595,3 +595,68 @@ fn an_unknown_preset_leaves_its_trigger_inactive_and_the_package_loads() {
         work.start[0].message
     );
 }
+
+#[test]
+fn a_retry_preloads_its_own_sessions_state_never_another_runs() {
+    let mut s = setup();
+    let dir = s.experts.join(EXPERT);
+    std::fs::write(
+        dir.join("state/notes.md"),
+        "---\nname: notes\ndescription: This run's notes\nscope: session\n---\n(none yet)\n",
+    )
+    .unwrap();
+    let edit = |path: &str, from: &str, to: &str| {
+        let text = std::fs::read_to_string(dir.join(path)).unwrap();
+        assert!(text.contains(from), "{path}: {from}");
+        std::fs::write(dir.join(path), text.replacen(from, to, 1)).unwrap();
+    };
+    edit(
+        "expert.yaml",
+        "    - state/queue.md\n",
+        "    - state/queue.md\n    - state/notes.md\n",
+    );
+    edit(
+        "processes/triage.md",
+        "  - state/queue.md\n",
+        "  - state/queue.md\n  - state/notes.md\n",
+    );
+    s.restart();
+    s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    s.accepted("new_ticket", &ticket("e-2", "T-2"));
+    let runs = s.tick().start;
+    assert_eq!(runs.len(), 2, "two keys run side by side");
+    for run in &runs {
+        assert!(run.message.contains("(none yet)"), "{}", run.message);
+        // The run's first turn prepares its session; it then writes its notes where it was told.
+        let injection = s
+            .shim
+            .before_agent_start(&graphiti_openclaw_tests::prompt("go"), &run_context(run));
+        let prompt = injection.system_context.unwrap_or_default();
+        let own = format!("/sessions/{}/{{path}}", run.invocation);
+        assert!(prompt.contains(&own), "{prompt}");
+        let notes = s.workspace.join(format!(
+            "expert-state/{EXPERT}/sessions/{}/state/notes.md",
+            run.invocation
+        ));
+        assert!(notes.is_file(), "{}", notes.display());
+        std::fs::write(notes, format!("progress of {}\n", run.invocation)).unwrap();
+    }
+    s.ended(&runs[0], RunOutcome::Failed("tickets-mcp timed out".into()));
+    s.advance(30_000);
+    let retry = s.tick().start.remove(0);
+    assert_eq!(retry.attempt, 2);
+    assert!(
+        retry
+            .message
+            .contains(&format!("progress of {}", runs[0].invocation)),
+        "{}",
+        retry.message
+    );
+    assert!(
+        !retry
+            .message
+            .contains(&format!("progress of {}", runs[1].invocation)),
+        "{}",
+        retry.message
+    );
+}

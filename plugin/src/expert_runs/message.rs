@@ -5,8 +5,12 @@
 
 use super::Runtime;
 use super::store::Invocation;
-use crate::experts::package::{DeliveryFormat, Execution, KnowledgeKind, Package, Process};
+use crate::experts::package::{
+    DeliveryFormat, Execution, KnowledgeKind, Package, Process, StateScope,
+};
+use crate::experts::state::{SESSIONS_DIR, session_dir_name};
 use std::fs;
+use std::path::Path;
 
 /// Largest context file preloaded, and all of them together (characters); beyond, the run is told
 /// to read the rest itself.
@@ -81,9 +85,17 @@ impl Runtime<'_> {
                 withheld = true;
                 continue;
             }
-            let runtime_copy = self
-                .workspace
-                .map(|w| w.join("expert-state").join(&package.name).join(path));
+            // A session state file's runtime copy is the run's own (its invocation's session).
+            let own = package
+                .state
+                .iter()
+                .any(|f| &f.path == path && f.scope == StateScope::Session)
+                .then(|| Path::new(SESSIONS_DIR).join(session_dir_name(&inv.id)));
+            let runtime_copy = self.workspace.map(|w| {
+                let mut dir = w.join("expert-state").join(&package.name);
+                dir.extend(&own);
+                dir.join(path)
+            });
             let is_private = private.is_some();
             let text = private
                 .or_else(|| runtime_copy.and_then(|p| fs::read_to_string(p).ok()))
