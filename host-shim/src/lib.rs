@@ -48,6 +48,7 @@
 //!     chat_type: ChatType::Direct,
 //!     trigger: Some("user".into()),
 //!     run_id: None,
+//!     input_provenance: None,
 //! };
 //! let event = PromptEvent { prompt: "Book a table for dinner".into(), messages_json: "[]".into() };
 //! let injection = shim.before_agent_start(&event, &ctx);

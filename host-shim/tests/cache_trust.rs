@@ -53,6 +53,7 @@ fn echo(shim: &mut Shim, text: &str) -> String {
             chat_type: host_shim::ChatType::Direct,
             trigger: Some("user".into()),
             run_id: None,
+            input_provenance: None,
         },
     );
     injection

@@ -70,6 +70,7 @@ fn probe_answer(shim: Shim, command: &str, fifo: Option<&Path>) -> (String, Shim
                 chat_type: host_shim::ChatType::Direct,
                 trigger: Some("user".into()),
                 run_id: None,
+                input_provenance: None,
             },
         );
         let text = injection

@@ -24,6 +24,8 @@ pub struct HookContext {
     pub chat_type: ChatType,
     pub trigger: Option<String>,
     pub run_id: Option<String>,
+    /// Who wrote the turn's input, as the host classifies it (OpenClaw's `inputProvenance.kind`).
+    pub input_provenance: Option<String>,
 }
 
 /// A tool call an agent is about to make (OpenClaw's `before_tool_call`).
@@ -273,6 +275,30 @@ pub struct Delivery {
     pub kind: DeliveryKind,
     pub session_key: String,
     pub text: String,
+}
+
+/// Run ids of the plugin's own deliveries begin with this (see [`Delivery::run_id`]).
+const DELIVERY_RUN_PREFIX: &str = "graphiti-openclaw:deliver:";
+
+impl Delivery {
+    /// The run id the host posts it under: the same delivery posted twice is one turn, and a turn
+    /// with this run id is known as the plugin's own delivery ([`is_delivery_run`]).
+    pub fn run_id(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(self.text.as_bytes());
+        let digest: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        let kind = serde_json::to_value(self.kind).unwrap_or_default();
+        format!(
+            "{DELIVERY_RUN_PREFIX}{}:{}:{digest}",
+            self.invocation.as_deref().unwrap_or(&self.expert),
+            kind.as_str().unwrap_or_default()
+        )
+    }
+}
+
+/// Whether a turn's run id is one of the plugin's own deliveries.
+pub fn is_delivery_run(run_id: &str) -> bool {
+    run_id.starts_with(DELIVERY_RUN_PREFIX)
 }
 
 /// What the host must do after a runtime call (WIT `runtime-work`).

@@ -35,6 +35,13 @@ pub struct TurnRecord {
     /// `capture::prompt_digest` of the whole prompt: whether a captured message is this turn's.
     #[serde(default)]
     pub prompt_digest: Option<u64>,
+    /// Why the turn's input was not the user's (nothing recalled or routed): its `agent-end` does not
+    /// capture it, though the host may not say so again there.
+    #[serde(default)]
+    pub not_users: Option<String>,
+    /// The host's run id of a turn whose input was not the user's: which `agent-end` is its.
+    #[serde(default)]
+    pub run_id: Option<String>,
     /// The relevance floor's verdict on each recalled fact and entity (bounded; empty when off).
     #[serde(default)]
     pub relevance: Vec<String>,
@@ -97,6 +104,8 @@ impl TurnRecord {
             notes: injection.notes.clone(),
             injected: injection.prepend_context.clone(),
             prompt_digest: Some(crate::capture::prompt_digest(prompt)),
+            not_users: None,
+            run_id: None,
             relevance: vec![],
             conversation: None,
         }
@@ -119,6 +128,9 @@ impl TurnRecord {
         );
         if let Some(group) = &self.group_id {
             out.push_str(&format!("graphiti group: {group}\n"));
+        }
+        if let Some(why) = &self.not_users {
+            out.push_str(&format!("input: {why}\n"));
         }
         out.push_str(&format!("recall: {}\n", self.recall));
         if let Some((headline, items)) = self.relevance.split_first() {
@@ -183,6 +195,27 @@ pub fn injection_of(
         .flatten()
         .filter(|r| r.session_key == session_key)
         .and_then(TurnRecord::injection)
+}
+
+/// Why the session's last turn, when it is the turn of `run_id`, was not the user's: its prompt hook
+/// found so (a record without a run id, or a host without one, counts as the same turn).
+pub fn not_users(
+    kept: &mut Kept<TurnRecord>,
+    state_dir: &Path,
+    session_key: &str,
+    run_id: Option<&str>,
+) -> Option<String> {
+    let path = crate::state::file_for(&dir(state_dir), session_key);
+    let record = kept
+        .read(&path, MAX_FILE_BYTES)
+        .ok()
+        .flatten()
+        .filter(|r| r.session_key == session_key)?;
+    let same_turn = match (record.run_id.as_deref(), run_id) {
+        (Some(recorded), Some(this)) => recorded == this,
+        _ => true,
+    };
+    record.not_users.clone().filter(|_| same_turn)
 }
 
 /// The session's last turn, or the most recent turn of any session.

@@ -135,6 +135,7 @@ pub fn hook_context(session: &str, chat_type: ChatType) -> HookContext {
         chat_type,
         trigger: Some("user".into()),
         run_id: None,
+        input_provenance: None,
     }
 }
 

@@ -63,7 +63,7 @@ fn the_component_exports_the_hooks_and_imports_only_host_and_wasi() {
         .exports(&engine)
         .map(|(name, _)| name.to_string())
         .collect();
-    assert_eq!(exports, vec!["graphiti:openclaw/plugin@0.6.0"]);
+    assert_eq!(exports, vec!["graphiti:openclaw/plugin@0.7.0"]);
     let (_, plugin) = ty.exports(&engine).next().unwrap();
     let wasmtime::component::types::ComponentItem::ComponentInstance(instance) = plugin.ty else {
         panic!("the plugin export is an instance");
@@ -89,7 +89,7 @@ fn the_component_exports_the_hooks_and_imports_only_host_and_wasi() {
         .map(|(name, _)| name.to_string())
         .collect();
     assert!(
-        imports.contains(&"graphiti:openclaw/host@0.6.0".to_string()),
+        imports.contains(&"graphiti:openclaw/host@0.7.0".to_string()),
         "{imports:?}"
     );
     assert!(
@@ -354,6 +354,67 @@ fn follow_ups_keep_the_pack_per_conversation() {
             .unwrap()
             .contains("not a user turn")
     );
+}
+
+/// A turn whose input OpenClaw classifies as another session's or its own (`inputProvenance`) is
+/// not the user's: nothing is recalled or routed (so no pack sticks from it), and it is not
+/// captured although `agent_end` does not repeat the provenance.
+#[test]
+fn a_turn_from_another_session_is_not_recalled_routed_or_captured() {
+    let state = temp_dir("provenance-state");
+    let mut shim = shim_with_state(&example_config(), &state);
+    let announcement =
+        "trip-planner-expert · plan (inv-3) finished: Book a bistro for dinner on Friday";
+    for kind in ["inter_session", "internal_system"] {
+        let session = format!("chat-{kind}");
+        let mut turn = ctx(&session, ChatType::Direct);
+        turn.run_id = Some(format!("run-{kind}"));
+        turn.input_provenance = Some(kind.into());
+        let injection = shim.before_agent_start(&prompt(announcement), &turn);
+        assert!(injection.prepend_context.is_none(), "{kind}: {injection:?}");
+        let reason = injection.decision.no_pack_reason.unwrap_or_default();
+        assert!(
+            reason.contains("not the user's") && reason.contains(kind),
+            "{reason}"
+        );
+
+        turn.input_provenance = None;
+        let messages = serde_json::json!([
+            {"role": "user", "content": announcement},
+            {"role": "assistant", "content": "Relayed."},
+        ]);
+        let event = AgentEndEvent {
+            success: true,
+            error: None,
+            messages_json: messages.to_string(),
+            duration_ms: None,
+        };
+        match shim.agent_end(&event, &turn) {
+            CaptureOutcome::Skipped(why) => assert!(why.contains("not the user's"), "{why}"),
+            other => panic!("{kind}: not captured as the user's words: {other:?}"),
+        }
+
+        let follow =
+            shim.before_agent_start(&prompt("and Saturday?"), &ctx(&session, ChatType::Direct));
+        assert!(
+            follow.decision.primary_pack.is_none() && !follow.decision.sticky,
+            "{kind}: no pack sticks from it: {:?}",
+            follow.decision
+        );
+    }
+    assert!(
+        !state.join("spool").exists()
+            || std::fs::read_dir(state.join("spool"))
+                .unwrap()
+                .next()
+                .is_none()
+    );
+
+    // The user's own words, classified as such, are routed as before.
+    let mut own = ctx("chat-own", ChatType::Direct);
+    own.input_provenance = Some("external_user".into());
+    let routed = shim.before_agent_start(&prompt("Book a bistro for dinner on Friday"), &own);
+    assert_eq!(routed.decision.intent.as_deref(), Some("dining"));
 }
 
 #[test]

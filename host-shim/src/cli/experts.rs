@@ -81,6 +81,7 @@ pub(crate) fn experts_command(command: ExpertsCli) -> Result<ExpertsCommand, Str
                 chat_type: ChatType::Unknown,
                 trigger: None,
                 run_id: None,
+                input_provenance: None,
             };
             ExpertsCommand::CheckTool((expert, call, ctx))
         }

@@ -158,6 +158,7 @@ fn ingest(shim: &mut Shim, text: String, sender: String) -> Result<u8, String> {
         chat_type: ChatType::Direct,
         trigger: None,
         run_id: None,
+        input_provenance: None,
     };
     let out = shim.run_command(&Command::Ingest(IngestRequest {
         text,

@@ -29,6 +29,7 @@ pub(crate) fn turn(
         },
         trigger: Some("user".into()),
         run_id: None,
+        input_provenance: None,
     };
     let injection = shim.before_agent_start(
         &PromptEvent {

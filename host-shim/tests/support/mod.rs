@@ -220,6 +220,7 @@ pub fn ctx() -> HookContext {
         chat_type: ChatType::Direct,
         trigger: Some("user".into()),
         run_id: None,
+        input_provenance: None,
     }
 }
 

@@ -49,6 +49,7 @@ export function hookContext(ctx = {}) {
     chatType: chatTypeOf(ctx),
     trigger: text(ctx.trigger),
     runId: text(ctx.runId),
+    inputProvenance: text(ctx.inputProvenance?.kind),
   };
 }
 

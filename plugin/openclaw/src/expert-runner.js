@@ -13,8 +13,6 @@
 //   expert run that would execute the invocation a second time beside the component's retry, so the
 //   sessions of runs left `running` are deleted before the first tick (see `prepare`).
 
-import crypto from 'node:crypto';
-
 /** One `waitForRun` call waits at most this long; the run's deadline is checked between calls. */
 const WAIT_SLICE_MS = 30_000;
 /** `waitForRun` answering `pending` (not started yet) is asked again after this long. */
@@ -374,7 +372,6 @@ export class ExpertRunner {
 
   async postDelivery(delivery) {
     const what = `${delivery.kind} of ${delivery.expert}${delivery.invocation ? ` ${delivery.invocation}` : ''}`;
-    const digest = crypto.createHash('sha256').update(delivery.text).digest('hex').slice(0, 16);
     let run;
     try {
       run = await this.subagent.run({
@@ -382,7 +379,8 @@ export class ExpertRunner {
         message: delivery.text,
         deliver: true,
         extraSystemPrompt: DELIVERY_PROMPT,
-        idempotencyKey: `graphiti-openclaw:deliver:${delivery.invocation ?? delivery.expert}:${delivery.kind}:${digest}`,
+        // The component's run id: it knows the turn as its delivery, not the user's.
+        idempotencyKey: delivery.runId,
       });
       this.logger.info(`graphiti-openclaw: experts: ${what} posted to ${delivery.sessionKey}`);
     } catch (error) {

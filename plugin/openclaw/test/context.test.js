@@ -13,7 +13,7 @@ test('chat type comes from the channel when it says, else from the session key',
 
 test('the hook context maps field by field, with fallbacks for tool contexts', () => {
   const ctx = hookContext({ sessionKey: 'agent:main:slack:group:c1', sessionId: 's', agentId: 'main', senderId: 'u1', chatId: 'c1', channel: 'slack', trigger: 'user', runId: 'r1', extra: 1 });
-  assert.deepEqual(ctx, { sessionKey: 'agent:main:slack:group:c1', sessionId: 's', agentId: 'main', senderId: 'u1', senderName: undefined, chatId: 'c1', channel: 'slack', chatType: 'group', trigger: 'user', runId: 'r1' });
+  assert.deepEqual(ctx, { sessionKey: 'agent:main:slack:group:c1', sessionId: 's', agentId: 'main', senderId: 'u1', senderName: undefined, chatId: 'c1', channel: 'slack', chatType: 'group', trigger: 'user', runId: 'r1', inputProvenance: undefined });
   const tool = hookContext({ agentId: 'main', requesterSenderId: 'u2', messageChannel: 'telegram', sessionKey: '  ' });
   assert.equal(tool.senderId, 'u2');
   assert.equal(tool.channel, 'telegram');
@@ -41,4 +41,11 @@ test('events: prompt and messages as JSON; a turn with an error is not a success
   assert.equal(agentEndEvent({ success: true, messages: [] }).success, true);
   assert.equal(agentEndEvent({ success: true, error: 'boom' }).success, false);
   assert.equal(agentEndEvent({ success: true, durationMs: 12.4 }).durationMs, 12n);
+});
+
+test("the input's provenance is the kind OpenClaw classified it as, absent when it did not say", () => {
+  assert.equal(hookContext({ trigger: 'user', inputProvenance: { kind: 'inter_session', sourceTool: 'sessions_send' } }).inputProvenance, 'inter_session');
+  assert.equal(hookContext({ inputProvenance: { kind: 'external_user' } }).inputProvenance, 'external_user');
+  assert.equal(hookContext({ trigger: 'user' }).inputProvenance, undefined);
+  assert.equal(hookContext({ inputProvenance: {} }).inputProvenance, undefined);
 });

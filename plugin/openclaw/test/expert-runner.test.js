@@ -165,7 +165,7 @@ test('the same attempt is started once even when offered twice', async () => {
 });
 
 test('deliveries become a main-session turn that relays them; the next run in the lane starts from run-ended', async () => {
-  const delivery = { expert: 'ops-expert', invocation: 'inv-7', kind: 'result', sessionKey: 'agent:main:main', text: 'ops-expert · triage (inv-7) finished.' };
+  const delivery = { expert: 'ops-expert', invocation: 'inv-7', kind: 'result', sessionKey: 'agent:main:main', text: 'ops-expert · triage (inv-7) finished.', runId: 'graphiti-openclaw:deliver:inv-7:result:0123456789abcdef' };
   const component = fakeComponent({
     starts: [start('inv-7')],
     ended: (report) => work(report.invocation === 'inv-7' ? { deliver: [delivery], start: [start('inv-8')], notes: ['experts: inv-7 done'] } : {}),
@@ -178,7 +178,7 @@ test('deliveries become a main-session turn that relays them; the next run in th
   assert.equal(main.message, delivery.text, 'the component\'s text as it is');
   assert.equal(main.deliver, true, 'relayed to the user\'s last channel');
   assert.equal(main.extraSystemPrompt, DELIVERY_PROMPT);
-  assert.match(main.idempotencyKey, /^graphiti-openclaw:deliver:inv-7:result:[0-9a-f]{16}$/);
+  assert.equal(main.idempotencyKey, delivery.runId, 'the component\'s run id: it knows the turn as its delivery');
   assert.deepEqual(component.calls.reports.map((x) => x.invocation), ['inv-7', 'inv-8'], 'inv-8 ran after inv-7 ended');
   assert.ok(!log.lines.some((l) => l.includes('inv-7 done')), 'notes are the component\'s to log (host.log)');
 });

@@ -20,5 +20,6 @@ pub fn hook_context(ctx: wit::HookContext) -> api::HookContext {
         },
         trigger: ctx.trigger,
         run_id: ctx.run_id,
+        input_provenance: ctx.input_provenance,
     }
 }

@@ -35,6 +35,7 @@ pub fn work(w: api::RuntimeWork) -> wit::RuntimeWork {
             .deliver
             .into_iter()
             .map(|d| wit::Delivery {
+                run_id: d.run_id(),
                 expert: d.expert,
                 invocation: d.invocation,
                 kind: match d.kind {

@@ -47,6 +47,11 @@ impl Engine {
                 ctx.trigger.as_deref().unwrap_or_default()
             ));
         }
+        // The prompt hook's finding stands: OpenClaw may not repeat the provenance here.
+        if let Some(why) = Self::not_users_input(ctx).or_else(|| self.not_users_by_prompt_hook(ctx))
+        {
+            return CaptureOutcome::Skipped(why);
+        }
         if !self.settings.capture.enabled {
             return CaptureOutcome::Skipped("capture is disabled in settings".into());
         }
@@ -112,6 +117,13 @@ impl Engine {
             )),
             Err(e) => CaptureOutcome::Dropped(format!("{e}: this turn was NOT captured")),
         }
+    }
+
+    /// What this turn's `before-agent-start` found: its input was not the user's.
+    fn not_users_by_prompt_hook(&mut self, ctx: &HookContext) -> Option<String> {
+        let dir = self.state_dir.as_ref()?;
+        let key = ctx.session_key.as_deref().or(ctx.session_id.as_deref())?;
+        turns::not_users(&mut self.kept_turns, dir, key, ctx.run_id.as_deref())
     }
 }
 

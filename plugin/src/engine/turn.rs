@@ -3,7 +3,7 @@
 
 use super::Engine;
 use super::recall_turn::RecallOutcome;
-use crate::api::{ChatType, HookContext, PromptEvent};
+use crate::api::{self, ChatType, HookContext, PromptEvent};
 use crate::decision::{Decision, Injection};
 use crate::group_id;
 use crate::recall::Recall;
@@ -42,6 +42,9 @@ impl Engine {
                 decision: Decision::none(reason),
                 ..Injection::default()
             };
+        }
+        if let Some(why) = Self::not_users_input(ctx) {
+            return self.record_not_users(event, ctx, now_ms, why);
         }
         let mut notes = Vec::new();
         let session_key = ctx.session_key.as_deref().or(ctx.session_id.as_deref());
@@ -82,6 +85,49 @@ impl Engine {
             }
             None => injection,
         }
+    }
+
+    /// Why the turn's input is not the user's words, when it is not: OpenClaw classifies it as another
+    /// session's or its own (`inputProvenance`), or it is this plugin's delivery (its run id).
+    pub(super) fn not_users_input(ctx: &HookContext) -> Option<String> {
+        let provenance = ctx.input_provenance.as_deref().map(str::trim);
+        if let Some(kind) =
+            provenance.filter(|k| !k.is_empty() && !k.eq_ignore_ascii_case("external_user"))
+        {
+            return Some(format!("input provenance {kind:?}: not the user's words"));
+        }
+        ctx.run_id
+            .as_deref()
+            .filter(|run| api::is_delivery_run(run))
+            .map(|_| "a delivery of this plugin's expert runtime: not the user's words".into())
+    }
+
+    /// No recall and no routing (the session's routing state stays as the user's last turn left
+    /// it); the record says why, for `debug` and for this turn's `agent-end`, which OpenClaw may not
+    /// tell where the input came from.
+    fn record_not_users(
+        &mut self,
+        event: &PromptEvent,
+        ctx: &HookContext,
+        now_ms: u64,
+        why: String,
+    ) -> Injection {
+        let mut injection = Injection {
+            decision: Decision::none(why.clone()),
+            ..Injection::default()
+        };
+        let session_key = ctx.session_key.as_deref().or(ctx.session_id.as_deref());
+        let (Some(dir), Some(key)) = (&self.state_dir, session_key) else {
+            return injection;
+        };
+        let recall = "skipped: the input is not the user's".to_string();
+        let mut record = TurnRecord::new(now_ms, key, &event.prompt, None, recall, &injection);
+        record.not_users = Some(why);
+        record.run_id = ctx.run_id.clone();
+        if let Err(e) = turns::save(&mut self.kept_turns, dir, record) {
+            injection.notes.push(e);
+        }
+        injection
     }
 
     /// What the session's previous turn injected (for stickiness); trouble reading it is a note.

@@ -103,6 +103,7 @@ pub fn shim_hooks(turns: usize) {
         chat_type: ChatType::Direct,
         trigger: Some("user".into()),
         run_id: None,
+        input_provenance: None,
     };
     let event = PromptEvent {
         prompt: PROMPT.into(),

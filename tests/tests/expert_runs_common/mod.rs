@@ -176,6 +176,7 @@ pub fn run_context(run: &RunStart) -> HookContext {
         chat_type: host_shim::ChatType::Direct,
         trigger: Some("sub-agent".into()),
         run_id: None,
+        input_provenance: None,
     }
 }
 

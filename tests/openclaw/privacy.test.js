@@ -1,0 +1,121 @@
+// What is not the user's, in real OpenClaw 2026.9.6: a Gateway on loopback (throwaway HOME) with the
+// packaged plugin, recall and capture on against the Graphiti stand-in, the ops-expert fixture with
+// its channel trigger bound to webchat, and a scripted stub model. Proves that an expert's delivery
+// into the main session is relayed but neither recalled for, routed nor captured as the user's words.
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { PLUGIN_ID, REPO, openclaw, packageTgz, startStandIn, throwawayHome } from './openclaw.js';
+import { freePort, gatewayCall, startGateway } from './gateway.js';
+import { startScriptedModel } from './scripted-model.js';
+
+const GATEWAY_TOKEN = 'privacy-gateway-token';
+const WEBHOOK_TOKEN = 'privacy-webhook-token';
+const PERSONA = 'You are a careful support operator.';
+const EXPERT = 'ops-expert';
+const MAIN = 'agent:main:main';
+/** Blocks the plugin prepends to a turn it recalls for or routes. */
+const INJECTED = /<graphiti-context|<graphiti-fallback|<pack-context/;
+
+const { home, env } = throwawayHome();
+let standIn;
+let model;
+let gateway;
+let port;
+
+/** Waits until `check` returns something truthy, polling. */
+async function eventually(check, what, timeoutMs = 90_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** An expert's answer names a dinner (the example rules route that to the dining pack). */
+function script(info) {
+  if (!info.expert) return 'Relayed to the user.';
+  return `Handled ${info.session}: book a bistro for dinner on Friday for the team.\n\`\`\`json\n{"priority": "high"}\n\`\`\``;
+}
+
+const call = (method, params) => gatewayCall(env, { port, token: GATEWAY_TOKEN }, method, params);
+const send = (sessionKey, message, idempotencyKey) => call('chat.send', { sessionKey, message, idempotencyKey });
+/** The first model request of each main-session turn whose message matches. */
+const mainTurns = (what) => model.log.filter((r) => r.session === 'main' && r.firstOfTurn && what.test(r.prompt));
+/** Every episode the stand-in holds in the groups anything was sent to. */
+async function episodes() {
+  const groups = [...new Set((await standIn.sends()).map((s) => s.group_id))];
+  return (await Promise.all(groups.map((group) => standIn.episodes(group)))).flat();
+}
+/** The episodes that mention `text`. */
+const captured = async (text) => (await episodes()).filter((e) => String(e.content ?? '').includes(text));
+
+before(async () => {
+  fs.cpSync(path.join(REPO, 'tests/fixtures/experts', EXPERT), path.join(home, '.openclaw/experts', EXPERT), { recursive: true });
+  standIn = await startStandIn();
+  model = await startScriptedModel(script, { persona: PERSONA });
+  port = await freePort();
+  await openclaw(env, ['plugins', 'install', packageTgz(), '--force', '--accept-capabilities']);
+  await openclaw(env, ['config', 'set', '--batch-json', JSON.stringify([
+    { path: `plugins.entries.${PLUGIN_ID}.hooks.allowConversationAccess`, value: true },
+    {
+      path: `plugins.entries.${PLUGIN_ID}.config`,
+      value: {
+        tickIntervalMs: 1000,
+        // The stand-in's seeded memories (Dana Lee, Acme Robotics) are in the group "demo".
+        graphiti: { url: `${standIn.url}/mcp`, group_id: { direct: 'demo', group: 'demo-{chat}' } },
+        experts: { webhook_token: WEBHOOK_TOKEN, channels: { [`${EXPERT}/support_chat`]: ['webchat'] } },
+      },
+    },
+    {
+      path: 'mcp.servers',
+      value: { 'tickets-mcp': { command: process.execPath, args: [path.join(REPO, 'tests/openclaw/fake-mcp-server.js'), 'tickets-mcp', 'get_ticket', 'update_ticket', 'send_reply'] } },
+    },
+    {
+      path: 'models.providers.mock',
+      value: { baseUrl: model.baseUrl, apiKey: 'dummy', api: 'openai-completions', models: [{ id: 'mock-1', name: 'Mock 1', reasoning: false, input: ['text'], contextWindow: 32000, maxTokens: 1024 }] },
+    },
+    { path: 'agents.defaults.model', value: 'mock/mock-1' },
+    { path: 'gateway.mode', value: 'local' },
+  ])]);
+  gateway = await startGateway(env, { port, token: GATEWAY_TOKEN });
+});
+
+after(async () => {
+  await gateway?.kill();
+  model?.stop();
+  standIn?.stop();
+  const diagnostics = path.join(home, 'privacy-diagnostics.txt');
+  fs.writeFileSync(diagnostics, [
+    `=== Gateway\n${gateway?.output() ?? ''}`,
+    `=== model log\n${(model?.log ?? []).map((r) => JSON.stringify({ ...r, prompt: r.prompt.slice(0, 300) })).join('\n')}`,
+  ].join('\n'));
+  console.log(`# Gateway output and model log: ${diagnostics}`);
+});
+
+test('an expert\'s delivery is relayed in the main session, neither recalled for nor routed', async () => {
+  const response = await fetch(`${gateway.url}/graphiti-openclaw/experts/${EXPERT}/new_ticket`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${WEBHOOK_TOKEN}` },
+    body: JSON.stringify({ event_id: 'e-privacy-1', ticket: { id: 'T-1', summary: 'Checkout is down' } }),
+  });
+  assert.equal(response.status, 202);
+  const { invocation } = await response.json();
+  const delivery = await eventually(() => mainTurns(new RegExp(`\\(${invocation}, trigger new_ticket\\) finished`))[0], `the delivery of ${invocation}`);
+  assert.match(delivery.prompt, /book a bistro for dinner/, 'the result as the expert wrote it');
+  assert.doesNotMatch(delivery.prompt, INJECTED, 'no recall, no pack');
+});
+
+test('the deliveries are not captured as the user\'s words; the user\'s own turns are', async () => {
+  const delivered = mainTurns(/\(inv-\d+, trigger [a-z_]+\) finished/);
+  assert.ok(delivered.length >= 1, 'a delivery turn ran in the main session');
+  // The user's own turn after them: the spool sends in order, so its arrival means theirs would have.
+  await send(MAIN, 'Please remember that I prefer window seats on trains.', 'privacy-user-1');
+  await eventually(async () => (await captured('window seats on trains')).length, 'the user\'s own turn at the stand-in', 240_000);
+  const deliveries = (await episodes()).filter((e) => /trigger [a-z_]+\) finished/.test(String(e.content ?? '')));
+  assert.deepEqual(deliveries.map((e) => e.name), [], 'no delivery is an episode');
+});
