@@ -1,7 +1,9 @@
 // What is not the user's, in real OpenClaw 2026.9.6: a Gateway on loopback (throwaway HOME) with the
 // packaged plugin, recall and capture on against the Graphiti stand-in, the ops-expert fixture with
 // its channel trigger bound to webchat, and a scripted stub model. Proves that an expert's delivery
-// into the main session is relayed but neither recalled for, routed nor captured as the user's words.
+// into the main session is relayed but neither recalled for, routed nor captured as the user's words,
+// and that an expert run's session gets no <graphiti-context> and no <pack-context>, only its
+// expert's prompt.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -46,6 +48,8 @@ const call = (method, params) => gatewayCall(env, { port, token: GATEWAY_TOKEN }
 const send = (sessionKey, message, idempotencyKey) => call('chat.send', { sessionKey, message, idempotencyKey });
 /** The first model request of each main-session turn whose message matches. */
 const mainTurns = (what) => model.log.filter((r) => r.session === 'main' && r.firstOfTurn && what.test(r.prompt));
+/** Expert runs whose message matches. */
+const expertRuns = (what) => model.log.filter((r) => r.expert && r.firstOfTurn && what.test(r.prompt));
 /** Every episode the stand-in holds in the groups anything was sent to. */
 async function episodes() {
   const groups = [...new Set((await standIn.sends()).map((s) => s.group_id))];
@@ -108,6 +112,15 @@ test('an expert\'s delivery is relayed in the main session, neither recalled for
   const delivery = await eventually(() => mainTurns(new RegExp(`\\(${invocation}, trigger new_ticket\\) finished`))[0], `the delivery of ${invocation}`);
   assert.match(delivery.prompt, /book a bistro for dinner/, 'the result as the expert wrote it');
   assert.doesNotMatch(delivery.prompt, INJECTED, 'no recall, no pack');
+});
+
+test('an expert run\'s session gets no recall and no pack, only its expert\'s prompt', async () => {
+  await send(MAIN, 'Book lunch with the Acme Robotics founder Dana Lee on Friday', 'privacy-channel-1');
+  const main = await eventually(() => mainTurns(/Acme Robotics founder/)[0], 'the user\'s own turn');
+  assert.match(main.prompt, /<graphiti-context/, 'the user\'s turn is recalled for (the stand-in has Dana Lee)');
+  const run = await eventually(() => expertRuns(/Acme Robotics founder/)[0], 'the channel trigger\'s run');
+  assert.ok(run.expert, 'its expert\'s prompt');
+  assert.doesNotMatch(run.prompt, INJECTED, 'neither the user\'s memories nor a pack');
 });
 
 test('the deliveries are not captured as the user\'s words; the user\'s own turns are', async () => {

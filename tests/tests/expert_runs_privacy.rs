@@ -1,5 +1,5 @@
 //! What the expert runtime's own turns are not: a delivery in the main session is not the user's
-//! words.
+//! words, and an expert run's session is not the user's conversation.
 
 mod expert_runs_common;
 
@@ -84,5 +84,42 @@ fn a_delivery_turn_is_the_plugins_not_the_users_no_recall_no_pack_no_capture() {
             CaptureOutcome::Spooled(_)
         ),
         "the user's own turn is captured"
+    );
+}
+
+#[test]
+fn an_expert_runs_session_gets_no_recall_and_no_pack_only_its_expert_prompt() {
+    let mut s = setup_with(&settings());
+    let work = s.channel(
+        "telegram",
+        "u-1",
+        "Book a bistro for dinner on Friday for the team",
+    );
+    assert!(work.tick_in_ms.is_some(), "{:?}", work.notes);
+    let run = s.tick().start.remove(0);
+    assert!(run.message.contains("bistro"), "{}", run.message);
+
+    let injection = s.shim.before_agent_start(&prompt(&run.message), &run_context(&run));
+    assert!(
+        injection.prepend_context.is_none(),
+        "no <graphiti-context> (nor its fallback) and no <pack-context>: {:?}",
+        injection.prepend_context
+    );
+    assert!(
+        injection
+            .decision
+            .no_pack_reason
+            .as_deref()
+            .is_some_and(|r| r.contains(&run.invocation)),
+        "{:?}",
+        injection.decision
+    );
+    assert!(
+        injection
+            .system_context
+            .as_deref()
+            .unwrap_or_default()
+            .contains("careful support operator"),
+        "its expert's prompt still applies"
     );
 }

@@ -5,6 +5,7 @@ use super::Engine;
 use super::recall_turn::RecallOutcome;
 use crate::api::{self, ChatType, HookContext, PromptEvent};
 use crate::decision::{Decision, Injection};
+use crate::expert_runs;
 use crate::group_id;
 use crate::recall::Recall;
 use crate::routing::{PreviousTurn, RouteInput, Routed};
@@ -13,8 +14,8 @@ use crate::time;
 use crate::turns::{self, TurnRecord};
 
 impl Engine {
-    /// Recall and routing (user turns), plus the experts' system context (any turn: expert sessions
-    /// are sub-agent turns).
+    /// Recall and routing (the user's own words, outside expert runs), plus the experts' system
+    /// context (any turn).
     pub fn before_agent_start(&mut self, event: &PromptEvent, ctx: &HookContext) -> Injection {
         // The turn's one reading of the host's clock: routing and the records take it as an input.
         let now_ms = time::now_ms();
@@ -37,6 +38,21 @@ impl Engine {
             let reason = format!(
                 "trigger {:?} is not a user turn",
                 ctx.trigger.as_deref().unwrap_or_default()
+            );
+            return Injection {
+                decision: Decision::none(reason),
+                ..Injection::default()
+            };
+        }
+        // A run's context is its inputs and its expert's state, never the user's memories or packs.
+        let run = ctx
+            .session_key
+            .as_deref()
+            .and_then(expert_runs::invocation_of_session);
+        if let Some(invocation) = run {
+            let reason = format!(
+                "the session of expert run {invocation}: no recall and no pack (its context is its \
+                 inputs and its own state)"
             );
             return Injection {
                 decision: Decision::none(reason),

@@ -163,7 +163,8 @@ impl Setup {
     }
 }
 
-/// The hook context of a run's session, as OpenClaw gives it for a sub-agent run.
+/// The hook context of a run's session, as OpenClaw gives it for a plugin's subagent run (the
+/// trigger "user", as the user's own turns have).
 pub fn run_context(run: &RunStart) -> HookContext {
     HookContext {
         session_key: Some(run.session_key.clone()),
@@ -174,7 +175,7 @@ pub fn run_context(run: &RunStart) -> HookContext {
         chat_id: None,
         channel: None,
         chat_type: host_shim::ChatType::Direct,
-        trigger: Some("sub-agent".into()),
+        trigger: Some("user".into()),
         run_id: None,
         input_provenance: None,
     }
