@@ -405,8 +405,9 @@ struct Journal(Option<Acked>);
 /// `spool list`: every entry with its state, in queue order.
 pub fn render_list(spool: &Spool) -> Result<String, String> {
     let entries = spool.entries()?;
+    let strays = spool.strays().map(|s| format!("{s}\n")).unwrap_or_default();
     if entries.is_empty() {
-        return Ok("the capture spool is empty\n".into());
+        return Ok(format!("the capture spool is empty\n{strays}"));
     }
     let count = |state: State| entries.iter().filter(|e| e.state == state).count();
     let mut out = format!(
@@ -439,5 +440,6 @@ pub fn render_list(spool: &Spool) -> Result<String, String> {
             ));
         }
     }
+    out.push_str(&strays);
     Ok(out)
 }

@@ -199,7 +199,21 @@ mod at_offset {
 /// in OpenClaw's WASI host a walk and an lstat each (a spool of 3,000 entries listed twice made each
 /// tick 54 ms).
 pub fn list_names(dir: &Path) -> io::Result<Vec<String>> {
-    listing::names(dir)
+    Ok(list(dir)?.names)
+}
+
+/// A directory's entries: the names, and how many entries have a name that is not UTF-8 (WASI
+/// cannot pass such a name, so nothing here can open, move or remove them).
+#[derive(Debug, Default)]
+pub struct Listing {
+    pub names: Vec<String>,
+    pub not_utf8: usize,
+}
+
+/// The entries of `dir`, as [`list_names`] reads them; an entry whose name is not UTF-8 is counted
+/// and passed over, never the end of the listing.
+pub fn list(dir: &Path) -> io::Result<Listing> {
+    listing::list(dir)
 }
 
 #[cfg(target_os = "wasi")]
@@ -215,7 +229,7 @@ mod listing {
         static PREOPENS: Vec<(Descriptor, String)> = preopens::get_directories();
     }
 
-    pub fn names(dir: &Path) -> io::Result<Vec<String>> {
+    pub fn list(dir: &Path) -> io::Result<super::Listing> {
         PREOPENS.with(|preopens| {
             // The preopen with the longest path `dir` is under, as wasi-libc resolves paths.
             let (base, relative) = preopens
@@ -242,11 +256,16 @@ mod listing {
                 .unwrap_or(base)
                 .read_directory()
                 .map_err(error)?;
-            let mut names = Vec::new();
-            while let Some(entry) = entries.read_directory_entry().map_err(error)? {
-                names.push(entry.name);
+            let mut listing = super::Listing::default();
+            loop {
+                match entries.read_directory_entry() {
+                    Ok(Some(entry)) => listing.names.push(entry.name),
+                    Ok(None) => return Ok(listing),
+                    // The host could not pass this entry's name; the next one follows.
+                    Err(ErrorCode::IllegalByteSequence) => listing.not_utf8 += 1,
+                    Err(code) => return Err(error(code)),
+                }
             }
-            Ok(names)
         })
     }
 
@@ -266,12 +285,17 @@ mod listing {
     use std::io;
     use std::path::Path;
 
-    /// An entry that cannot be read, or whose name is not UTF-8 (which WASI cannot pass), is left
-    /// out.
-    pub fn names(dir: &Path) -> io::Result<Vec<String>> {
-        Ok(std::fs::read_dir(dir)?
-            .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
-            .collect())
+    /// An entry that cannot be read is left out; one whose name is not UTF-8 (which WASI cannot
+    /// pass) is counted.
+    pub fn list(dir: &Path) -> io::Result<super::Listing> {
+        let mut listing = super::Listing::default();
+        for entry in std::fs::read_dir(dir)?.flatten() {
+            match entry.file_name().into_string() {
+                Ok(name) => listing.names.push(name),
+                Err(_) => listing.not_utf8 += 1,
+            }
+        }
+        Ok(listing)
     }
 }
 

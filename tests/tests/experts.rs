@@ -249,6 +249,36 @@ fn an_expert_sessions_turns_are_not_captured() {
 }
 
 #[test]
+fn entries_whose_names_are_not_utf8_hide_no_package_and_are_named() {
+    use std::os::unix::ffi::OsStrExt;
+    let experts = graphiti_openclaw_tests::temp_dir("experts-strays");
+    graphiti_openclaw_tests::copy_dir(
+        &graphiti_openclaw_tests::example_config().join("experts"),
+        &experts,
+    );
+    // Many, so that the directory's order puts some before the package, whatever it is.
+    for n in 0..20u8 {
+        let name = [0xff, b'a' + n];
+        std::fs::create_dir(experts.join(std::ffi::OsStr::from_bytes(&name))).unwrap();
+    }
+    let Setup { mut shim, .. } = setup_with(experts);
+    let (_, listed) = run(&mut shim, ExpertsCommand::List);
+    assert!(
+        listed.contains(&format!("✓ {EXPERT}")),
+        "the package loads past the strays: {listed}"
+    );
+    assert!(listed.contains("✗ (names not UTF-8)"), "{listed}");
+    let (_, why) = run(
+        &mut shim,
+        ExpertsCommand::Validate("(names not UTF-8)".into()),
+    );
+    assert!(
+        why.contains("20 entries in the experts directory have a name that is not UTF-8"),
+        "{why}"
+    );
+}
+
+#[test]
 fn validate_and_prompt_work_on_the_example_package() {
     let Setup { mut shim, .. } = setup();
     let (code, validate) = run(&mut shim, ExpertsCommand::Validate(EXPERT.into()));

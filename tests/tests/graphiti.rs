@@ -606,6 +606,32 @@ fn a_replayed_entry_is_not_sent_twice() {
 }
 
 #[test]
+fn a_spool_entry_whose_name_is_not_utf8_is_passed_over_and_named() {
+    use std::os::unix::ffi::OsStrExt;
+    let standin = standin();
+    let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
+    let state = temp_dir("stray-state");
+    let mut shim = shim(&config, &state, &standin.url());
+    let stray = state
+        .join("spool")
+        .join(std::ffi::OsStr::from_bytes(b"\xff.episode"));
+    std::fs::create_dir_all(state.join("spool")).unwrap();
+    std::fs::write(&stray, b"{}").unwrap();
+    shim.agent_end(&end("Remember that the launch is on Friday", "Noted."), &ctx(ChatType::Direct));
+    shim.agent_end(&end("Remember that the venue is the old mill", "Noted."), &ctx(ChatType::Group));
+    assert_eq!(shim.tick().sent, 2, "the turns are sent past the stray entry");
+    assert_eq!(standin.episodes().len(), 2);
+    let listed = shim.run_command(&Command::Spool(host_shim::SpoolCommand::List));
+    assert!(listed.stdout.contains("1 entry in ") && listed.stdout.contains("not UTF-8"), "{}", listed.stdout);
+    let status = shim.run_command(&Command::Status);
+    assert!(status.stdout.contains("not UTF-8"), "{}", status.stdout);
+    let flushed = shim.run_command(&Command::Flush);
+    assert_eq!(flushed.exit_code, 1, "something stays that no flush sends: {flushed:?}");
+    assert!(flushed.stderr.contains("rename or remove it by hand"), "{}", flushed.stderr);
+    assert!(stray.exists(), "nothing the plugin cannot name is touched");
+}
+
+#[test]
 fn a_full_spool_says_so_loudly() {
     let standin = standin();
     let config = config_with(

@@ -261,13 +261,23 @@ class OutputStream {
   subscribe() { return new Pollable(); }
 }
 
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 class DirectoryEntryStream {
+  /** @param {import('node:fs').Dirent<Buffer>[]} entries  names as bytes */
   constructor(entries) { this.entries = entries; }
 
+  /** An entry whose name is not UTF-8 is an error of its own, as in wasmtime: the next one follows. */
   readDirectoryEntry() {
     const entry = this.entries.shift();
     if (!entry) return undefined;
-    return { type: descriptorType(entry), name: entry.name };
+    let name;
+    try {
+      name = STRICT_UTF8.decode(entry.name);
+    } catch {
+      throw 'illegal-byte-sequence';
+    }
+    return { type: descriptorType(entry), name };
   }
 }
 
@@ -418,7 +428,7 @@ class Descriptor {
   }
 
   readDirectory() {
-    const entries = fsCall(() => fs.readdirSync(this.directoryPath(), { withFileTypes: true }));
+    const entries = fsCall(() => fs.readdirSync(this.directoryPath(), { withFileTypes: true, encoding: 'buffer' }));
     return new DirectoryEntryStream(entries);
   }
 

@@ -98,6 +98,30 @@ test('the state directory takes writes with mutate-directory, atomically renamed
   assert.equal(fs.existsSync(path.join(root, 'state', 'spool', 'x.json')), false);
 });
 
+test('an entry whose name is not UTF-8 is an error of its own, and the listing goes on', () => {
+  const { root, dirs } = setup();
+  const spool = path.join(root, 'state', 'spool');
+  fs.mkdirSync(spool);
+  for (const name of ['a.episode', 'b.episode']) fs.writeFileSync(path.join(spool, name), '');
+  fs.writeFileSync(Buffer.concat([Buffer.from(`${spool}/`), Buffer.from([0x61, 0xff, 0x2e, 0x65])]), '');
+  const entries = dirs['/state'].openAt(FOLLOW, 'spool', { ...OPEN, directory: true }, READ).readDirectory();
+  const names = [];
+  let refused = 0;
+  for (;;) {
+    let entry;
+    try {
+      entry = entries.readDirectoryEntry();
+    } catch (code) {
+      assert.equal(code, 'illegal-byte-sequence');
+      refused += 1;
+      continue;
+    }
+    if (!entry) break;
+    names.push(entry.name);
+  }
+  assert.deepEqual([names.sort(), refused], [['a.episode', 'b.episode'], 1]);
+});
+
 test('appends go to the end of the file', () => {
   const { root, dirs } = setup();
   for (const word of ['a', 'b']) {

@@ -284,6 +284,9 @@ impl Engine {
             },
             (backoff.failures > 0).then_some(retry_in),
         );
+        if let Some(strays) = spool.as_ref().and_then(Spool::strays) {
+            out.stdout.push_str(&format!("spool:    {strays}\n"));
+        }
         if let Some(line) = self.expert_runs_status() {
             out.stdout.push_str(&line);
         }

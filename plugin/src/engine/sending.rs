@@ -65,7 +65,14 @@ impl Engine {
             }
         };
         self.flush_stats_now();
-        reports::render_flush(sent, &report, &notes)
+        let strays = self.state_dir.as_deref().and_then(|dir| Spool::new(dir).strays());
+        let mut out = reports::render_flush(sent, &report, &notes);
+        if let Some(strays) = strays {
+            // Something stays in the spool that no flush will send.
+            out.stderr.push_str(&format!("{strays}\n"));
+            out.exit_code = 1;
+        }
+        out
     }
 
     pub(super) fn spool_command(&mut self, command: SpoolCommand) -> CommandOutput {

@@ -83,24 +83,23 @@ pub fn load_expert(dir: &Path, options: &LoadOptions) -> LoadedExpert {
     }
 }
 
-/// The package directories under `root` (those holding `expert.yaml`), sorted by directory name.
+/// The package directories under `root` (those holding `expert.yaml`), sorted by directory name,
+/// and how many entries have a name that is not UTF-8 (which cannot be loaded, and hide nothing).
 /// Symbolic links to package directories are followed (a common way to install); only one level deep.
-pub fn discover(root: &Path) -> Result<Vec<PathBuf>, String> {
-    let entries = fs::read_dir(root)
+pub fn discover(root: &Path) -> Result<(Vec<PathBuf>, usize), String> {
+    let listing = crate::files::list(root)
         .map_err(|e| format!("cannot read the experts directory {}: {e}", root.display()))?;
-    let mut dirs: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            !p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-        })
+    let mut dirs: Vec<PathBuf> = listing
+        .names
+        .iter()
+        .filter(|name| !name.starts_with('.'))
+        .map(|name| root.join(name))
         .filter(|p| fs::metadata(p).is_ok_and(|m| m.is_dir()))
         .filter(|p| fs::symlink_metadata(p.join(MANIFEST_FILE)).is_ok())
         .collect();
     crate::sorting::sort(&mut dirs);
     dirs.truncate(MAX_PACKAGES);
-    Ok(dirs)
+    Ok((dirs, listing.not_utf8))
 }
 
 /// Loads every package under `root`, sorted by name (then directory), within [`MAX_ROOT_BYTES`].
@@ -108,7 +107,8 @@ pub fn discover(root: &Path) -> Result<Vec<PathBuf>, String> {
 /// same session and workspace.
 pub fn load_all(root: &Path, options: &LoadOptions) -> Result<Vec<LoadedExpert>, String> {
     let mut budget = MAX_ROOT_BYTES;
-    let mut experts: Vec<LoadedExpert> = discover(root)?
+    let (dirs, not_utf8) = discover(root)?;
+    let mut experts: Vec<LoadedExpert> = dirs
         .iter()
         .map(|dir| match package_bytes(dir) {
             Ok(bytes) if bytes <= budget => {
@@ -127,6 +127,18 @@ pub fn load_all(root: &Path, options: &LoadOptions) -> Result<Vec<LoadedExpert>,
             Err(why) => refused(dir, format!("not loaded: {why}")),
         })
         .collect();
+    if not_utf8 > 0 {
+        experts.push(refused(
+            &root.join("(names not UTF-8)"),
+            format!(
+                "{not_utf8} entr{} in the experts directory ha{} a name that is not UTF-8: not \
+                 loaded; rename {} (the other packages load as usual)",
+                if not_utf8 == 1 { "y" } else { "ies" },
+                if not_utf8 == 1 { "s" } else { "ve" },
+                if not_utf8 == 1 { "it" } else { "them" },
+            ),
+        ));
+    }
     crate::sorting::sort_by(&mut experts, |a, b| {
         a.name.cmp(&b.name).then(a.dir.cmp(&b.dir))
     });

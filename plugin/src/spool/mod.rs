@@ -232,6 +232,23 @@ impl Spool {
         self.path(&entry.stem, entry.state.extension())
     }
 
+    /// What to say of entries whose names are not UTF-8, if there are any: they are passed over
+    /// (nothing can read, send, move or remove them), never the end of sending.
+    pub fn strays(&self) -> Option<String> {
+        let count = crate::files::list(&self.dir).map_or(0, |listing| listing.not_utf8);
+        (count > 0).then(|| {
+            format!(
+                "{count} entr{} in {} ha{} a name that is not UTF-8: the plugin cannot read, \
+                 send or remove {}; rename or remove {} by hand",
+                if count == 1 { "y" } else { "ies" },
+                self.dir.display(),
+                if count == 1 { "s" } else { "ve" },
+                if count == 1 { "it" } else { "them" },
+                if count == 1 { "it" } else { "them" },
+            )
+        })
+    }
+
     /// Every entry, in queue order.
     pub fn entries(&self) -> Result<Vec<Entry>, String> {
         let names = match crate::files::list_names(&self.dir) {
