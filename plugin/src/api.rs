@@ -330,6 +330,10 @@ pub struct ChannelMessage {
     pub sender_id: String,
     pub message_text: String,
     pub chat_id: Option<String>,
+    /// The session the message is in.
+    pub session_key: Option<String>,
+    /// The host classifies the text as a command.
+    pub command: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

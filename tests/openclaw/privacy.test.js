@@ -1,9 +1,10 @@
 // What is not the user's, in real OpenClaw 2026.9.6: a Gateway on loopback (throwaway HOME) with the
 // packaged plugin, recall and capture on against the Graphiti stand-in, the ops-expert fixture with
 // its channel trigger bound to webchat, and a scripted stub model. Proves that an expert's delivery
-// into the main session is relayed but neither recalled for, routed nor captured as the user's words,
-// and that an expert run's session gets no <graphiti-context> and no <pack-context>, only its
-// expert's prompt.
+// into the main session is relayed but neither recalled for, routed nor captured as the user's words;
+// that an expert run's session gets no <graphiti-context> and no <pack-context>, only its expert's
+// prompt; and that a slash command or a message typed into an expert's session fires no channel
+// trigger.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -121,6 +122,19 @@ test('an expert run\'s session gets no recall and no pack, only its expert\'s pr
   const run = await eventually(() => expertRuns(/Acme Robotics founder/)[0], 'the channel trigger\'s run');
   assert.ok(run.expert, 'its expert\'s prompt');
   assert.doesNotMatch(run.prompt, INJECTED, 'neither the user\'s memories nor a pack');
+});
+
+test('a slash command and a message typed into an expert\'s session fire no channel trigger', async () => {
+  const run = await eventually(() => expertRuns(/Acme Robotics founder/)[0], 'the run of the previous test');
+  await send(MAIN, '/experts list', 'privacy-command-1');
+  await send(`agent:main:expert:${EXPERT}:${run.session}`, 'Any update on the Acme lunch?', 'privacy-in-expert-1');
+  await eventually(() => model.log.some((r) => r.expert && r.prompt.includes('Any update on the Acme lunch?')), 'the expert session\'s own turn');
+  // A plain message after them fires: had they fired, their runs were queued before its own.
+  await send(MAIN, 'Where is my order?', 'privacy-plain-1');
+  await eventually(() => expertRuns(/Where is my order\?/)[0], 'the plain message\'s run');
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  assert.deepEqual(expertRuns(/\/experts list/).map((r) => r.session), [], 'the command started no run');
+  assert.deepEqual(expertRuns(/Any update on the Acme lunch\?/).filter((r) => r.session !== run.session).map((r) => r.session), [], 'the message in the expert\'s session started no run');
 });
 
 test('the deliveries are not captured as the user\'s words; the user\'s own turns are', async () => {

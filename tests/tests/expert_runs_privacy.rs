@@ -1,5 +1,6 @@
-//! What the expert runtime's own turns are not: a delivery in the main session is not the user's
-//! words, and an expert run's session is not the user's conversation.
+//! What the expert runtime's own turns and messages are not: a delivery in the main session is not
+//! the user's words, an expert run's session is not the user's conversation, and a command or a
+//! message in an expert's session is not a message for an expert.
 
 mod expert_runs_common;
 
@@ -122,4 +123,32 @@ fn an_expert_runs_session_gets_no_recall_and_no_pack_only_its_expert_prompt() {
             .contains("careful support operator"),
         "its expert's prompt still applies"
     );
+}
+
+#[test]
+fn commands_and_messages_in_an_experts_session_fire_no_channel_trigger() {
+    let mut s = setup();
+    let mut command = channel_message("telegram", "u-1", "/experts list");
+    command.command = true;
+    command.session_key = Some("agent:main:telegram:direct:u-1".into());
+    let work = s.channel_message(&command);
+    assert!(work.tick_in_ms.is_none(), "{:?}", work.notes);
+
+    for session in [
+        format!("agent:main:expert:{EXPERT}:inv-1"),
+        format!("agent:main:expert:{EXPERT}"),
+    ] {
+        let mut typed = channel_message("telegram", "u-1", "Where is my order?");
+        typed.session_key = Some(session.clone());
+        let work = s.channel_message(&typed);
+        assert!(work.tick_in_ms.is_none(), "{session}: {:?}", work.notes);
+    }
+    assert!(s.tick().start.is_empty(), "nothing was queued");
+    assert!(s.queue().contains("no expert runs"), "{}", s.queue());
+
+    // The same message in the user's own chat fires the trigger.
+    let mut plain = channel_message("telegram", "u-1", "Where is my order?");
+    plain.session_key = Some("agent:main:telegram:direct:u-1".into());
+    assert!(s.channel_message(&plain).tick_in_ms.is_some());
+    assert_eq!(s.tick().start.len(), 1);
 }

@@ -105,6 +105,8 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
       const ready = await runtime.pool();
       return ready.run('expert-webhook', (plugin) => plugin.expertWebhook(request, BigInt(Date.now())));
     },
+    /** Whether OpenClaw takes a message's text for a command. */
+    isCommand: commandClassifier(api, logger),
     /** An inbound channel message (`expert-channel-message`), on any instance. */
     async channelMessage(message) {
       const ready = await runtime.pool();
@@ -564,7 +566,8 @@ function registerCaptureService(api, runtime) {
 
 /**
  * `message_received` → `expert-channel-message`: channel triggers bound to the message's channel
- * (`experts.channels`) queue an invocation; the runner is woken to start it.
+ * (`experts.channels`) queue an invocation; the runner is woken to start it. The component decides
+ * what fires; this passes the session the message is in and whether OpenClaw takes it for a command.
  */
 export async function messageReceived(runtime, event, ctx) {
   const channelName = typeof ctx?.channelId === 'string' && ctx.channelId ? ctx.channelId : event?.metadata?.provider;
@@ -572,18 +575,48 @@ export async function messageReceived(runtime, event, ctx) {
   if (typeof channelName !== 'string' || !channelName || typeof messageText !== 'string') return;
   const senderId = event?.senderId ?? ctx?.senderId;
   const chatId = ctx?.conversationId;
+  const sessionKey = ctx?.sessionKey ?? event?.sessionKey;
   try {
     const work = await runtime.channelMessage({
       channelName,
       senderId: typeof senderId === 'string' ? senderId : String(senderId ?? ''),
       messageText,
       chatId: typeof chatId === 'string' && chatId ? chatId : undefined,
+      sessionKey: typeof sessionKey === 'string' && sessionKey ? sessionKey : undefined,
+      command: await runtime.isCommand(messageText),
     });
     // Its notes are logged by the component.
     if (work?.tickInMs !== undefined && work?.tickInMs !== null) runtime.kickRunner();
   } catch (error) {
     runtime.logger.error(`graphiti-openclaw: experts: a channel message was not passed to the expert runtime: ${error?.message ?? error}`);
   }
+}
+
+/**
+ * OpenClaw's answer to whether a message's text is a command (`message_received` carries no flag):
+ * one of its own or an abort word (`runtime.channel.commands.isControlCommandMessage`), or a
+ * plugin's (`matchPluginCommand` of its plugin SDK). Without those helpers (another OpenClaw), a
+ * text that starts with `/`, as OpenClaw writes a command, counts as one; that is warned about once.
+ * @returns {(text: string) => Promise<boolean>}
+ */
+export function commandClassifier(api, logger, loadSdk = () => import('openclaw/plugin-sdk/plugin-runtime')) {
+  let sdk;
+  const byItsSlash = (text, why) => {
+    warnOnce(logger, `graphiti-openclaw: experts: OpenClaw cannot tell this plugin which messages are commands (${why}); a message starting with "/" is taken for one and fires no channel trigger`);
+    return /^\s*\//.test(text);
+  };
+  return async (text) => {
+    sdk ??= loadSdk().catch((error) => ({ error }));
+    const loaded = await sdk;
+    const own = api.runtime?.channel?.commands?.isControlCommandMessage;
+    if (typeof own !== 'function') return byItsSlash(text, 'no runtime.channel.commands.isControlCommandMessage');
+    if (typeof loaded?.matchPluginCommand !== 'function') return byItsSlash(text, `no matchPluginCommand in its plugin SDK: ${loaded?.error?.message ?? 'not exported'}`);
+    try {
+      return Boolean(own(text, api.config) || loaded.matchPluginCommand(text.trim()));
+    } catch (error) {
+      return byItsSlash(text, error?.message ?? String(error));
+    }
+  };
 }
 
 /**

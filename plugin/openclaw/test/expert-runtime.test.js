@@ -118,6 +118,16 @@ test('a webhook and a channel message each run their process in an expert sessio
   }
 });
 
+test('a command and a message in an expert\'s own session queue no run; the same message in the user\'s chat does', async () => {
+  const { rt } = setup(async () => ({ status: 'ok', terminalReply: { text: 'Answered.' } }));
+  const queue = async () => outputText(await rt.command(expertsCommand('queue')));
+  await messageReceived(rt, { content: '/experts list', senderId: 'u-7' }, { channelId: 'telegram', conversationId: 'chat-7', sessionKey: 'agent:main:telegram:direct:u-7' });
+  await messageReceived(rt, { content: 'Any update?', senderId: 'u-7' }, { channelId: 'telegram', sessionKey: 'agent:main:expert:ops-expert:inv-1' });
+  assert.match(await queue(), /no expert runs/);
+  await messageReceived(rt, { content: 'Any update?', senderId: 'u-7' }, { channelId: 'telegram', sessionKey: 'agent:main:telegram:direct:u-7' });
+  assert.match(await queue(), /^inv-1 queued · ops-expert · /m);
+});
+
 test('a CONFIRM call pauses the run; /experts approve queues it again and the next attempt may make the call once', async () => {
   const verdicts = [];
   let rt;

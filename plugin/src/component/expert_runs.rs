@@ -77,6 +77,8 @@ pub fn channel_message(m: wit::ChannelMessage) -> api::ChannelMessage {
         sender_id: m.sender_id,
         message_text: m.message_text,
         chat_id: m.chat_id,
+        session_key: m.session_key,
+        command: m.command,
     }
 }
 

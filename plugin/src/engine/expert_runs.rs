@@ -48,9 +48,35 @@ impl Engine {
             })
     }
 
+    /// A message for the channel triggers bound to its channel, unless it is not one for an expert.
     pub fn expert_channel_message(&mut self, message: &ChannelMessage, now_ms: u64) -> RuntimeWork {
-        self.with_runtime(|rt, _| rt.channel_message(message, now_ms))
-            .unwrap_or_default()
+        self.ensure_loaded();
+        let not_for_an_expert = self.not_for_an_expert(message);
+        self.with_runtime(|rt, _| match not_for_an_expert {
+            Some(why) => RuntimeWork {
+                notes: vec![format!(
+                    "experts: a message on {} fires no channel trigger: {why}",
+                    message.channel_name
+                )],
+                ..RuntimeWork::default()
+            },
+            None => rt.channel_message(message, now_ms),
+        })
+        .unwrap_or_default()
+    }
+
+    /// A command (as the host classifies it) asks something of OpenClaw or a plugin, and a message in
+    /// an expert's own session is that session's turn: neither is a message for an expert.
+    fn not_for_an_expert(&self, message: &ChannelMessage) -> Option<String> {
+        if message.command {
+            return Some("it is a command".into());
+        }
+        let session = HookContext {
+            session_key: message.session_key.clone(),
+            ..HookContext::default()
+        };
+        let expert = self.experts.expert_of(&session)?;
+        Some(format!("it is in a session of expert {expert}"))
     }
 
     pub fn expert_tick(&mut self, now_ms: u64) -> RuntimeWork {

@@ -128,13 +128,11 @@ impl Setup {
     }
 
     pub fn channel(&mut self, channel: &str, sender: &str, text: &str) -> RuntimeWork {
-        let message = ChannelMessage {
-            channel_name: channel.into(),
-            sender_id: sender.into(),
-            message_text: text.into(),
-            chat_id: None,
-        };
-        self.shim.expert_channel_message(&message, self.now)
+        self.channel_message(&channel_message(channel, sender, text))
+    }
+
+    pub fn channel_message(&mut self, message: &ChannelMessage) -> RuntimeWork {
+        self.shim.expert_channel_message(message, self.now)
     }
 
     pub fn command(&mut self, command: ExpertsCommand) -> CommandOutput {
@@ -178,6 +176,18 @@ pub fn run_context(run: &RunStart) -> HookContext {
         trigger: Some("user".into()),
         run_id: None,
         input_provenance: None,
+    }
+}
+
+/// A plain message in a chat of `channel` (no session, not a command).
+pub fn channel_message(channel: &str, sender: &str, text: &str) -> ChannelMessage {
+    ChannelMessage {
+        channel_name: channel.into(),
+        sender_id: sender.into(),
+        message_text: text.into(),
+        chat_id: None,
+        session_key: None,
+        command: false,
     }
 }
 
