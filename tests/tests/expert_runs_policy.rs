@@ -421,3 +421,16 @@ fn the_runtimes_own_tools_are_never_held_by_the_policy() {
     assert!(matches!(verdict, ToolVerdict::Block(_)), "anything else undeclared asks: {verdict:?}");
     assert!(s.queue().contains("waits for exec"), "and pauses the run: {}", s.queue());
 }
+
+#[test]
+fn a_webhook_with_a_lower_case_bearer_or_a_bom_before_its_json_is_accepted() {
+    let mut s = setup();
+    // RFC 9110: the authentication scheme is case-insensitive; a BOM is what some senders put first.
+    let request = host_shim::WebhookRequest {
+        path: format!("{EXPERT}/new_ticket"),
+        headers: vec![("Authorization".into(), format!("bearer {TOKEN}"))],
+        body: [&b"\xef\xbb\xbf"[..], ticket("e-bom", "T-9").as_bytes()].concat(),
+    };
+    let answer = s.shim.expert_webhook(&request, s.now);
+    assert_eq!(answer.status, 202, "{}", answer.body);
+}

@@ -41,11 +41,15 @@ impl Runtime<'_> {
                 "webhook triggers are off: no experts.webhook_token is configured",
             ));
         };
+        // Header names and the authentication scheme are case-insensitive (RFC 9110).
         let given = request
             .headers
             .iter()
-            .find(|(name, _)| name == "authorization")
-            .and_then(|(_, value)| value.strip_prefix("Bearer "))
+            .find(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+            .and_then(|(_, value)| {
+                let (scheme, credentials) = value.trim_start().split_once(' ')?;
+                scheme.eq_ignore_ascii_case("bearer").then_some(credentials)
+            })
             .unwrap_or_default();
         if !same_secret(given.trim().as_bytes(), token.as_bytes()) {
             return Err(Refused::new(
@@ -73,7 +77,12 @@ impl Runtime<'_> {
                 ),
             ));
         }
-        let payload: Value = serde_json::from_slice(&request.body)
+        // A byte order mark is not JSON, but some senders put one first.
+        let body = request
+            .body
+            .strip_prefix(b"\xef\xbb\xbf")
+            .unwrap_or(&request.body);
+        let payload: Value = serde_json::from_slice(body)
             .map_err(|e| Refused::new(400, format!("the body is not JSON: {e}")))?;
         let package = self.package(expert).map_err(|e| Refused::new(404, e))?;
         let found = super::accept::trigger(package, trigger)?;
