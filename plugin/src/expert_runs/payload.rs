@@ -6,6 +6,9 @@ use std::collections::BTreeMap;
 
 /// Longest key value kept (dedupe and lane keys are stored and shown).
 const MAX_KEY_CHARS: usize = 200;
+/// A longer key keeps this many characters, then `~sha256:` and the whole key's digest, so that keys
+/// differing only past the bound stay apart.
+const SHORTENED_KEY_CHARS: usize = MAX_KEY_CHARS - 8 - 64;
 
 /// The value at `path` (`a.b[0].c`), if every step exists.
 pub fn resolve<'v>(payload: &'v Value, path: &str) -> Option<&'v Value> {
@@ -33,7 +36,8 @@ pub fn resolve<'v>(payload: &'v Value, path: &str) -> Option<&'v Value> {
 }
 
 /// A key value as text: strings as they are, numbers and booleans printed; objects, arrays, null and
-/// empty strings do not make a key.
+/// empty strings do not make a key. A key longer than [`MAX_KEY_CHARS`] is its start and the digest of
+/// all of it: bounded, yet equal only for equal keys.
 pub fn key_text(value: &Value) -> Option<String> {
     let text = match value {
         Value::String(s) => s.trim().to_string(),
@@ -41,7 +45,19 @@ pub fn key_text(value: &Value) -> Option<String> {
         Value::Bool(b) => b.to_string(),
         _ => return None,
     };
-    (!text.is_empty()).then(|| text.chars().take(MAX_KEY_CHARS).collect())
+    if text.is_empty() {
+        return None;
+    }
+    if text.chars().count() <= MAX_KEY_CHARS {
+        return Some(text);
+    }
+    use sha2::{Digest, Sha256};
+    let digest: String = Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let kept: String = text.chars().take(SHORTENED_KEY_CHARS).collect();
+    Some(format!("{kept}~sha256:{digest}"))
 }
 
 /// The process inputs: each mapped input from its path (a path that does not resolve is missing,
@@ -114,6 +130,21 @@ mod tests {
         assert_eq!(key_text(&json!("")), None);
         assert_eq!(key_text(&json!({"a": 1})), None);
         assert_eq!(key_text(&json!(null)), None);
+    }
+
+    #[test]
+    fn long_keys_differing_past_the_bound_stay_apart() {
+        let shared = "k".repeat(MAX_KEY_CHARS);
+        let a = key_text(&json!(format!("{shared}-first"))).unwrap();
+        let b = key_text(&json!(format!("{shared}-second"))).unwrap();
+        assert_ne!(a, b, "keys sharing a {MAX_KEY_CHARS}-character prefix");
+        assert_eq!(key_text(&json!(format!("{shared}-first"))).unwrap(), a);
+        for key in [&a, &b] {
+            assert!(key.chars().count() <= MAX_KEY_CHARS, "{key}");
+            assert!(key.starts_with("kkkk"), "{key}");
+        }
+        let short = "s".repeat(MAX_KEY_CHARS);
+        assert_eq!(key_text(&json!(short.clone())), Some(short), "kept as it is");
     }
 
     #[test]
