@@ -105,6 +105,17 @@ pub fn install(
             archive::unpack_tgz(bytes).map_err(|e| format!("{name} cannot be installed: {e}"))?,
         ),
     };
+    install_files(root, name, &files, options, now_ms)
+}
+
+/// Installs a package's files (read from its source, named `name` in messages) into `root`.
+fn install_files(
+    root: &Path,
+    name: &str,
+    files: &[PackageFile],
+    options: &LoadOptions,
+    now_ms: u64,
+) -> Result<String, String> {
     if !files
         .iter()
         .any(|f| f.path == experts::package::MANIFEST_FILE)
@@ -114,7 +125,7 @@ pub fn install(
         ));
     }
     let staging = root.join(format!(".install-{now_ms}"));
-    let result = stage_and_validate(&staging, &files, options)
+    let result = stage_and_validate(&staging, files, options)
         .and_then(|package| name_is_free(root, &package, options).map(|()| package))
         .and_then(|package| place(root, &staging, &package));
     if staging.exists() {
@@ -134,8 +145,18 @@ fn stage_and_validate(
         .map_err(|e| format!("the experts directory is not writable: {e}"))?;
     write_files(staging, files)?;
     let loaded = experts::load_package(staging, &options.limits);
-    let errors: Vec<String> = loaded
-        .findings
+    let mut findings = loaded.findings;
+    // A shipped bindings.yaml must at least read (within the nesting cap); unbound tools are
+    // expected until `bind`.
+    if let Some(package) = &loaded.package {
+        let (_, phase_2) = experts::load_bindings(package, None, &options.limits);
+        findings.extend(
+            phase_2
+                .into_iter()
+                .filter(|f| f.rule == experts::Rule::BindingsSyntax),
+        );
+    }
+    let errors: Vec<String> = findings
         .iter()
         .filter(|f| f.severity() == experts::Severity::Error)
         .map(|f| format!("  ✗ {f}"))
@@ -237,13 +258,10 @@ pub fn bind(
         }
     }
     let path = dir.join(experts::bindings::BINDINGS_FILE);
-    let existing = fs::read_to_string(&path).unwrap_or_default();
-    let mut doc: serde_norway::Value = if existing.trim().is_empty() {
-        serde_norway::Value::Mapping(Default::default())
-    } else {
-        crate::documents::yaml::from_str(&existing)
-            .map_err(|e| format!("{} cannot be read: {e}", experts::bindings::BINDINGS_FILE))?
-    };
+    let mut doc = read_bindings_file(&dir, options)?;
+    if doc.is_null() {
+        doc = serde_norway::Value::Mapping(Default::default());
+    }
     let tools = doc
         .as_mapping_mut()
         .ok_or("bindings.yaml is not a mapping")?
@@ -270,4 +288,65 @@ pub fn bind(
         "bound {expert}'s {tool} to {server} (its {})\n",
         experts::bindings::BINDINGS_FILE
     ))
+}
+
+/// The package's `bindings.yaml` as YAML (null when absent or empty), read with the package files'
+/// size and nesting caps.
+fn read_bindings_file(dir: &Path, options: &LoadOptions) -> Result<serde_norway::Value, String> {
+    let file = experts::bindings::BINDINGS_FILE;
+    let text = match experts::package::read_text(dir, file, &options.limits) {
+        Ok(text) => text,
+        Err(e) if e.rule == experts::Rule::FilesExist => return Ok(serde_norway::Value::Null),
+        Err(e) => return Err(format!("{file} cannot be read: {}", e.message)),
+    };
+    experts::yaml::parse(&text).map_err(|e| {
+        let line = e.line.map(|l| format!(":{l}")).unwrap_or_default();
+        let field = e.field.map(|f| format!(" {f}:")).unwrap_or_default();
+        format!("{file}{line}:{field} {}", e.message)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::files::TestScratch;
+
+    /// The files of the test fixture package `plugin/tests/experts/base`.
+    fn base_files() -> Vec<PackageFile> {
+        let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/experts/base");
+        let mut files = Vec::new();
+        read_tree(&base, &base, 0, &mut files, &mut 0).unwrap();
+        files
+    }
+
+    fn deep_yaml() -> String {
+        format!("tools: {}{}\n", "[".repeat(5_000), "]".repeat(5_000))
+    }
+
+    #[test]
+    fn bind_refuses_a_deeply_nested_bindings_file_before_parsing_it() {
+        let root = TestScratch::new("install-bind-deep");
+        fs::create_dir_all(&root).unwrap();
+        let options = LoadOptions::default();
+        install_files(&root, "base", &base_files(), &options, 1_000).unwrap();
+        let package = root.join("fixture-expert");
+        fs::write(package.join("bindings.yaml"), deep_yaml()).unwrap();
+        let err = bind(&root, "fixture-expert", "notes", "notes-mcp", &options).unwrap_err();
+        assert!(err.contains("bindings.yaml"), "{err}");
+        assert!(err.contains("nested deeper than 64 levels"), "{err}");
+    }
+
+    #[test]
+    fn install_refuses_a_package_shipping_a_deeply_nested_bindings_file() {
+        let root = TestScratch::new("install-deep-bindings");
+        fs::create_dir_all(&root).unwrap();
+        let mut files = base_files();
+        for file in files.iter_mut().filter(|f| f.path == "bindings.yaml") {
+            file.bytes = deep_yaml().into_bytes();
+        }
+        let err = install_files(&root, "base", &files, &LoadOptions::default(), 1_000).unwrap_err();
+        assert!(err.contains("bindings.yaml"), "{err}");
+        assert!(err.contains("nested deeper than 64 levels"), "{err}");
+        assert!(!root.join("fixture-expert").exists());
+    }
 }
