@@ -14,6 +14,10 @@ use std::path::{Path, PathBuf};
 /// Where a directory source is mounted (read-only) for `install`.
 pub const INSTALL_DIR: &str = "/install";
 const MAX_DEPTH: usize = 16;
+/// A staging directory older than this was left by an install that was killed.
+const STALE_STAGING_MS: u64 = 3_600_000;
+/// Hidden, so that discovery passes over staging directories.
+const STAGING_PREFIX: &str = ".install-";
 
 fn read_tree(
     root: &Path,
@@ -124,14 +128,84 @@ fn install_files(
             "{name} cannot be installed: it has no expert.yaml at its top"
         ));
     }
-    let staging = root.join(format!(".install-{now_ms}"));
-    let result = stage_and_validate(&staging, files, options)
-        .and_then(|package| name_is_free(root, &package, options).map(|()| package))
-        .and_then(|package| place(root, &staging, &package));
-    if staging.exists() {
-        let _ = fs::remove_dir_all(&staging);
+    let swept = sweep_stale_staging(root, now_ms);
+    let result = new_staging(root, files, now_ms).and_then(|staging| {
+        let result = stage_and_validate(&staging, files, options)
+            .and_then(|package| name_is_free(root, &package, options).map(|()| package))
+            .and_then(|package| place(root, &staging, &package));
+        if staging.exists() {
+            let _ = fs::remove_dir_all(&staging);
+        }
+        result
+    });
+    let swept = match swept {
+        0 => String::new(),
+        n => format!(
+            "removed {n} staging director{} left by interrupted installs (older than {} minutes)\n",
+            if n == 1 { "y" } else { "ies" },
+            STALE_STAGING_MS / 60_000
+        ),
+    };
+    match result {
+        Ok((package, _)) => Ok(format!("{swept}installed {package} from {name}\nnext: bind its tools (experts bind {package} <tool> <server>), then experts validate {package}\n")),
+        Err(e) => Err(format!("{swept}{e}")),
     }
-    result.map(|(package, _)| format!("installed {package} from {name}\nnext: bind its tools (experts bind {package} <tool> <server>), then experts validate {package}\n"))
+}
+
+/// Creates this install's own staging directory: `.install-{now_ms}-{tag}`, created exclusively, the
+/// tag a digest of the files, the time and a per-process count (the component has no randomness),
+/// retried with the next count while another install holds the name.
+fn new_staging(root: &Path, files: &[PackageFile], now_ms: u64) -> Result<PathBuf, String> {
+    use sha2::{Digest, Sha256};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    fs::create_dir_all(root).map_err(|e| format!("the experts directory is not writable: {e}"))?;
+    let mut files_digest = Sha256::new();
+    for file in files {
+        files_digest.update((file.path.len() as u64).to_le_bytes());
+        files_digest.update(file.path.as_bytes());
+        files_digest.update((file.bytes.len() as u64).to_le_bytes());
+        files_digest.update(&file.bytes);
+    }
+    let files_digest = files_digest.finalize();
+    for _ in 0..100 {
+        let count = COUNT.fetch_add(1, Ordering::Relaxed);
+        let mut tag = Sha256::new();
+        tag.update(files_digest);
+        tag.update(now_ms.to_le_bytes());
+        tag.update(count.to_le_bytes());
+        let tag: String = tag.finalize()[..6]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let staging = root.join(format!("{STAGING_PREFIX}{now_ms}-{tag}"));
+        match fs::create_dir(&staging) {
+            Ok(()) => return Ok(staging),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("the experts directory is not writable: {e}")),
+        }
+    }
+    Err("no free staging directory name in the experts directory".into())
+}
+
+/// Removes the staging directories of installs started more than [`STALE_STAGING_MS`] ago (a killed
+/// install leaves its own behind); returns how many.
+fn sweep_stale_staging(root: &Path, now_ms: u64) -> usize {
+    let Ok(listing) = crate::files::list(root) else {
+        return 0;
+    };
+    listing
+        .names
+        .iter()
+        .filter(|name| {
+            let started = name
+                .strip_prefix(STAGING_PREFIX)
+                .and_then(|rest| rest.split('-').next())
+                .and_then(|ms| ms.parse::<u64>().ok());
+            started.is_some_and(|ms| now_ms.saturating_sub(ms) > STALE_STAGING_MS)
+        })
+        .filter(|name| fs::remove_dir_all(root.join(name)).is_ok())
+        .count()
 }
 
 /// Writes the files into the staging directory and validates them there (phase 1; phase 2's
@@ -141,8 +215,6 @@ fn stage_and_validate(
     files: &[PackageFile],
     options: &LoadOptions,
 ) -> Result<String, String> {
-    fs::create_dir_all(staging)
-        .map_err(|e| format!("the experts directory is not writable: {e}"))?;
     write_files(staging, files)?;
     let loaded = experts::load_package(staging, &options.limits);
     let mut findings = loaded.findings;
@@ -321,6 +393,35 @@ mod tests {
 
     fn deep_yaml() -> String {
         format!("tools: {}{}\n", "[".repeat(5_000), "]".repeat(5_000))
+    }
+
+    #[test]
+    fn an_install_stages_apart_from_one_started_in_the_same_millisecond() {
+        let root = TestScratch::new("install-same-ms");
+        let other = root.join(".install-5000");
+        fs::create_dir_all(other.join("knowledge")).unwrap();
+        fs::write(other.join("knowledge/foreign.md"), "another archive's file").unwrap();
+        let out = install_files(&root, "base", &base_files(), &LoadOptions::default(), 5_000);
+        assert!(out.is_ok(), "{out:?}");
+        assert!(!root.join("fixture-expert/knowledge/foreign.md").exists());
+        assert!(other.join("knowledge/foreign.md").exists(), "the other install's staging");
+    }
+
+    #[test]
+    fn an_install_removes_staging_left_by_a_killed_one() {
+        let root = TestScratch::new("install-stale");
+        let now = 10 * 3_600_000;
+        let stale = root.join(format!(".install-{}", now - STALE_STAGING_MS - 1));
+        let stale_unique = root.join(format!(".install-{}-0123abcd", now - STALE_STAGING_MS - 1));
+        let young = root.join(format!(".install-{}-89abcdef", now - 1_000));
+        for dir in [&stale, &stale_unique, &young] {
+            fs::create_dir_all(dir).unwrap();
+            fs::write(dir.join("expert.yaml"), "name: x").unwrap();
+        }
+        let out = install_files(&root, "base", &base_files(), &LoadOptions::default(), now).unwrap();
+        assert!(!stale.exists() && !stale_unique.exists(), "{out}");
+        assert!(young.exists(), "an install still running");
+        assert!(out.contains("removed 2 staging directories"), "{out}");
     }
 
     #[test]
