@@ -40,5 +40,7 @@ echo "test: expert runs in a real OpenClaw Gateway (webhook, channel and cron tr
 node --test tests/openclaw/expert-runs.test.js
 echo "test: whose memory in a real OpenClaw Gateway (each group's turn, tools and /recall use that group's Graphiti group)"
 node --test tests/openclaw/groups.test.js
+echo "test: what is not the user's in a real OpenClaw Gateway (deliveries, expert run sessions, commands and expert sessions fire no channel trigger)"
+node --test tests/openclaw/privacy.test.js
 echo "test: the limits benchmark, quick (routing, the shim's hooks and start-up, OpenClaw's hook runner; it checks every answer)"
 BENCH_QUICK=1 bash scripts/bench.sh

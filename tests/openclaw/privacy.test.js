@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { PLUGIN_ID, REPO, openclaw, packageTgz, startStandIn, throwawayHome } from './openclaw.js';
+import { PLUGIN_ID, REPO, eventually as poll, openclaw, packageTgz, startStandIn, throwawayHome } from './openclaw.js';
 import { freePort, gatewayCall, startGateway } from './gateway.js';
 import { startScriptedModel } from './scripted-model.js';
 
@@ -28,16 +28,8 @@ let model;
 let gateway;
 let port;
 
-/** Waits until `check` returns something truthy, polling. */
-async function eventually(check, what, timeoutMs = 90_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
+/** Waits until `check` returns something truthy: a delivery takes a run and a relay. */
+const eventually = (check, what, timeoutMs = 90_000) => poll(check, what, timeoutMs);
 
 /** An expert's answer names a dinner (the example rules route that to the dining pack). */
 function script(info) {
