@@ -95,7 +95,7 @@ enum Check {
 fn check_of(rule: Rule) -> Check {
     use Rule::*;
     match rule {
-        ManifestValues | TriggerPreset | PolicyValues | LearningApproval => Check::Settings,
+        ManifestValues | TriggerPreset | TriggerSeconds | PolicyValues | LearningApproval => Check::Settings,
         XrefTriggerProcess
         | XrefProcessTrigger
         | XrefProcessFunctions

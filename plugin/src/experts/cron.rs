@@ -101,17 +101,53 @@ pub fn parse(expr: &str) -> Result<CronExpr, String> {
     if days_of_week.has(7) {
         days_of_week.bits = (days_of_week.bits & !(1 << 7)) | 1;
     }
-    Ok(CronExpr {
+    let expr = CronExpr {
         seconds: parse_field(seconds, &SECOND)?,
         minutes: parse_field(rest[0], &MINUTE)?,
         hours: parse_field(rest[1], &HOUR)?,
         days_of_month: parse_field(rest[2], &DAY_OF_MONTH)?,
         months: parse_field(rest[3], &MONTH)?,
         days_of_week,
+    };
+    if !expr.has_a_date() {
+        return Err(format!(
+            "it never fires: no month of {:?} has a day {:?}",
+            rest[3], rest[2]
+        ));
+    }
+    Ok(expr)
+}
+
+/// For a 6-field expression, a note that its first field is read as seconds (a stray field, such
+/// as a year at the end, would otherwise shift every field silently).
+pub fn seconds_field(expr: &str) -> Option<String> {
+    let fields: Vec<&str> = expr.split_whitespace().collect();
+    (fields.len() == 6).then(|| {
+        format!(
+            "6 fields: {:?} is read as the second (seconds first), then minute {:?}, hour {:?}, day of \
+             month {:?}, month {:?}, day of week {:?}",
+            fields[0], fields[1], fields[2], fields[3], fields[4], fields[5]
+        )
     })
 }
 
+/// The most days each month can have (February's 29th comes every few years).
+const MONTH_DAYS: [u32; 12] = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
 impl CronExpr {
+    /// Whether some date matches: a restricted weekday alone always does (every month has every
+    /// weekday); else some allowed day of month must exist in an allowed month. Any such date falls
+    /// on every weekday over the years, so weekdays never rule one out.
+    fn has_a_date(&self) -> bool {
+        if self.days_of_month.restricted && self.days_of_week.restricted {
+            return true;
+        }
+        (1..=12u32).any(|month| {
+            self.months.has(month)
+                && (1..=MONTH_DAYS[month as usize - 1]).any(|day| self.days_of_month.has(day))
+        })
+    }
+
     /// Whether the expression fires at this time: `dow` 0 = Sunday (7 accepted too), `month` 1–12,
     /// `dom` 1–31. When both day fields are restricted, either may match (standard cron); otherwise
     /// both must.
@@ -154,6 +190,13 @@ fn parse_item(item: &str, spec: &Spec) -> Result<u64, String> {
             if step == 0 {
                 return Err("a step must be at least 1".into());
             }
+            // A longer step would never reach a second value (and overflowed into a wrong one).
+            if step > spec.max - spec.min + 1 {
+                return Err(format!(
+                    "step {step} is longer than the range {}-{}",
+                    spec.min, spec.max
+                ));
+            }
             (range, Some(step))
         }
         None => (item, None),
@@ -174,7 +217,7 @@ fn parse_item(item: &str, spec: &Spec) -> Result<u64, String> {
     let mut v = low;
     while v <= high {
         bits |= 1 << v;
-        v += step.unwrap_or(1);
+        v = v.saturating_add(step.unwrap_or(1));
     }
     Ok(bits)
 }
@@ -258,6 +301,39 @@ mod tests {
         assert!(at(&e, 0, 0, 9, 1, 5));
         assert!(!at(&e, 0, 0, 10, 1, 5), "an even day");
         assert!(!at(&e, 0, 0, 9, 1, 4), "not a Friday");
+    }
+
+    #[test]
+    fn an_overflowing_step_is_refused_naming_its_field() {
+        for (expr, field) in [
+            ("1/4294967295 * * * *", "minute field"),
+            ("0 0/4294967295 * * *", "hour field"),
+            ("4294967295/4294967295 * * * * *", "second field"),
+        ] {
+            let err = parse(expr).unwrap_err();
+            assert!(err.contains(field), "{expr:?}: {err}");
+            assert!(err.contains("step 4294967295"), "{expr:?}: {err}");
+        }
+        assert!(parse("*/60 * * * *").is_ok(), "a step as long as the range");
+    }
+
+    #[test]
+    fn an_expression_that_can_never_fire_is_refused() {
+        for expr in ["0 0 31 2 *", "0 0 30 feb *", "0 0 31 4,6,9,11 *", "0 0 31 2 * ", "0 0 0 31 2 *"] {
+            let err = parse(expr).unwrap_err();
+            assert!(err.contains("never fires"), "{expr:?}: {err}");
+        }
+        // February 29th comes, and a restricted weekday fires whatever the day of month.
+        for expr in ["0 0 29 2 *", "0 0 31 1-2 *", "0 0 31 2 mon", "0 0 30,31 2,3 *"] {
+            assert!(parse(expr).is_ok(), "{expr:?}");
+        }
+    }
+
+    #[test]
+    fn six_fields_are_named_as_seconds_first() {
+        assert_eq!(seconds_field("0 9 * * 1"), None);
+        let note = seconds_field("30 0 9 * * 1").unwrap();
+        assert!(note.contains("\"30\" is read as the second"), "{note}");
     }
 
     #[test]

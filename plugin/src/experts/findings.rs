@@ -24,6 +24,7 @@ pub enum Rule {
     ManifestSpecVersion,
     ManifestValues,
     TriggerPreset,
+    TriggerSeconds,
     PolicyValues,
     StructureOrchestrator,
     StructurePersona,
@@ -60,7 +61,7 @@ pub enum Rule {
 }
 
 impl Rule {
-    pub const ALL: [Rule; 38] = [
+    pub const ALL: [Rule; 39] = [
         Rule::ManifestExists,
         Rule::ManifestSyntax,
         Rule::ManifestRequiredFields,
@@ -68,6 +69,7 @@ impl Rule {
         Rule::ManifestSpecVersion,
         Rule::ManifestValues,
         Rule::TriggerPreset,
+        Rule::TriggerSeconds,
         Rule::PolicyValues,
         Rule::StructureOrchestrator,
         Rule::StructurePersona,
@@ -110,6 +112,7 @@ impl Rule {
             Rule::ManifestSpecVersion => "manifest.spec-version",
             Rule::ManifestValues => "manifest.values",
             Rule::TriggerPreset => "trigger.preset",
+            Rule::TriggerSeconds => "trigger.seconds",
             Rule::PolicyValues => "policy.values",
             Rule::StructureOrchestrator => "structure.orchestrator",
             Rule::StructurePersona => "structure.persona",
@@ -148,6 +151,7 @@ impl Rule {
         match self {
             Rule::ManifestSpecVersion
             | Rule::TriggerPreset
+            | Rule::TriggerSeconds
             | Rule::StructureReadme
             | Rule::XrefProcessTrigger
             | Rule::XrefProcessFunctions
@@ -207,6 +211,9 @@ impl Rule {
             }
             Rule::TriggerPreset => {
                 "a trigger's preset is one the runtime provides (it provides none): a trigger with another stays inactive"
+            }
+            Rule::TriggerSeconds => {
+                "a 6-field cron expr reads its first field as seconds: said, so that a stray field is seen"
             }
             Rule::PolicyValues => {
                 "policy tiers, timeout, on_timeout and escalation channel use the spec's values"

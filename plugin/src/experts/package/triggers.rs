@@ -99,15 +99,18 @@ fn check_schedule(m: &mut ManifestCtx, t: &TriggerSpec, at: impl Fn(&str) -> Fie
                 "a cron trigger needs `expr`",
             );
         }
-        Some(expr) => {
-            if let Err(why) = cron::parse(expr) {
-                m.report(
-                    Rule::ManifestValues,
-                    at("expr"),
-                    format!("{expr:?} is not a cron expression: {why}"),
-                );
+        Some(expr) => match cron::parse(expr) {
+            Err(why) => m.report(
+                Rule::ManifestValues,
+                at("expr"),
+                format!("{expr:?} is not a cron expression: {why}"),
+            ),
+            Ok(_) => {
+                if let Some(note) = cron::seconds_field(expr) {
+                    m.report(Rule::TriggerSeconds, at("expr"), note);
+                }
             }
-        }
+        },
         None => {}
     }
     if let Some(tz) = &t.tz
