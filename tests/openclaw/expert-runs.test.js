@@ -11,8 +11,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { PLUGIN_ID, REPO, eventually, openclaw, packageTgz, throwawayHome } from './openclaw.js';
-import { freePort, gatewayCall, startGateway } from './gateway.js';
+import { REPO, eventually, openclaw, throwawayHome } from './openclaw.js';
+import { gatewayCall, gatewayWithPlugin, startGateway } from './gateway.js';
 import { startScriptedModel } from './scripted-model.js';
 
 const GATEWAY_TOKEN = 'e2e-gateway-token';
@@ -129,31 +129,20 @@ function installFixture() {
 before(async () => {
   installFixture();
   model = await startScriptedModel(script, { persona: PERSONA });
-  port = await freePort();
-  await openclaw(env, ['plugins', 'install', packageTgz(), '--force', '--accept-capabilities']);
-  await openclaw(env, ['config', 'set', '--batch-json', JSON.stringify([
-    { path: `plugins.entries.${PLUGIN_ID}.hooks.allowConversationAccess`, value: true },
-    {
-      path: `plugins.entries.${PLUGIN_ID}.config`,
-      value: {
-        tickIntervalMs: 1000,
-        recall: { enabled: false },
-        capture: { enabled: false },
-        experts: { webhook_token: WEBHOOK_TOKEN, channels: { [`${EXPERT}/support_chat`]: ['webchat'] } },
-      },
+  ({ gateway, port } = await gatewayWithPlugin(env, {
+    token: GATEWAY_TOKEN,
+    pluginConfig: {
+      tickIntervalMs: 1000,
+      recall: { enabled: false },
+      capture: { enabled: false },
+      experts: { webhook_token: WEBHOOK_TOKEN, channels: { [`${EXPERT}/support_chat`]: ['webchat'] } },
     },
-    {
+    modelUrl: model.baseUrl,
+    more: [{
       path: 'mcp.servers',
       value: { 'tickets-mcp': { command: process.execPath, args: [path.join(REPO, 'tests/openclaw/fake-mcp-server.js'), 'tickets-mcp', 'get_ticket', 'update_ticket', 'send_reply'], env: { FAKE_MCP_CALLS: mcpCalls } } },
-    },
-    {
-      path: 'models.providers.mock',
-      value: { baseUrl: model.baseUrl, apiKey: 'dummy', api: 'openai-completions', models: [{ id: 'mock-1', name: 'Mock 1', reasoning: false, input: ['text'], contextWindow: 32000, maxTokens: 1024 }] },
-    },
-    { path: 'agents.defaults.model', value: 'mock/mock-1' },
-    { path: 'gateway.mode', value: 'local' },
-  ])]);
-  gateway = await startGateway(env, { port, token: GATEWAY_TOKEN });
+    }],
+  }));
   outputs.push(gateway.output);
   say(`Gateway ready in ${gateway.readyMs} ms (HOME ${home}, port ${port}); cron slot at ${new Date(cronSlot).toISOString()} (${cronExpression(cronSlot)} Europe/Berlin)`);
 });

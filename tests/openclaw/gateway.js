@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
-import { REPO, openclaw } from './openclaw.js';
+import { PLUGIN_ID, REPO, openclaw, packageTgz } from './openclaw.js';
 
 const OPENCLAW = path.join(REPO, 'tools/node/bin/openclaw');
 
@@ -54,4 +54,29 @@ export async function startGateway(env, { port, token, timeoutMs = 120_000 }) {
 export async function gatewayCall(env, { port, token }, method, params) {
   const { stdout } = await openclaw(env, ['gateway', 'call', method, '--url', `ws://127.0.0.1:${port}`, '--token', token, '--json', '--params', JSON.stringify(params)]);
   return JSON.parse(stdout.slice(stdout.indexOf('{')));
+}
+
+/** The stub model at `baseUrl` as OpenClaw's provider `mock`, model `mock-1`. */
+function mockProvider(baseUrl) {
+  return { baseUrl, apiKey: 'dummy', api: 'openai-completions', models: [{ id: 'mock-1', name: 'Mock 1', reasoning: false, input: ['text'], contextWindow: 32000, maxTokens: 1024 }] };
+}
+
+/**
+ * Installs the packaged plugin in the throwaway HOME of `env` with its turn hooks allowed and
+ * `pluginConfig`, the stub model at `modelUrl` as the agents' model, and `more` config entries
+ * (`{ path, value }`); then starts a Gateway on a free port.
+ * @returns {Promise<{ gateway: Awaited<ReturnType<typeof startGateway>>, port: number }>}
+ */
+export async function gatewayWithPlugin(env, { token, pluginConfig, modelUrl, more = [] }) {
+  const port = await freePort();
+  await openclaw(env, ['plugins', 'install', packageTgz(), '--force', '--accept-capabilities']);
+  await openclaw(env, ['config', 'set', '--batch-json', JSON.stringify([
+    { path: `plugins.entries.${PLUGIN_ID}.hooks.allowConversationAccess`, value: true },
+    { path: `plugins.entries.${PLUGIN_ID}.config`, value: pluginConfig },
+    { path: 'models.providers.mock', value: mockProvider(modelUrl) },
+    { path: 'agents.defaults.model', value: 'mock/mock-1' },
+    { path: 'gateway.mode', value: 'local' },
+    ...more,
+  ])]);
+  return { gateway: await startGateway(env, { port, token }), port };
 }

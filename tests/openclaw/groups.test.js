@@ -6,8 +6,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { PLUGIN_ID, eventually, openclaw, packageTgz, startStandIn, throwawayHome } from './openclaw.js';
-import { freePort, gatewayCall, startGateway } from './gateway.js';
+import { eventually, startStandIn, throwawayHome } from './openclaw.js';
+import { gatewayCall, gatewayWithPlugin } from './gateway.js';
 import { startScriptedModel } from './scripted-model.js';
 
 const GATEWAY_TOKEN = 'e2e-groups-token';
@@ -48,21 +48,13 @@ async function searchedGroups() {
 before(async () => {
   standIn = await startStandIn();
   model = await startScriptedModel(script, { persona: 'no expert runs here' });
-  port = await freePort();
-  await openclaw(env, ['plugins', 'install', packageTgz(), '--force', '--accept-capabilities']);
-  await openclaw(env, ['config', 'set', '--batch-json', JSON.stringify([
-    { path: `plugins.entries.${PLUGIN_ID}.hooks.allowConversationAccess`, value: true },
-    { path: `plugins.entries.${PLUGIN_ID}.config`, value: { graphiti: { url: `${standIn.url}/mcp` }, recall: { min_relevance: 0 }, tickIntervalMs: 500 } },
-    {
-      path: 'models.providers.mock',
-      value: { baseUrl: model.baseUrl, apiKey: 'dummy', api: 'openai-completions', models: [{ id: 'mock-1', name: 'Mock 1', reasoning: false, input: ['text'], contextWindow: 32000, maxTokens: 1024 }] },
-    },
-    { path: 'agents.defaults.model', value: 'mock/mock-1' },
+  ({ gateway, port } = await gatewayWithPlugin(env, {
+    token: GATEWAY_TOKEN,
+    pluginConfig: { graphiti: { url: `${standIn.url}/mcp` }, recall: { min_relevance: 0 }, tickIntervalMs: 500 },
+    modelUrl: model.baseUrl,
     // The model calls the plugin's tools by name, not through Tool Search's `tool_call`.
-    { path: 'tools.toolSearch', value: false },
-    { path: 'gateway.mode', value: 'local' },
-  ])]);
-  gateway = await startGateway(env, { port, token: GATEWAY_TOKEN });
+    more: [{ path: 'tools.toolSearch', value: false }],
+  }));
 });
 
 after(async () => {

@@ -10,8 +10,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { PLUGIN_ID, REPO, eventually as poll, openclaw, packageTgz, startStandIn, throwawayHome } from './openclaw.js';
-import { freePort, gatewayCall, startGateway } from './gateway.js';
+import { REPO, eventually as poll, startStandIn, throwawayHome } from './openclaw.js';
+import { gatewayCall, gatewayWithPlugin } from './gateway.js';
 import { startScriptedModel } from './scripted-model.js';
 
 const GATEWAY_TOKEN = 'privacy-gateway-token';
@@ -55,31 +55,20 @@ before(async () => {
   fs.cpSync(path.join(REPO, 'tests/fixtures/experts', EXPERT), path.join(home, '.openclaw/experts', EXPERT), { recursive: true });
   standIn = await startStandIn();
   model = await startScriptedModel(script, { persona: PERSONA });
-  port = await freePort();
-  await openclaw(env, ['plugins', 'install', packageTgz(), '--force', '--accept-capabilities']);
-  await openclaw(env, ['config', 'set', '--batch-json', JSON.stringify([
-    { path: `plugins.entries.${PLUGIN_ID}.hooks.allowConversationAccess`, value: true },
-    {
-      path: `plugins.entries.${PLUGIN_ID}.config`,
-      value: {
-        tickIntervalMs: 1000,
-        // The stand-in's seeded memories (Dana Lee, Acme Robotics) are in the group "demo".
-        graphiti: { url: `${standIn.url}/mcp`, group_id: { direct: 'demo', group: 'demo-{chat}' } },
-        experts: { webhook_token: WEBHOOK_TOKEN, channels: { [`${EXPERT}/support_chat`]: ['webchat'] } },
-      },
+  ({ gateway, port } = await gatewayWithPlugin(env, {
+    token: GATEWAY_TOKEN,
+    pluginConfig: {
+      tickIntervalMs: 1000,
+      // The stand-in's seeded memories (Dana Lee, Acme Robotics) are in the group "demo".
+      graphiti: { url: `${standIn.url}/mcp`, group_id: { direct: 'demo', group: 'demo-{chat}' } },
+      experts: { webhook_token: WEBHOOK_TOKEN, channels: { [`${EXPERT}/support_chat`]: ['webchat'] } },
     },
-    {
+    modelUrl: model.baseUrl,
+    more: [{
       path: 'mcp.servers',
       value: { 'tickets-mcp': { command: process.execPath, args: [path.join(REPO, 'tests/openclaw/fake-mcp-server.js'), 'tickets-mcp', 'get_ticket', 'update_ticket', 'send_reply'] } },
-    },
-    {
-      path: 'models.providers.mock',
-      value: { baseUrl: model.baseUrl, apiKey: 'dummy', api: 'openai-completions', models: [{ id: 'mock-1', name: 'Mock 1', reasoning: false, input: ['text'], contextWindow: 32000, maxTokens: 1024 }] },
-    },
-    { path: 'agents.defaults.model', value: 'mock/mock-1' },
-    { path: 'gateway.mode', value: 'local' },
-  ])]);
-  gateway = await startGateway(env, { port, token: GATEWAY_TOKEN });
+    }],
+  }));
 });
 
 after(async () => {
