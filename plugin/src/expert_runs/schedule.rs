@@ -15,6 +15,9 @@ pub const CATCH_UP_MS: u64 = 7 * 86_400_000;
 /// How far ahead `experts due` looks for the next slot (a weekly schedule always has one).
 pub const LOOK_AHEAD_MS: u64 = 8 * 86_400_000;
 const MINUTE_MS: u64 = 60_000;
+/// How far before a window offsets are known too: a repeated local hour begins at a change up to
+/// this long before a slot (daylight-saving shifts are at most two hours).
+const SHIFT_LOOK_BACK_MS: u64 = 3 * 3_600_000;
 
 /// A zone's offset from UTC in minutes east, at an epoch ms.
 pub trait TimeZones {
@@ -96,8 +99,27 @@ impl<'z> Offsets<'z> {
                 hi_offset = at_mid;
             }
         }
+        // Offsets change on whole minutes: the change is at the minute within (lo, hi], if any.
+        let minute = hi - hi % MINUTE_MS;
+        if minute > lo && minute < hi && self.ask(minute)? == hi_offset {
+            hi = minute;
+        }
         self.steps.push((hi, hi_offset));
         self.split(hi, hi_offset, to_ms)
+    }
+
+    /// Whether local time at `ms` repeats one already seen: within a backward change's first
+    /// `before - after` minutes.
+    fn repeats(&self, ms: u64) -> bool {
+        let Some(n) = self.steps.iter().rposition(|(from, _)| *from <= ms) else {
+            return false;
+        };
+        if n == 0 {
+            return false;
+        }
+        let (change, after) = self.steps[n];
+        let before = self.steps[n - 1].1;
+        before > after && ms < change + u64::from((before - after).unsigned_abs()) * MINUTE_MS
     }
 
     fn at(&self, ms: u64) -> i32 {
@@ -109,22 +131,38 @@ impl<'z> Offsets<'z> {
     }
 }
 
-/// Whether the schedule fires at the minute starting at `minute_ms` (any second of it, for 6-field
-/// expressions), in local time `offset` minutes east; returns the firing second.
-fn fires_in_minute(expr: &CronExpr, minute_ms: u64, offset: i32) -> Option<u64> {
-    let local = civil((minute_ms / 1000) as i64 + i64::from(offset) * 60);
-    (0..60u32)
-        .find(|&sec| {
-            expr.matches(
-                sec,
-                local.minute,
-                local.hour,
-                local.day,
-                local.month,
-                local.weekday,
-            )
-        })
-        .map(|sec| minute_ms + u64::from(sec) * 1000)
+/// The first second of local minute `local_secs` (seconds since the epoch, in local time) at which
+/// the schedule fires, if any.
+fn fires_in_local_minute(expr: &CronExpr, local_secs: i64) -> Option<u32> {
+    let local = civil(local_secs);
+    (0..60u32).find(|&sec| {
+        expr.matches(
+            sec,
+            local.minute,
+            local.hour,
+            local.day,
+            local.month,
+            local.weekday,
+        )
+    })
+}
+
+/// When the schedule fires in the minute starting at `minute_ms`, in the zone's local time. A local
+/// time that repeats after a backward change fires only at its first occurrence (as OpenClaw's cron);
+/// local times a forward change skips fire once, at the change, so a daily job is not lost for a day.
+fn fires_in_minute(expr: &CronExpr, offsets: &Offsets, minute_ms: u64) -> Option<u64> {
+    let offset = offsets.at(minute_ms);
+    let local = |ms: u64, offset: i32| (ms / 1000) as i64 + i64::from(offset) * 60;
+    let fired = if offsets.repeats(minute_ms) {
+        None
+    } else {
+        fires_in_local_minute(expr, local(minute_ms, offset))
+    };
+    let before = offsets.at(minute_ms.saturating_sub(MINUTE_MS));
+    let skipped =
+        || (before..offset).find_map(|shift| fires_in_local_minute(expr, local(minute_ms, shift)));
+    let fired = fired.or_else(|| (offset > before).then(skipped).flatten());
+    fired.map(|sec| minute_ms + u64::from(sec) * 1000)
 }
 
 /// The slot due in (`after_ms`, `up_to_ms`]: the latest one, with how many earlier ones are skipped.
@@ -139,14 +177,19 @@ pub fn due(
     if up_to_ms <= from {
         return Ok(None);
     }
-    let offsets = Offsets::new(zones, zone, from, up_to_ms)?;
+    let offsets = Offsets::new(
+        zones,
+        zone,
+        from.saturating_sub(SHIFT_LOOK_BACK_MS),
+        up_to_ms,
+    )?;
     let mut found: Option<(u64, i32)> = None;
     let mut count = 0u32;
     let mut minute = from - from % MINUTE_MS;
     while minute <= up_to_ms {
         let offset = offsets.at(minute);
         if let Some(slot) =
-            fires_in_minute(expr, minute, offset).filter(|s| *s > after_ms && *s <= up_to_ms)
+            fires_in_minute(expr, &offsets, minute).filter(|s| *s > after_ms && *s <= up_to_ms)
         {
             count += 1;
             found = Some((slot, offset));
@@ -168,12 +211,15 @@ pub fn next_slot(
     after_ms: u64,
 ) -> Result<Option<u64>, String> {
     let until = after_ms + LOOK_AHEAD_MS;
-    let offsets = Offsets::new(zones, zone, after_ms, until)?;
+    let offsets = Offsets::new(
+        zones,
+        zone,
+        after_ms.saturating_sub(SHIFT_LOOK_BACK_MS),
+        until,
+    )?;
     let mut minute = after_ms - after_ms % MINUTE_MS;
     while minute <= until {
-        if let Some(slot) =
-            fires_in_minute(expr, minute, offsets.at(minute)).filter(|s| *s > after_ms)
-        {
+        if let Some(slot) = fires_in_minute(expr, &offsets, minute).filter(|s| *s > after_ms) {
             return Ok(Some(slot));
         }
         minute += MINUTE_MS;
@@ -258,6 +304,117 @@ mod tests {
         // (= 2026-10-24T23:30Z), then 2026-10-26 01:30 CET (= 00:30Z) lies outside.
         assert_eq!(due.local, "2026-10-25 01:30 +02:00");
         assert!(tz.asked < 30, "asked {} times", tz.asked);
+    }
+
+    /// A zone with one offset change: `before` minutes east until `change_ms`, `after` from then.
+    struct OneChange {
+        change_ms: u64,
+        before: i32,
+        after: i32,
+    }
+
+    impl TimeZones for OneChange {
+        fn utc_offset_minutes(&mut self, _: &str, at_ms: u64) -> Result<i32, String> {
+            Ok(if at_ms < self.change_ms {
+                self.before
+            } else {
+                self.after
+            })
+        }
+    }
+
+    const HOUR_MS: u64 = 3_600_000;
+    // 2026 changes: Europe/Berlin 03-29 01:00Z (+1 to +2) and 10-25 01:00Z (+2 to +1);
+    // America/New_York 03-08 07:00Z (-5 to -4) and 11-01 06:00Z (-4 to -5).
+    const BERLIN_SPRING: OneChange = OneChange {
+        change_ms: 1_774_746_000_000,
+        before: 60,
+        after: 120,
+    };
+    const BERLIN_AUTUMN: OneChange = OneChange {
+        change_ms: 1_792_890_000_000,
+        before: 120,
+        after: 60,
+    };
+    const NEW_YORK_SPRING: OneChange = OneChange {
+        change_ms: 1_772_953_200_000,
+        before: -300,
+        after: -240,
+    };
+    const NEW_YORK_AUTUMN: OneChange = OneChange {
+        change_ms: 1_793_512_800_000,
+        before: -240,
+        after: -300,
+    };
+
+    /// The slots run by a runtime ticking every minute from 12 hours before the change to 12 after.
+    fn ticked(expr: &str, mut zone: OneChange) -> Vec<String> {
+        let expr = cron::parse(expr).unwrap();
+        let mut slots = Vec::new();
+        let mut checked = zone.change_ms - 12 * HOUR_MS;
+        while checked < zone.change_ms + 12 * HOUR_MS {
+            let now = checked + MINUTE_MS;
+            if let Some(slot) = due(&expr, "Zone/Test", &mut zone, checked, now).unwrap() {
+                slots.push(format!(
+                    "{} {}",
+                    crate::time::iso8601(slot.slot_ms),
+                    slot.local
+                ));
+            }
+            checked = now;
+        }
+        slots
+    }
+
+    #[test]
+    fn a_repeated_local_time_runs_once_at_its_first_occurrence() {
+        assert_eq!(
+            ticked("30 2 * * *", BERLIN_AUTUMN),
+            ["2026-10-25T00:30:00.000Z 2026-10-25 02:30 +02:00"]
+        );
+        assert_eq!(
+            ticked("30 1 * * *", NEW_YORK_AUTUMN),
+            ["2026-11-01T05:30:00.000Z 2026-11-01 01:30 -04:00"]
+        );
+    }
+
+    #[test]
+    fn a_skipped_local_time_runs_once_right_after_the_change() {
+        assert_eq!(
+            ticked("30 2 * * *", BERLIN_SPRING),
+            ["2026-03-29T01:00:00.000Z 2026-03-29 03:00 +02:00"]
+        );
+        assert_eq!(
+            ticked("30 2 * * *", NEW_YORK_SPRING),
+            ["2026-03-08T07:00:00.000Z 2026-03-08 03:00 -04:00"]
+        );
+        // Times outside the change stay as they are.
+        assert_eq!(
+            ticked("30 3 * * *", BERLIN_SPRING),
+            ["2026-03-29T01:30:00.000Z 2026-03-29 03:30 +02:00"]
+        );
+    }
+
+    #[test]
+    fn the_next_slot_agrees_across_the_changes() {
+        let expr = cron::parse("30 2 * * *").unwrap();
+        for (mut zone, slot) in [
+            (BERLIN_SPRING, "2026-03-29T01:00:00.000Z"),
+            (BERLIN_AUTUMN, "2026-10-25T00:30:00.000Z"),
+            (NEW_YORK_SPRING, "2026-03-08T07:00:00.000Z"),
+        ] {
+            let from = zone.change_ms - 12 * HOUR_MS;
+            let next = next_slot(&expr, "Zone/Test", &mut zone, from)
+                .unwrap()
+                .unwrap();
+            assert_eq!(crate::time::iso8601(next), slot);
+        }
+        // After the first 02:30 of the repeated hour, the next is the following day's.
+        let mut zone = BERLIN_AUTUMN;
+        let next = next_slot(&expr, "Zone/Test", &mut zone, 1_792_888_200_000)
+            .unwrap()
+            .unwrap();
+        assert_eq!(crate::time::iso8601(next), "2026-10-26T01:30:00.000Z");
     }
 
     #[test]
