@@ -147,7 +147,9 @@ fn install_files(
         ),
     };
     match result {
-        Ok((package, _)) => Ok(format!("{swept}installed {package} from {name}\nnext: bind its tools (experts bind {package} <tool> <server>), then experts validate {package}\n")),
+        Ok((package, _)) => Ok(format!(
+            "{swept}installed {package} from {name}\nnext: bind its tools (experts bind {package} <tool> <server>), then experts validate {package}\n"
+        )),
         Err(e) => Err(format!("{swept}{e}")),
     }
 }
@@ -404,7 +406,10 @@ mod tests {
         let out = install_files(&root, "base", &base_files(), &LoadOptions::default(), 5_000);
         assert!(out.is_ok(), "{out:?}");
         assert!(!root.join("fixture-expert/knowledge/foreign.md").exists());
-        assert!(other.join("knowledge/foreign.md").exists(), "the other install's staging");
+        assert!(
+            other.join("knowledge/foreign.md").exists(),
+            "the other install's staging"
+        );
     }
 
     #[test]
@@ -418,7 +423,8 @@ mod tests {
             fs::create_dir_all(dir).unwrap();
             fs::write(dir.join("expert.yaml"), "name: x").unwrap();
         }
-        let out = install_files(&root, "base", &base_files(), &LoadOptions::default(), now).unwrap();
+        let out =
+            install_files(&root, "base", &base_files(), &LoadOptions::default(), now).unwrap();
         assert!(!stale.exists() && !stale_unique.exists(), "{out}");
         assert!(young.exists(), "an install still running");
         assert!(out.contains("removed 2 staging directories"), "{out}");

@@ -144,7 +144,11 @@ mod tests {
             assert!(key.starts_with("kkkk"), "{key}");
         }
         let short = "s".repeat(MAX_KEY_CHARS);
-        assert_eq!(key_text(&json!(short.clone())), Some(short), "kept as it is");
+        assert_eq!(
+            key_text(&json!(short.clone())),
+            Some(short),
+            "kept as it is"
+        );
     }
 
     #[test]

@@ -319,12 +319,23 @@ mod tests {
 
     #[test]
     fn an_expression_that_can_never_fire_is_refused() {
-        for expr in ["0 0 31 2 *", "0 0 30 feb *", "0 0 31 4,6,9,11 *", "0 0 31 2 * ", "0 0 0 31 2 *"] {
+        for expr in [
+            "0 0 31 2 *",
+            "0 0 30 feb *",
+            "0 0 31 4,6,9,11 *",
+            "0 0 31 2 * ",
+            "0 0 0 31 2 *",
+        ] {
             let err = parse(expr).unwrap_err();
             assert!(err.contains("never fires"), "{expr:?}: {err}");
         }
         // February 29th comes, and a restricted weekday fires whatever the day of month.
-        for expr in ["0 0 29 2 *", "0 0 31 1-2 *", "0 0 31 2 mon", "0 0 30,31 2,3 *"] {
+        for expr in [
+            "0 0 29 2 *",
+            "0 0 31 1-2 *",
+            "0 0 31 2 mon",
+            "0 0 30,31 2,3 *",
+        ] {
             assert!(parse(expr).is_ok(), "{expr:?}");
         }
     }
