@@ -212,9 +212,7 @@ impl Rule {
             Rule::TriggerPreset => {
                 "a trigger's preset is one the runtime provides (it provides none): a trigger with another stays inactive"
             }
-            Rule::TriggerSeconds => {
-                "a 6-field cron expr reads its first field as seconds: said, so that a stray field is seen"
-            }
+            Rule::TriggerSeconds => "a 6-field cron expr is said to read seconds first",
             Rule::PolicyValues => {
                 "policy tiers, timeout, on_timeout and escalation channel use the spec's values"
             }
