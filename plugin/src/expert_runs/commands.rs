@@ -274,10 +274,12 @@ impl Runtime<'_> {
                         "not checked yet: its schedule starts at the runtime's next tick".into(),
                     )),
                 };
-                let next = schedule::next_slot(&expr, zone, self.zones, at_ms)
-                    .ok()
-                    .flatten()
-                    .map_or("none within 8 days".into(), iso8601);
+                let next = match schedule::next_slot(&expr, zone, self.zones, at_ms) {
+                    Ok(Some(slot)) => iso8601(slot),
+                    Ok(None) => "none within 8 days".into(),
+                    // An unknown zone has no slot at all: say why, not "none within 8 days".
+                    Err(why) => format!("none: {why}"),
+                };
                 let due = due
                     .unwrap_or_else(|e| Some(format!("error: {e}")))
                     .unwrap_or_else(|| "nothing due".into());
