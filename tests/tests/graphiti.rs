@@ -632,6 +632,36 @@ fn a_spool_entry_whose_name_is_not_utf8_is_passed_over_and_named() {
 }
 
 #[test]
+fn recall_from_the_cli_and_tools_applies_the_relevance_floor_as_a_turn_does() {
+    let standin = standin();
+    seed(&standin);
+    // As the real servers answer: an unrelated query still gets the group's top items.
+    standin.set_search_fill(true);
+    let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
+    let settings = std::fs::read_to_string(config.join("settings.yaml")).unwrap();
+    std::fs::write(
+        config.join("settings.yaml"),
+        settings.replace("min_relevance: 0\n", "min_relevance: 0.9\n"),
+    )
+    .unwrap();
+    let mut shim = shim(&config, &temp_dir("recall-floor-state"), &standin.url());
+    let recall = |shim: &mut Shim, query: &str| {
+        shim.run_command(&Command::Recall((query.into(), Some("main-dm-user-1".into()))))
+    };
+    let out = recall(&mut shim, "Write me a haiku about the sea");
+    assert_eq!(out.exit_code, 0, "{out:?}");
+    assert!(
+        out.stdout.contains(": 0 facts, 0 entities") && out.stdout.contains("(nothing recalled)"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("below the relevance floor"), "{}", out.stdout);
+    let out = recall(&mut shim, "Where does Alice work now?");
+    assert!(out.stdout.contains("Globex"), "{}", out.stdout);
+    assert!(!out.stdout.contains("Nopa is a restaurant"), "{}", out.stdout);
+}
+
+#[test]
 fn a_full_spool_says_so_loudly() {
     let standin = standin();
     let config = config_with(
