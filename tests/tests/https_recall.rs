@@ -6,7 +6,7 @@
 use graphiti_openclaw_tests::{copy_dir, example_config, temp_dir, workspace};
 use graphiti_standin::{Options, StandIn};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
-use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::{ServerConfig, ServerConnection, StreamOwned};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -36,18 +36,23 @@ fn test_pki() -> TestPki {
         .expect("server params")
         .signed_by(&server_key, &issuer)
         .expect("server certificate");
-    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(server_key.serialize_der()));
+    TestPki {
+        ca_pem: ca_cert.pem(),
+        server: server_config(server_cert.der(), &server_key),
+    }
+}
+
+/// A TLS server presenting `cert`, whose key is `key`.
+fn server_config(cert: &CertificateDer<'static>, key: &KeyPair) -> Arc<ServerConfig> {
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let server = ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .expect("TLS versions")
         .with_no_client_auth()
-        .with_single_cert(vec![server_cert.der().clone()], key)
+        .with_single_cert(vec![cert.clone()], key)
         .expect("server TLS config");
-    TestPki {
-        ca_pem: ca_cert.pem(),
-        server: Arc::new(server),
-    }
+    Arc::new(server)
 }
 
 /// Listens on 127.0.0.1 and relays each TLS connection, decrypted, to `upstream_port`. Returns
@@ -208,15 +213,7 @@ fn self_signed_ca_server() -> (Arc<ServerConfig>, String) {
         CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()]).expect("params");
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     let cert = params.self_signed(&key).expect("certificate");
-    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let server = ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("TLS versions")
-        .with_no_client_auth()
-        .with_single_cert(vec![cert.der().clone()], key)
-        .expect("server TLS config");
-    (Arc::new(server), cert.pem())
+    (server_config(cert.der(), &key), cert.pem())
 }
 
 #[test]
