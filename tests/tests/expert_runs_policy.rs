@@ -434,3 +434,24 @@ fn a_webhook_with_a_lower_case_bearer_or_a_bom_before_its_json_is_accepted() {
     let answer = s.shim.expert_webhook(&request, s.now);
     assert_eq!(answer.status, 202, "{}", answer.body);
 }
+
+#[test]
+fn the_example_packages_trip_requests_from_two_people_run_side_by_side() {
+    let experts = graphiti_openclaw_tests::temp_dir("trip-experts");
+    graphiti_openclaw_tests::copy_dir(
+        &graphiti_openclaw_tests::example_config().join("experts"),
+        &experts,
+    );
+    let settings = r#"{"recall": {"enabled": false}, "experts": {"channels": {"trip-planner-expert/trip_request": ["slack"]}}}"#;
+    let mut s = setup_with(settings);
+    s.shim = host_shim::Shim::new(options(&experts, &s.state, &s.workspace, settings))
+        .expect("shim starts");
+    let mut started = Vec::new();
+    for sender in ["u-ana", "u-ben"] {
+        let work = s.channel("slack", sender, "Book me a trip to Lisbon next week");
+        started.extend(work.start);
+    }
+    started.extend(s.tick().start);
+    // Per traveller, one at a time; two travellers need not wait for each other.
+    assert_eq!(started.len(), 2, "{}", s.queue());
+}
