@@ -157,11 +157,11 @@ pub fn group_id(templates: &GroupIdSettings, ctx: &HookContext) -> Result<String
     } else {
         &templates.direct
     };
-    if let Ok(group) = fill(template, &conversation) {
-        return Ok(group);
-    }
+    let missing = match fill(template, &conversation) {
+        Ok(group) => return Ok(group),
+        Err(missing) => missing,
+    };
     fill(SESSION_TEMPLATE, &conversation).map_err(|_| {
-        let missing = fill(template, &conversation).err().unwrap_or_default();
         format!(
             "this conversation's {} unknown, and so is its session: \
              its memories have no group of their own",
