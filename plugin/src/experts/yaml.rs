@@ -83,6 +83,13 @@ pub fn parse<T: DeserializeOwned + Default>(text: &str) -> Result<T, ParseError>
     crate::documents::yaml::from_libyaml(text).map_err(|e| {
         let (line, message) = e.located(text);
         let (field, message) = crate::config::split_path(&message);
+        let message = match message
+            .strip_prefix("duplicate field `")
+            .and_then(|rest| rest.strip_suffix('`'))
+        {
+            Some(key) => format!("`{key}` is given twice here; keep one"),
+            None => message,
+        };
         ParseError {
             line,
             field,

@@ -129,3 +129,29 @@ fn package_names_may_be_unicode_but_stay_one_safe_segment() {
         assert!(!is_safe_name(bad), "{bad:?}");
     }
 }
+
+#[test]
+fn a_duplicate_key_in_the_manifest_is_reported_at_its_own_line() {
+    let temp = TempPackage::base("duplicate-top-key");
+    temp.edit(
+        "expert.yaml",
+        "requires:\n",
+        "name: second-name\nrequires:\n",
+    );
+    assert_findings(
+        &temp.load(),
+        &["error [manifest.syntax] expert.yaml:5: `name` is given twice here; keep one"],
+    );
+    let temp = TempPackage::base("duplicate-nested-key");
+    temp.edit(
+        "expert.yaml",
+        "    process: daily-review\n",
+        "    process: daily-review\n    expr: \"0 10 * * *\"\n",
+    );
+    assert_findings(
+        &temp.load(),
+        &[
+            "error [manifest.syntax] expert.yaml:14: triggers[0]: `expr` is given twice here; keep one",
+        ],
+    );
+}

@@ -56,6 +56,13 @@ impl Error {
         (line, strip_location(&message))
     }
 
+    /// A key given twice in one mapping (serde's `duplicate field`, serde_norway's `duplicate
+    /// entry`), not located yet.
+    pub(super) fn is_duplicate_key(&self) -> bool {
+        matches!(&*self.0, ErrorKind::Message(message, None)
+            if message.starts_with("duplicate field `") || message.starts_with("duplicate entry "))
+    }
+
     /// Locates an error that has no place yet at `mark`, under `path`.
     #[inline(never)]
     pub(super) fn at(mut self, mark: &Mark, path: &[Step<'_>]) -> Error {

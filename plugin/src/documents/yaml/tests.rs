@@ -21,6 +21,12 @@ fn same<T: DeserializeOwned + Debug>(text: &str) {
         Err(e) => Err((e.to_string(), e.offset())),
     };
     let kind = std::any::type_name::<T>();
+    if let Err((message, Some(mapping_at))) = theirs()
+        && (message.contains("duplicate field `") || message.contains("duplicate entry "))
+    {
+        duplicate_key_at_its_own_place::<T>(text, &message, mapping_at);
+        return;
+    }
     assert_eq!(
         ours(from_libyaml::<T>(text)),
         theirs(),
@@ -31,6 +37,44 @@ fn same<T: DeserializeOwned + Debug>(text: &str) {
         theirs(),
         "common reader first, {kind}: {text:?}"
     );
+}
+
+/// serde_norway locates a key given twice at the start of its mapping; here it is located at the
+/// second key, with the same words.
+fn duplicate_key_at_its_own_place<T: DeserializeOwned + Debug>(
+    text: &str,
+    theirs: &str,
+    mapping_at: usize,
+) {
+    use crate::documents::errors::strip_location;
+    let key = match theirs.split_once("duplicate field `") {
+        Some((_, rest)) => rest.split('`').next().map(str::to_string),
+        None => theirs
+            .split_once("with key \"")
+            .and_then(|(_, rest)| rest.split('"').next())
+            .map(str::to_string),
+    };
+    for (reader, read) in [
+        ("libyaml", from_libyaml::<T>(text)),
+        ("common reader first", from_str::<T>(text)),
+    ] {
+        let error = read.expect_err("a key given twice");
+        let at = error.offset().expect("located");
+        assert_eq!(
+            strip_location(&error.to_string()),
+            strip_location(theirs),
+            "{reader}: {text:?}"
+        );
+        assert!(at > mapping_at, "{reader}: {at} in {text:?}");
+        if let Some(key) = &key {
+            // The key as written, or an alias repeating it.
+            let here = text[at..].trim_start_matches(['"', '\'']);
+            assert!(
+                here.starts_with(key.as_str()) || here.starts_with('*'),
+                "{reader}: {at} in {text:?}"
+            );
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]

@@ -329,11 +329,18 @@ impl<'w, 'a> Walker<'w, 'a> {
             walker: self,
             len: 0,
             key: None,
+            key_at: None,
         };
         let value = visitor.visit_map(&mut entries);
         let len = entries.len;
+        let key_at = entries.key_at;
         self.depth_left = saved;
-        let value = value?;
+        // A key given twice is found when it is read: its line, not the mapping's first, is where
+        // the reader has to look (serde_norway names the mapping's).
+        let value = value.map_err(|e| match key_at {
+            Some(key_at) if e.is_duplicate_key() => self.locate(e, key_at),
+            _ => e,
+        })?;
         self.end_collection(len, true)?;
         Ok(value)
     }
@@ -348,6 +355,7 @@ impl<'w, 'a> Walker<'w, 'a> {
                 walker: self,
                 len: read,
                 key: None,
+                key_at: None,
             };
             while de::MapAccess::next_entry::<IgnoredAny, IgnoredAny>(&mut rest)?.is_some() {}
             rest.len
@@ -607,6 +615,7 @@ impl<'de, 'w> de::Deserializer<'de> for &mut Walker<'w, '_> {
                 walker: self,
                 len: 0,
                 key: None,
+                key_at: None,
             }),
             other => Err(invalid_type(other, &visitor)),
         }
@@ -720,6 +729,8 @@ struct Entries<'e, 'w, 'a> {
     len: usize,
     /// The key just read, when it is a scalar.
     key: Option<&'w str>,
+    /// Where the key just read starts.
+    key_at: Option<At>,
 }
 
 impl<'de> de::MapAccess<'de> for Entries<'_, '_, '_> {
@@ -729,11 +740,13 @@ impl<'de> de::MapAccess<'de> for Entries<'_, '_, '_> {
         if self.empty {
             return Ok(None);
         }
-        self.key = match &self.walker.peek()?.0 {
+        let (event, at) = self.walker.peek()?;
+        self.key = match event {
             Event::MappingEnd | Event::Void => return Ok(None),
             Event::Scalar { value, .. } => Some(value.as_ref()),
             _ => None,
         };
+        self.key_at = Some(at);
         self.len += 1;
         // A key is read where its mapping is: errors in it name the mapping.
         seed.deserialize(&mut *self.walker).map(Some)
