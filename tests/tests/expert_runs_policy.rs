@@ -412,14 +412,33 @@ fn the_runtimes_own_tools_are_never_held_by_the_policy() {
     let mut s = setup();
     s.accepted("new_ticket", &ticket("e-1", "T-1"));
     let run = s.tick().start.remove(0);
-    for tool in ["expert_step", "expert_learning", "expert_function", "expert_knowledge"] {
+    for tool in [
+        "expert_step",
+        "expert_learning",
+        "expert_function",
+        "expert_knowledge",
+    ] {
         let verdict = s.tool_call(&run, tool, r#"{"step": "Read the ticket"}"#);
-        assert!(matches!(verdict, ToolVerdict::Allow), "{tool} (default: confirm): {verdict:?}");
+        assert!(
+            matches!(verdict, ToolVerdict::Allow),
+            "{tool} (default: confirm): {verdict:?}"
+        );
     }
-    assert!(s.queue().contains("running"), "the run was not paused: {}", s.queue());
+    assert!(
+        s.queue().contains("running"),
+        "the run was not paused: {}",
+        s.queue()
+    );
     let verdict = s.tool_call(&run, "exec", r#"{"command": "ls"}"#);
-    assert!(matches!(verdict, ToolVerdict::Block(_)), "anything else undeclared asks: {verdict:?}");
-    assert!(s.queue().contains("waits for exec"), "and pauses the run: {}", s.queue());
+    assert!(
+        matches!(verdict, ToolVerdict::Block(_)),
+        "anything else undeclared asks: {verdict:?}"
+    );
+    assert!(
+        s.queue().contains("waits for exec"),
+        "and pauses the run: {}",
+        s.queue()
+    );
 }
 
 #[test]
@@ -454,4 +473,71 @@ fn the_example_packages_trip_requests_from_two_people_run_side_by_side() {
     started.extend(s.tick().start);
     // Per traveller, one at a time; two travellers need not wait for each other.
     assert_eq!(started.len(), 2, "{}", s.queue());
+}
+
+#[test]
+fn a_run_resumed_after_an_approval_is_told_which_call_even_without_the_execution_log() {
+    let mut s = setup();
+    let manifest = s.experts.join(EXPERT).join("expert.yaml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replace(
+            "resume_from_execution_log: true",
+            "resume_from_execution_log: false",
+        ),
+    )
+    .unwrap();
+    s.restart();
+    s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let run = s.tick().start.remove(0);
+    let args = r#"{"id": "T-1", "priority": "high"}"#;
+    assert!(matches!(
+        s.tool_call(&run, "update_ticket", args),
+        ToolVerdict::Block(_)
+    ));
+    let work = s.completed(&run, "Proposed raising T-1 to high.");
+    let ask = &delivered(&work, DeliveryKind::Approval)[0].text;
+    let request = ask
+        .split("experts approve ")
+        .nth(1)
+        .unwrap()
+        .split('`')
+        .next()
+        .unwrap();
+    s.command(ExpertsCommand::Approve(request.to_string()));
+    let resumed = s.tick().start.remove(0);
+    assert!(
+        resumed.message.contains("start the process over")
+            && resumed.message.contains("approved: tickets.update_ticket"),
+        "the new attempt starts over and knows the approved call: {}",
+        resumed.message
+    );
+}
+
+#[test]
+fn a_scratchpad_stays_for_the_retry_and_goes_once_the_run_succeeds() {
+    let mut s = setup();
+    s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let scratch = s
+        .workspace
+        .join("expert-state")
+        .join(EXPERT)
+        .join("scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let pad = scratch.join("triage-T-1.md");
+    let other = scratch.join("triage-T-2.md");
+    std::fs::write(&pad, "step 1: looked up T-1").unwrap();
+    std::fs::write(&other, "another run's").unwrap();
+    let run = s.tick().start.remove(0);
+    s.ended(
+        &run,
+        RunOutcome::Failed("the ticket system timed out".into()),
+    );
+    assert!(pad.exists(), "kept for the retry");
+    s.advance(10 * MINUTE);
+    let retry = s.tick().start.remove(0);
+    s.completed(&retry, "Triaged T-1.");
+    assert!(!pad.exists(), "removed after the success: {}", s.queue());
+    assert!(other.exists(), "another run's scratchpad stays");
 }

@@ -130,6 +130,42 @@ impl Runtime<'_> {
         if let Some(delivery) = delivery {
             self.check_sla(runs, inv, &delivery, now_ms);
         }
+        if let Some(said) = self.remove_scratchpad(inv) {
+            inv.note(now_ms, said);
+        }
+    }
+
+    /// After a successful run its scratchpad goes (loader design §4 "Scratchpad"); a failed run's
+    /// stays for the retry, and for review until the scratch retention prunes it. Says what became
+    /// of it, when the process has one.
+    fn remove_scratchpad(&self, inv: &Invocation) -> Option<String> {
+        let package = self.package(&inv.expert).ok()?;
+        let pattern = inv
+            .process
+            .as_ref()
+            .and_then(|name| package.processes.iter().find(|p| &p.name == name))?
+            .scratchpad
+            .as_deref()?;
+        let workspace = self.workspace?;
+        let Some(relative) = scratchpad_path(pattern, &inv.inputs) else {
+            return Some(format!(
+                "scratchpad {pattern} kept: its placeholders do not name one file"
+            ));
+        };
+        let file = workspace
+            .join("expert-state")
+            .join(&package.name)
+            .join(&relative);
+        match std::fs::symlink_metadata(&file) {
+            Err(_) => None,
+            Ok(meta) if meta.is_dir() => {
+                Some(format!("scratchpad {relative} kept: it is a directory"))
+            }
+            Ok(_) => Some(match std::fs::remove_file(&file) {
+                Ok(()) => format!("scratchpad {relative} removed"),
+                Err(e) => format!("scratchpad {relative} could not be removed: {e}"),
+            }),
+        }
     }
 
     /// One failed attempt: a retry when attempts remain, else `on_failure`.
@@ -221,9 +257,82 @@ pub fn retry_delay_ms(execution: &Execution, failures: u32) -> u64 {
     delay.min(86_400_000)
 }
 
+/// A scratchpad pattern (`./scratch/triage-{ticket_id}.md`) filled from the run's inputs: a path
+/// below `scratch/`, or None when a placeholder is missing or its value is no plain file name part.
+pub fn scratchpad_path(
+    pattern: &str,
+    inputs: &std::collections::BTreeMap<String, serde_json::Value>,
+) -> Option<String> {
+    let mut filled = String::new();
+    let mut rest = pattern.trim().trim_start_matches("./");
+    while let Some(open) = rest.find('{') {
+        let close = open + rest[open..].find('}')?;
+        filled.push_str(&rest[..open]);
+        let value = super::payload::key_text(inputs.get(&rest[open + 1..close])?)?;
+        let plain = !value.contains(['/', '\\', '\0']) && value != "." && value != "..";
+        if !plain {
+            return None;
+        }
+        filled.push_str(&value);
+        rest = &rest[close + 1..];
+    }
+    filled.push_str(rest);
+    let below_scratch = filled.strip_prefix("scratch/").is_some_and(|name| {
+        !name.is_empty()
+            && name
+                .split('/')
+                .all(|part| !part.is_empty() && part != "." && part != "..")
+    });
+    below_scratch.then_some(filled)
+}
+
 /// Puts a changed copy back in its place.
 pub fn store_back(runs: &mut Runs, inv: Invocation) {
     if let Some(slot) = runs.get_mut(&inv.id) {
         *slot = inv;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scratchpad_path;
+    use serde_json::json;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn a_scratchpad_is_filled_from_the_inputs_and_stays_below_scratch() {
+        let inputs: BTreeMap<String, serde_json::Value> = [
+            ("ticket_id".to_string(), json!("T-1")),
+            ("n".to_string(), json!(7)),
+            ("up".to_string(), json!("..")),
+            ("sub".to_string(), json!("a/../../b")),
+        ]
+        .into();
+        let fill = |p: &str| scratchpad_path(p, &inputs);
+        assert_eq!(
+            fill("./scratch/triage-{ticket_id}.md").as_deref(),
+            Some("scratch/triage-T-1.md")
+        );
+        assert_eq!(
+            fill("scratch/{n}-{ticket_id}.md").as_deref(),
+            Some("scratch/7-T-1.md")
+        );
+        assert_eq!(
+            fill("./scratch/fare-watch.md").as_deref(),
+            Some("scratch/fare-watch.md")
+        );
+        assert_eq!(
+            fill("./scratch/{missing}.md"),
+            None,
+            "a missing input names no file"
+        );
+        assert_eq!(fill("./scratch/{up}"), None);
+        assert_eq!(fill("./scratch/{sub}.md"), None, "a value is never a path");
+        assert_eq!(
+            fill("./state/trips.md"),
+            None,
+            "only scratch files are removed"
+        );
+        assert_eq!(fill("./scratch/../state/trips.md"), None);
     }
 }

@@ -157,21 +157,32 @@ fn resume_section(inv: &Invocation, execution: Option<&Execution>) -> String {
                 out.push_str(&format!("- [x] {step}\n"));
             }
         }
-        if let Some(w) = inv
-            .log
-            .iter()
-            .rev()
-            .find(|e| e.text.starts_with("approved:"))
-        {
-            out.push_str(&format!("The user {}; make that call now, once.\n", w.text));
-        }
     } else {
         out.push_str("The previous attempt did not finish; start the process over.\n");
+    }
+    if let Some(approval) = approval_since_last_failure(inv) {
+        out.push_str(&format!(
+            "The user {approval}; make that call when you reach it, once.\n"
+        ));
     }
     if !failures.is_empty() {
         out.push_str(&format!("Earlier attempts:\n{}\n", failures.join("\n")));
     }
     out
+}
+
+/// The approval this attempt resumes after: the last `approved:` entry, unless an attempt failed
+/// after it (a failed attempt may have used it; the gate tells the next one the truth).
+fn approval_since_last_failure(inv: &Invocation) -> Option<&str> {
+    for entry in inv.log.iter().rev() {
+        if entry.text.starts_with("approved:") {
+            return Some(&entry.text);
+        }
+        if entry.text.starts_with("attempt ") && entry.text.contains(" failed: ") {
+            return None;
+        }
+    }
+    None
 }
 
 fn closing_section(inv: &Invocation, process: Option<&Process>) -> String {
