@@ -44,11 +44,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use lock_file::{
-    Found, LockRecord, busy_text, create_lock_file, hostname, iso_time, now_ms, printable,
-    read_lock, staleness,
+    Found, LockRecord, busy_text, create_lock_file, iso_time, now_ms, printable, read_lock,
+    staleness,
 };
 
 pub use crate::bindings::graphiti::openclaw::host::LockError;
+pub(crate) use lock_file::hostname;
 
 /// What this host writes as `holder`.
 const HOLDER: &str = concat!("graphiti-openclaw shim ", env!("CARGO_PKG_VERSION"));

@@ -35,6 +35,10 @@ pub(crate) fn wasi_context(options: &ShimOptions) -> wasmtime::Result<WasiCtx> {
     if let Some(dir) = &options.workspace_dir {
         wasi.preopened_dir(dir, "/workspace", FsPerms::ReadWrite)?;
     }
+    // The process the locks' holders are named by: the guest cannot see its own pid, and would
+    // call another instance in this process "another process".
+    wasi.env("GRAPHITI_OPENCLAW_PID", std::process::id().to_string())
+        .env("GRAPHITI_OPENCLAW_HOSTNAME", crate::state_lock::hostname());
     if let Some(clock) = &options.wall_clock {
         wasi.wall_clock(clock.clone());
     }

@@ -49,7 +49,8 @@ const TEMP_SWEEP_INTERVAL_MS: u64 = 60_000;
 /// How a pass treats the back-off timer and a busy lock.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Pass {
-    /// The host's timer: respects the back-off; a busy lock means another process sends.
+    /// The host's timer: respects the back-off; a busy lock means another process (or another
+    /// instance in this one) sends.
     Tick,
     /// An operator's `flush`: tries now, waiting for another sender to finish first.
     Flush,
@@ -74,9 +75,17 @@ impl Sender<'_> {
                 unmoved = self.send_locked(pass, &mut report);
                 self.locks.release(locks::SEND);
             }
-            Err(LockError::Busy(who)) => report.notes.push(format!(
-                "another process is sending the spool ({who}); it sends these episodes too"
-            )),
+            Err(LockError::Busy(who)) => {
+                let sender = match self.locks.this_process() {
+                    Some(me) if me.holds(&who) => {
+                        format!("another instance in this process (pid {})", me.pid)
+                    }
+                    _ => "another process".to_string(),
+                };
+                report.notes.push(format!(
+                    "{sender} is sending the spool ({who}); it sends these episodes too"
+                ))
+            }
             Err(e) => report.error = Some(format!("cannot take the send lock: {e}")),
         }
         self.fill_depths(unmoved, &mut report);

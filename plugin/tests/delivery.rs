@@ -8,7 +8,7 @@ use graphiti_openclaw::api::{AgentEndEvent, Command, HookContext, SpoolCommand};
 use graphiti_openclaw::config::ConfigRoots;
 use graphiti_openclaw::decision::CaptureOutcome;
 use graphiti_openclaw::graphiti::http::{Http, HttpError, Request, Response};
-use graphiti_openclaw::locks::{LockError, Locks};
+use graphiti_openclaw::locks::{LockError, Locks, ThisProcess};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -103,6 +103,26 @@ impl Locks for HeldElsewhere {
         Err(LockError::Busy("held by pid 4242".into()))
     }
     fn release(&mut self, _: &str) {}
+}
+
+/// Another instance of this process (pid 4242 on "gateway") holds every lock.
+struct HeldByThisProcess;
+
+impl Locks for HeldByThisProcess {
+    fn acquire(&mut self, _: &str, _: Duration, _: Duration) -> Result<(), LockError> {
+        Err(LockError::Busy(
+            "held by pid 4242 (graphiti-openclaw adapter 0.1.0) on gateway since \
+             2026-01-01T00:00:00.000Z, lease until 2026-01-01T00:10:00.000Z"
+                .into(),
+        ))
+    }
+    fn release(&mut self, _: &str) {}
+    fn this_process(&self) -> Option<ThisProcess> {
+        Some(ThisProcess {
+            pid: 4242,
+            host: "gateway".into(),
+        })
+    }
 }
 
 fn state_dir(label: &str) -> ScratchDir {
@@ -355,6 +375,24 @@ fn another_processs_sender_sends_alone() {
     let report = engine.tick();
     assert_eq!((report.sent, report.pending), (0, 1));
     assert!(report.notes[0].contains("another process is sending the spool (held by pid 4242)"));
+    assert_eq!(graphiti.sends(), 0);
+}
+
+#[test]
+fn another_instance_of_this_process_sending_is_not_called_another_process() {
+    let graphiti = Graphiti::default();
+    let state = state_dir("busy-here");
+    let mut engine = engine(&graphiti, &state, 3_600_000).with_locks(Box::new(HeldByThisProcess));
+    capture(&mut engine, 1);
+    let report = engine.tick();
+    assert_eq!((report.sent, report.pending), (0, 1));
+    assert!(
+        report.notes[0].starts_with(
+            "another instance in this process (pid 4242) is sending the spool (held by pid 4242 "
+        ),
+        "{:?}",
+        report.notes
+    );
     assert_eq!(graphiti.sends(), 0);
 }
 

@@ -181,7 +181,7 @@ pub(super) fn pid_alive(pid: u32) -> bool {
     result == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
-pub(super) fn hostname() -> &'static str {
+pub(crate) fn hostname() -> &'static str {
     static NAME: OnceLock<String> = OnceLock::new();
     NAME.get_or_init(|| {
         let mut buf = [0u8; 256];

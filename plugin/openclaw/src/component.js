@@ -6,6 +6,7 @@
 // answers "no injection".
 
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createWasi } from './wasi.js';
@@ -164,6 +165,9 @@ export class ComponentPool {
     };
     const wasi = createWasi({
       preopens,
+      // The process the locks' holders are named by: the component cannot see its own pid, and
+      // would call another instance of this Gateway "another process".
+      environment: [['GRAPHITI_OPENCLAW_PID', String(process.pid)], ['GRAPHITI_OPENCLAW_HOSTNAME', os.hostname()]],
       stderr: (text) => logger.debug?.(`graphiti-openclaw (stderr): ${text.trimEnd()}`),
     });
     const imports = { ...wasi, [`${WIT_PACKAGE}/host`]: host, [`${WIT_PACKAGE}/types`]: {} };

@@ -503,17 +503,19 @@ class TerminalOutput {}
 /**
  * The WASI imports for one component instance.
  * @param {{ preopens: Array<{ guestPath: string, hostDir: string, writable: boolean }>,
+ *           environment?: Array<[string, string]>,
  *           stdout?: (text: string) => void, stderr?: (text: string) => void }} options
  *   Preopens whose host directory does not exist are left out (the guest treats them as absent).
+ *   `environment` is all the guest sees of environment variables (none of the Gateway's own).
  */
-export function createWasi({ preopens, stdout = () => {}, stderr = () => {} }) {
+export function createWasi({ preopens, environment = [], stdout = () => {}, stderr = () => {} }) {
   const mounted = preopens
     .filter(({ hostDir }) => hostDir && fs.existsSync(hostDir) && fs.statSync(hostDir).isDirectory())
     .map(({ guestPath, hostDir, writable }) => [new Preopen(hostDir, writable), guestPath]);
   const decoder = new TextDecoder();
   const textSink = (write) => (bytes) => write(decoder.decode(bytes));
   return {
-    'wasi:cli/environment': { getEnvironment: () => [], getArguments: () => [], initialCwd: () => undefined },
+    'wasi:cli/environment': { getEnvironment: () => environment.map(([name, value]) => [name, value]), getArguments: () => [], initialCwd: () => undefined },
     'wasi:cli/exit': {
       exit(status) {
         throw new Error(`the component called exit (${status?.tag ?? status})`);

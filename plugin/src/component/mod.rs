@@ -89,6 +89,10 @@ impl locks::Locks for HostLocks {
     fn release(&mut self, name: &str) {
         host::release_lock(name);
     }
+
+    fn this_process(&self) -> Option<locks::ThisProcess> {
+        locks::ThisProcess::from_environment()
+    }
 }
 
 /// The host's `http-request` import, the only network the component has.
