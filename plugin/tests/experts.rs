@@ -954,7 +954,7 @@ fn concurrent_runs_of_one_expert_keep_their_own_session_state() {
     let mut sessions = ExpertSessions::new(ExpertRoots {
         packages: Some(root.to_path_buf()),
         workspace: Some(ws.to_path_buf()),
-        state: None,
+        ..ExpertRoots::default()
     });
     sessions.configure(ExpertsSettings {
         workspace_dir: "/workspace".into(),

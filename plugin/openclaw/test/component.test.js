@@ -102,6 +102,14 @@ test('/graphiti debug shows the last turn of the session', async () => {
   assert.match(output.stdout, /recall: skipped/);
 });
 
+test('experts list with no package installed names the experts directory and how to install, not the CLI option', async () => {
+  const expertsDir = path.join(tempDir('adapter-no-experts-'), 'experts');
+  const { rt } = runtime({ recall: { enabled: false }, expertsDir });
+  const output = await rt.command({ tag: 'experts', val: { tag: 'list' } });
+  assert.equal(output.stdout, `no expert package is installed: ${expertsDir} does not exist yet; experts install <package directory or .tgz> creates it\n`);
+  assert.doesNotMatch(output.stdout, /--experts-dir/);
+});
+
 test('experts: the main agent gets the registry, an expert session its prompt; EXPERTS.md is written', async () => {
   const { rt, workspaceDir } = runtime({ recall: { enabled: false } });
   const main = await beforePromptBuild(rt, turn('Draft a tweet about our launch'), ctx('m'));

@@ -33,10 +33,18 @@ fn mounted(dir: &str) -> Option<PathBuf> {
     Path::new(dir).is_dir().then(|| PathBuf::from(dir))
 }
 
+/// `dir` as the host was asked to mount it, named as the user named it (mounted or not).
+fn named(dir: &str) -> Option<String> {
+    host::mounts()
+        .into_iter()
+        .find(|m| m.guest_path == dir)
+        .map(|m| m.host_path)
+}
+
 thread_local! {
     static ENGINE: RefCell<Engine> = RefCell::new(
         Engine::new(config_roots(), mounted(STATE_DIR), Box::new(HostHttp))
-            .with_experts(mounted(EXPERTS_DIR), mounted(WORKSPACE_DIR))
+            .with_experts(mounted(EXPERTS_DIR), named(EXPERTS_DIR), mounted(WORKSPACE_DIR))
             .with_locks(Box::new(HostLocks))
             .with_time_zones(Box::new(expert_runs::HostZones)),
     );

@@ -141,10 +141,17 @@ impl Engine {
         self
     }
 
-    /// Where expert packages and the agents' workspace are (both optional).
-    pub fn with_experts(mut self, packages: Option<PathBuf>, workspace: Option<PathBuf>) -> Engine {
+    /// Where expert packages and the agents' workspace are (both optional); `packages_named`: the
+    /// experts directory as the host names it, also when it is not mounted.
+    pub fn with_experts(
+        mut self,
+        packages: Option<PathBuf>,
+        packages_named: Option<String>,
+        workspace: Option<PathBuf>,
+    ) -> Engine {
         self.experts = ExpertSessions::new(ExpertRoots {
             packages,
+            packages_named,
             workspace,
             state: self.state_dir.clone(),
         });

@@ -8,10 +8,23 @@ use crate::experts::{self, ApprovalStore, PromptLimits, RegistryLimits};
 use std::path::PathBuf;
 
 impl ExpertSessions {
+    /// Why no package can be read, as the host's user can act on it. A host names the experts
+    /// directory it was given even when it does not exist (OpenClaw's `expertsDir` always has a
+    /// value); the CLI names one only when `--experts-dir` was given, and refuses a missing one.
+    fn no_packages_text(&self) -> String {
+        match &self.roots.packages_named {
+            Some(dir) => format!(
+                "no expert package is installed: {dir} does not exist yet; experts install \
+                 <package directory or .tgz> creates it\n"
+            ),
+            None => "no experts directory was given (graphiti-openclaw --experts-dir DIR)\n".into(),
+        }
+    }
+
     /// `experts …` commands: (exit code, text).
     pub fn command(&mut self, command: &ExpertsCommand, now_secs: u64) -> (u8, String) {
         let Some(root) = self.roots.packages.clone() else {
-            return (1, "no experts directory is mounted (graphiti-openclaw --experts-dir DIR; OpenClaw: expertsDir)\n".into());
+            return (1, self.no_packages_text());
         };
         let options = self.load_options();
         let text = |t: experts::CommandText| (u8::from(!t.ok), t.text);

@@ -20,6 +20,9 @@ use std::path::{Path, PathBuf};
 pub struct ExpertRoots {
     /// Installed packages (read-only), one directory each.
     pub packages: Option<PathBuf>,
+    /// The experts directory as the host was asked to mount it and the user named it (`mounts`),
+    /// also when it does not exist: then no package is installed yet, rather than none configured.
+    pub packages_named: Option<String>,
     /// The agents' workspace (read-write): `EXPERTS.md` and `expert-state/<name>/`.
     pub workspace: Option<PathBuf>,
     /// The plugin's state directory: approval stores under `experts/<name>/`.
@@ -442,6 +445,33 @@ mod tests {
             agent_id: agent_id.map(Into::into),
             ..HookContext::default()
         }
+    }
+
+    #[test]
+    fn without_packages_the_user_is_told_what_their_host_needs() {
+        // OpenClaw names its experts directory (a default one too) before anything is installed.
+        let mut openclaw = ExpertSessions::new(ExpertRoots {
+            packages_named: Some("/home/u/.openclaw/experts".into()),
+            ..ExpertRoots::default()
+        });
+        assert_eq!(
+            openclaw.command(&ExpertsCommand::List, 0),
+            (
+                1,
+                "no expert package is installed: /home/u/.openclaw/experts does not exist yet; \
+                 experts install <package directory or .tgz> creates it\n"
+                    .into()
+            )
+        );
+        // The CLI names one only when it was given one.
+        let mut cli = ExpertSessions::new(ExpertRoots::default());
+        assert_eq!(
+            cli.command(&ExpertsCommand::List, 0),
+            (
+                1,
+                "no experts directory was given (graphiti-openclaw --experts-dir DIR)\n".into()
+            )
+        );
     }
 
     #[test]
