@@ -244,6 +244,14 @@ impl Shim {
         .unwrap_or_else(no_work)
     }
 
+    /// The host posted these deliveries; until then they stay in the record and are handed out
+    /// again after a restart.
+    pub fn expert_delivered(&mut self, run_ids: &[String], now_ms: u64) -> Result<(), String> {
+        self.call("expert-delivered", |plugin, store| {
+            plugin.call_expert_delivered(store, run_ids, now_ms)
+        })?
+    }
+
     /// Log lines (guest and shim) since the last call, oldest first.
     pub fn take_logs(&self) -> Vec<(LogLevel, String)> {
         let mut kept = self
@@ -418,6 +426,7 @@ fn no_work(reason: String) -> RuntimeWork {
     RuntimeWork {
         start: Vec::new(),
         deliver: Vec::new(),
+        end_sessions: Vec::new(),
         notes: vec![format!("experts: the component failed: {reason}")],
         tick_in_ms: Some(60_000),
     }

@@ -306,6 +306,8 @@ pub fn is_delivery_run(run_id: &str) -> bool {
 pub struct RuntimeWork {
     pub start: Vec<RunStart>,
     pub deliver: Vec<Delivery>,
+    /// Sessions of invocations that finished for good, for the host to delete.
+    pub end_sessions: Vec<String>,
     pub notes: Vec<String>,
     pub tick_in_ms: Option<u64>,
 }

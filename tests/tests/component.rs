@@ -63,7 +63,7 @@ fn the_component_exports_the_hooks_and_imports_only_host_and_wasi() {
         .exports(&engine)
         .map(|(name, _)| name.to_string())
         .collect();
-    assert_eq!(exports, vec!["graphiti:openclaw/plugin@0.7.0"]);
+    assert_eq!(exports, vec!["graphiti:openclaw/plugin@0.8.0"]);
     let (_, plugin) = ty.exports(&engine).next().unwrap();
     let wasmtime::component::types::ComponentItem::ComponentInstance(instance) = plugin.ty else {
         panic!("the plugin export is an instance");
@@ -89,7 +89,7 @@ fn the_component_exports_the_hooks_and_imports_only_host_and_wasi() {
         .map(|(name, _)| name.to_string())
         .collect();
     assert!(
-        imports.contains(&"graphiti:openclaw/host@0.7.0".to_string()),
+        imports.contains(&"graphiti:openclaw/host@0.8.0".to_string()),
         "{imports:?}"
     );
     assert!(

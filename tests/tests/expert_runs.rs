@@ -5,7 +5,7 @@
 mod expert_runs_common;
 
 use expert_runs_common::*;
-use host_shim::{DeliveryKind, RunOutcome};
+use host_shim::{DeliveryKind, ExpertsCommand, RunOutcome};
 
 #[test]
 fn a_webhook_runs_its_process_as_the_expert_and_delivers_to_the_main_session() {
@@ -397,10 +397,9 @@ fn a_restart_with_a_non_empty_queue_loses_nothing_and_runs_nothing_twice() {
     let _ = RunOutcome::TimedOut;
 }
 
-#[test]
-fn a_full_queue_refuses_events_with_429_instead_of_growing_the_record() {
-    let mut s = setup();
-    let open: Vec<serde_json::Value> = (1..=1000)
+/// A record of `n` unfinished `bulk_import` invocations.
+fn record_with_open_bulk_imports(s: &Setup, n: u64) {
+    let open: Vec<serde_json::Value> = (1..=n)
         .map(|n| {
             serde_json::json!({
                 "id": format!("inv-{n}"), "seq": n, "expert": EXPERT, "trigger": "bulk_import",
@@ -410,14 +409,109 @@ fn a_full_queue_refuses_events_with_429_instead_of_growing_the_record() {
         })
         .collect();
     let record =
-        serde_json::json!({"format": 1, "next_seq": 1000, "last_runner": 0, "invocations": open});
+        serde_json::json!({"format": 1, "next_seq": n, "last_runner": 0, "invocations": open});
     std::fs::write(s.state.join("experts-runs.json"), record.to_string()).unwrap();
-    let answer = s.webhook("new_ticket", &ticket("e-1", "T-1"));
+}
+
+#[test]
+fn a_flood_on_one_trigger_is_refused_with_429_and_leaves_the_others_room() {
+    let mut s = setup();
+    record_with_open_bulk_imports(&s, 200);
+    let answer = s.webhook("bulk_import", r#"{"batch": "b-201"}"#);
     assert_eq!(answer.status, 429, "{}", answer.body);
     assert!(
-        answer.body.contains("1000 expert runs are unfinished"),
+        answer
+            .body
+            .contains("ops-expert's trigger bulk_import has 200 unfinished runs"),
         "{}",
         answer.body
+    );
+    assert_eq!(
+        s.webhook("new_ticket", &ticket("e-1", "T-1")).status,
+        202,
+        "another trigger of the same expert still queues"
+    );
+    assert!(
+        s.command(ExpertsCommand::Run((
+            EXPERT.into(),
+            "check the queue".into()
+        )))
+        .stdout
+        .contains("inv-"),
+        "and so does a manual run"
+    );
+}
+
+/// The record's size on disk.
+fn record_bytes(s: &Setup) -> u64 {
+    std::fs::metadata(s.state.join("experts-runs.json")).map_or(0, |m| m.len())
+}
+
+#[test]
+fn the_record_is_bounded_in_bytes_and_a_finished_run_keeps_no_large_inputs() {
+    const BOUND: u64 = 8 << 20;
+    let mut s = setup();
+    let big = "x".repeat(250 << 10);
+    let mut accepted = Vec::new();
+    let mut refused = None;
+    for n in 0..60 {
+        let body = serde_json::json!({"event_id": format!("e-{n}"), "ticket": {"id": format!("T-{n}"), "summary": big}});
+        let answer = s.webhook("new_ticket", &body.to_string());
+        match answer.status {
+            202 => accepted.push(answer),
+            429 => {
+                refused = Some(answer.body);
+                break;
+            }
+            other => panic!("{other}: {}", answer.body),
+        }
+    }
+    println!(
+        "{} webhooks of 250 KiB accepted, the record {} bytes",
+        accepted.len(),
+        record_bytes(&s)
+    );
+    let refused = refused.expect("webhooks beyond the bound are refused");
+    assert!(
+        refused.contains("the expert runs record holds"),
+        "{refused}"
+    );
+    assert!(record_bytes(&s) <= BOUND, "{} bytes", record_bytes(&s));
+    let retried =
+        serde_json::json!({"event_id": "e-late", "ticket": {"id": "T-late", "summary": "small"}});
+    assert_eq!(
+        s.webhook("new_ticket", &retried.to_string()).status,
+        202,
+        "a small event still fits"
+    );
+    // Runs finish one at a time (one lane per trigger): each keeps its log, not its 250 KiB.
+    let mut pending = s.tick().start;
+    while let Some(run) = pending.pop() {
+        pending.extend(s.completed(&run, "done").start);
+    }
+    assert!(s.queue().contains("no expert runs"), "{}", s.queue());
+    assert!(
+        record_bytes(&s) < 1 << 20,
+        "finished runs dropped their inputs: {} bytes",
+        record_bytes(&s)
+    );
+}
+
+#[test]
+fn a_channel_message_is_bounded_as_a_webhook_body_is() {
+    let mut s = setup();
+    let work = s.channel("telegram", "u-1", &"y".repeat(300 << 10));
+    assert!(
+        work.start.is_empty() && record_bytes(&s) == 0,
+        "not queued: {:?}",
+        work.notes
+    );
+    assert!(
+        work.notes
+            .iter()
+            .any(|n| n.contains("at most 262144 are accepted")),
+        "{:?}",
+        work.notes
     );
 }
 
@@ -536,6 +630,7 @@ fn an_unknown_preset_leaves_its_trigger_inactive_and_the_package_loads() {
         workspace: agents,
         settings,
         now: 1_767_225_600_000, // 2026-01-01T00:00:00Z, a Thursday
+        posts: true,
     };
     let validate = s.command(host_shim::ExpertsCommand::Validate("inbox-expert".into()));
     assert_eq!(
@@ -659,4 +754,76 @@ fn a_retry_preloads_its_own_sessions_state_never_another_runs() {
         "{}",
         retry.message
     );
+}
+
+#[test]
+fn a_result_handed_to_a_gateway_that_stopped_before_posting_it_is_handed_out_again() {
+    let mut s = setup();
+    s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let run = s.tick().start.remove(0);
+    s.posts = false;
+    let work = s.completed(&run, "Triaged T-1.");
+    let handed = delivered(&work, DeliveryKind::Result);
+    assert_eq!(handed.len(), 1, "{:?}", work.deliver);
+    let run_id = handed[0].run_id.clone();
+    // The Gateway is killed before it posts the result; another starts on the same directory.
+    s.restart();
+    s.posts = true;
+    let again = s.tick();
+    let results = delivered(&again, DeliveryKind::Result);
+    assert_eq!(results.len(), 1, "handed out again: {:?}", again.deliver);
+    assert_eq!(
+        results[0].run_id, run_id,
+        "under the same run id (one turn in OpenClaw)"
+    );
+    s.restart();
+    s.advance(60 * MINUTE);
+    assert!(s.tick().deliver.is_empty(), "posted now: never again");
+}
+
+#[test]
+fn a_delivery_the_host_never_reports_posted_is_retried_not_dropped() {
+    let mut s = setup();
+    s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let run = s.tick().start.remove(0);
+    s.posts = false;
+    assert_eq!(
+        delivered(&s.completed(&run, "Triaged."), DeliveryKind::Result).len(),
+        1
+    );
+    s.advance(MINUTE);
+    assert!(
+        s.tick().deliver.is_empty(),
+        "not twice while the host may still be posting it"
+    );
+    s.advance(10 * MINUTE);
+    s.posts = true;
+    assert_eq!(
+        delivered(&s.tick(), DeliveryKind::Result).len(),
+        1,
+        "handed out again"
+    );
+    s.advance(20 * MINUTE);
+    assert!(s.tick().deliver.is_empty());
+}
+
+#[test]
+fn a_finished_invocations_session_is_handed_over_once_to_be_deleted() {
+    let mut s = setup();
+    s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let run = s.tick().start.remove(0);
+    let failed = s.ended(
+        &run,
+        RunOutcome::Failed("the ticket system timed out".into()),
+    );
+    assert!(
+        failed.end_sessions.is_empty(),
+        "a retry runs in the same session"
+    );
+    s.advance(10 * MINUTE);
+    let retry = s.tick().start.remove(0);
+    let done = s.completed(&retry, "Triaged.");
+    assert_eq!(done.end_sessions, vec![retry.session_key.clone()]);
+    s.advance(MINUTE);
+    assert!(s.tick().end_sessions.is_empty(), "once");
 }

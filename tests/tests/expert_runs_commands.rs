@@ -447,3 +447,57 @@ fn a_unicode_mixed_case_expert_is_found_from_openclaws_lower_cased_session_key()
         "the run's draft is delivered: {drafts:?}"
     );
 }
+
+/// The names in the state directory that begin with `prefix`.
+fn aside(s: &Setup, prefix: &str) -> Vec<String> {
+    std::fs::read_dir(&s.state)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(prefix))
+        .collect()
+}
+
+#[test]
+fn a_huge_or_special_runtime_record_is_set_aside_unread() {
+    let mut s = setup();
+    let record = s.state.join("experts-runs.json");
+    let huge = std::fs::File::create(&record).unwrap();
+    huge.set_len(1 << 30).unwrap(); // sparse: 1 GiB of nothing
+    drop(huge);
+    let answer = s.webhook("new_ticket", &ticket("e-1", "T-1"));
+    assert_eq!(answer.status, 202, "{}", answer.body);
+    assert_eq!(aside(&s, "experts-runs.json.unreadable-").len(), 1);
+    std::fs::remove_file(&record).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&record)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let work = s.tick();
+    assert!(
+        work.notes.iter().any(|n| n.contains("not a regular file")),
+        "a FIFO is never opened: {:?}",
+        work.notes
+    );
+    assert_eq!(s.webhook("new_ticket", &ticket("e-2", "T-2")).status, 202);
+}
+
+#[test]
+fn a_record_whose_counter_went_back_gives_no_id_twice() {
+    let mut s = setup();
+    let first = s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let record = s.state.join("experts-runs.json");
+    let mut runs: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    runs["next_seq"] = 0.into();
+    std::fs::write(&record, runs.to_string()).unwrap();
+    let second = s.accepted("new_ticket", &ticket("e-2", "T-2"));
+    assert_ne!(first, second, "a new invocation never reuses an id");
+    assert_eq!(
+        aside(&s, "experts-runs.json.inconsistent-").len(),
+        1,
+        "the record as it was is kept for the operator"
+    );
+    assert_eq!(s.accepted("new_ticket", &ticket("e-3", "T-3")), "inv-3");
+}

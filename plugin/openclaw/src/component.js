@@ -16,7 +16,7 @@ import { StateLocks } from './lock.js';
 /** The WIT package's interfaces, as jco's generated code reads them (unversioned) and as its types
  * name them (versioned). Both are provided. */
 const WIT_PACKAGE = 'graphiti:openclaw';
-const WIT_VERSION = '0.7.0';
+const WIT_VERSION = '0.8.0';
 
 /**
  * @typedef {{ debug?: (m: string) => void, info: (m: string) => void, warn: (m: string) => void,

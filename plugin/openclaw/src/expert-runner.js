@@ -83,8 +83,8 @@ function agentOf(sessionKey) {
 
 /**
  * @typedef {{ tick(nowMs: bigint): Promise<any>, runEnded(report: object, nowMs: bigint): Promise<any>,
- *   queue(): Promise<string> }} RuntimeCalls  the component's runtime exports, serialised on the
- *   instance that holds the runner lock
+ *   delivered(runIds: string[], nowMs: bigint): Promise<void>, queue(): Promise<string> }} RuntimeCalls
+ *   the component's runtime exports, serialised on the instance that holds the runner lock
  */
 
 export class ExpertRunner {
@@ -250,6 +250,7 @@ export class ExpertRunner {
       this.context(() => void this.execute(start));
     }
     for (const delivery of work.deliver ?? []) this.context(() => void this.deliver(delivery));
+    for (const sessionKey of work.endSessions ?? []) this.context(() => void this.endSession(sessionKey));
     if (work.tickInMs === undefined || work.tickInMs === null) return undefined;
     const delay = Number(work.tickInMs);
     this.schedule(delay);
@@ -284,6 +285,19 @@ export class ExpertRunner {
     })().finally(() => this.inFlight.delete(key));
     this.inFlight.set(key, attempt);
     return attempt;
+  }
+
+  /**
+   * A finished invocation's session leaves OpenClaw's session list (its transcript stays on disk).
+   * Never the main session: only `expert:<name>:inv-N` sessions are deleted.
+   */
+  async endSession(sessionKey) {
+    if (!isInvocationSession(sessionKey)) return;
+    try {
+      await this.subagent.deleteSession({ sessionKey, deleteTranscript: false });
+    } catch (error) {
+      this.logger.warn(`graphiti-openclaw: experts: the finished session ${sessionKey} could not be deleted: ${message(error)}`);
+    }
   }
 
   /** The run's outcome (the WIT `run-outcome`), or undefined when the Gateway went away meanwhile. */
@@ -363,6 +377,8 @@ export class ExpertRunner {
    * it is in the session's history, and the main agent relays it to the user's last channel at once.
    * When that turn cannot start or ends in an error, the text goes to the session as a system event
    * instead (the model sees it on the session's next turn; nothing is lost, but nobody is woken).
+   * Once it is in the session the component is told (`expert-delivered`); until then the delivery
+   * stays in its record, and a later tick (or the next Gateway) hands it out again.
    */
   deliver(delivery) {
     const done = this.postDelivery(delivery).finally(() => this.deliveries.delete(done));
@@ -384,8 +400,11 @@ export class ExpertRunner {
       });
       this.logger.info(`graphiti-openclaw: experts: ${what} posted to ${delivery.sessionKey}`);
     } catch (error) {
-      return this.fallback(delivery, what, `the main-session turn could not start: ${message(error)}`);
+      const how = this.fallback(delivery, what, `the main-session turn could not start: ${message(error)}`);
+      if (how !== 'lost') await this.posted(delivery, what);
+      return how;
     }
+    await this.posted(delivery, what);
     try {
       const wait = await this.subagent.waitForRun({ runId: run.runId, timeoutMs: DELIVERY_WATCH_MS });
       if (wait?.status === 'error') return this.fallback(delivery, what, `the main-session turn failed: ${wait.error ?? 'error'}`);
@@ -393,6 +412,15 @@ export class ExpertRunner {
       this.logger.warn(`graphiti-openclaw: experts: cannot watch the delivery turn of ${what}: ${message(error)}`);
     }
     return 'turn';
+  }
+
+  /** Tells the component the delivery is in the session: it leaves the durable record. */
+  async posted(delivery, what) {
+    try {
+      await this.component.delivered([delivery.runId], BigInt(this.now()));
+    } catch (error) {
+      this.logger.warn(`graphiti-openclaw: experts: ${what} was posted, but the record could not be told (${message(error)}); it may be posted again under the same run id`);
+    }
   }
 
   fallback(delivery, what, why) {
@@ -406,7 +434,7 @@ export class ExpertRunner {
       this.logger.warn(`graphiti-openclaw: experts: ${what} posted as a system event for the next turn of ${delivery.sessionKey} (${why})`);
       return 'system-event';
     } catch (error) {
-      this.logger.error(`graphiti-openclaw: experts: ${what} was NOT delivered (${why}; the system event failed too: ${message(error)}):\n${delivery.text}`);
+      this.logger.error(`graphiti-openclaw: experts: ${what} was NOT delivered yet (${why}; the system event failed too: ${message(error)}); it stays in the record and is handed out again:\n${delivery.text}`);
       return 'lost';
     }
   }

@@ -94,6 +94,7 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
     experts: {
       tick: (nowMs) => serialised('expert-tick', (plugin) => plugin.expertTick(nowMs)),
       runEnded: (report, nowMs) => serialised('expert-run-ended', (plugin) => plugin.expertRunEnded(report, nowMs)),
+      delivered: (runIds, nowMs) => serialised('expert-delivered', (plugin) => plugin.expertDelivered(runIds, nowMs)),
       async queue() {
         const output = await runtime.command(expertsCommand('queue'));
         if (output.exitCode !== 0) throw new Error(outputText(output));

@@ -21,7 +21,7 @@ const work = (more = {}) => ({ start: [], deliver: [], notes: [], tickInMs: unde
  * A component whose ticks hand out `starts` once, and whose run-ended answers `ended(report)`.
  */
 function fakeComponent({ starts = [], ended = () => work(), queue = 'no expert runs waiting or running\n' } = {}) {
-  const calls = { ticks: 0, reports: [] };
+  const calls = { ticks: 0, reports: [], delivered: [] };
   let pending = [...starts];
   return {
     calls,
@@ -34,6 +34,9 @@ function fakeComponent({ starts = [], ended = () => work(), queue = 'no expert r
     async runEnded(report) {
       calls.reports.push(report);
       return ended(report);
+    },
+    async delivered(runIds) {
+      calls.delivered.push(...runIds);
     },
     async queue() {
       return queue;
@@ -179,6 +182,7 @@ test('deliveries become a main-session turn that relays them; the next run in th
   assert.equal(main.deliver, true, 'relayed to the user\'s last channel');
   assert.equal(main.extraSystemPrompt, DELIVERY_PROMPT);
   assert.equal(main.idempotencyKey, delivery.runId, 'the component\'s run id: it knows the turn as its delivery');
+  assert.deepEqual(component.calls.delivered, [delivery.runId], 'reported posted once the turn is in the session');
   assert.deepEqual(component.calls.reports.map((x) => x.invocation), ['inv-7', 'inv-8'], 'inv-8 ran after inv-7 ended');
   assert.ok(!log.lines.some((l) => l.includes('inv-7 done')), 'notes are the component\'s to log (host.log)');
 });
@@ -188,15 +192,19 @@ test('a delivery whose main-session turn fails or cannot start is posted as a sy
     const events = [];
     const system = { enqueueSystemEvent: (text, opts) => events.push({ text, ...opts }) && true };
     const subagent = fakeSubagent(() => failure);
-    const { r, log } = runner(fakeComponent(), subagent, { system });
-    const how = await r.deliver({ expert: 'ops-expert', invocation: 'inv-9', kind: 'escalation', sessionKey: 'agent:main:main', text: 'inv-9 failed after 3 attempts' });
+    const component = fakeComponent();
+    const { r, log } = runner(component, subagent, { system });
+    const how = await r.deliver({ expert: 'ops-expert', invocation: 'inv-9', kind: 'escalation', sessionKey: 'agent:main:main', text: 'inv-9 failed after 3 attempts', runId: 'run-9' });
     assert.equal(how, 'system-event');
+    assert.deepEqual(component.calls.delivered, ['run-9'], 'in the session either way: it leaves the record');
     assert.deepEqual(events, [{ text: 'inv-9 failed after 3 attempts', sessionKey: 'agent:main:main', agentId: 'main', contextKey: 'graphiti-openclaw:inv-9:escalation' }]);
     assert.ok(log.lines.some((l) => l.startsWith('warn:') && l.includes('posted as a system event')), log.lines.join('\n'));
   }
-  const { r, log } = runner(fakeComponent(), fakeSubagent(() => ({ throws: 'down' })), { system: { enqueueSystemEvent: () => false } });
-  assert.equal(await r.deliver({ expert: 'e', kind: 'notice', sessionKey: 'agent:main:main', text: 'lost text' }), 'lost');
+  const component = fakeComponent();
+  const { r, log } = runner(component, fakeSubagent(() => ({ throws: 'down' })), { system: { enqueueSystemEvent: () => false } });
+  assert.equal(await r.deliver({ expert: 'e', kind: 'notice', sessionKey: 'agent:main:main', text: 'lost text', runId: 'run-x' }), 'lost');
   assert.ok(log.lines.some((l) => l.startsWith('error:') && l.includes('NOT delivered') && l.includes('lost text')), 'said, with the text');
+  assert.deepEqual(component.calls.delivered, [], 'not posted: it stays in the record, to be handed out again');
 });
 
 test('at start the sessions of runs left running (or asking for an approval) are deleted, before any tick', async () => {
@@ -261,4 +269,15 @@ test('an isolated function runs in the child session the component named and ret
   await assert.rejects(r.runFunction({ session_key: 'expert:ops-expert:fn-bad', message: 'x' }), /the function's run failed: model refused/);
   const slow = runner(fakeComponent(), fakeSubagent(() => ({ status: 'timeout' }))).r;
   await assert.rejects(slow.runFunction({ session_key: 'expert:ops-expert:fn-2', message: 'x' }, 30), /did not end within 30 ms/);
+});
+
+test('the sessions of finished invocations are deleted (transcripts kept), never the main session', async () => {
+  const subagent = fakeSubagent();
+  const { r } = runner(fakeComponent(), subagent);
+  r.handle(work({ endSessions: ['expert:ops-expert:inv-3', 'agent:main:main', 'agent:main:expert:ops-expert:inv-4'] }));
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.deepEqual(subagent.calls.deleted, [
+    { sessionKey: 'expert:ops-expert:inv-3', deleteTranscript: false },
+    { sessionKey: 'agent:main:expert:ops-expert:inv-4', deleteTranscript: false },
+  ]);
 });

@@ -50,6 +50,7 @@ pub fn work(w: api::RuntimeWork) -> wit::RuntimeWork {
                 text: d.text,
             })
             .collect(),
+        end_sessions: w.end_sessions,
         notes: w.notes,
         tick_in_ms: w.tick_in_ms,
     }

@@ -344,6 +344,10 @@ impl Guest for Component {
         let report = expert_runs::run_report(report);
         expert_runs::work(with_engine(|e| e.expert_run_ended(&report, now_ms)))
     }
+
+    fn expert_delivered(run_ids: Vec<String>, now_ms: u64) -> Result<(), String> {
+        with_engine(|e| e.expert_delivered(&run_ids, now_ms))
+    }
 }
 
 fn tool_call(call: wit::ToolCall) -> api::ToolCall {

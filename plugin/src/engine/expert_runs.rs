@@ -87,6 +87,20 @@ impl Engine {
             })
     }
 
+    /// The host posted these deliveries.
+    pub fn expert_delivered(&mut self, run_ids: &[String], now_ms: u64) -> Result<(), String> {
+        let removed = self.with_runtime(|rt, _| rt.delivered(run_ids, now_ms))??;
+        if removed < run_ids.len() {
+            return Err(format!(
+                "experts: {} of {} posted deliveries were not in the record (posted before, or \
+                 not this runtime's)",
+                run_ids.len() - removed,
+                run_ids.len()
+            ));
+        }
+        Ok(())
+    }
+
     /// A run ended: the record is updated, and what is due now (the next in its lane, deliveries)
     /// is returned at once.
     pub fn expert_run_ended(&mut self, report: &RunReport, now_ms: u64) -> RuntimeWork {

@@ -4,14 +4,14 @@
 
 use super::Runtime;
 use super::payload::{key_text, map_inputs, resolve};
-use super::store::{Invocation, Lane, Runs};
+use super::store::{Invocation, Lane, MAX_RECORD_BYTES, Runs};
 use crate::experts::package::{SessionMode, Trigger};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// Unfinished invocations at most: beyond, events are refused (429) rather than let the record,
-/// rewritten whole on every change, grow without bound.
-pub const MAX_OPEN: usize = 1_000;
+/// Unfinished invocations of one trigger (or one expert's manual runs) at most: beyond, its events
+/// are refused (429), and a flood on one trigger leaves every other trigger its own room.
+pub const MAX_OPEN_PER_TRIGGER: usize = 200;
 
 /// What became of an event.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -142,17 +142,7 @@ impl Runtime<'_> {
         let package = self.package(expert).map_err(|e| Refused::new(404, e))?;
         let trigger = trigger(package, trigger_name)?;
         let planned = plan(trigger, payload)?;
-        let open = runs
-            .invocations
-            .iter()
-            .filter(|i| !i.status.is_finished())
-            .count();
-        if open >= MAX_OPEN {
-            return Err(Refused::new(
-                429,
-                format!("{open} expert runs are unfinished already; try again later"),
-            ));
-        }
+        room_for(runs, expert, Some(trigger_name))?;
         let seen_key = format!("{expert}/{trigger_name}");
         if let Some(key) = &planned.dedupe {
             if let Some(&first_ms) = runs.seen.get(&seen_key).and_then(|s| s.get(key)) {
@@ -175,6 +165,24 @@ impl Runtime<'_> {
         if let Some(warning) = &planned.lane_warning {
             invocation.note(now_ms, warning.clone());
         }
+        let size = serde_json::to_vec(&invocation).map_or(0, |b| b.len());
+        let from_outside = trigger.kind != "cron";
+        if from_outside && runs.bytes + size > MAX_RECORD_BYTES {
+            if let Some(key) = &planned.dedupe {
+                if let Some(keys) = runs.seen.get_mut(&format!("{expert}/{trigger_name}")) {
+                    keys.remove(key);
+                }
+            }
+            return Err(Refused::new(
+                429,
+                format!(
+                    "the expert runs record holds {} bytes, and this run would take {size} more \
+                     (at most {MAX_RECORD_BYTES}); try again once runs have finished (experts queue)",
+                    runs.bytes
+                ),
+            ));
+        }
+        runs.bytes += size;
         runs.invocations.push(invocation);
         Ok(Accepted::Queued {
             invocation: id,
@@ -195,6 +203,14 @@ impl Runtime<'_> {
         if message.trim().is_empty() {
             return Err("the message is empty: say what the expert should do".into());
         }
+        if message.len() > self.settings.webhook_max_bytes {
+            return Err(format!(
+                "the message has {} bytes; at most {} are accepted (experts.webhook_max_bytes)",
+                message.len(),
+                self.settings.webhook_max_bytes
+            ));
+        }
+        room_for(runs, expert, None).map_err(|r| r.message)?;
         let mut invocation = Invocation::new(
             runs.next_seq(),
             expert,
@@ -207,4 +223,29 @@ impl Runtime<'_> {
         runs.invocations.push(invocation);
         Ok(id)
     }
+}
+
+/// Refuses a new invocation of `expert`'s `trigger` (None: its manual runs) when that trigger has
+/// [`MAX_OPEN_PER_TRIGGER`] unfinished already.
+fn room_for(runs: &Runs, expert: &str, trigger: Option<&str>) -> Result<(), Refused> {
+    let open = runs
+        .invocations
+        .iter()
+        .filter(|i| {
+            !i.status.is_finished() && i.expert == expert && i.trigger.as_deref() == trigger
+        })
+        .count();
+    if open < MAX_OPEN_PER_TRIGGER {
+        return Ok(());
+    }
+    let what = match trigger {
+        Some(trigger) => format!("{expert}'s trigger {trigger}"),
+        None => format!("{expert}'s manual runs"),
+    };
+    Err(Refused::new(
+        429,
+        format!(
+            "{what} has {open} unfinished runs already (at most {MAX_OPEN_PER_TRIGGER}); try again later"
+        ),
+    ))
 }

@@ -176,6 +176,7 @@ impl Runtime<'_> {
             inv.finished_ms = None;
             inv.outcome = None;
             inv.sla_warned = false;
+            inv.session_ended = false;
             inv.note(now_ms, "replayed by the user");
             Ok((
                 format!("{id} queued again; the runtime starts it on its next tick\n"),

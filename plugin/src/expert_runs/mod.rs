@@ -124,7 +124,9 @@ pub fn post(
         expert: expert.to_string(),
         invocation: invocation.map(str::to_string),
         kind: kind_name(kind).to_string(),
-        text,
+        text: store::cut(text, store::MAX_DELIVERY_CHARS),
+        handed_ms: None,
+        handed_to: None,
     });
 }
 
@@ -150,19 +152,59 @@ fn kind_of(name: &str) -> DeliveryKind {
     }
 }
 
-/// Empties the outbox into `work` (the host posts them now).
-pub fn drain_outbox(runs: &mut Runs, main_session: &str, work: &mut RuntimeWork) -> bool {
-    if runs.outbox.is_empty() {
-        return false;
+/// A delivery handed to a host that neither reported it posted nor stopped is handed out again
+/// after this long (under the same run id, which OpenClaw takes as the same turn).
+pub const REHAND_AFTER_MS: u64 = 10 * 60_000;
+
+/// The outbox's deliveries for the host to post now: each not handed yet, handed to an earlier
+/// runner (that Gateway stopped before reporting it posted) or handed too long ago. They stay in the
+/// record until [`Runtime::delivered`]. Returns whether any was handed.
+pub fn hand_out(
+    runs: &mut Runs,
+    main_session: &str,
+    runner: u64,
+    now_ms: u64,
+    work: &mut RuntimeWork,
+) -> bool {
+    let mut handed = false;
+    for o in &mut runs.outbox {
+        let waiting = o.handed_to == Some(runner)
+            && o.handed_ms
+                .is_some_and(|at| now_ms.saturating_sub(at) < REHAND_AFTER_MS);
+        if waiting {
+            continue;
+        }
+        o.handed_ms = Some(now_ms);
+        o.handed_to = Some(runner);
+        work.deliver.push(delivery_of(o, main_session));
+        handed = true;
     }
-    work.deliver.extend(runs.outbox.drain(..).map(|o| Delivery {
-        expert: o.expert,
-        invocation: o.invocation,
+    handed
+}
+
+fn delivery_of(o: &Outgoing, main_session: &str) -> Delivery {
+    Delivery {
+        expert: o.expert.clone(),
+        invocation: o.invocation.clone(),
         kind: kind_of(&o.kind),
         session_key: main_session.to_string(),
-        text: o.text,
-    }));
-    true
+        text: o.text.clone(),
+    }
+}
+
+impl Runtime<'_> {
+    /// The host posted the deliveries with these run ids: they leave the record. Says how many did.
+    pub fn delivered(&mut self, run_ids: &[String], now_ms: u64) -> Result<usize, String> {
+        let main_session = self.main_session().to_string();
+        let (removed, _) = self.with_record(now_ms, |_, runs, _| {
+            let before = runs.outbox.len();
+            runs.outbox
+                .retain(|o| !run_ids.contains(&delivery_of(o, &main_session).run_id()));
+            let removed = before - runs.outbox.len();
+            Ok((removed, removed > 0))
+        })?;
+        Ok(removed)
+    }
 }
 
 /// The invocation an `expert:<name>:<invocation>` session key belongs to.

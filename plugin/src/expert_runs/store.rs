@@ -17,6 +17,16 @@ pub const FORMAT: u32 = 1;
 pub const KEEP_FINISHED_MS: u64 = 7 * 86_400_000;
 /// Finished invocations kept at most (the oldest go first). Unfinished ones are never dropped.
 pub const MAX_FINISHED: usize = 500;
+/// The record is rewritten whole on every change: beyond this size, events from outside (webhooks,
+/// channel messages) are refused until runs finish; cron slots and manual runs still queue.
+pub const MAX_RECORD_BYTES: usize = 8 << 20;
+/// A larger file is not a record this build writes: it is set aside unread.
+const MAX_READ_BYTES: u64 = 64 << 20;
+/// A finished run (not a dead letter, which can be replayed) keeps inputs up to this size.
+pub const MAX_FINISHED_INPUT_BYTES: usize = 4 << 10;
+/// A log line or a delivery kept in the record is cut at this many characters.
+pub const MAX_NOTE_CHARS: usize = 2_000;
+pub const MAX_DELIVERY_CHARS: usize = 64_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -139,6 +149,9 @@ pub struct Invocation {
     /// Why it failed for good, or how it ended.
     #[serde(default)]
     pub outcome: Option<String>,
+    /// Its finished session was handed to the host to delete.
+    #[serde(default)]
+    pub session_ended: bool,
 }
 
 impl Invocation {
@@ -169,6 +182,7 @@ impl Invocation {
             sla_warned: false,
             finished_ms: None,
             outcome: None,
+            session_ended: false,
         };
         invocation.note(now_ms, format!("accepted from {}", invocation.source));
         invocation
@@ -178,7 +192,7 @@ impl Invocation {
         self.log.push(LogEntry {
             at_ms,
             attempt: self.attempts,
-            text: text.into(),
+            text: cut(text.into(), MAX_NOTE_CHARS),
         });
     }
 
@@ -208,10 +222,19 @@ pub struct Outgoing {
     /// `result`, `escalation`, `approval`, `draft`, `sla-warning` or `notice`.
     pub kind: String,
     pub text: String,
+    /// When it was last handed to a host, and that host's runner (boot number): it stays here until
+    /// the host reports it posted.
+    #[serde(default)]
+    pub handed_ms: Option<u64>,
+    #[serde(default)]
+    pub handed_to: Option<u64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Runs {
+    /// The record's size as read, and what was added since (see [`MAX_RECORD_BYTES`]).
+    #[serde(skip)]
+    pub bytes: usize,
     pub format: u32,
     pub next_seq: u64,
     /// Boot numbers handed to runners; a running attempt of an older runner was interrupted.
@@ -230,6 +253,41 @@ pub struct Runs {
 }
 
 impl Runs {
+    /// Makes a record that contradicts itself usable again: the counter goes past every id in use
+    /// (else the next invocation would reuse one), and of two invocations with one id the later is
+    /// dropped. Says what was repaired, if anything.
+    fn repair(&mut self) -> Option<String> {
+        let mut repaired = Vec::new();
+        let mut ids = std::collections::BTreeSet::new();
+        let before = self.invocations.len();
+        self.invocations.retain(|i| ids.insert(i.id.clone()));
+        if self.invocations.len() < before {
+            repaired.push(format!(
+                "{} invocation(s) repeated an id in use and were dropped",
+                before - self.invocations.len()
+            ));
+        }
+        let highest = self
+            .invocations
+            .iter()
+            .map(|i| {
+                i.id.strip_prefix("inv-")
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(0)
+                    .max(i.seq)
+            })
+            .max()
+            .unwrap_or(0);
+        if self.next_seq < highest {
+            repaired.push(format!(
+                "its counter was {} while inv-{highest} is in use, now {highest}",
+                self.next_seq
+            ));
+            self.next_seq = highest;
+        }
+        (!repaired.is_empty()).then(|| repaired.join("; "))
+    }
+
     pub fn get(&self, id: &str) -> Option<&Invocation> {
         self.invocations.iter().find(|i| i.id == id)
     }
@@ -252,6 +310,19 @@ impl Runs {
                     .is_some_and(|f| now_ms.saturating_sub(f) > KEEP_FINISHED_MS)
         };
         self.invocations.retain(|i| !old(i));
+        for inv in &mut self.invocations {
+            let replayable = inv.status == Status::DeadLetter;
+            if inv.status.is_finished() && !replayable {
+                let size = serde_json::to_vec(&inv.inputs).map_or(0, |b| b.len());
+                if size > MAX_FINISHED_INPUT_BYTES {
+                    inv.inputs.clear();
+                    inv.note(
+                        now_ms,
+                        format!("its inputs ({size} bytes) were dropped once it finished"),
+                    );
+                }
+            }
+        }
         let finished: Vec<usize> = (0..self.invocations.len())
             .filter(|&n| self.invocations[n].status.is_finished())
             .filter(|&n| self.invocations[n].status != Status::DeadLetter)
@@ -270,6 +341,18 @@ impl Runs {
     }
 }
 
+/// `text` cut to `max` characters, saying how much was cut.
+pub fn cut(text: String, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text,
+        Some((at, _)) => format!(
+            "{} … ({} more bytes not kept)",
+            &text[..at],
+            text.len() - at
+        ),
+    }
+}
+
 /// Reading the file: its contents, or why it was set aside.
 pub struct Loaded {
     pub runs: Runs,
@@ -281,49 +364,71 @@ pub fn path(state_dir: &Path) -> PathBuf {
     state_dir.join(RUNS_FILE)
 }
 
-/// Reads the record. A file that cannot be parsed, or of a newer format, is renamed aside (never
-/// deleted: an operator can inspect or restore it) and the runtime starts from an empty record.
+/// Reads the record. A file that is not a regular file (a FIFO would hold every call), larger than
+/// any record this build writes, unparsable or of a newer format is renamed aside (never deleted: an
+/// operator can inspect or restore it) and the runtime starts from an empty record. A record that
+/// contradicts itself (a counter below an id in use, one id twice) is copied aside and repaired.
 pub fn load(state_dir: &Path, now_ms: u64) -> Result<Loaded, String> {
     let file = path(state_dir);
-    let bytes = match fs::read(&file) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(Loaded {
-                runs: Runs {
-                    format: FORMAT,
-                    ..Runs::default()
-                },
-                set_aside: None,
-            });
-        }
-        Err(e) => return Err(format!("{RUNS_FILE} cannot be read: {e}")),
+    let empty = || Runs {
+        format: FORMAT,
+        ..Runs::default()
     };
-    let why = match serde_json::from_slice::<Runs>(&bytes) {
-        Ok(runs) if runs.format <= FORMAT => {
+    let why = match crate::files::read_regular(&file, MAX_READ_BYTES) {
+        Ok(None) => {
             return Ok(Loaded {
-                runs,
+                runs: empty(),
                 set_aside: None,
             });
         }
-        Ok(runs) => format!(
-            "it is of format {}, newer than this build's {FORMAT}",
-            runs.format
-        ),
-        Err(e) => format!("it is not a valid record: {e}"),
+        Ok(Some(bytes)) => match serde_json::from_slice::<Runs>(&bytes) {
+            Ok(mut runs) if runs.format <= FORMAT => {
+                runs.bytes = bytes.len();
+                let set_aside = match runs.repair() {
+                    Some(repaired) => {
+                        let said = copy_aside(state_dir, &bytes, now_ms, &repaired)?;
+                        save(state_dir, &runs)?;
+                        Some(said)
+                    }
+                    None => None,
+                };
+                return Ok(Loaded { runs, set_aside });
+            }
+            Ok(runs) => format!(
+                "it is of format {}, newer than this build's {FORMAT}",
+                runs.format
+            ),
+            Err(e) => format!("it is not a valid record: {e}"),
+        },
+        Err(e) => format!("it cannot be read as a record: {e}"),
     };
     let aside = state_dir.join(format!("{RUNS_FILE}.unreadable-{now_ms}"));
     fs::rename(&file, &aside)
         .map_err(|e| format!("{RUNS_FILE} is unreadable ({why}) and cannot be set aside: {e}"))?;
     Ok(Loaded {
-        runs: Runs {
-            format: FORMAT,
-            ..Runs::default()
-        },
+        runs: empty(),
         set_aside: Some(format!(
             "{RUNS_FILE} was set aside as {} because {why}; expert runs start from an empty record",
             aside.file_name().unwrap_or_default().to_string_lossy()
         )),
     })
+}
+
+/// Keeps the record as it was read beside the repaired one, and says what was repaired.
+fn copy_aside(
+    state_dir: &Path,
+    bytes: &[u8],
+    now_ms: u64,
+    repaired: &str,
+) -> Result<String, String> {
+    let aside = state_dir.join(format!("{RUNS_FILE}.inconsistent-{now_ms}"));
+    write_atomically(&aside, bytes).map_err(|e| {
+        format!("{RUNS_FILE} is inconsistent ({repaired}) and cannot be copied aside: {e}")
+    })?;
+    Ok(format!(
+        "{RUNS_FILE} was inconsistent: {repaired}; the record as it was is kept as {}",
+        aside.file_name().unwrap_or_default().to_string_lossy()
+    ))
 }
 
 pub fn save(state_dir: &Path, runs: &Runs) -> Result<(), String> {

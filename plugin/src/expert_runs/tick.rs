@@ -4,7 +4,7 @@
 
 use super::attempts::{REPORT_GRACE_MS, store_back};
 use super::store::{Invocation, Lane, Runs, Status};
-use super::{RUNNER_LEASE, RUNNER_LOCK, Runtime, drain_outbox, post, schedule, texts};
+use super::{RUNNER_LEASE, RUNNER_LOCK, Runtime, hand_out, post, schedule, texts};
 use crate::api::{DeliveryKind, RuntimeWork};
 use crate::experts::package::{Delivery, SlaBreach};
 use crate::experts::policy::OnTimeout;
@@ -79,7 +79,8 @@ impl Runtime<'_> {
             rt.cron(runs, now_ms, notes);
             let mut work = RuntimeWork::default();
             rt.start_due(runs, boot, now_ms, &mut work);
-            drain_outbox(runs, rt.main_session(), &mut work);
+            hand_out(runs, rt.main_session(), boot, now_ms, &mut work);
+            end_sessions(runs, &mut work);
             work.tick_in_ms = rt.next_tick(runs, now_ms);
             Ok((work, true))
         });
@@ -333,12 +334,25 @@ impl Runtime<'_> {
                 .any(|t| t.kind == "cron" && t.inactive().is_none())
         });
         let open = runs.invocations.iter().any(|i| !i.status.is_finished());
-        if has_cron || open {
+        if has_cron || open || !runs.outbox.is_empty() {
             next.push(now_ms + MAX_TICK_MS);
         }
         next.into_iter()
             .min()
             .map(|t| t.saturating_sub(now_ms).clamp(1, MAX_TICK_MS))
+    }
+}
+
+/// The isolated sessions of invocations finished for good, each handed to the host once to delete.
+/// A replayed invocation starts in a fresh session of the same name.
+fn end_sessions(runs: &mut Runs, work: &mut RuntimeWork) {
+    for inv in &mut runs.invocations {
+        if inv.status.is_finished() && !inv.session_ended {
+            inv.session_ended = true;
+            if !inv.main_session && inv.attempts > 0 {
+                work.end_sessions.push(inv.isolated_session_key());
+            }
+        }
     }
 }
 

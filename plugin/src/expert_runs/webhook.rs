@@ -158,6 +158,17 @@ impl Runtime<'_> {
         if bound.is_empty() {
             return work;
         }
+        // Channel messages are stored as a webhook's body is, and bounded alike.
+        if message.message_text.len() > self.settings.webhook_max_bytes {
+            work.notes.push(format!(
+                "experts: a {} message of {} bytes was not queued: at most {} are accepted \
+                 (experts.webhook_max_bytes)",
+                message.channel_name,
+                message.message_text.len(),
+                self.settings.webhook_max_bytes
+            ));
+            return work;
+        }
         let payload = payload::channel_payload(message);
         let source = format!("channel {}", message.channel_name);
         let result = self.with_record(now_ms, |rt, runs, notes| {

@@ -30,6 +30,9 @@ pub struct Setup {
     pub settings: String,
     /// The simulated clock, epoch ms.
     pub now: u64,
+    /// Whether the host reports the deliveries it is handed as posted (as a Gateway does); off, it
+    /// stands for a Gateway that crashed before posting them.
+    pub posts: bool,
 }
 
 pub fn default_settings() -> String {
@@ -65,6 +68,7 @@ pub fn setup_with(settings: &str) -> Setup {
         workspace: agents,
         settings: settings.to_string(),
         now,
+        posts: true,
     }
 }
 
@@ -111,7 +115,19 @@ impl Setup {
     }
 
     pub fn tick(&mut self) -> RuntimeWork {
-        self.shim.expert_tick(self.now)
+        let work = self.shim.expert_tick(self.now);
+        self.post(&work);
+        work
+    }
+
+    /// Reports the work's deliveries posted, when this host posts.
+    fn post(&mut self, work: &RuntimeWork) {
+        if self.posts && !work.deliver.is_empty() {
+            let ids: Vec<String> = work.deliver.iter().map(|d| d.run_id.clone()).collect();
+            self.shim
+                .expert_delivered(&ids, self.now)
+                .expect("deliveries reported posted");
+        }
     }
 
     pub fn ended(&mut self, run: &RunStart, outcome: RunOutcome) -> RuntimeWork {
@@ -120,7 +136,9 @@ impl Setup {
             attempt: run.attempt,
             outcome,
         };
-        self.shim.expert_run_ended(&report, self.now)
+        let work = self.shim.expert_run_ended(&report, self.now);
+        self.post(&work);
+        work
     }
 
     pub fn completed(&mut self, run: &RunStart, reply: &str) -> RuntimeWork {
