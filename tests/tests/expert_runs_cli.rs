@@ -130,24 +130,31 @@ fn fire_reads_its_payload_file_and_due_reads_its_time() {
 }
 
 #[test]
-fn a_misspelled_time_zone_is_named_not_shown_as_no_slot() {
+fn a_misspelled_time_zone_fails_validation_instead_of_never_firing() {
     let (experts, state) = (temp_dir("cli-tz-experts"), temp_dir("cli-tz-state"));
     copy_dir(&fixture().join(EXPERT), &experts.join(EXPERT));
     let manifest = experts.join(EXPERT).join("expert.yaml");
     let text = std::fs::read_to_string(&manifest).unwrap();
-    std::fs::write(&manifest, text.replace("tz: Europe/Berlin", "tz: Europe/Berln")).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replace("tz: Europe/Berlin", "tz: Europe/Berln"),
+    )
+    .unwrap();
+    let (code, out, err) = cli(&experts, &state, &["experts", "validate", EXPERT]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains(
+            ".tz: trigger \"nightly_report\": unknown time zone \"Europe/Berln\" (an IANA name \
+             such as Europe/Berlin)"
+        ),
+        "{out}"
+    );
+    // The package does not load, so its trigger is not shown as one that never fires.
     let (code, out, err) = cli(
         &experts,
         &state,
         &["experts", "due", "--at", "2026-11-24T02:00:00+01:00"],
     );
     assert_eq!(code, 0, "{out}{err}");
-    let line = out
-        .lines()
-        .find(|l| l.starts_with("ops-expert/nightly_report"))
-        .unwrap_or_default();
-    assert!(
-        line.contains("next slot none: unknown time zone \"Europe/Berln\""),
-        "{out}"
-    );
+    assert!(!out.contains("ops-expert/nightly_report"), "{out}");
 }

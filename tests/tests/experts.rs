@@ -279,6 +279,31 @@ fn entries_whose_names_are_not_utf8_hide_no_package_and_are_named() {
 }
 
 #[test]
+fn a_cron_trigger_in_a_time_zone_the_host_does_not_know_fails_validation() {
+    let experts = temp_dir("experts-tz");
+    copy_dir(&example_config().join("experts"), &experts);
+    let manifest = experts.join(EXPERT).join("expert.yaml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replace("tz: Europe/Berlin", "tz: Europe/Berln"),
+    )
+    .unwrap();
+    let Setup { mut shim, .. } = setup_with(experts);
+    let (code, validate) = run(&mut shim, ExpertsCommand::Validate(EXPERT.into()));
+    assert_eq!(code, 1, "{validate}");
+    assert!(
+        validate.contains(
+            ".tz: trigger \"fare_watch\": unknown time zone \"Europe/Berln\" (an IANA name such \
+             as Europe/Berlin)"
+        ),
+        "{validate}"
+    );
+    let (_, listed) = run(&mut shim, ExpertsCommand::List);
+    assert!(listed.contains(&format!("✗ {EXPERT}")), "{listed}");
+}
+
+#[test]
 fn validate_and_prompt_work_on_the_example_package() {
     let Setup { mut shim, .. } = setup();
     let (code, validate) = run(&mut shim, ExpertsCommand::Validate(EXPERT.into()));

@@ -23,7 +23,9 @@ use crate::routing::Router;
 use crate::stats;
 use crate::time;
 use crate::turns;
+use std::cell::RefCell;
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::time::Duration;
 
 pub struct Engine {
@@ -69,6 +71,8 @@ pub struct Engine {
     locks: Box<dyn Locks>,
     /// The host's time-zone offsets, for cron triggers.
     zones: Box<dyn crate::expert_runs::TimeZones>,
+    /// The same zones, for validating packages' cron triggers; none until the host gives zones.
+    zone_check: Option<crate::experts::ZoneCheck>,
 }
 
 /// Counts are saved at the end of every turn (`agent-end`, a line of the instance's count log),
@@ -126,12 +130,21 @@ impl Engine {
             }),
             locks: Box::new(locks::Unshared),
             zones: Box::new(crate::expert_runs::UtcOnly),
+            zone_check: None,
         }
     }
 
-    /// The host's time zones (without them, cron triggers know UTC only).
+    /// The host's time zones (without them, cron triggers know UTC only, and validation does not
+    /// judge a trigger's zone).
     pub fn with_time_zones(mut self, zones: Box<dyn crate::expert_runs::TimeZones>) -> Engine {
-        self.zones = zones;
+        let shared = SharedZones(Rc::new(RefCell::new(zones)));
+        let check = shared.0.clone();
+        self.zone_check = Some(crate::experts::ZoneCheck::new(move |zone| {
+            let now = crate::time::now_ms();
+            check.borrow_mut().utc_offset_minutes(zone, now).map(|_| ())
+        }));
+        self.experts.check_zones_with(self.zone_check.clone());
+        self.zones = Box::new(shared);
         self
     }
 
@@ -155,6 +168,7 @@ impl Engine {
             workspace,
             state: self.state_dir.clone(),
         });
+        self.experts.check_zones_with(self.zone_check.clone());
         self
     }
 
@@ -342,5 +356,14 @@ impl Engine {
         }
         let client = &mut self.client.as_mut().expect("set above").2;
         (client, self.http.as_mut())
+    }
+}
+
+/// The host's zones, shared by the runtime and package validation (one instance, one thread).
+struct SharedZones(Rc<RefCell<Box<dyn crate::expert_runs::TimeZones>>>);
+
+impl crate::expert_runs::TimeZones for SharedZones {
+    fn utc_offset_minutes(&mut self, zone: &str, at_ms: u64) -> Result<i32, String> {
+        self.0.borrow_mut().utc_offset_minutes(zone, at_ms)
     }
 }

@@ -52,6 +52,8 @@ pub struct ExpertSessions {
     registry: Option<String>,
     /// This instance as the expert runtime's runner.
     runner: crate::expert_runs::tick::RunnerState,
+    /// The host's time zones, for validating cron triggers (none: not checked).
+    zone_check: Option<experts::ZoneCheck>,
 }
 
 impl ExpertSessions {
@@ -62,7 +64,15 @@ impl ExpertSessions {
             loaded: None,
             registry: None,
             runner: crate::expert_runs::tick::RunnerState::default(),
+            zone_check: None,
         }
+    }
+
+    /// Cron triggers' zones are checked with `check` from now on (packages are read again).
+    pub fn check_zones_with(&mut self, check: Option<experts::ZoneCheck>) {
+        self.zone_check = check;
+        self.loaded = None;
+        self.registry = None;
     }
 
     /// New settings (a configuration reload): packages are read again, and the registry rebuilt, on
@@ -76,6 +86,7 @@ impl ExpertSessions {
     fn load_options(&self) -> LoadOptions {
         LoadOptions {
             known_servers: self.settings.known_servers.clone(),
+            zone_check: self.zone_check.clone(),
             ..LoadOptions::default()
         }
     }

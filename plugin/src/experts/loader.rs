@@ -4,9 +4,10 @@
 
 use super::bindings::{Bindings, load_bindings};
 use super::findings::{Finding, Rule, Severity};
-use super::package::{LoadLimits, MANIFEST_FILE, Package, load_package};
+use super::package::{LoadLimits, MANIFEST_FILE, Package, load_package_checking_zones};
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// Packages examined under one root at most.
 const MAX_PACKAGES: usize = 1000;
@@ -27,6 +28,31 @@ pub struct LoadOptions {
     pub limits: LoadLimits,
     /// MCP servers configured in OpenClaw, for `bindings.unknown-server`; `None` skips the check.
     pub known_servers: Option<Vec<String>>,
+    /// The host's time zones, for cron triggers' `tz`; `None` skips the check.
+    pub zone_check: Option<ZoneCheck>,
+}
+
+/// Whether the host knows a time zone (`Err`: its words why not). The component carries no zone
+/// database: without this, a misspelled zone would load and its trigger never fire.
+#[derive(Clone)]
+pub struct ZoneCheck(Rc<ZoneLookup>);
+
+type ZoneLookup = dyn Fn(&str) -> Result<(), String>;
+
+impl ZoneCheck {
+    pub fn new(check: impl Fn(&str) -> Result<(), String> + 'static) -> ZoneCheck {
+        ZoneCheck(Rc::new(check))
+    }
+
+    pub fn check(&self, zone: &str) -> Result<(), String> {
+        (self.0)(zone)
+    }
+}
+
+impl std::fmt::Debug for ZoneCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ZoneCheck")
+    }
 }
 
 /// A package with both validation phases run.
@@ -64,7 +90,7 @@ impl LoadedExpert {
 
 /// Loads one package directory (both phases).
 pub fn load_expert(dir: &Path, options: &LoadOptions) -> LoadedExpert {
-    let load = load_package(dir, &options.limits);
+    let load = load_package_checking_zones(dir, &options.limits, options.zone_check.as_ref());
     let mut findings = load.findings;
     let mut bindings = Bindings::default();
     if let Some(package) = &load.package {

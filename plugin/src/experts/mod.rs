@@ -32,7 +32,9 @@ pub use commands::{CommandText, experts_list, experts_prompt, experts_registry, 
 pub use findings::{Finding, Rule, Severity};
 pub use gate::{CallInput, Decision, Verdict, check_tool_call, decide_tool_call};
 pub use isolated::isolated_call;
-pub use loader::{LoadOptions, LoadedExpert, discover, find_expert, load_all, load_expert};
+pub use loader::{
+    LoadOptions, LoadedExpert, ZoneCheck, discover, find_expert, load_all, load_expert,
+};
 pub use package::{LoadLimits, Package, load_package};
 pub use policy::{OnTimeout, Policy, Tier, parse_duration};
 pub use prompt::{AssembledPrompt, PromptLimits, assemble_prompt};

@@ -8,3 +8,4 @@ mod conformance_text;
 mod runtime_checks;
 mod runtime_fields;
 mod support;
+mod time_zones;

@@ -13,6 +13,7 @@ use super::runtime::{
 use super::triggers::{check_concurrency, check_triggers};
 use super::validate;
 use crate::experts::findings::{Finding, Rule, finding};
+use crate::experts::loader::ZoneCheck;
 use crate::experts::yaml::{self, FieldPath, Lines};
 use std::path::{Path, PathBuf};
 
@@ -28,12 +29,21 @@ pub struct PackageLoad {
 
 /// Loads and validates (phase 1) the package in `dir`.
 pub fn load_package(dir: &Path, limits: &LoadLimits) -> PackageLoad {
+    load_package_checking_zones(dir, limits, None)
+}
+
+/// [`load_package`], with cron triggers' time zones checked against the host's (`zones`).
+pub fn load_package_checking_zones(
+    dir: &Path,
+    limits: &LoadLimits,
+    zones: Option<&ZoneCheck>,
+) -> PackageLoad {
     let dir_name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| dir.display().to_string());
     let mut findings = Vec::new();
-    let package = load_inner(dir, limits, &mut findings);
+    let package = load_inner(dir, limits, zones, &mut findings);
     crate::sorting::sort(&mut findings);
     findings.dedup();
     let has_errors = findings.iter().any(Finding::is_error);
@@ -49,7 +59,12 @@ pub fn load_package(dir: &Path, limits: &LoadLimits) -> PackageLoad {
     }
 }
 
-fn load_inner(dir: &Path, limits: &LoadLimits, findings: &mut Vec<Finding>) -> Option<Package> {
+fn load_inner(
+    dir: &Path,
+    limits: &LoadLimits,
+    zones: Option<&ZoneCheck>,
+    findings: &mut Vec<Finding>,
+) -> Option<Package> {
     let (text, manifest) = read_manifest(dir, limits, findings)?;
     let mut m = ManifestCtx {
         lines: Lines::new(&text, 1),
@@ -62,7 +77,7 @@ fn load_inner(dir: &Path, limits: &LoadLimits, findings: &mut Vec<Finding>) -> O
 
     let required_tools = required_tools(&mut m, &manifest);
     let concurrency = check_concurrency(&mut m, &manifest);
-    let triggers = check_triggers(&mut m, &manifest, &concurrency, &required_tools);
+    let triggers = check_triggers(&mut m, &manifest, &concurrency, &required_tools, zones);
     let defaults = runtime_defaults(&mut m, &manifest);
     let policy = check_policy(&mut m, &manifest);
     let learning = resolve_learning(&mut m, manifest.learning.as_ref());

@@ -22,7 +22,7 @@ mod validate;
 mod values;
 
 pub use files::{ReadError, clean_relative, read_text};
-pub use load::{PackageLoad, load_package};
+pub use load::{PackageLoad, load_package, load_package_checking_zones};
 pub use manifest::{is_name_char, is_safe_name};
 pub use model::{
     Backoff, Concurrency, Delivery, DeliveryFormat, Document, Execution, Function, Knowledge,

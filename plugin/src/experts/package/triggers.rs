@@ -8,6 +8,7 @@ use super::model::{Concurrency, SessionMode, Trigger};
 use super::values::{Report, check_enum, check_payload_path, looks_like_time_zone};
 use crate::experts::cron;
 use crate::experts::findings::Rule;
+use crate::experts::loader::ZoneCheck;
 use crate::experts::yaml::FieldPath;
 
 const CONCURRENCY_MODES: [&str; 3] = ["parallel", "serial", "serial_per_key"];
@@ -40,12 +41,13 @@ pub(super) fn check_triggers(
     manifest: &ManifestFile,
     concurrency: &Concurrency,
     required_tools: &[String],
+    zones: Option<&ZoneCheck>,
 ) -> Vec<Trigger> {
     let mut triggers: Vec<Trigger> = Vec::new();
     for (i, t) in manifest.triggers.iter().flatten().enumerate() {
         let at = |field: &str| FieldPath::key("triggers").i(i).k(field);
         check_required_fields(m, t, at);
-        check_schedule(m, t, at);
+        check_schedule(m, t, at, zones);
         check_source(m, t, at, required_tools);
         check_payload_fields(m, t, at);
         let trigger = resolve_trigger(m, t, at, concurrency);
@@ -88,8 +90,14 @@ fn check_required_fields(m: &mut ManifestCtx, t: &TriggerSpec, at: impl Fn(&str)
     );
 }
 
-/// A cron trigger's `expr` present and parsable; `tz` shaped like an IANA name.
-fn check_schedule(m: &mut ManifestCtx, t: &TriggerSpec, at: impl Fn(&str) -> FieldPath) {
+/// A cron trigger's `expr` present and parsable; `tz` shaped like an IANA name, and one the host
+/// knows when `zones` can say.
+fn check_schedule(
+    m: &mut ManifestCtx,
+    t: &TriggerSpec,
+    at: impl Fn(&str) -> FieldPath,
+    zones: Option<&ZoneCheck>,
+) {
     let expr = t.expr.as_deref().filter(|e| !e.trim().is_empty());
     match expr {
         None if t.kind.as_deref() == Some("cron") => {
@@ -113,13 +121,21 @@ fn check_schedule(m: &mut ManifestCtx, t: &TriggerSpec, at: impl Fn(&str) -> Fie
         },
         None => {}
     }
-    if let Some(tz) = &t.tz
-        && !looks_like_time_zone(tz)
-    {
+    let Some(tz) = &t.tz else {
+        return;
+    };
+    if !looks_like_time_zone(tz) {
         m.report(
             Rule::ManifestValues,
             at("tz"),
             format!("{tz:?} is not an IANA time zone name such as UTC or Europe/Berlin"),
+        );
+    } else if let Some(Err(why)) = zones.map(|zones| zones.check(tz)) {
+        let name = t.name.as_deref().unwrap_or_default();
+        m.report(
+            Rule::ManifestValues,
+            at("tz"),
+            format!("trigger {name:?}: {why}"),
         );
     }
 }
