@@ -254,8 +254,11 @@ impl Runtime<'_> {
 
     /// `experts due`: the cron slots due from each trigger's last check up to `at_ms`. Records nothing.
     pub fn due_text(&mut self, at_ms: u64) -> Result<String, String> {
-        let (checked, _) = self.with_record(at_ms, |_, runs, _| {
-            Ok((runs.cron_checked_ms.clone(), false))
+        let ((checked, known_next), _) = self.with_record(at_ms, |_, runs, _| {
+            Ok((
+                (runs.cron_checked_ms.clone(), runs.cron_next.clone()),
+                false,
+            ))
         })?;
         let mut text = String::new();
         for package in self.packages.iter().filter_map(|l| l.ready()) {
@@ -275,11 +278,27 @@ impl Runtime<'_> {
                         "not checked yet: its schedule starts at the runtime's next tick".into(),
                     )),
                 };
-                let next = match schedule::next_slot(&expr, zone, self.zones, at_ms) {
-                    Ok(Some(slot)) => iso8601(slot),
-                    Ok(None) => "none within 8 days".into(),
-                    // An unknown zone has no slot at all: say why, not "none within 8 days".
-                    Err(why) => format!("none: {why}"),
+                // The runtime's own next slot, while it is still ahead: computing one looks days
+                // ahead, a minute at a time.
+                let cached = known_next.get(&key).filter(|n| {
+                    n.schedule == super::tick::cron_schedule(t)
+                        && at_ms < n.not_before_ms
+                        && from.is_some_and(|f| f <= at_ms)
+                });
+                let next = match cached {
+                    Some(n) if n.is_slot => iso8601(n.not_before_ms),
+                    // A whole quiet look-ahead (an unknown zone is tried again within the hour).
+                    Some(n)
+                        if !n.is_slot && n.not_before_ms > at_ms + schedule::LOOK_AHEAD_MS / 2 =>
+                    {
+                        format!("none before {}", iso8601(n.not_before_ms))
+                    }
+                    _ => match schedule::next_slot(&expr, zone, self.zones, at_ms) {
+                        Ok(Some(slot)) => iso8601(slot),
+                        Ok(None) => "none within 8 days".into(),
+                        // An unknown zone has no slot at all: say why, not "none within 8 days".
+                        Err(why) => format!("none: {why}"),
+                    },
                 };
                 let due = due
                     .unwrap_or_else(|e| Some(format!("error: {e}")))

@@ -214,6 +214,18 @@ pub struct PendingLearning {
     pub proposed_ms: u64,
 }
 
+/// When a cron trigger's next slot can be due at the earliest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CronNext {
+    /// The expression and zone it was computed for: an edited trigger computes again.
+    pub schedule: String,
+    /// Its next slot, or the end of the look-ahead when it has none before that.
+    pub not_before_ms: u64,
+    /// Whether `not_before_ms` is a slot (not the end of the look-ahead).
+    #[serde(default)]
+    pub is_slot: bool,
+}
+
 /// A delivery not yet handed to the host (the host posts what `tick` returns).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outgoing {
@@ -243,6 +255,10 @@ pub struct Runs {
     /// Per `expert/trigger`: the cron schedule was checked up to this epoch ms.
     #[serde(default)]
     pub cron_checked_ms: BTreeMap<String, u64>,
+    /// Per `expert/trigger`: no slot is due before this moment (so a tick computes nothing for it
+    /// until then), for the schedule as it was when computed.
+    #[serde(default)]
+    pub cron_next: BTreeMap<String, CronNext>,
     /// Per `expert/trigger`: dedupe key value → when it was first accepted.
     #[serde(default)]
     pub seen: BTreeMap<String, BTreeMap<String, u64>>,

@@ -3,7 +3,7 @@
 //! let start.
 
 use super::attempts::{REPORT_GRACE_MS, store_back};
-use super::store::{Invocation, Lane, Runs, Status};
+use super::store::{CronNext, Invocation, Lane, Runs, Status};
 use super::{RUNNER_LEASE, RUNNER_LOCK, Runtime, hand_out, post, schedule, texts};
 use crate::api::{DeliveryKind, RuntimeWork};
 use crate::experts::package::{Delivery, SlaBreach};
@@ -248,10 +248,27 @@ impl Runtime<'_> {
                     runs.cron_checked_ms.insert(key, now_ms);
                     continue;
                 };
-                due.push((package.name.clone(), trigger.clone(), checked, key));
+                let schedule = cron_schedule(trigger);
+                // A clock stepped back (before the last check) computes again.
+                let known_quiet = checked <= now_ms
+                    && runs
+                        .cron_next
+                        .get(&key)
+                        .is_some_and(|n| n.schedule == schedule && now_ms < n.not_before_ms);
+                if known_quiet {
+                    runs.cron_checked_ms.insert(key, now_ms);
+                    continue;
+                }
+                due.push((
+                    package.name.clone(),
+                    trigger.clone(),
+                    checked,
+                    key,
+                    schedule,
+                ));
             }
         }
-        for (expert, trigger, checked, key) in due {
+        for (expert, trigger, checked, key, schedule) in due {
             let zone = trigger.tz.as_deref().unwrap_or("UTC");
             let expr = match trigger.expr.as_deref().map(crate::experts::cron::parse) {
                 Some(Ok(expr)) => expr,
@@ -263,30 +280,56 @@ impl Runtime<'_> {
             };
             match schedule::due(&expr, zone, self.zones, checked, now_ms) {
                 Ok(Some(slot)) => {
-                    let payload = serde_json::json!({
-                        "slot": crate::time::iso8601(slot.slot_ms),
-                        "local_time": slot.local,
-                        "missed_slots": slot.missed,
-                    });
-                    let mut source = format!("cron {}", slot.local);
-                    if slot.missed > 0 {
-                        source.push_str(&format!(
-                            " ({} earlier slot(s) missed while no runtime ran; run once)",
-                            slot.missed
-                        ));
-                    }
-                    match self.accept(runs, &expert, &trigger.name, &payload, source, now_ms) {
-                        Ok(_) => {}
-                        Err(refused) => notes.push(format!(
-                            "experts: {expert} cron {}: {}",
-                            trigger.name, refused.message
-                        )),
-                    }
+                    self.accept_slot(runs, &expert, &trigger.name, &slot, now_ms, notes)
                 }
                 Ok(None) => {}
                 Err(why) => notes.push(format!("experts: {expert} cron {}: {why}", trigger.name)),
             }
-            runs.cron_checked_ms.insert(key, now_ms);
+            runs.cron_checked_ms.insert(key.clone(), now_ms);
+            // An error (an unknown zone) is computed again, and said again, an hour later.
+            let (not_before_ms, is_slot) =
+                match schedule::next_slot(&expr, zone, self.zones, now_ms) {
+                    Ok(Some(slot)) => (slot, true),
+                    Ok(None) => (now_ms + schedule::LOOK_AHEAD_MS, false),
+                    Err(_) => (now_ms + 3_600_000, false),
+                };
+            let next = CronNext {
+                schedule,
+                not_before_ms,
+                is_slot,
+            };
+            runs.cron_next.insert(key, next);
+        }
+        let triggers = &runs.cron_checked_ms;
+        runs.cron_next.retain(|key, _| triggers.contains_key(key));
+    }
+
+    fn accept_slot(
+        &self,
+        runs: &mut Runs,
+        expert: &str,
+        trigger: &str,
+        slot: &schedule::DueSlot,
+        now_ms: u64,
+        notes: &mut Vec<String>,
+    ) {
+        let payload = serde_json::json!({
+            "slot": crate::time::iso8601(slot.slot_ms),
+            "local_time": slot.local,
+            "missed_slots": slot.missed,
+        });
+        let mut source = format!("cron {}", slot.local);
+        if slot.missed > 0 {
+            source.push_str(&format!(
+                " ({} earlier slot(s) missed while no runtime ran; run once)",
+                slot.missed
+            ));
+        }
+        if let Err(refused) = self.accept(runs, expert, trigger, &payload, source, now_ms) {
+            notes.push(format!(
+                "experts: {expert} cron {trigger}: {}",
+                refused.message
+            ));
         }
     }
 
@@ -333,6 +376,7 @@ impl Runtime<'_> {
                 .iter()
                 .any(|t| t.kind == "cron" && t.inactive().is_none())
         });
+        next.extend(runs.cron_next.values().map(|n| n.not_before_ms));
         let open = runs.invocations.iter().any(|i| !i.status.is_finished());
         if has_cron || open || !runs.outbox.is_empty() {
             next.push(now_ms + MAX_TICK_MS);
@@ -341,6 +385,15 @@ impl Runtime<'_> {
             .min()
             .map(|t| t.saturating_sub(now_ms).clamp(1, MAX_TICK_MS))
     }
+}
+
+/// What a cron trigger's slots depend on.
+pub(super) fn cron_schedule(trigger: &crate::experts::package::Trigger) -> String {
+    format!(
+        "{} {}",
+        trigger.expr.as_deref().unwrap_or_default(),
+        trigger.tz.as_deref().unwrap_or("UTC")
+    )
 }
 
 /// The isolated sessions of invocations finished for good, each handed to the host once to delete.
@@ -378,4 +431,63 @@ pub(super) fn holds_lane(
         && other.expert == expert
         && other.trigger.as_deref() == trigger
         && (*lane == Lane::Serial || other.lane == Lane::Serial || other.lane == *lane)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RunnerState;
+    use crate::expert_runs::{Runtime, TimeZones};
+    use crate::experts::loader::{LoadOptions, load_expert};
+    use crate::experts::settings::ExpertsSettings;
+    use crate::locks::Unshared;
+    use std::path::Path;
+
+    /// Berlin in winter, counting what it is asked: each question is part of a slot computation.
+    struct CountingZones(u32);
+
+    impl TimeZones for CountingZones {
+        fn utc_offset_minutes(&mut self, _: &str, _: u64) -> Result<i32, String> {
+            self.0 += 1;
+            Ok(60)
+        }
+    }
+
+    #[test]
+    fn a_tick_computes_no_slot_for_a_trigger_until_its_next_one_can_be_due() {
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/experts/ops-expert");
+        let packages = vec![load_expert(&fixture, &LoadOptions::default())];
+        assert!(packages[0].ready().is_some(), "{:?}", packages[0].findings);
+        let state = std::env::temp_dir().join(format!("cron-next-{}", std::process::id()));
+        std::fs::create_dir_all(&state).unwrap();
+        let settings = ExpertsSettings::default();
+        let (mut locks, mut zones, mut runner) =
+            (Unshared, CountingZones(0), RunnerState::default());
+        // Monday 2026-11-23 03:00 Berlin: the nightly report (02:00) is a day away.
+        let mut now = 1_795_370_400_000;
+        let mut asked_per_tick = Vec::new();
+        for _ in 0..30 {
+            let asked = zones.0;
+            let mut rt = Runtime {
+                state_dir: &state,
+                workspace: None,
+                packages: &packages,
+                settings: &settings,
+                locks: &mut locks,
+                zones: &mut zones,
+            };
+            rt.tick(&mut runner, now);
+            asked_per_tick.push(zones.0 - asked);
+            now += 60_000;
+        }
+        let _ = std::fs::remove_dir_all(&state);
+        assert!(
+            asked_per_tick[1] > 0,
+            "the next slot is computed once: {asked_per_tick:?}"
+        );
+        assert!(
+            asked_per_tick[2..].iter().all(|&n| n == 0),
+            "then nothing until it can be due: {asked_per_tick:?}"
+        );
+    }
 }
