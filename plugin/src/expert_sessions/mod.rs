@@ -242,6 +242,9 @@ impl ExpertSessions {
                 return None;
             }
             let experts = self.loaded.as_deref().unwrap_or_default();
+            if let Some(why) = experts::loader::past_limit_note(experts) {
+                notes.push(format!("experts: {why}"));
+            }
             let limits = RegistryLimits::default();
             if let Some(workspace) = &self.roots.workspace {
                 remove_private_copies(experts, &workspace.join(STATE_SUBDIR), notes);
@@ -482,6 +485,28 @@ mod tests {
                 1,
                 "no experts directory was given (graphiti-openclaw --experts-dir DIR)\n".into()
             )
+        );
+    }
+
+    #[test]
+    fn the_load_notes_name_packages_left_out_past_the_limit() {
+        let root = crate::files::TestScratch::new("graphiti-openclaw-sessions-count");
+        for n in 0..1001 {
+            let dir = root.join(format!("pkg-{n:04}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("expert.yaml"), format!("name: pkg-{n:04}\n")).unwrap();
+        }
+        let mut s = ExpertSessions::new(ExpertRoots {
+            packages: Some(root.to_path_buf()),
+            ..ExpertRoots::default()
+        });
+        let (_, out) = s.command(&ExpertsCommand::Registry, 0);
+        assert!(
+            out.ends_with(
+                "note: experts: 1001 packages in the experts directory, more than the 1000 loaded: \
+                 pkg-1000 is not loaded; remove packages you do not use\n"
+            ),
+            "{out}"
         );
     }
 

@@ -109,10 +109,36 @@ pub fn load_expert(dir: &Path, options: &LoadOptions) -> LoadedExpert {
     }
 }
 
-/// The package directories under `root` (those holding `expert.yaml`), sorted by directory name,
-/// and how many entries have a name that is not UTF-8 (which cannot be loaded, and hide nothing).
+/// The package directories under one root, in the order they load.
+#[derive(Debug, Default)]
+pub struct Discovered {
+    /// The first [`MAX_PACKAGES`], sorted by directory name.
+    pub dirs: Vec<PathBuf>,
+    /// Those past [`MAX_PACKAGES`], in the same order: not loaded.
+    pub left_out: Vec<PathBuf>,
+    /// Entries whose name is not UTF-8 (they cannot be loaded, and hide nothing).
+    pub not_utf8: usize,
+}
+
+impl Discovered {
+    /// Why the packages past the limit are not loaded, naming the first of them.
+    fn past_limit(&self) -> Option<String> {
+        let first = dir_name(self.left_out.first()?);
+        let total = self.dirs.len() + self.left_out.len();
+        let which = match self.left_out.len() - 1 {
+            0 => format!("{first} is"),
+            after => format!("{first} and the {after} after it (by directory name) are"),
+        };
+        Some(format!(
+            "{total} packages in the experts directory, more than the {MAX_PACKAGES} loaded: \
+             {which} not loaded; remove packages you do not use"
+        ))
+    }
+}
+
+/// The package directories under `root` (those holding `expert.yaml`), sorted by directory name.
 /// Symbolic links to package directories are followed (a common way to install); only one level deep.
-pub fn discover(root: &Path) -> Result<(Vec<PathBuf>, usize), String> {
+pub fn discover(root: &Path) -> Result<Discovered, String> {
     let listing = crate::files::list(root)
         .map_err(|e| format!("cannot read the experts directory {}: {e}", root.display()))?;
     let mut dirs: Vec<PathBuf> = listing
@@ -124,17 +150,25 @@ pub fn discover(root: &Path) -> Result<(Vec<PathBuf>, usize), String> {
         .filter(|p| fs::symlink_metadata(p.join(MANIFEST_FILE)).is_ok())
         .collect();
     crate::sorting::sort(&mut dirs);
-    dirs.truncate(MAX_PACKAGES);
-    Ok((dirs, listing.not_utf8))
+    let left_out = dirs.split_off(MAX_PACKAGES.min(dirs.len()));
+    Ok(Discovered {
+        dirs,
+        left_out,
+        not_utf8: listing.not_utf8,
+    })
 }
 
 /// Loads every package under `root`, sorted by name (then directory), within [`MAX_ROOT_BYTES`].
 /// Packages sharing a name, or names equal once lower-cased, are all refused: each would claim the
 /// same session and workspace.
 pub fn load_all(root: &Path, options: &LoadOptions) -> Result<Vec<LoadedExpert>, String> {
+    Ok(load_discovered(root, &discover(root)?, options))
+}
+
+fn load_discovered(root: &Path, found: &Discovered, options: &LoadOptions) -> Vec<LoadedExpert> {
     let mut budget = MAX_ROOT_BYTES;
-    let (dirs, not_utf8) = discover(root)?;
-    let mut experts: Vec<LoadedExpert> = dirs
+    let mut experts: Vec<LoadedExpert> = found
+        .dirs
         .iter()
         .map(|dir| match package_bytes(dir) {
             Ok(bytes) if bytes <= budget => {
@@ -153,18 +187,7 @@ pub fn load_all(root: &Path, options: &LoadOptions) -> Result<Vec<LoadedExpert>,
             Err(why) => refused(dir, format!("not loaded: {why}")),
         })
         .collect();
-    if not_utf8 > 0 {
-        experts.push(refused(
-            &root.join("(names not UTF-8)"),
-            format!(
-                "{not_utf8} entr{} in the experts directory ha{} a name that is not UTF-8: not \
-                 loaded; rename {} (the other packages load as usual)",
-                if not_utf8 == 1 { "y" } else { "ies" },
-                if not_utf8 == 1 { "s" } else { "ve" },
-                if not_utf8 == 1 { "it" } else { "them" },
-            ),
-        ));
-    }
+    experts.extend(not_loaded_entries(root, found));
     crate::sorting::sort_by(&mut experts, |a, b| {
         a.name.cmp(&b.name).then(a.dir.cmp(&b.dir))
     });
@@ -212,7 +235,44 @@ pub fn load_all(root: &Path, options: &LoadOptions) -> Result<Vec<LoadedExpert>,
             crate::sorting::sort(&mut expert.findings);
         }
     }
-    Ok(experts)
+    experts
+}
+
+/// What the experts directory holds that is not loaded, listed as entries of their own: names that
+/// are not UTF-8, packages past [`MAX_PACKAGES`].
+fn not_loaded_entries(root: &Path, found: &Discovered) -> Vec<LoadedExpert> {
+    let mut entries = Vec::new();
+    let not_utf8 = found.not_utf8;
+    if not_utf8 > 0 {
+        entries.push(refused(
+            &root.join("(names not UTF-8)"),
+            format!(
+                "{not_utf8} entr{} in the experts directory ha{} a name that is not UTF-8: not \
+                 loaded; rename {} (the other packages load as usual)",
+                if not_utf8 == 1 { "y" } else { "ies" },
+                if not_utf8 == 1 { "s" } else { "ve" },
+                if not_utf8 == 1 { "it" } else { "them" },
+            ),
+        ));
+    }
+    if let Some(why) = found.past_limit() {
+        entries.push(refused(&root.join(past_limit_label()), why));
+    }
+    entries
+}
+
+/// How the packages left out past [`MAX_PACKAGES`] are listed, as one entry.
+fn past_limit_label() -> String {
+    format!("(packages past {MAX_PACKAGES})")
+}
+
+/// Why packages were left out past [`MAX_PACKAGES`], if any were, for the load's notes.
+pub fn past_limit_note(experts: &[LoadedExpert]) -> Option<&str> {
+    let label = past_limit_label();
+    let entry = experts
+        .iter()
+        .find(|e| e.package.is_none() && e.name == label)?;
+    entry.findings.first().map(|f| f.message.as_str())
 }
 
 /// A package that was not loaded, with why.
@@ -281,8 +341,13 @@ pub fn find_expert(
         }
         return Err(format!("{target}: no {MANIFEST_FILE} there"));
     }
-    let experts = load_all(root, options)?;
-    let expert = pick(&experts, target, root)?;
+    let found = discover(root)?;
+    let experts = load_discovered(root, &found, options);
+    let left_out = found.left_out.iter().any(|dir| dir_name(dir) == target);
+    let expert = match (pick(&experts, target, root), found.past_limit()) {
+        (Err(_), Some(why)) if left_out => return Err(format!("{target} is not loaded: {why}")),
+        (picked, _) => picked?,
+    };
     // A command about one package loads it whatever the others weigh.
     let over_budget = expert.package.is_none()
         && expert
@@ -351,6 +416,41 @@ mod tests {
         );
         assert!(duplicate("ops-expert").is_some());
         assert_eq!(duplicate("other"), None);
+    }
+
+    #[test]
+    fn packages_past_the_count_limit_are_named_not_dropped_silently() {
+        let root = crate::files::TestScratch::new("graphiti-openclaw-loader-count");
+        for n in 0..MAX_PACKAGES + 3 {
+            let dir = root.join(format!("pkg-{n:04}"));
+            fs::create_dir_all(&dir).unwrap();
+            fs::write(dir.join(MANIFEST_FILE), format!("name: pkg-{n:04}\n")).unwrap();
+        }
+        let options = LoadOptions::default();
+        let listed = crate::experts::commands::experts_list(&root, &options).text;
+        assert!(
+            listed.contains(
+                "✗ (packages past 1000) — 1 error; see: experts validate (packages past 1000)\n"
+            ),
+            "{}",
+            listed.lines().take(3).collect::<Vec<_>>().join("\n")
+        );
+        let why =
+            |target: &str| crate::experts::commands::experts_validate(&root, target, &options).text;
+        let past = why("(packages past 1000)");
+        assert!(
+            past.contains(
+                "1003 packages in the experts directory, more than the 1000 loaded: pkg-1000 and \
+                 the 2 after it (by directory name) are not loaded; remove packages you do not use"
+            ),
+            "{past}"
+        );
+        assert_eq!(
+            why("pkg-1001"),
+            "pkg-1001 is not loaded: 1003 packages in the experts directory, more than the 1000 \
+             loaded: pkg-1000 and the 2 after it (by directory name) are not loaded; remove \
+             packages you do not use\n"
+        );
     }
 
     #[test]
