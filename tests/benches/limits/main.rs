@@ -5,10 +5,11 @@
 //!
 //! Run: `cargo bench -p graphiti-openclaw-tests --bench limits` (after scripts/build.sh);
 //! `LIMITS_BENCH_QUICK=1` for a short run; `BENCH_ROWS=FILE` appends the rows to FILE as JSON lines;
-//! `LIMITS_BENCH_ONLY=hooks` runs the hooks rows alone.
+//! `LIMITS_BENCH_ONLY=hooks` (or `surfaces`) runs those rows alone.
 
 mod hooks;
 mod startup;
+mod surfaces;
 
 use std::time::Duration;
 
@@ -27,12 +28,22 @@ pub fn ms(d: Duration) -> f64 {
 
 fn main() {
     let quick = std::env::var_os("LIMITS_BENCH_QUICK").is_some();
-    hooks::shim_hooks(if quick { 100 } else { 1000 });
-    if std::env::var("LIMITS_BENCH_ONLY").is_ok_and(|only| only == "hooks") {
+    let only = std::env::var("LIMITS_BENCH_ONLY").unwrap_or_default();
+    if only.is_empty() || only == "hooks" {
+        hooks::shim_hooks(if quick { 100 } else { 1000 });
+    }
+    if only.is_empty() {
+        println!("start-up, configuration load and size:");
+        startup::intent_test_process(if quick { 5 } else { 30 });
+        startup::config_loads(if quick { 1 } else { 5 });
+        startup::size();
+    }
+    if !only.is_empty() && only != "surfaces" {
         return;
     }
-    println!("start-up, configuration load and size:");
-    startup::intent_test_process(if quick { 5 } else { 30 });
-    startup::config_loads(if quick { 1 } else { 5 });
-    startup::size();
+    println!("large files and the expert runtime under load:");
+    startup::large_file_loads(if quick { 1 } else { 3 });
+    surfaces::nested_bindings(if quick { 1 } else { 3 });
+    surfaces::full_record(if quick { 1 } else { 3 });
+    surfaces::quiet_cron(if quick { 1 } else { 3 });
 }

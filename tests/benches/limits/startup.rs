@@ -71,8 +71,20 @@ pub fn intent_test_process(runs: usize) {
 
 /// The median time of `reload-config` in the component at `rules` rules.
 fn config_load(rules: usize, runs: usize) -> Duration {
-    let dir = temp_dir(&format!("limits-rules-{rules}"));
+    config_load_padded(rules, 0, runs)
+}
+
+/// [`config_load`] with the rules file padded by comment lines to at least `padded_bytes`.
+fn config_load_padded(rules: usize, padded_bytes: usize, runs: usize) -> Duration {
+    let dir = temp_dir(&format!("limits-rules-{rules}-{padded_bytes}"));
     write_rules_config(&dir, rules, 10, |r, k| format!("kw{r}x{k}"));
+    if padded_bytes > 0 {
+        let file = dir.join("intent_rules.yaml");
+        let mut text = std::fs::read_to_string(&file).unwrap();
+        let line = format!("# {}\n", "-".repeat(97));
+        text.push_str(&line.repeat(padded_bytes / line.len() + 1));
+        std::fs::write(&file, text).unwrap();
+    }
     let limits = Limits {
         call_timeout: Duration::from_secs(60),
         send_timeout: Duration::from_secs(60),
@@ -113,6 +125,27 @@ pub fn config_loads(runs: usize) {
         goal: 200.0,
         baseline: "10 × the load at 1,000 rules (linear)",
         baseline_value: 10.0 * ms(thousand),
+    }
+    .record();
+}
+
+/// A 50 MB rules file against 10× a 5 MB one: reading a file is linear in its size.
+pub fn large_file_loads(runs: usize) {
+    let five = config_load_padded(10, 5_000_000, runs);
+    let fifty = config_load_padded(10, 50_000_000, runs);
+    println!(
+        "  configuration load with a 5 MB rules file {:.0} ms, 50 MB {:.0} ms ({:.1}×)",
+        ms(five),
+        ms(fifty),
+        fifty.as_secs_f64() / five.as_secs_f64()
+    );
+    Row {
+        what: "configuration load with a 50 MB rules file, median",
+        value: ms(fifty),
+        unit: "ms",
+        goal: 2_000.0,
+        baseline: "10 × the load with a 5 MB file (linear)",
+        baseline_value: 10.0 * ms(five),
     }
     .record();
 }
