@@ -72,20 +72,35 @@ impl Behaviour {
 }
 
 /// Which episodes the episode look-ups see. With FalkorDB every group is its own graph, and the
-/// look-ups do not always go to the group's graph (upstream issues #1651, #1659, #1842).
+/// look-ups do not always go to the group's graph (upstream issues #1651, #1659, #1676, #1842).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum EpisodeLookups {
     /// Neo4j: `get_episodes` and `GET /episodes/{group}` see the group's episodes.
     #[default]
     Neo4j,
-    /// FalkorDB with graphiti-core 0.29.3 or later (MCP server 1.0.2): MCP `get_episodes` reads
-    /// the graph the server's shared driver is bound to: `default_db` at start-up (no group's
-    /// episodes), then the group of the episode it ingested last. `GET /episodes/{group}` is
-    /// routed to the group's graph (#1670) and sees it.
+    /// FalkorDB with graphiti-core 0.30 and later (0.31.x; MCP server 1.0.2): ingests use a driver
+    /// of their own per call (#1676), so the MCP server's shared driver stays on `default_db` and
+    /// `get_episodes`, which reads through it, never sees another group. `GET /episodes/{group}`
+    /// is routed to the group's graph and sees it.
     FalkorDb,
-    /// FalkorDB with graphiti-core before 0.29.3: as `FalkorDb`, and `GET /episodes/{group}` reads
-    /// the default graph `default_db` too, so it sees no group's episodes (but `default_db`'s).
+    /// FalkorDB with graphiti-core 0.29.x: MCP `get_episodes` reads the graph the shared driver
+    /// was last bound to by an ingest: `default_db` at start-up, then the group of the episode
+    /// ingested last. `GET /episodes/{group}` is routed to the group's graph (0.29.3, #1670).
+    FalkorDb029,
+    /// FalkorDB with graphiti-core before 0.29.3: MCP as `FalkorDb029`, and `GET
+    /// /episodes/{group}` reads the default graph `default_db` too, so it sees no group's episodes
+    /// (but `default_db`'s).
     FalkorDbLegacy,
+}
+
+impl EpisodeLookups {
+    /// The database `get_status` names (`connected to … database`).
+    pub fn backend(self) -> &'static str {
+        match self {
+            EpisodeLookups::Neo4j => "neo4j",
+            _ => "falkordb",
+        }
+    }
 }
 
 /// FalkorDB's default database (the servers' `FALKORDB_DATABASE` default).

@@ -19,8 +19,8 @@ const USAGE: &str = "usage: graphiti-standin [flags]
   --busy-search-ms MIN..MAX searches while episodes are queued take MIN..MAX ms (range scaled by
                             the queue length up to 6 queued)
   --busy-search-seed N      the seed of that spread (default 0)
-  --episode-lookups MODE    neo4j (default), falkordb or falkordb-legacy: which episodes
-                            get_episodes and GET /episodes see
+  --episode-lookups MODE    neo4j (default), falkordb, falkordb-0.29 or falkordb-legacy:
+                            which episodes get_episodes and GET /episodes see
   --fault SPEC              start with a fault: NAME, NAME:MS (slow:500) or the control
                             endpoint's JSON ({\"steps\": [...]})
   --control-port N          also serve /__standin/ on this port (stays up while down; 0 = free)
@@ -51,8 +51,11 @@ fn lookups(text: &str) -> EpisodeLookups {
     match text {
         "neo4j" => EpisodeLookups::Neo4j,
         "falkordb" => EpisodeLookups::FalkorDb,
+        "falkordb-0.29" => EpisodeLookups::FalkorDb029,
         "falkordb-legacy" => EpisodeLookups::FalkorDbLegacy,
-        other => die(&format!("--episode-lookups: \"{other}\" is not neo4j, falkordb or falkordb-legacy")),
+        other => {
+            die(&format!("--episode-lookups: \"{other}\" is not neo4j, falkordb, falkordb-0.29 or falkordb-legacy"))
+        }
     }
 }
 

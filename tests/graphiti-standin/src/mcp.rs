@@ -5,7 +5,7 @@
 use crate::http::{Request, Response};
 use crate::store::{check_group_id, new_uuid};
 use crate::time::{iso_offset, iso_z, now_iso, parse_iso};
-use crate::{Episode, EpisodeLookups, Fact, Node, Shared};
+use crate::{Episode, EpisodeLookups, FALKORDB_DEFAULT_DATABASE, Fact, Node, Shared};
 use serde_json::{Map, Value, json};
 use std::time::Instant;
 
@@ -262,7 +262,8 @@ fn call_tool(shared: &Shared, name: &str, args: &Value, starting: bool) -> Value
         "search_memory_facts" => search_facts(shared, args),
         "get_episodes" => get_episodes(shared, args),
         _ => {
-            json!({"status": "ok", "message": "Graphiti MCP server is running and connected to falkordb database"})
+            let backend = shared.lock().behaviour.episode_lookups.backend();
+            json!({"status": "ok", "message": format!("Graphiti MCP server is running and connected to {backend} database")})
         }
     };
     // FastMCP wraps union-typed results as {"result": …}; get_status returns a plain TypedDict.
@@ -394,7 +395,8 @@ fn get_episodes(shared: &Shared, args: &Value) -> Value {
     // On FalkorDB the handler reads whichever graph the shared driver is bound to (#1651).
     let graph = match st.behaviour.episode_lookups {
         EpisodeLookups::Neo4j => None,
-        EpisodeLookups::FalkorDb | EpisodeLookups::FalkorDbLegacy => Some(st.queue.falkordb_bound_graph(now)),
+        EpisodeLookups::FalkorDb => Some(FALKORDB_DEFAULT_DATABASE),
+        EpisodeLookups::FalkorDb029 | EpisodeLookups::FalkorDbLegacy => Some(st.queue.falkordb_bound_graph(now)),
     };
     let mut episodes: Vec<&Episode> = st
         .queue

@@ -218,7 +218,7 @@ fn episodes(shared: &Shared, req: &Request, group: &str) -> Result<Response, Res
     // oldest first. FalkorDB before graphiti-core 0.29.3 reads only its default graph.
     let graph = match st.behaviour.episode_lookups {
         EpisodeLookups::FalkorDbLegacy => FALKORDB_DEFAULT_DATABASE,
-        EpisodeLookups::Neo4j | EpisodeLookups::FalkorDb => group,
+        EpisodeLookups::Neo4j | EpisodeLookups::FalkorDb | EpisodeLookups::FalkorDb029 => group,
     };
     let now = crate::time::micros_at(SystemTime::now());
     let mut mine: Vec<(i64, &Episode)> = st

@@ -98,7 +98,10 @@ fn bad_flags_say_what_is_wrong() {
     fails_with(&["--busy-search-ms", "500"], "not MIN..MAX");
     fails_with(&["--busy-search-ms", "5..1"], "MIN is above MAX");
     fails_with(&["--busy-search-seed", "4"], "--busy-search-seed needs --busy-search-ms");
-    fails_with(&["--episode-lookups", "neptune"], "\"neptune\" is not neo4j, falkordb or falkordb-legacy");
+    fails_with(
+        &["--episode-lookups", "neptune"],
+        "\"neptune\" is not neo4j, falkordb, falkordb-0.29 or falkordb-legacy",
+    );
     fails_with(&["--fault", "flaky"], "unknown fault \"flaky\"");
     fails_with(&["--fault", "slow"], "fault \"slow\" needs \"ms\"");
     fails_with(&["--fault", r#"{"steps": [{"fault": "down", "requests": 2}]}"#], "cannot last requests");

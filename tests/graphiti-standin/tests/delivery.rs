@@ -101,9 +101,35 @@ fn neo4j_lookups_see_every_group() {
     assert_eq!((listed(&mut mcp, "a"), listed(&mut mcp, "b")), (vec!["a1".to_string()], vec!["b1".to_string()]));
 }
 
+/// graphiti-core 0.30 and later: the shared driver stays on the default graph, whatever was
+/// ingested, so MCP `get_episodes` never lists another group; REST is routed to the group.
 #[test]
-fn falkordb_mcp_get_episodes_reads_the_graph_of_the_last_ingested_group() {
+fn falkordb_mcp_get_episodes_never_lists_a_group_but_the_default_graph() {
     let s = lookups(EpisodeLookups::FalkorDb);
+    let mut mcp = Mcp::connect(s.port());
+    mcp.payload("add_memory", json!({"name": "a1", "episode_body": "b", "group_id": "a"}));
+    mcp.payload("add_memory", json!({"name": "d1", "episode_body": "b", "group_id": "default_db"}));
+    assert_eq!(listed(&mut mcp, "a"), Vec::<String>::new(), "not even right after its ingest");
+    assert_eq!(listed(&mut mcp, "default_db"), ["d1"]);
+    post_json(s.port(), "/messages", &turn("a", "r1"));
+    assert_eq!(rest_listed(&s, "a"), ["a1", "r1:user", "r1:assistant"]);
+    // get_status names the database (unwrapped: no "result").
+    let status = mcp.call("get_status", json!({}));
+    assert_eq!(
+        status["structuredContent"]["message"],
+        "Graphiti MCP server is running and connected to falkordb database"
+    );
+    let neo4j = lookups(EpisodeLookups::Neo4j);
+    let status = Mcp::connect(neo4j.port()).call("get_status", json!({}));
+    assert_eq!(
+        status["structuredContent"]["message"],
+        "Graphiti MCP server is running and connected to neo4j database"
+    );
+}
+
+#[test]
+fn falkordb_029_mcp_get_episodes_reads_the_graph_of_the_last_ingested_group() {
+    let s = lookups(EpisodeLookups::FalkorDb029);
     let mut mcp = Mcp::connect(s.port());
     mcp.payload("add_memory", json!({"name": "a1", "episode_body": "b", "group_id": "a"}));
     assert_eq!(listed(&mut mcp, "a"), ["a1"], "bound to a's graph by its ingest");
