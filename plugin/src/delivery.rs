@@ -8,14 +8,17 @@
 //! - An entry is renamed `.sending` before its send. When the answer is lost (timeout, a broken
 //!   connection) or the sender died mid-send, the entry is *in doubt*: it is not sent again at once.
 //!   Graphiti is asked whether it lists the episode (MCP `get_episodes`, REST `/episodes`); listed →
-//!   done. Not listed after `capture.resend_after_doubt_ms` → sent again. That resend is the one case
-//!   where an episode can arrive twice: neither API takes an idempotency key, a just-accepted episode
-//!   is listed only once ingested, and on FalkorDB the listing sees only the default database.
+//!   done. Not listed after `capture.resend_after_doubt_ms`, `capture.when_unconfirmed` decides:
+//!   `send-again` (the default) sends it again, the one case where an episode can arrive twice;
+//!   `keep-aside` sets it aside as `.unconfirmed` for an operator's `spool requeue`, the one case
+//!   where an episode may be missing from Graphiti while the spool keeps it. Neither API takes an
+//!   idempotency key, a just-accepted episode is listed only once ingested, and over MCP on
+//!   FalkorDB `get_episodes` reads only the server's default graph, so it never confirms.
 //! - A failure that says nothing against the entry (Graphiti down, a 5xx, "service not initialized")
 //!   backs off and retries; only Graphiti rejecting that entry itself sets it aside, with the reason.
 
 use crate::api::TickReport;
-use crate::config::CaptureSettings;
+use crate::config::{CaptureSettings, WhenUnconfirmed};
 use crate::graphiti::http::{Deadline, Http};
 use crate::graphiti::{Client, ErrorKind, GraphitiError};
 use crate::locks::{self, LockError, Locks};
@@ -261,25 +264,78 @@ impl Sender<'_> {
                     .map_err(|e| format!("checking in-doubt episodes: {e}"))?;
                 listings.insert(episode.group_id.clone(), listing);
             }
-            let listed = listings[&episode.group_id]
-                .as_ref()
-                .is_some_and(|names| crate::graphiti::lists(names, &episode.name));
+            let listing = listings[&episode.group_id].as_deref();
+            let listed = listing.is_some_and(|names| crate::graphiti::lists(names, &episode.name));
             let since = self.spool.meta(&entry.stem).in_doubt_since_ms.unwrap_or(0);
             if listed {
                 self.spool.delivered(&entry, &episode.name)?;
                 self.counts.doubts_confirmed += 1;
                 self.counts.last_sent_at_ms = time::now_ms();
+                // The listing sees this group: whatever was concluded before is stale.
+                self.spool.forget_unlisted();
                 report.notes.push(format!(
                     "episode {} was in doubt: Graphiti has it, done",
                     episode.name
                 ));
             } else if time::now_ms().saturating_sub(since) >= self.capture.resend_after_doubt_ms {
-                self.spool.put_back(&entry)?;
+                let sees_nothing = listing.is_none_or(<[String]>::is_empty);
+                self.unconfirmed(&entry, &episode, since, sees_nothing, report)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A send in doubt that Graphiti has not listed in time: sent again or kept aside, as the user
+    /// chose. `sees_nothing`: the group's listing was empty, so it likely cannot see the group.
+    fn unconfirmed(
+        &mut self,
+        entry: &Entry,
+        episode: &crate::graphiti::Episode,
+        since: u64,
+        sees_nothing: bool,
+        report: &mut TickReport,
+    ) -> Result<(), String> {
+        if sees_nothing {
+            let unlisted = spool::Unlisted {
+                group_id: episode.group_id.clone(),
+                at_ms: time::now_ms(),
+            };
+            if let Err(e) = self.spool.save_unlisted(&unlisted) {
+                report.notes.push(e);
+            }
+        }
+        let why = format!(
+            "Graphiti does not list it after {}{}",
+            wait_text(self.capture.resend_after_doubt_ms),
+            if sees_nothing {
+                format!(" (it lists no episode of group {})", episode.group_id)
+            } else {
+                String::new()
+            }
+        );
+        match self.capture.when_unconfirmed {
+            WhenUnconfirmed::SendAgain => {
+                self.spool.put_back(entry)?;
                 self.counts.resent_after_doubt += 1;
                 report.notes.push(format!(
-                    "episode {} was in doubt and Graphiti does not list it after {} s: sending it again",
-                    episode.name,
-                    self.capture.resend_after_doubt_ms / 1000
+                    "episode {} was in doubt and {why}: sending it again \
+                     (capture.when_unconfirmed: send-again; it may be stored twice)",
+                    episode.name
+                ));
+            }
+            WhenUnconfirmed::KeepAside => {
+                let reason = format!(
+                    "sent {}, outcome unknown; Graphiti could not confirm it ({why}): \
+                     kept aside, not sent again (capture.when_unconfirmed: keep-aside), so it is \
+                     never stored twice; it may be missing from Graphiti until spool requeue sends it",
+                    time::iso8601(since)
+                );
+                self.spool
+                    .set_aside(entry, State::Unconfirmed, &reason, time::now_ms())?;
+                self.counts.doubts_kept_aside += 1;
+                report.notes.push(format!(
+                    "episode {}: {reason}; set aside as {}.unconfirmed",
+                    episode.name, entry.stem
                 ));
             }
         }
@@ -407,6 +463,15 @@ impl Sender<'_> {
     }
 }
 
+/// A wait as `status` and notes say it: seconds, or milliseconds below one.
+pub fn wait_text(ms: u64) -> String {
+    if ms >= 1000 && ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{ms} ms")
+    }
+}
+
 /// The acknowledgement journal once a pass has read it.
 #[derive(Default)]
 struct Journal(Option<Acked>);
@@ -424,7 +489,7 @@ pub fn render_list(spool: &Spool) -> Result<String, String> {
         count(State::Waiting),
         count(State::Sending),
         count(State::InDoubt),
-        count(State::Rejected) + count(State::Corrupt)
+        count(State::Rejected) + count(State::Corrupt) + count(State::Unconfirmed)
     );
     for entry in &entries {
         let meta = spool.meta(&entry.stem);
@@ -433,6 +498,7 @@ pub fn render_list(spool: &Spool) -> Result<String, String> {
             Err(_) => "(unreadable)".into(),
         };
         let state = match entry.state {
+            State::Unconfirmed => "set aside, unconfirmed".to_string(),
             State::Waiting => "waiting".to_string(),
             State::Sending => "being sent".to_string(),
             State::InDoubt => format!(

@@ -35,6 +35,9 @@ pub struct Stats {
     pub doubts_confirmed: u64,
     /// In-doubt sends sent again once Graphiti was seen to lack them: each may be a duplicate.
     pub resent_after_doubt: u64,
+    /// In-doubt sends Graphiti never listed, set aside instead of sent again
+    /// (`capture.when_unconfirmed: keep-aside`): each may be missing from Graphiti.
+    pub doubts_kept_aside: u64,
     /// Entries set aside (Graphiti rejected them, or they could not be read).
     pub set_aside: u64,
     pub last_error: Option<String>,
@@ -71,6 +74,7 @@ impl Stats {
             (&mut self.sends_in_doubt, other.sends_in_doubt),
             (&mut self.doubts_confirmed, other.doubts_confirmed),
             (&mut self.resent_after_doubt, other.resent_after_doubt),
+            (&mut self.doubts_kept_aside, other.doubts_kept_aside),
             (&mut self.set_aside, other.set_aside),
         ] {
             *mine += theirs;

@@ -121,17 +121,27 @@ impl Rig {
 
     /// Episode names now in the spool, in any state.
     fn spooled(&self) -> BTreeSet<String> {
+        [
+            "episode",
+            "sending",
+            "doubt",
+            "rejected",
+            "corrupt",
+            "unconfirmed",
+        ]
+        .into_iter()
+        .flat_map(|state| self.spooled_in(state))
+        .collect()
+    }
+
+    /// Episode names now in the spool in one state (its files' extension).
+    fn spooled_in(&self, extension: &str) -> BTreeSet<String> {
         let Ok(listing) = std::fs::read_dir(self.state.join("spool")) else {
             return BTreeSet::new();
         };
         listing
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.extension().is_some_and(|x| {
-                    ["episode", "sending", "doubt", "rejected", "corrupt"]
-                        .contains(&x.to_str().unwrap())
-                })
-            })
+            .filter(|p| p.extension().is_some_and(|x| x == extension))
             .filter_map(|p| std::fs::read(p).ok())
             .filter_map(|b| serde_json::from_slice::<Value>(&b).ok())
             .filter_map(|v| v["name"].as_str().map(str::to_string))
@@ -271,14 +281,27 @@ fn outage_then_late_answers(transport: &'static str) -> Outcome {
     ))
 }
 
+/// Whether the group's episode listing sees the group, on this transport and backend.
+fn listing_sees_the_group(transport: &str, lookups: EpisodeLookups) -> bool {
+    match lookups {
+        EpisodeLookups::Neo4j => true,
+        // MCP `get_episodes` reads only the default graph (0.30 and later), or the graph last
+        // ingested into (0.29.x); REST is routed to the group from 0.29.3 on.
+        EpisodeLookups::FalkorDb | EpisodeLookups::FalkorDb029 => transport == "rest",
+        EpisodeLookups::FalkorDbLegacy => false,
+    }
+}
+
 /// Graphiti accepts more and more slowly as its backlog grows, until answers come after the send
-/// timeout: each such send is in doubt. Graphiti's episode listing settles the doubts (Neo4j); where
-/// it cannot see the group (FalkorDB before graphiti-core 0.29.3), a doubt is sent again after
-/// `resend_after_doubt_ms`:
-/// the one unavoidable duplicate.
+/// timeout: each such send is in doubt. Graphiti's episode listing settles the doubts (Neo4j, REST
+/// on FalkorDB); where it cannot see the group (MCP on FalkorDB, REST on FalkorDB before
+/// graphiti-core 0.29.3), `capture.when_unconfirmed` decides after `resend_after_doubt_ms`: sent
+/// again (`send-again`, the default: the one unavoidable duplicate) or set aside for an operator
+/// (`keep-aside`: never twice, kept in the spool).
 fn answers_slower_than_the_send_timeout(
     transport: &'static str,
     lookups: EpisodeLookups,
+    when_unconfirmed: &'static str,
 ) -> Outcome {
     let rig = Rig::new(
         transport,
@@ -294,7 +317,9 @@ fn answers_slower_than_the_send_timeout(
             ..Behaviour::default()
         },
         // The resend wait outlasts the backlog's ingestion (8 × 1.2 s), as the default 10 min does.
-        "  send_timeout_ms: 1000\n  resend_after_doubt_ms: 15000\n",
+        &format!(
+            "  send_timeout_ms: 1000\n  resend_after_doubt_ms: 15000\n  when_unconfirmed: {when_unconfirmed}\n"
+        ),
     );
     rig.standin.set_fault(Fault::Down);
     let mut expected = BTreeSet::new();
@@ -311,19 +336,39 @@ fn answers_slower_than_the_send_timeout(
     check(out.status.success(), || format!("flush: {out:?}"))?;
     let counters = rig.counters();
     let resent = counters["resent_after_doubt"].as_u64().unwrap_or(0) as usize;
+    let kept_aside = counters["doubts_kept_aside"].as_u64().unwrap_or(0) as usize;
     let in_doubt = counters["sends_in_doubt"].as_u64().unwrap_or(0);
     check(in_doubt > 0, || {
         "no send was in doubt: the case tests nothing".into()
     })?;
     let mut row = rig.row(
-        &format!("answers slower than the send timeout, {lookups:?} listing"),
+        &format!("answers slower than the send timeout, {lookups:?} listing, {when_unconfirmed}"),
         &expected,
         format!(
-            "{in_doubt} sends in doubt, {} confirmed by the listing, {resent} sent again",
+            "{in_doubt} sends in doubt, {} confirmed by the listing, {resent} sent again, {kept_aside} kept aside",
             counters["doubts_confirmed"]
         ),
     );
-    if lookups != EpisodeLookups::Neo4j {
+    let unconfirmed = rig
+        .spooled_in("unconfirmed")
+        .into_iter()
+        .filter(|name| expected.contains(name))
+        .count();
+    check(unconfirmed == kept_aside, || {
+        format!("{kept_aside} counted kept aside, {unconfirmed} in the spool")
+    })?;
+    if listing_sees_the_group(transport, lookups) {
+        check(resent + kept_aside == 0, || {
+            format!(
+                "the listing sees the group, yet {resent} sent again and {kept_aside} kept aside"
+            )
+        })?;
+    } else if when_unconfirmed == "keep-aside" {
+        check(resent == 0 && kept_aside > 0, || {
+            format!("keep-aside: {resent} sent again, {kept_aside} kept aside")
+        })?;
+        row.note += "; never twice: each unconfirmed send kept in the spool for spool requeue";
+    } else {
         // Unavoidable: every duplicate is a counted resend, never more.
         row.unavoidable = row.duplicated.min(resent);
         row.note += &format!(
@@ -560,23 +605,32 @@ fn main() {
     for transport in ["rest", "mcp"] {
         cases.push(Box::new(move || outage_then_late_answers(transport)));
         cases.push(Box::new(move || {
-            answers_slower_than_the_send_timeout(transport, EpisodeLookups::Neo4j)
+            answers_slower_than_the_send_timeout(transport, EpisodeLookups::Neo4j, "send-again")
         }));
         cases.push(Box::new(move || kill_nine_loop(transport)));
         cases.push(Box::new(move || parallel_turns(transport)));
         cases.push(Box::new(move || transient_errors(transport)));
         cases.push(Box::new(move || hung_server(transport)));
     }
-    // FalkorDB before graphiti-core 0.29.3: the REST listing sees only the default database.
+    // FalkorDB (graphiti-core 0.30 and later): REST lists the group, MCP never does; before
+    // 0.29.3 the REST listing sees only the default database too.
     cases.push(Box::new(|| {
-        answers_slower_than_the_send_timeout("rest", EpisodeLookups::FalkorDbLegacy)
+        answers_slower_than_the_send_timeout("rest", EpisodeLookups::FalkorDb, "keep-aside")
+    }));
+    for when_unconfirmed in ["send-again", "keep-aside"] {
+        cases.push(Box::new(move || {
+            answers_slower_than_the_send_timeout("mcp", EpisodeLookups::FalkorDb, when_unconfirmed)
+        }));
+    }
+    cases.push(Box::new(|| {
+        answers_slower_than_the_send_timeout("rest", EpisodeLookups::FalkorDbLegacy, "send-again")
     }));
     cases.push(Box::new(|| full_disk("rest")));
     cases.push(Box::new(|| corrupt_journal("rest")));
 
     println!("fault suite: the CLI against the Graphiti stand-in (lost and duplicated episodes)");
     println!(
-        "{:<62} {:>8} {:>6} {:>5} {:>5}  notes",
+        "{:<88} {:>8} {:>6} {:>5} {:>5}  notes",
         "case", "episodes", "sends", "lost", "dup"
     );
     let mut failures = Vec::new();
@@ -584,7 +638,7 @@ fn main() {
         match case() {
             Ok(row) => {
                 println!(
-                    "{:<62} {:>8} {:>6} {:>5} {:>5}  {}",
+                    "{:<88} {:>8} {:>6} {:>5} {:>5}  {}",
                     row.case, row.episodes, row.sends, row.lost, row.duplicated, row.note
                 );
                 if row.lost > 0 || row.duplicated > row.unavoidable {

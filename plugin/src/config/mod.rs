@@ -324,10 +324,13 @@ pub struct CaptureSettings {
     /// outage Graphiti accepts slowly while it ingests the backlog, and a send given up too early may
     /// still have been stored. A send that goes again after an unknown outcome gets twice this.
     pub send_timeout_ms: u64,
-    /// A send whose outcome is unknown (no answer in time, the connection broke) is not sent again
-    /// until Graphiti is seen to lack it after this long (or at once, when Graphiti lists it as
-    /// stored, it is done). Long enough for a busy Graphiti to ingest its backlog.
+    /// A send whose outcome is unknown (no answer in time, the connection broke) waits this long
+    /// for Graphiti to list it as stored (then it is done); not listed by then, `when_unconfirmed`
+    /// decides. Long enough for a busy Graphiti to ingest its backlog.
     pub resend_after_doubt_ms: u64,
+    /// What becomes of a send in doubt Graphiti has not listed within `resend_after_doubt_ms`
+    /// (over MCP on FalkorDB it never can): a possible duplicate or a wait for an operator.
+    pub when_unconfirmed: WhenUnconfirmed,
     pub backoff_initial_ms: u64,
     pub backoff_max_ms: u64,
     pub source_description: String,
@@ -342,9 +345,34 @@ impl Default for CaptureSettings {
             flush_budget_ms: 3000,
             send_timeout_ms: 30_000,
             resend_after_doubt_ms: 600_000,
+            when_unconfirmed: WhenUnconfirmed::SendAgain,
             backoff_initial_ms: 1000,
             backoff_max_ms: 300_000,
             source_description: "OpenClaw conversation turn".into(),
+        }
+    }
+}
+
+/// A send in doubt that Graphiti cannot be seen to have (its listing never shows it, as over MCP on
+/// FalkorDB): neither API takes an idempotency key, so either it may arrive twice or it waits for
+/// an operator.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum WhenUnconfirmed {
+    /// Sent again: never lost, possibly stored twice. The default: nothing lost is the promise.
+    #[default]
+    SendAgain,
+    /// Set aside in the spool (never deleted), counted by `status`, sent again only by `spool
+    /// requeue`: never stored twice, missing from Graphiti until an operator sends it.
+    KeepAside,
+}
+
+impl WhenUnconfirmed {
+    /// As the setting spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            WhenUnconfirmed::SendAgain => "send-again",
+            WhenUnconfirmed::KeepAside => "keep-aside",
         }
     }
 }

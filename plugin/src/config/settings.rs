@@ -315,6 +315,52 @@ mod tests {
         }
     }
 
+    #[test]
+    fn when_unconfirmed_is_send_again_or_keep_aside_and_a_bad_value_names_both() {
+        use crate::config::WhenUnconfirmed;
+        let yaml = |value: &str| SourceFile {
+            display: "settings.yaml".into(),
+            text: format!("schema_version: 1\ncapture:\n  when_unconfirmed: {value}\n"),
+            from_overlay: false,
+        };
+        assert_eq!(
+            crate::config::CaptureSettings::default().when_unconfirmed,
+            WhenUnconfirmed::SendAgain,
+            "never lost by default"
+        );
+        for (value, expected) in [
+            ("send-again", WhenUnconfirmed::SendAgain),
+            ("keep-aside", WhenUnconfirmed::KeepAside),
+        ] {
+            let s = super::super::parse::<SettingsFile>(&yaml(value)).unwrap();
+            assert_eq!(s.capture.when_unconfirmed, expected);
+            assert_eq!(expected.name(), value);
+        }
+        for value in ["twice", "keep_aside", "1"] {
+            let err = super::super::parse::<SettingsFile>(&yaml(value)).unwrap_err();
+            assert_eq!(
+                err.field.as_deref(),
+                Some("capture.when_unconfirmed"),
+                "{err}"
+            );
+            assert_eq!(err.line, Some(3), "{err}");
+            assert!(
+                err.message.contains("send-again") && err.message.contains("keep-aside"),
+                "{err}"
+            );
+        }
+        let err =
+            layered_settings(None, r#"{"capture": {"when_unconfirmed": "never"}}"#).unwrap_err();
+        assert_eq!(
+            err.field.as_deref(),
+            Some("capture.when_unconfirmed"),
+            "{err}"
+        );
+        assert!(err.message.contains("keep-aside"), "{err}");
+        assert_named_as_before(r#"{"capture": {"when_unconfirmed": "never"}}"#);
+        assert_named_as_before(r#"{"capture": {"when_unconfirmed": 3}}"#);
+    }
+
     /// What the component answered before: the merged settings read with serde_path_to_error.
     fn path_to_error(host_json: &str) -> Result<(), (Option<String>, String)> {
         let mut merged = serde_json::Value::Object(Default::default());

@@ -258,6 +258,8 @@ impl Engine {
         let graphiti = self.settings.graphiti.clone();
         let (client, http) = self.graphiti();
         let health = client.health(http, Deadline::after(STATUS_HEALTH_TIMEOUT));
+        let (cannot_confirm, database_named) =
+            (client.cannot_confirm(), client.database().is_some());
         self.flush_stats_now();
         let stats = self
             .state_dir
@@ -272,6 +274,18 @@ impl Engine {
         let count = |keep: fn(&spool::Entry) -> bool| entries.iter().filter(|e| keep(e)).count();
         let backoff = spool.as_ref().map(Spool::backoff).unwrap_or_default();
         let retry_in = backoff.next_attempt_ms.saturating_sub(time::now_ms());
+        // A server that named its database is judged by it; else by what its listing showed.
+        let cannot_confirm = cannot_confirm.or_else(|| {
+            (!database_named)
+                .then(|| spool.as_ref().and_then(Spool::unlisted))
+                .flatten()
+                .map(|unlisted| reports::unlisted_text(&unlisted))
+        });
+        let doubts = reports::Doubts {
+            when_unconfirmed: self.settings.capture.when_unconfirmed,
+            resend_after_doubt_ms: self.settings.capture.resend_after_doubt_ms,
+            cannot_confirm,
+        };
         let mut out = reports::render_status(
             &graphiti,
             &config,
@@ -283,6 +297,7 @@ impl Engine {
                 set_aside: count(|e| e.state.is_set_aside()),
             },
             (backoff.failures > 0).then_some(retry_in),
+            &doubts,
         );
         if let Some(strays) = spool.as_ref().and_then(Spool::strays) {
             out.stdout.push_str(&format!("spool:    {strays}\n"));

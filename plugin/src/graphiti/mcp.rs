@@ -21,6 +21,8 @@ pub struct McpClient {
     next_id: u64,
     /// The server only knows the pre-1.0 name of node search.
     legacy_node_search: bool,
+    /// The database `get_status` last named (`neo4j`, `falkordb`).
+    database: Option<String>,
 }
 
 impl McpClient {
@@ -32,7 +34,13 @@ impl McpClient {
             session: None,
             next_id: 1,
             legacy_node_search: false,
+            database: None,
         }
+    }
+
+    /// The database behind the server, as its last `get_status` named it.
+    pub fn database(&self) -> Option<&str> {
+        self.database.as_deref()
     }
 
     /// The session in use (none before the first handshake; empty for a stateless server).
@@ -204,6 +212,10 @@ impl McpClient {
                     e.message
                 ))
             })?;
+        self.database = answer
+            .get("message")
+            .and_then(Value::as_str)
+            .and_then(database_named);
         match answer.get("status").and_then(Value::as_str) {
             Some("ok") => Ok(status),
             other => Err(error(format!(
@@ -373,6 +385,13 @@ impl McpClient {
         self.next_id += 1;
         self.next_id
     }
+}
+
+/// The database in `get_status`'s "… connected to falkordb database" (MCP server 1.0).
+fn database_named(message: &str) -> Option<String> {
+    let (_, rest) = message.split_once("connected to ")?;
+    let (name, _) = rest.split_once(" database")?;
+    (!name.is_empty() && !name.contains(char::is_whitespace)).then(|| name.to_ascii_lowercase())
 }
 
 fn origin_of(url: &str) -> &str {
@@ -752,6 +771,24 @@ mod tests {
             body: rpc.to_string().into_bytes(),
         };
         tool_answer(tool, &response, 1)
+    }
+
+    #[test]
+    fn get_status_names_the_database() {
+        let named = super::database_named;
+        assert_eq!(
+            named("Graphiti MCP server is running and connected to falkordb database").as_deref(),
+            Some("falkordb")
+        );
+        assert_eq!(
+            named("Graphiti MCP server is running and connected to Neo4j database").as_deref(),
+            Some("neo4j")
+        );
+        assert_eq!(named("Graphiti MCP server is running"), None);
+        assert_eq!(
+            named("running but database connection failed: connected to nothing"),
+            None
+        );
     }
 
     #[test]

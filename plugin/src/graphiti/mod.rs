@@ -146,6 +146,29 @@ impl Client {
         }
     }
 
+    /// The database behind the server, as the MCP server's `get_status` named it at the last
+    /// health check (the REST server does not say).
+    pub fn database(&self) -> Option<&str> {
+        match self {
+            Client::Mcp(c) => c.database(),
+            Client::Rest(_) => None,
+        }
+    }
+
+    /// Why this server cannot show that a send in doubt arrived, when its last health check
+    /// said so: the MCP server on FalkorDB keeps each group in a graph of its own and its
+    /// `get_episodes` reads only the default one (graphiti-core 0.30 and later).
+    pub fn cannot_confirm(&self) -> Option<String> {
+        match self {
+            Client::Mcp(c) if c.database() == Some("falkordb") => Some(
+                "the MCP server runs on FalkorDB, where get_episodes reads only the server's \
+                 default graph, never this plugin's groups"
+                    .into(),
+            ),
+            _ => None,
+        }
+    }
+
     pub fn health(&mut self, http: &mut dyn Http, deadline: Deadline) -> Result<String> {
         match self {
             Client::Mcp(c) => c.health(http, deadline),

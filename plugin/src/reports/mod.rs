@@ -11,7 +11,7 @@ use crate::api::CommandOutput;
 pub use config_checks::{check_config, lint_rules};
 pub use eval::eval;
 pub use intent_test::render_intent_test;
-pub use status::{SpoolCounts, render_flush, render_status};
+pub use status::{Doubts, SpoolCounts, render_flush, render_status, unlisted_text};
 
 const NONE: &str = "none";
 

@@ -1,7 +1,7 @@
 //! `status` and `flush`: Graphiti's reachability, the counters, the spool and each pack's share.
 
 use crate::api::{CommandOutput, TickReport};
-use crate::config::GraphitiSettings;
+use crate::config::{GraphitiSettings, WhenUnconfirmed};
 use crate::stats::Stats;
 use std::fmt::Write;
 
@@ -17,6 +17,24 @@ pub struct SpoolCounts {
     pub set_aside: usize,
 }
 
+/// How a send in doubt is settled, for `status`: which guarantee holds.
+pub struct Doubts {
+    pub when_unconfirmed: WhenUnconfirmed,
+    pub resend_after_doubt_ms: u64,
+    /// Why Graphiti cannot confirm a send in doubt, when the plugin can tell.
+    pub cannot_confirm: Option<String>,
+}
+
+/// What `status` says of a group whose listing showed nothing when a doubt came due.
+pub fn unlisted_text(unlisted: &crate::spool::Unlisted) -> String {
+    format!(
+        "its episode listing showed nothing of group {} when a send in doubt to it came due ({}); \
+         a listing that cannot see the group, as FalkorDB's, never confirms",
+        unlisted.group_id,
+        crate::time::iso8601(unlisted.at_ms)
+    )
+}
+
 pub fn render_status(
     graphiti: &GraphitiSettings,
     config: &[String],
@@ -24,6 +42,7 @@ pub fn render_status(
     stats: &Stats,
     spool: SpoolCounts,
     retry_in_ms: Option<u64>,
+    doubts: &Doubts,
 ) -> CommandOutput {
     let mut out = String::new();
     let reach = match &health {
@@ -39,7 +58,7 @@ pub fn render_status(
     for line in config {
         let _ = writeln!(out, "{line}");
     }
-    counters(&mut out, stats, &spool, retry_in_ms);
+    counters(&mut out, stats, &spool, retry_in_ms, doubts);
     pack_shares(&mut out, stats);
     CommandOutput {
         exit_code: if health.is_ok() { 0 } else { 1 },
@@ -74,7 +93,13 @@ pub fn render_flush(sent: u32, last: &TickReport, notes: &[String]) -> CommandOu
 }
 
 /// Turns, recall, capture, delivery and the spool, with the current error and any restart note.
-fn counters(out: &mut String, stats: &Stats, spool: &SpoolCounts, retry_in_ms: Option<u64>) {
+fn counters(
+    out: &mut String,
+    stats: &Stats,
+    spool: &SpoolCounts,
+    retry_in_ms: Option<u64>,
+    doubts: &Doubts,
+) {
     let _ = writeln!(
         out,
         "recall:   {} turns, {} recalled, {} from the cache, {} fallbacks, {} skipped",
@@ -96,8 +121,12 @@ fn counters(out: &mut String, stats: &Stats, spool: &SpoolCounts, retry_in_ms: O
     if stats.sends_in_doubt + stats.set_aside > 0 {
         let _ = writeln!(
             out,
-            "delivery: {} sends in doubt ({} then found stored, {} sent again), {} set aside",
-            stats.sends_in_doubt, stats.doubts_confirmed, stats.resent_after_doubt, stats.set_aside
+            "delivery: {} sends in doubt ({} then found stored, {} sent again, {} kept aside unconfirmed), {} set aside",
+            stats.sends_in_doubt,
+            stats.doubts_confirmed,
+            stats.resent_after_doubt,
+            stats.doubts_kept_aside,
+            stats.set_aside
         );
     }
     let waiting = match retry_in_ms {
@@ -115,6 +144,7 @@ fn counters(out: &mut String, stats: &Stats, spool: &SpoolCounts, retry_in_ms: O
             "          see graphiti-openclaw spool list; spool requeue puts them back"
         );
     }
+    guarantee(out, doubts);
     if let Some(e) = stats.current_error() {
         let _ = writeln!(
             out,
@@ -125,6 +155,35 @@ fn counters(out: &mut String, stats: &Stats, spool: &SpoolCounts, retry_in_ms: O
     if let Some(note) = &stats.restarted {
         let _ = writeln!(out, "note: {note}");
     }
+}
+
+/// Which guarantee holds for a send whose outcome is unknown: said once, so that nobody waits for
+/// a confirmation that cannot come.
+fn guarantee(out: &mut String, doubts: &Doubts) {
+    let wait = crate::delivery::wait_text(doubts.resend_after_doubt_ms);
+    let choice = format!(
+        "capture.when_unconfirmed: {}",
+        doubts.when_unconfirmed.name()
+    );
+    let outcome = match doubts.when_unconfirmed {
+        WhenUnconfirmed::SendAgain => {
+            format!("sent again ({choice}): never lost, possibly stored twice")
+        }
+        WhenUnconfirmed::KeepAside => format!(
+            "set aside for spool requeue ({choice}): never stored twice, possibly missing from \
+             Graphiti until an operator requeues it"
+        ),
+    };
+    let _ = match &doubts.cannot_confirm {
+        Some(why) => writeln!(
+            out,
+            "doubts:   Graphiti cannot confirm a send in doubt here ({why}): after {wait} each is {outcome}"
+        ),
+        None => writeln!(
+            out,
+            "doubts:   a send in doubt is confirmed once Graphiti lists it; not listed after {wait}, it is {outcome}"
+        ),
+    };
 }
 
 /// Each pack's share of turns, flagged when its keywords may be too broad.

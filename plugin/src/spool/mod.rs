@@ -11,6 +11,7 @@
 //! | `<stem>.doubt` | sent, outcome unknown: not sent again until Graphiti is seen to lack it |
 //! | `<stem>.rejected` | set aside: Graphiti refused this entry itself |
 //! | `<stem>.corrupt` | set aside: the file cannot be read as an episode |
+//! | `<stem>.unconfirmed` | set aside: sent, outcome unknown, Graphiti never listed it, and the user chose never twice (`capture.when_unconfirmed: keep-aside`) |
 //!
 //! `<stem>.meta` beside it keeps when doubt began and why and how often it was set aside. Stems begin
 //! with the capture time, so their order is the queue's. An entry is removed only after Graphiti
@@ -53,15 +54,17 @@ pub enum State {
     InDoubt,
     Rejected,
     Corrupt,
+    Unconfirmed,
 }
 
 impl State {
-    const ALL: [State; 5] = [
+    const ALL: [State; 6] = [
         State::Waiting,
         State::Sending,
         State::InDoubt,
         State::Rejected,
         State::Corrupt,
+        State::Unconfirmed,
     ];
 
     fn extension(self) -> &'static str {
@@ -71,11 +74,12 @@ impl State {
             State::InDoubt => "doubt",
             State::Rejected => "rejected",
             State::Corrupt => "corrupt",
+            State::Unconfirmed => "unconfirmed",
         }
     }
 
     pub fn is_set_aside(self) -> bool {
-        matches!(self, State::Rejected | State::Corrupt)
+        matches!(self, State::Rejected | State::Corrupt | State::Unconfirmed)
     }
 
     /// Not yet delivered and not set aside: counts against the spool's size.
@@ -112,6 +116,16 @@ pub struct Backoff {
     /// Unix milliseconds before which no send is tried.
     pub next_attempt_ms: u64,
     pub last_error: Option<String>,
+}
+
+/// A group whose episode listing showed nothing when a send in doubt to it came due: Graphiti
+/// probably cannot list that group (FalkorDB's listing reads only its default graph), so it
+/// cannot confirm sends there. Kept for `status`; forgotten once a listing confirms a doubt.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default)]
+pub struct Unlisted {
+    pub group_id: String,
+    pub at_ms: u64,
 }
 
 #[derive(Debug, PartialEq)]
@@ -480,6 +494,27 @@ impl Spool {
         let mut text = kept.join(&b'\n');
         text.push(b'\n');
         write_atomically(&path, &text)
+    }
+
+    fn unlisted_path(&self) -> PathBuf {
+        self.dir.join("unlisted.json")
+    }
+
+    pub fn unlisted(&self) -> Option<Unlisted> {
+        crate::files::read(self.unlisted_path())
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+    }
+
+    pub fn save_unlisted(&self, unlisted: &Unlisted) -> Result<(), String> {
+        write_atomically(
+            &self.unlisted_path(),
+            &serde_json::to_vec(unlisted).unwrap_or_default(),
+        )
+    }
+
+    pub fn forget_unlisted(&self) {
+        let _ = fs::remove_file(self.unlisted_path());
     }
 
     pub fn backoff(&self) -> Backoff {

@@ -78,6 +78,53 @@ fn states_move_by_rename_and_set_aside_entries_requeue_in_order() {
 }
 
 #[test]
+fn an_unconfirmed_entry_is_kept_aside_out_of_the_queue_until_requeued() {
+    let dir = temp("unconfirmed");
+    let spool = Spool::new(&dir);
+    spool.append(&episode("u"), 10).unwrap();
+    let doubt = spool.put_in_doubt(&spool.entries().unwrap()[0], 5).unwrap();
+    spool
+        .set_aside(&doubt, State::Unconfirmed, "could not confirm", 6)
+        .unwrap();
+    assert_eq!(names(&spool, State::Unconfirmed), ["u"]);
+    assert!(
+        dir.join("spool")
+            .join(format!("{}.unconfirmed", doubt.stem))
+            .exists()
+    );
+    assert_eq!(
+        spool.depth(),
+        0,
+        "neither waiting nor in doubt: never sent by itself"
+    );
+    assert_eq!(spool.meta(&doubt.stem).times_in_doubt, 1);
+    assert_eq!(spool.requeue_set_aside().unwrap(), 1);
+    let requeued = spool.in_state(State::Waiting).unwrap();
+    let meta = spool.meta(&requeued[0].stem);
+    assert_eq!(
+        (meta.times_in_doubt, meta.set_aside_reason.as_deref()),
+        (1, Some("could not confirm")),
+        "it goes again with the longer timeout of a send once in doubt"
+    );
+}
+
+#[test]
+fn a_group_seen_unlisted_is_kept_until_forgotten() {
+    let dir = temp("unlisted");
+    let spool = Spool::new(&dir);
+    assert_eq!(spool.unlisted(), None);
+    fs::create_dir_all(dir.join("spool")).unwrap();
+    let seen = Unlisted {
+        group_id: "chat-1".into(),
+        at_ms: 7,
+    };
+    spool.save_unlisted(&seen).unwrap();
+    assert_eq!(spool.unlisted(), Some(seen));
+    spool.forget_unlisted();
+    assert_eq!(spool.unlisted(), None);
+}
+
+#[test]
 fn an_unreadable_journal_line_costs_only_itself() {
     let dir = temp("journal");
     let spool = Spool::new(&dir);

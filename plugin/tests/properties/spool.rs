@@ -1,8 +1,10 @@
 //! Spool replay: random sequences of captures, ticks with a scripted outcome per send, kills mid-send,
-//! restarts, requeues and flushes, over either API, then a final drain. Every captured turn reaches
-//! Graphiti at least once unless Graphiti rejected it (then it is set aside with its reason, never
-//! deleted); Graphiti stores turns in capture order except those resent after a doubt or requeued;
-//! a turn is stored twice only when a doubt was resent; nothing is left behind.
+//! restarts, requeues and flushes, over either API and either `capture.when_unconfirmed`, then a
+//! final drain. Every captured turn reaches Graphiti at least once unless Graphiti rejected it, or
+//! it was kept aside unconfirmed (then it is set aside with its reason, never deleted); Graphiti
+//! stores turns in capture order except those resent after a doubt, kept aside or requeued; a turn
+//! is stored twice only when a doubt was resent, or an operator requeued it after it was kept
+//! aside; nothing else is left behind.
 
 use crate::fake_graphiti::{Outcome, Scripted};
 use crate::support::{TempDir, config, example_engine};
@@ -74,7 +76,13 @@ enum Api {
     Mcp,
 }
 
-fn engine(server: &Scripted, state: &Path, api: Api, resend_after_doubt_ms: u64) -> Engine {
+fn engine(
+    server: &Scripted,
+    state: &Path,
+    api: Api,
+    resend_after_doubt_ms: u64,
+    keep_aside: bool,
+) -> Engine {
     let mut engine = example_engine(Some(state), Box::new(server.clone()));
     let graphiti = match api {
         Api::Rest => json!({"url": "http://graphiti.test", "transport": "rest"}),
@@ -84,7 +92,8 @@ fn engine(server: &Scripted, state: &Path, api: Api, resend_after_doubt_ms: u64)
         json!({
             "graphiti": graphiti,
             "capture": {"backoff_initial_ms": 1, "backoff_max_ms": 1,
-                        "resend_after_doubt_ms": resend_after_doubt_ms}
+                        "resend_after_doubt_ms": resend_after_doubt_ms,
+                        "when_unconfirmed": if keep_aside { "keep-aside" } else { "send-again" }}
         })
         .to_string(),
     ));
@@ -97,6 +106,7 @@ struct Run {
     state: TempDir,
     server: Scripted,
     api: Api,
+    keep_aside: bool,
     engine: Engine,
     captured: Vec<String>,
     notes: Vec<String>,
@@ -174,6 +184,7 @@ impl Run {
                     self.state.path(),
                     self.api,
                     resend_after_doubt_ms,
+                    self.keep_aside,
                 )
             }
             Op::Requeue => {
@@ -193,7 +204,13 @@ impl Run {
     /// nothing waits.
     fn drain(&mut self) -> u32 {
         self.server.clear_script();
-        self.engine = engine(&self.server, self.state.path(), self.api, 0);
+        self.engine = engine(
+            &self.server,
+            self.state.path(),
+            self.api,
+            0,
+            self.keep_aside,
+        );
         let mut pending = u32::MAX;
         for _ in 0..20 {
             pending = self.tick();
@@ -218,6 +235,20 @@ impl Run {
         resent
     }
 
+    /// Names the notes say were kept aside unconfirmed, with how often.
+    fn kept_aside(&self) -> HashMap<String, usize> {
+        let mut kept = HashMap::new();
+        for note in &self.notes {
+            if let Some((name, _)) = note.strip_prefix("episode ").and_then(|n| {
+                n.split_once(": sent ")
+                    .filter(|(_, rest)| rest.contains("Graphiti could not confirm it"))
+            }) {
+                *kept.entry(name.to_string()).or_insert(0) += 1;
+            }
+        }
+        kept
+    }
+
     /// Names the notes say Graphiti rejected (set aside at some point).
     fn rejected(&self) -> HashSet<String> {
         self.notes
@@ -236,14 +267,15 @@ proptest! {
         mcp in any::<bool>(),
         lists_episodes in any::<bool>(),
         long_doubt in any::<bool>(),
+        keep_aside in any::<bool>(),
         ops in prop::collection::vec(op(), 1..28),
     ) {
         let api = if mcp { Api::Mcp } else { Api::Rest };
         let resend_after_doubt_ms = if long_doubt { 3_600_000 } else { 0 };
         let state = TempDir::new("spool");
         let server = Scripted::new(lists_episodes);
-        let engine = engine(&server, state.path(), api, resend_after_doubt_ms);
-        let mut run = Run { state, server, api, engine, captured: vec![], notes: vec![] };
+        let engine = engine(&server, state.path(), api, resend_after_doubt_ms, keep_aside);
+        let mut run = Run { state, server, api, keep_aside, engine, captured: vec![], notes: vec![] };
         for op in ops {
             run.apply(op, resend_after_doubt_ms);
         }
@@ -254,10 +286,17 @@ proptest! {
         let entries = spool.entries().unwrap();
         let mut set_aside = HashSet::new();
         for entry in &entries {
-            prop_assert_eq!(entry.state, State::Rejected, "left behind: {:?}", entry);
             let episode = spool.read(entry).unwrap();
             let reason = spool.meta(&entry.stem).set_aside_reason.unwrap_or_default();
-            prop_assert!(reason.contains("Graphiti rejected episode"), "reason: {:?}", reason);
+            match entry.state {
+                State::Rejected => {
+                    prop_assert!(reason.contains("Graphiti rejected episode"), "reason: {:?}", reason);
+                }
+                State::Unconfirmed if keep_aside => {
+                    prop_assert!(reason.contains("could not confirm"), "reason: {:?}", reason);
+                }
+                _ => prop_assert!(false, "left behind: {:?}", entry),
+            }
             set_aside.insert(episode.name);
         }
         let stored = run.server.stored();
@@ -269,27 +308,38 @@ proptest! {
         }
 
         let resent = run.resent();
+        let kept_aside = run.kept_aside();
         let rejected = run.rejected();
+        if keep_aside {
+            prop_assert!(resent.is_empty(), "keep-aside, yet resent: {:?}", resent);
+        } else {
+            prop_assert!(kept_aside.is_empty(), "send-again, yet kept aside: {:?}", kept_aside);
+        }
         let mut counts: HashMap<&str, usize> = HashMap::new();
         for name in &stored {
             *counts.entry(name).or_insert(0) += 1;
         }
         for (name, count) in &counts {
-            let explained = resent.get(*name).copied().unwrap_or(0);
+            // A kept-aside turn goes again only when an operator requeues it.
+            let explained = resent.get(*name).copied().unwrap_or(0)
+                + kept_aside.get(*name).copied().unwrap_or(0);
             prop_assert!(
                 count - 1 <= explained,
-                "{} stored {} times but resent after a doubt {} times; notes: {:?}",
+                "{} stored {} times but resent after a doubt or kept aside {} times; notes: {:?}",
                 name, count, explained, run.notes
             );
         }
-        let counted = stats::load(run.state.path()).resent_after_doubt;
-        prop_assert_eq!(counted as usize, resent.values().sum::<usize>(), "counter vs notes");
+        let stats = stats::load(run.state.path());
+        prop_assert_eq!(stats.resent_after_doubt as usize, resent.values().sum::<usize>(), "counter vs notes");
+        prop_assert_eq!(stats.doubts_kept_aside as usize, kept_aside.values().sum::<usize>(), "counter vs notes");
 
         // First arrivals of the turns never resent nor set aside keep the capture order.
         let mut seen = HashSet::new();
         let arrivals: Vec<&String> = stored
             .iter()
-            .filter(|n| !resent.contains_key(*n) && !rejected.contains(*n))
+            .filter(|n| {
+                !resent.contains_key(*n) && !kept_aside.contains_key(*n) && !rejected.contains(*n)
+            })
             .filter(|n| seen.insert(*n))
             .collect();
         let captured_order: Vec<&String> = run
