@@ -109,12 +109,17 @@ impl Guest for Probe {
     fn expert_run_ended(_report: RunReport, _now_ms: u64) -> RuntimeWork {
         idle()
     }
+
+    fn expert_delivered(_run_ids: Vec<String>, _now_ms: u64) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 fn idle() -> RuntimeWork {
     RuntimeWork {
         start: Vec::new(),
         deliver: Vec::new(),
+        end_sessions: Vec::new(),
         notes: Vec::new(),
         tick_in_ms: None,
     }
