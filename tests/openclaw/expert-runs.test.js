@@ -282,6 +282,14 @@ test('the Gateway killed with SIGKILL while runs are in flight and queued: after
   const history = await call('chat.history', { sessionKey: 'agent:main:main', limit: 200 });
   const texts = history.messages.filter((m) => m.role === 'user').map((m) => JSON.stringify(m.content));
   for (const id of ids) assert.equal(texts.filter((t) => t.includes(`(${id}, trigger new_ticket) finished`)).length, 1, `${id} once in the main transcript`);
+  // Finished invocations leave OpenClaw's session list (their transcripts stay on disk).
+  const left = async () => {
+    const listed = await call('sessions.list', {});
+    return (listed.sessions ?? []).map((row) => row.key ?? row.sessionKey).filter((key) => ids.some((id) => key?.endsWith(`:expert:${EXPERT}:${id}`)));
+  };
+  await eventually(async () => (await left()).length === 0, 'the finished invocations\' sessions deleted').catch(async (error) => {
+    throw new Error(`${error.message}: still listed ${JSON.stringify(await left())}`);
+  });
   say(`restart: ready in ${gateway.readyMs} ms; ${recovery.map((l) => l.replace(/^\S+ /, '').slice(0, 160)).join(' | ')}`);
   say(`restart: attempts per invocation ${ids.map((id) => `${id} ${JSON.stringify(attempts(id))}`).join(', ')}; results in the main transcript: ${ids.map((id) => texts.filter((t) => t.includes(`(${id}, trigger new_ticket) finished`)).length).join(', ')}; OpenClaw resumptions seen by the model: ${resumedByOpenClaw.length}`);
 });
