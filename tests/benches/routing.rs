@@ -3,7 +3,8 @@
 //! side in one run. Every method's answer is checked (the planted rule must win), so a fast wrong
 //! router fails the benchmark. Then the configuration load per rule count: natively
 //! (`Router::load`), the component's `reload-config`, and a whole `Shim::new` from the
-//! compiled-component cache; each load must give every rule.
+//! compiled-component cache; each load must give every rule. Then one load each of 50,000 to
+//! 200,000 keywords, which must still route to the last rule.
 //!
 //! Run: `cargo bench -p graphiti-openclaw-tests --bench routing` (after scripts/build.sh). Set
 //! `ROUTING_BENCH_QUICK=1` for a short run.
@@ -142,6 +143,38 @@ fn compile_once(cache_dir: &Path, limits: Limits) -> Duration {
     );
     let _ = std::fs::remove_dir_all(&dir);
     took
+}
+
+/// The keyword automaton at 50,000 to 200,000 keywords, built by one native `Router::load` each
+/// (most of that load): the last rule's keywords must still route to it.
+fn many_keywords() {
+    println!("many keywords: one native Router::load each, {KEYWORDS_PER_RULE} keywords per rule");
+    for keywords in [50_000, 100_000, 200_000] {
+        let rules = keywords / KEYWORDS_PER_RULE;
+        let dir = temp_dir(&format!("bench-keywords-{keywords}"));
+        write_config(&dir, rules);
+        let start = Instant::now();
+        let router = Router::load(&ConfigRoots::new(dir.clone(), None), &Default::default())
+            .unwrap_or_else(|e| panic!("{e:?}"))
+            .router;
+        let took = start.elapsed();
+        let last = rules - 1;
+        let text = prompt(last, 0);
+        let input = RouteInput {
+            prompt: &text,
+            recall: &Recall::default(),
+            group_chat: false,
+            previous: None,
+            now_ms: 0,
+        };
+        assert_eq!(
+            router.route(&input).decision.intent,
+            Some(format!("rule_{last}")),
+            "the last rule among {keywords} keywords"
+        );
+        println!("{keywords:>7} keywords  {:>8.1} ms", ms(took));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
 
 fn main() {
@@ -300,6 +333,7 @@ fn main() {
     for line in &sticky_lines {
         println!("{line}");
     }
+    many_keywords();
     let flatness = component_medians[3] / component_medians[0];
     println!("component median at 10,000 rules / at 10 rules: {flatness:.2}× (flat = close to 1)");
     println!(
