@@ -4,10 +4,10 @@
 
 use super::bindings::{Bindings, load_bindings};
 use super::findings::{Finding, Rule, Severity};
+pub use super::package::ZoneCheck;
 use super::package::{LoadLimits, MANIFEST_FILE, Package, load_package_checking_zones};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 
 /// Packages examined under one root at most.
 const MAX_PACKAGES: usize = 1000;
@@ -30,29 +30,6 @@ pub struct LoadOptions {
     pub known_servers: Option<Vec<String>>,
     /// The host's time zones, for cron triggers' `tz`; `None` skips the check.
     pub zone_check: Option<ZoneCheck>,
-}
-
-/// Whether the host knows a time zone (`Err`: its words why not). The component carries no zone
-/// database: without this, a misspelled zone would load and its trigger never fire.
-#[derive(Clone)]
-pub struct ZoneCheck(Rc<ZoneLookup>);
-
-type ZoneLookup = dyn Fn(&str) -> Result<(), String>;
-
-impl ZoneCheck {
-    pub fn new(check: impl Fn(&str) -> Result<(), String> + 'static) -> ZoneCheck {
-        ZoneCheck(Rc::new(check))
-    }
-
-    pub fn check(&self, zone: &str) -> Result<(), String> {
-        (self.0)(zone)
-    }
-}
-
-impl std::fmt::Debug for ZoneCheck {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ZoneCheck")
-    }
 }
 
 /// A package with both validation phases run.

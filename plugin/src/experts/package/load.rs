@@ -13,7 +13,7 @@ use super::runtime::{
 use super::triggers::{check_concurrency, check_triggers};
 use super::validate;
 use crate::experts::findings::{Finding, Rule, finding};
-use crate::experts::loader::ZoneCheck;
+use super::ZoneCheck;
 use crate::experts::yaml::{self, FieldPath, Lines};
 use std::path::{Path, PathBuf};
 

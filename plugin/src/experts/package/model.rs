@@ -1,6 +1,7 @@
 //! The package as loaded (spec §2–§11): the validated data every other part of `experts` reads, and
 //! the naming rules (tool names, `tool.operation` keys) the checks share.
 
+use std::rc::Rc;
 use crate::experts::policy::{Policy, Tier};
 use std::path::PathBuf;
 
@@ -364,5 +365,28 @@ impl Default for Learning {
             approval: Tier::Confirm,
             max_entries_per_file: 50,
         }
+    }
+}
+
+/// Whether the host knows a time zone (`Err`: its words why not). The component carries no zone
+/// database: without this, a misspelled zone would load and its trigger never fire.
+#[derive(Clone)]
+pub struct ZoneCheck(Rc<ZoneLookup>);
+
+type ZoneLookup = dyn Fn(&str) -> Result<(), String>;
+
+impl ZoneCheck {
+    pub fn new(check: impl Fn(&str) -> Result<(), String> + 'static) -> ZoneCheck {
+        ZoneCheck(Rc::new(check))
+    }
+
+    pub fn check(&self, zone: &str) -> Result<(), String> {
+        (self.0)(zone)
+    }
+}
+
+impl std::fmt::Debug for ZoneCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ZoneCheck")
     }
 }

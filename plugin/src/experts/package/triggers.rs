@@ -8,7 +8,7 @@ use super::model::{Concurrency, SessionMode, Trigger};
 use super::values::{Report, check_enum, check_payload_path, looks_like_time_zone};
 use crate::experts::cron;
 use crate::experts::findings::Rule;
-use crate::experts::loader::ZoneCheck;
+use super::ZoneCheck;
 use crate::experts::yaml::FieldPath;
 
 const CONCURRENCY_MODES: [&str; 3] = ["parallel", "serial", "serial_per_key"];
