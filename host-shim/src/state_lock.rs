@@ -306,19 +306,11 @@ mod tests {
     /// another process broke it and took the lock. The fresh lock must end up back in place.
     #[test]
     fn a_fresh_lock_moved_aside_by_mistake_is_put_back() {
-        /// Removed when dropped: when the test ends, passed or failed.
-        struct Scratch(PathBuf);
-        impl Drop for Scratch {
-            fn drop(&mut self) {
-                let _ = fs::remove_dir_all(&self.0);
-            }
-        }
-        let scratch = Scratch(
-            std::env::temp_dir().join(format!("graphiti-openclaw-putback-{}", std::process::id())),
-        );
-        let dir = &scratch.0;
-        let _ = fs::remove_dir_all(dir);
-        fs::create_dir_all(dir).unwrap();
+        let scratch = tempfile::Builder::new()
+            .prefix("graphiti-openclaw-putback-")
+            .tempdir()
+            .expect("a temporary directory");
+        let dir = scratch.path();
         let path = dir.join("send.lock");
         let record = |token: &str| LockRecord {
             pid: std::process::id(),

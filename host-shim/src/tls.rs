@@ -150,34 +150,16 @@ pub(crate) fn handshake_failure(err: &rustls::Error, origin: &str) -> String {
 mod tests {
     use super::*;
 
-    /// A file in a directory of its own, removed with it when dropped: when the test ends,
-    /// passed or failed.
-    struct TempFile(PathBuf);
-
-    impl std::ops::Deref for TempFile {
-        type Target = Path;
-        fn deref(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl Drop for TempFile {
-        fn drop(&mut self) {
-            if let Some(dir) = self.0.parent() {
-                let _ = std::fs::remove_dir_all(dir);
-            }
-        }
-    }
-
-    fn temp_file(name: &str, contents: &[u8]) -> TempFile {
-        let dir = std::env::temp_dir().join(format!(
-            "graphiti-openclaw-tls-{}-{name}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(name);
-        std::fs::write(&path, contents).unwrap();
-        TempFile(path)
+    /// A file holding `contents`, its name ending in `name`, removed when dropped: when the test
+    /// ends, passed or failed.
+    fn temp_file(name: &str, contents: &[u8]) -> tempfile::NamedTempFile {
+        let mut file = tempfile::Builder::new()
+            .prefix("graphiti-openclaw-tls-")
+            .suffix(name)
+            .tempfile()
+            .expect("a temporary file");
+        std::io::Write::write_all(&mut file, contents).unwrap();
+        file
     }
 
     #[test]
@@ -190,8 +172,8 @@ mod tests {
 
     #[test]
     fn a_file_without_certificates_is_refused() {
-        let path = temp_file("empty.pem", b"not a certificate\n");
-        let err = read_ca_file(SSL_CERT_FILE, &path).unwrap_err();
+        let file = temp_file("empty.pem", b"not a certificate\n");
+        let err = read_ca_file(SSL_CERT_FILE, file.path()).unwrap_err();
         assert_eq!(err.named_by, SSL_CERT_FILE);
         assert!(
             err.reason.contains("no certificate in it"),
@@ -202,21 +184,21 @@ mod tests {
 
     #[test]
     fn a_damaged_certificate_is_refused_with_its_number() {
-        let path = temp_file(
+        let file = temp_file(
             "damaged.pem",
             b"-----BEGIN CERTIFICATE-----\nMIIBnot-base64!!\n-----END CERTIFICATE-----\n",
         );
-        let err = read_ca_file(EXTRA_CA_FILE, &path).unwrap_err();
+        let err = read_ca_file(EXTRA_CA_FILE, file.path()).unwrap_err();
         assert!(err.reason.starts_with("certificate 1 "), "{}", err.reason);
     }
 
     #[test]
     fn well_formed_pem_that_is_no_certificate_is_refused_as_a_ca() {
-        let path = temp_file(
+        let file = temp_file(
             "garbage.pem",
             b"-----BEGIN CERTIFICATE-----\nAAECAwQF\n-----END CERTIFICATE-----\n",
         );
-        let err = read_ca_file(EXTRA_CA_FILE, &path).unwrap_err();
+        let err = read_ca_file(EXTRA_CA_FILE, file.path()).unwrap_err();
         assert!(
             err.reason
                 .starts_with("certificate 1 cannot be used as a CA"),

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use host_shim::{CacheOutcome, Command, Shim};
 use support::{
     TempDir, as_root, example_config, give_to_another_user, mode, plugin_wasm, probe_wasm,
-    set_mode, shim_with_cache,
+    set_mode, shim_with_cache, temp_dir,
 };
 
 /// The payload, then a trailer: the wasm's digest (32 bytes) and file identity (40), key (32),
@@ -103,10 +103,10 @@ struct ProbeCache {
 impl ProbeCache {
     fn new(label: &str) -> ProbeCache {
         let (config, root) = (
-            TempDir::new(&format!("{label}-config")),
-            TempDir::new(label),
+            temp_dir(&format!("{label}-config")),
+            temp_dir(label),
         );
-        let dir = root.join("cache");
+        let dir = root.path().join("cache");
         let shim = shim_with_cache(&probe_wasm(), config.path(), &dir);
         assert_eq!(shim.cache_outcome(), &CacheOutcome::Miss);
         let file = shim.cache_file().unwrap().to_path_buf();
@@ -274,7 +274,7 @@ fn an_ancestor_others_can_write_makes_the_cache_untrusted_a_sticky_one_does_not(
 
 /// The uid this test runs as (the owner of what it creates).
 fn our_uid() -> u32 {
-    let probe = TempDir::new("uid");
+    let probe = temp_dir("uid");
     std::fs::metadata(probe.path()).unwrap().uid()
 }
 
@@ -319,8 +319,8 @@ fn another_guests_code_swapped_into_an_open_cache_is_not_run() {
 #[test]
 fn a_symlinked_entry_is_not_followed_and_is_replaced_not_written_through() {
     let cache = ProbeCache::new("symlinked-entry");
-    let elsewhere = TempDir::new("symlinked-entry-target");
-    let target = elsewhere.join("forged.cwasm");
+    let elsewhere = temp_dir("symlinked-entry-target");
+    let target = elsewhere.path().join("forged.cwasm");
     std::fs::copy(&cache.file, &target).unwrap();
     forge(&target, &patched_probe_payload(&target));
     let forged = std::fs::read(&target).unwrap();
@@ -343,8 +343,8 @@ fn a_hard_link_to_another_users_file_is_not_trusted() {
         return;
     }
     let cache = ProbeCache::new("hard-link");
-    let elsewhere = TempDir::new("hard-link-target");
-    let target = elsewhere.join("forged.cwasm");
+    let elsewhere = temp_dir("hard-link-target");
+    let target = elsewhere.path().join("forged.cwasm");
     std::fs::copy(&cache.file, &target).unwrap();
     forge(&target, &patched_probe_payload(&target));
     give_to_another_user(&target);
@@ -361,14 +361,14 @@ fn a_symlinked_cache_directory_is_judged_by_where_it_leads() {
     if !as_root("a symlinked cache directory of another user") {
         return;
     }
-    let links = TempDir::new("dir-links");
-    let config = TempDir::new("dir-links-config");
+    let links = temp_dir("dir-links");
+    let config = temp_dir("dir-links-config");
 
     // To another user's directory holding a forged entry: not used at all.
     let theirs = ProbeCache::new("dir-link-theirs");
     theirs.forge();
     give_to_another_user(&theirs.dir);
-    let link = links.join("to-theirs");
+    let link = links.path().join("to-theirs");
     std::os::unix::fs::symlink(&theirs.dir, &link).unwrap();
     let mut shim = shim_with_cache(&probe_wasm(), config.path(), &link);
     assert_untrusted_and_not_run(&mut shim, &["owned by another user"]);
@@ -379,10 +379,10 @@ fn a_symlinked_cache_directory_is_judged_by_where_it_leads() {
     );
 
     // To a directory of ours: used as usual.
-    let ours = TempDir::new("dir-link-ours");
-    let link = links.join("to-ours");
-    std::os::unix::fs::symlink(ours.join("cache"), &link).unwrap();
-    std::fs::create_dir(ours.join("cache")).unwrap();
+    let ours = temp_dir("dir-link-ours");
+    let link = links.path().join("to-ours");
+    std::os::unix::fs::symlink(ours.path().join("cache"), &link).unwrap();
+    std::fs::create_dir(ours.path().join("cache")).unwrap();
     let shim = shim_with_cache(&probe_wasm(), config.path(), &link);
     assert_eq!(shim.cache_outcome(), &CacheOutcome::Miss);
     let mut shim = shim_with_cache(&probe_wasm(), config.path(), &link);
@@ -392,14 +392,14 @@ fn a_symlinked_cache_directory_is_judged_by_where_it_leads() {
 
 #[test]
 fn a_trusted_cache_hits_without_rewriting_and_new_directories_are_private() {
-    let parent = TempDir::new("trusted");
-    let config = TempDir::new("trusted-config");
-    let cache = parent.join("new/cache");
+    let parent = temp_dir("trusted");
+    let config = temp_dir("trusted-config");
+    let cache = parent.path().join("new/cache");
     let shim = shim_with_cache(&probe_wasm(), config.path(), &cache);
     assert_eq!(shim.cache_outcome(), &CacheOutcome::Miss);
     let file = shim.cache_file().unwrap().to_path_buf();
     assert_eq!((mode(&cache), mode(&file)), (0o700, 0o600));
-    assert_eq!(mode(&parent.join("new")), 0o700);
+    assert_eq!(mode(&parent.path().join("new")), 0o700);
     let before = std::fs::metadata(&file).unwrap();
 
     let mut shim = shim_with_cache(&probe_wasm(), config.path(), &cache);

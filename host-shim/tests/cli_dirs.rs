@@ -1,7 +1,6 @@
 //! The CLI names a directory that cannot be mounted by the option that gave it (not the wasm file).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn plugin_wasm() -> PathBuf {
     let wasm = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -13,29 +12,17 @@ fn plugin_wasm() -> PathBuf {
     wasm
 }
 
-/// A HOME for one run, removed when dropped: when the test ends, passed or failed.
-struct Home(PathBuf);
-
-impl Drop for Home {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn run(args: &[&str]) -> (Option<i32>, String) {
     // One each: the tests run at once, and one's removal must not pull another's HOME away.
-    static RUNS: AtomicUsize = AtomicUsize::new(0);
-    let home = Home(std::env::temp_dir().join(format!(
-        "graphiti-openclaw-cli-dirs-{}-{}",
-        std::process::id(),
-        RUNS.fetch_add(1, Ordering::Relaxed)
-    )));
-    std::fs::create_dir_all(&home.0).unwrap();
+    let home = tempfile::Builder::new()
+        .prefix("graphiti-openclaw-cli-dirs-")
+        .tempdir()
+        .expect("a temporary directory");
     let wasm = plugin_wasm();
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_graphiti-openclaw"))
         .args(["--quiet", "--wasm", wasm.to_str().unwrap()])
         .args(args)
-        .env("HOME", &home.0)
+        .env("HOME", home.path())
         .env_remove("XDG_CACHE_HOME")
         .env_remove("XDG_STATE_HOME")
         .output()

@@ -6,11 +6,11 @@ mod support;
 
 use std::process::Command;
 
-use support::{TempDir, cli};
+use support::{cli, temp_dir};
 
 #[test]
 fn a_huge_file_named_on_the_command_line_is_refused_not_read() {
-    let home = TempDir::new("cli-huge-input");
+    let home = temp_dir("cli-huge-input");
     let huge = home.path().join("recall.json");
     let file = std::fs::File::create(&huge).unwrap();
     file.set_len(11 << 20).unwrap(); // sparse: 11 MiB of zeros
@@ -47,7 +47,7 @@ fn a_huge_file_named_on_the_command_line_is_refused_not_read() {
 
 #[test]
 fn a_file_size_limit_fails_the_write_it_hits_and_the_cli_goes_on() {
-    let home = TempDir::new("cli-ulimit");
+    let home = temp_dir("cli-ulimit");
     std::fs::create_dir_all(home.path().join("config")).unwrap();
     // Every write to a file fails (EFBIG): the compiled-component cache entry cannot be written.
     let script = format!(
@@ -75,7 +75,7 @@ fn a_file_size_limit_fails_the_write_it_hits_and_the_cli_goes_on() {
 
 #[test]
 fn a_closed_output_pipe_ends_the_cli_quietly_not_with_a_panic() {
-    let home = TempDir::new("cli-closed-pipe");
+    let home = temp_dir("cli-closed-pipe");
     // `graphiti-openclaw intent-test … | true`: whatever reads the output has gone before it is written.
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
@@ -85,7 +85,7 @@ fn a_closed_output_pipe_ends_the_cli_quietly_not_with_a_panic() {
         .arg("--config-dir")
         .arg(support::example_config())
         .arg("--cache-dir")
-        .arg(home.join("cache"))
+        .arg(home.path().join("cache"))
         .args(["intent-test", "Plan a dinner with a founder"])
         .stdout(writer)
         .output()

@@ -11,7 +11,7 @@ use std::process::{Child, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use support::{TempDir, cli, cli_command, wait_for_file};
+use support::{TempDir, cli, cli_command, temp_dir, wait_for_file};
 
 fn state_args(state: &TempDir) -> Vec<String> {
     vec!["--state-dir".into(), state.path().display().to_string()]
@@ -41,7 +41,7 @@ fn turn_answer(output: &Output) -> String {
 
 #[test]
 fn a_second_process_finds_the_lock_busy_and_a_killed_holders_lock_is_broken_at_once() {
-    let (home, state) = (TempDir::new("cli-kill"), TempDir::new("cli-kill-state"));
+    let (home, state) = (temp_dir("cli-kill"), temp_dir("cli-kill-state"));
     let lock = state.path().join("locks/send.lock");
     let mut holder = spawn_turn(&home, &state, "lock send 60000 0; sleep 30000");
     wait_for_file(&lock, Duration::from_secs(20));
@@ -105,7 +105,7 @@ fn flush_args(state: &TempDir, origin: &str, extra: &[&str]) -> Vec<String> {
 
 #[test]
 fn two_flushes_at_once_send_once() {
-    let (home, state) = (TempDir::new("cli-flush2"), TempDir::new("cli-flush2-state"));
+    let (home, state) = (temp_dir("cli-flush2"), temp_dir("cli-flush2-state"));
     let origin = slow_origin(Duration::from_millis(1500));
     let script = format!("lock send 60000 0\nhttp {origin}/episodes 10000\n");
     std::fs::create_dir_all(home.path().join("config")).unwrap();
@@ -147,7 +147,7 @@ fn two_flushes_at_once_send_once() {
 
 #[test]
 fn flush_has_the_send_timeout_and_spool_is_wired() {
-    let (home, state) = (TempDir::new("cli-flush"), TempDir::new("cli-flush-state"));
+    let (home, state) = (temp_dir("cli-flush"), temp_dir("cli-flush-state"));
     let origin = slow_origin(Duration::from_millis(800));
     std::fs::create_dir_all(home.path().join("config")).unwrap();
     std::fs::write(

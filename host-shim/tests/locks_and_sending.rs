@@ -10,7 +10,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use host_shim::{Command, Limits, PromptEvent, Shim, ShimError, ShimOptions, SpoolCommand};
-use support::{LIMITS, TempDir, ctx, probe_options};
+use support::{LIMITS, TempDir, ctx, probe_options, temp_dir};
 
 /// The probe's answer to a prompt, or the reason it gave none.
 fn answer(shim: &mut Shim, text: &str) -> String {
@@ -35,7 +35,7 @@ fn probe_on(config: &TempDir, state: &TempDir) -> Shim {
 
 #[test]
 fn two_shims_on_one_state_directory_exclude_each_other() {
-    let (config, state) = (TempDir::new("two-config"), TempDir::new("two-state"));
+    let (config, state) = (temp_dir("two-config"), temp_dir("two-state"));
     let (mut a, mut b) = (probe_on(&config, &state), probe_on(&config, &state));
 
     assert_eq!(answer(&mut a, "lock send 60000 0"), "Ok(())");
@@ -55,7 +55,7 @@ fn two_shims_on_one_state_directory_exclude_each_other() {
 
 #[test]
 fn a_trapped_instance_and_a_dropped_shim_give_up_their_locks() {
-    let (config, state) = (TempDir::new("trap-config"), TempDir::new("trap-state"));
+    let (config, state) = (temp_dir("trap-config"), temp_dir("trap-state"));
     let (mut a, mut b) = (probe_on(&config, &state), probe_on(&config, &state));
 
     let reason = answer(&mut a, "lock send 60000 0; panic");
@@ -69,8 +69,8 @@ fn a_trapped_instance_and_a_dropped_shim_give_up_their_locks() {
 #[test]
 fn waiting_for_a_lock_ends_at_the_calls_deadline() {
     let (config, state) = (
-        TempDir::new("deadline-config"),
-        TempDir::new("deadline-state"),
+        temp_dir("deadline-config"),
+        temp_dir("deadline-state"),
     );
     let mut a = probe_on(&config, &state);
     let mut b = Shim::new(ShimOptions {
@@ -98,7 +98,7 @@ fn waiting_for_a_lock_ends_at_the_calls_deadline() {
 
 #[test]
 fn without_a_state_directory_a_lock_fails() {
-    let config = TempDir::new("nostate-config");
+    let config = temp_dir("nostate-config");
     let mut shim = Shim::new(probe_options(&config, None)).unwrap();
     assert_eq!(
         answer(&mut shim, "lock send 60000 0"),
@@ -158,7 +158,7 @@ fn slow_sender(config: &TempDir, send_timeout: Duration) -> Shim {
 
 #[test]
 fn flush_and_tick_may_send_for_longer_than_a_call_may_take() {
-    let config = TempDir::new("send-long");
+    let config = temp_dir("send-long");
     let mut shim = slow_sender(&config, Duration::from_secs(5));
 
     let output = shim.run_command(&Command::Flush);
@@ -189,7 +189,7 @@ fn flush_and_tick_may_send_for_longer_than_a_call_may_take() {
 
 #[test]
 fn the_send_timeout_bounds_flush_and_tick() {
-    let config = TempDir::new("send-short");
+    let config = temp_dir("send-short");
     let mut shim = slow_sender(&config, Duration::from_millis(400));
 
     let started = Instant::now();
@@ -215,7 +215,7 @@ fn the_send_timeout_bounds_flush_and_tick() {
 
 #[test]
 fn a_zero_send_timeout_is_refused() {
-    let config = TempDir::new("send-zero");
+    let config = temp_dir("send-zero");
     let options = ShimOptions {
         limits: Limits {
             send_timeout: Duration::ZERO,
@@ -280,7 +280,7 @@ impl Drop for ClosedPort {
 fn a_closed_port_is_a_connect_error() {
     let closed = ClosedPort::new();
     let origin = format!("http://127.0.0.1:{}", closed.port);
-    let config = TempDir::new("http-connect");
+    let config = temp_dir("http-connect");
     let mut shim = probe_allowing(&config, &origin);
 
     let text = answer(&mut shim, &format!("http {origin}/episodes"));
@@ -297,7 +297,7 @@ fn a_connection_closed_after_the_request_is_a_transport_error() {
         // Reads the whole request, then hangs up without a word.
         read_head(&mut stream)
     });
-    let config = TempDir::new("http-transport");
+    let config = temp_dir("http-transport");
     let mut shim = probe_allowing(&config, &origin);
 
     let text = answer(&mut shim, &format!("http {origin}/episodes"));

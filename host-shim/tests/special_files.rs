@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use host_shim::{Limits, Shim, ShimOptions};
 use support::{
-    TempDir, as_root, example_config, make_fifo, make_zero_device, plugin_wasm, probe_wasm,
-    release_fifo, run_cli_with_watchdog,
+    as_root, example_config, make_fifo, make_zero_device, plugin_wasm, probe_wasm,
+    release_fifo, run_cli_with_watchdog, temp_dir,
 };
 
 const CALL_TIMEOUT: Duration = Duration::from_secs(2);
@@ -97,10 +97,10 @@ fn refused_by_the_host(shim: &Shim, name: &str) -> bool {
 
 #[test]
 fn reading_a_fifo_in_config_fails_at_once() {
-    let config = TempDir::new("fifo-read");
-    let fifo = config.join("rules.yaml");
+    let config = temp_dir("fifo-read");
+    let fifo = config.path().join("rules.yaml");
     make_fifo(&fifo);
-    std::os::unix::fs::symlink("rules.yaml", config.join("link.yaml")).unwrap();
+    std::os::unix::fs::symlink("rules.yaml", config.path().join("link.yaml")).unwrap();
     let mut shim = probe_shim(config.path(), None);
 
     for name in ["rules.yaml", "link.yaml"] {
@@ -116,7 +116,7 @@ fn reading_a_fifo_in_config_fails_at_once() {
         assert!(refused_by_the_host(&shim, name), "{name}: no host log");
     }
     // Regular files still read.
-    std::fs::write(config.join("ok.yaml"), "ok").unwrap();
+    std::fs::write(config.path().join("ok.yaml"), "ok").unwrap();
     let (answer, _) = probe_answer(shim, "read /config/ok.yaml", None);
     assert_eq!(answer, "read ok: 2 bytes");
 }
@@ -124,10 +124,10 @@ fn reading_a_fifo_in_config_fails_at_once() {
 #[test]
 fn writing_to_a_fifo_in_state_fails_at_once() {
     let (config, state) = (
-        TempDir::new("fifo-write-config"),
-        TempDir::new("fifo-write"),
+        temp_dir("fifo-write-config"),
+        temp_dir("fifo-write"),
     );
-    let fifo = state.join("pipe");
+    let fifo = state.path().join("pipe");
     make_fifo(&fifo);
     let shim = probe_shim(config.path(), Some(state.path()));
 
@@ -140,14 +140,14 @@ fn writing_to_a_fifo_in_state_fails_at_once() {
 
 #[test]
 fn devices_and_sockets_are_refused_however_they_are_reached() {
-    let config = TempDir::new("special");
+    let config = temp_dir("special");
     let mut names = vec!["dev-zero-link", "socket"];
     if as_root("a device node in the config directory") {
-        make_zero_device(&config.join("zero"));
+        make_zero_device(&config.path().join("zero"));
         names.push("zero");
     }
-    std::os::unix::fs::symlink("/dev/zero", config.join("dev-zero-link")).unwrap();
-    let _socket = UnixListener::bind(config.join("socket")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", config.path().join("dev-zero-link")).unwrap();
+    let _socket = UnixListener::bind(config.path().join("socket")).unwrap();
     let mut shim = probe_shim(config.path(), None);
 
     for name in names {
@@ -228,8 +228,8 @@ fn run_cli(home: &Path, args: &[&str], fifo: Option<&Path>, limit: Duration) -> 
 
 #[test]
 fn a_special_file_as_intent_rules_is_a_config_error_naming_it() {
-    let home = TempDir::new("cli-rules");
-    let config = home.join("config");
+    let home = temp_dir("cli-rules");
+    let config = home.path().join("config");
     config_copy(&config);
     let rules = config.join("intent_rules.yaml");
     let kinds: [(&str, MakeFile); 3] = [
@@ -266,8 +266,8 @@ fn a_special_file_as_intent_rules_is_a_config_error_naming_it() {
 
 #[test]
 fn a_fifo_as_an_overlay_pack_is_a_located_config_error() {
-    let home = TempDir::new("cli-overlay");
-    let overlay = home.join("overlay");
+    let home = temp_dir("cli-overlay");
+    let overlay = home.path().join("overlay");
     std::fs::create_dir_all(overlay.join("packs")).unwrap();
     let pack = overlay.join("packs/dining_recs.pack.yaml");
     make_fifo(&pack);
@@ -297,8 +297,8 @@ fn a_fifo_as_an_overlay_pack_is_a_located_config_error() {
 
 #[test]
 fn a_fifo_in_the_state_directory_does_not_hang_a_turn_or_status() {
-    let home = TempDir::new("cli-state");
-    let state = home.join("state");
+    let home = temp_dir("cli-state");
+    let state = home.path().join("state");
     std::fs::create_dir_all(&state).unwrap();
     let stats = state.join("stats.json");
     make_fifo(&stats);

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use host_shim::{LockError, StateLocks};
 use serde_json::Value;
-use support::TempDir;
+use support::{TempDir, temp_dir};
 
 const LONG: Duration = Duration::from_secs(60);
 const NO_WAIT: Duration = Duration::ZERO;
@@ -75,7 +75,7 @@ fn assert_failed(result: Result<(), LockError>, expected: &str) {
 
 #[test]
 fn the_lock_file_says_who_holds_it_and_only_its_owner_can_read_it() {
-    let state = TempDir::new("file");
+    let state = temp_dir("file");
     let (mut a, _) = locks(&state);
     a.acquire("send", LONG, NO_WAIT).unwrap();
 
@@ -104,7 +104,7 @@ fn the_lock_file_says_who_holds_it_and_only_its_owner_can_read_it() {
 
 #[test]
 fn two_instances_of_one_process_exclude_each_other() {
-    let state = TempDir::new("two");
+    let state = temp_dir("two");
     let ((mut a, _), (mut b, _)) = (locks(&state), locks(&state));
     a.acquire("send", LONG, NO_WAIT).unwrap();
 
@@ -133,7 +133,7 @@ fn two_instances_of_one_process_exclude_each_other() {
 
 #[test]
 fn a_waiter_gets_the_lock_as_soon_as_it_is_released() {
-    let state = TempDir::new("wait");
+    let state = temp_dir("wait");
     let (mut a, _) = locks(&state);
     a.acquire("send", LONG, NO_WAIT).unwrap();
     let waiter = {
@@ -156,7 +156,7 @@ fn a_waiter_gets_the_lock_as_soon_as_it_is_released() {
 
 #[test]
 fn a_lock_left_by_a_dead_process_is_broken_at_once_and_its_holder_has_lost_it() {
-    let state = TempDir::new("dead");
+    let state = temp_dir("dead");
     let ((mut a, _), (mut b, b_log)) = (locks(&state), locks(&state));
     a.acquire("send", LONG, NO_WAIT).unwrap();
     let pid = dead_pid();
@@ -190,7 +190,7 @@ fn a_lock_left_by_a_dead_process_is_broken_at_once_and_its_holder_has_lost_it() 
 
 #[test]
 fn a_lease_that_ran_out_is_broken_even_when_its_holder_lives() {
-    let state = TempDir::new("lease");
+    let state = temp_dir("lease");
     let ((mut a, _), (mut b, b_log)) = (locks(&state), locks(&state));
     a.acquire("send", LONG, NO_WAIT).unwrap();
     rewrite(&lock_file(&state, "send"), |r| {
@@ -210,7 +210,7 @@ fn a_lease_that_ran_out_is_broken_even_when_its_holder_lives() {
 
 #[test]
 fn a_lock_dated_in_the_future_is_broken_not_obeyed_until_then() {
-    let state = TempDir::new("future");
+    let state = temp_dir("future");
     let ((mut a, _), (mut b, b_log)) = (locks(&state), locks(&state));
     a.acquire("send", LONG, NO_WAIT).unwrap();
     // A clock stepped back, or a tampered file: a lease would otherwise last a day more than it says.
@@ -230,7 +230,7 @@ fn a_lock_dated_in_the_future_is_broken_not_obeyed_until_then() {
 
 #[test]
 fn a_holder_whose_lease_ran_out_has_lost_the_lock() {
-    let state = TempDir::new("own-lease");
+    let state = temp_dir("own-lease");
     let (mut a, _) = locks(&state);
     a.acquire("send", Duration::from_millis(100), NO_WAIT)
         .unwrap();
@@ -247,7 +247,7 @@ fn a_holder_whose_lease_ran_out_has_lost_the_lock() {
 
 #[test]
 fn another_hosts_lock_is_judged_by_its_lease_only() {
-    let state = TempDir::new("host");
+    let state = temp_dir("host");
     let ((mut a, _), (mut b, _)) = (locks(&state), locks(&state));
     a.acquire("send", LONG, NO_WAIT).unwrap();
     let pid = dead_pid();
@@ -271,7 +271,7 @@ fn another_hosts_lock_is_judged_by_its_lease_only() {
 
 #[test]
 fn an_unreadable_lock_file_stands_for_5_seconds() {
-    let state = TempDir::new("unreadable");
+    let state = temp_dir("unreadable");
     let (mut a, a_log) = locks(&state);
     fs::create_dir_all(state.path().join("locks")).unwrap();
     let path = lock_file(&state, "send");
@@ -300,8 +300,8 @@ fn an_unreadable_lock_file_stands_for_5_seconds() {
 
 #[test]
 fn a_symlink_or_a_fifo_in_the_lock_files_place_is_never_followed_or_opened() {
-    let state = TempDir::new("symlink");
-    let outside = TempDir::new("symlink-outside");
+    let state = temp_dir("symlink");
+    let outside = temp_dir("symlink-outside");
     let target = outside.path().join("target");
     fs::write(&target, "keep").unwrap();
     fs::create_dir_all(state.path().join("locks")).unwrap();
@@ -328,7 +328,7 @@ fn a_symlink_or_a_fifo_in_the_lock_files_place_is_never_followed_or_opened() {
 
 #[test]
 fn release_removes_only_this_instances_lock() {
-    let state = TempDir::new("release");
+    let state = temp_dir("release");
     let ((mut a, _), (mut b, _)) = (locks(&state), locks(&state));
     let path = lock_file(&state, "send");
     a.acquire("send", LONG, NO_WAIT).unwrap();
@@ -347,7 +347,7 @@ fn release_removes_only_this_instances_lock() {
 
 #[test]
 fn dropping_an_instance_releases_its_locks() {
-    let state = TempDir::new("drop");
+    let state = temp_dir("drop");
     let (mut a, _) = locks(&state);
     a.acquire("send", LONG, NO_WAIT).unwrap();
     a.acquire("counters", LONG, NO_WAIT).unwrap();
@@ -358,7 +358,7 @@ fn dropping_an_instance_releases_its_locks() {
 
 #[test]
 fn bad_names_and_leases_fail_and_create_nothing() {
-    let state = TempDir::new("names");
+    let state = temp_dir("names");
     let (mut a, _) = locks(&state);
     let too_long = "a".repeat(33);
     for name in [

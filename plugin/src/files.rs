@@ -500,54 +500,22 @@ impl<T: DeserializeOwned> Kept<T> {
     }
 }
 
-/// An empty scratch directory's path for a unit test, unique to `label` and this process (not
-/// created: the code under test creates what it needs).
+/// An empty directory for a unit test, named after `label`, removed when dropped: when the test
+/// ends, passed or failed.
 #[cfg(test)]
-pub(crate) fn test_scratch(label: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("{label}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    dir
-}
-
-/// [`test_scratch`]'s directory, removed when dropped: when the test ends, passed or failed.
-#[cfg(test)]
-pub(crate) struct TestScratch(PathBuf);
-
-#[cfg(test)]
-impl TestScratch {
-    pub(crate) fn new(label: &str) -> Self {
-        Self(test_scratch(label))
-    }
-}
-
-#[cfg(test)]
-impl std::ops::Deref for TestScratch {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-#[cfg(test)]
-impl AsRef<Path> for TestScratch {
-    fn as_ref(&self) -> &Path {
-        &self.0
-    }
-}
-
-#[cfg(test)]
-impl Drop for TestScratch {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
+pub(crate) fn temp_dir(label: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("{label}-"))
+        .tempdir()
+        .expect("a temporary directory")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> TestScratch {
-        TestScratch::new(&format!("files-{name}"))
+    fn scratch(name: &str) -> tempfile::TempDir {
+        temp_dir(&format!("files-{name}"))
     }
 
     #[test]
@@ -576,7 +544,8 @@ mod tests {
     #[test]
     fn a_read_across_many_buffer_growths_gives_the_file_from_its_offset() {
         // 200 KB: the buffer grows from 16 KB four times, each growth keeping what was read.
-        let dir = scratch("read-from");
+        let dir_temp = scratch("read-from");
+        let dir = dir_temp.path();
         fs::create_dir_all(&*dir).unwrap();
         let path = dir.join("big.bin");
         let bytes: Vec<u8> = (0..200_000u32).map(|n| (n * 7 % 251) as u8).collect();
@@ -594,7 +563,8 @@ mod tests {
 
     #[test]
     fn an_in_place_write_pads_a_shorter_value_and_readers_take_the_first_value() {
-        let dir = scratch("in-place");
+        let dir_temp = scratch("in-place");
+        let dir = dir_temp.path();
         let path = dir.join("sub").join("state.json");
         write_in_place(&path, br#"{"a":"a long first value"}"#, None).unwrap();
         write_in_place(&path, br#"{"a":"short"}"#, None).unwrap();
@@ -614,7 +584,8 @@ mod tests {
 
     #[test]
     fn a_write_with_a_stale_known_length_still_reads_as_its_own_value() {
-        let dir = scratch("stale-length");
+        let dir_temp = scratch("stale-length");
+        let dir = dir_temp.path();
         let path = dir.join("state.json");
         write_in_place(&path, br#"{"a":"another writer's longer value"}"#, None).unwrap();
         // This instance last saw the file 5 bytes long.
@@ -625,7 +596,8 @@ mod tests {
 
     #[test]
     fn read_gives_every_byte_of_files_small_empty_and_past_its_largest_chunk() {
-        let dir = scratch("read");
+        let dir_temp = scratch("read");
+        let dir = dir_temp.path();
         fs::create_dir_all(&dir).unwrap();
         for len in [0, 1, 16 * 1024, 16 * 1024 + 1, 3 * (1 << 20) + 7] {
             let path = dir.join(format!("f{len}"));
@@ -644,7 +616,8 @@ mod tests {
 
     #[test]
     fn a_kept_content_is_used_until_another_writer_changes_the_file() {
-        let dir = scratch("kept");
+        let dir_temp = scratch("kept");
+        let dir = dir_temp.path();
         let path = dir.join("state.json");
         let (mut mine, mut theirs) = (Kept::<String>::new(4), Kept::<String>::new(4));
         assert!(mine.read(&path, 1024).unwrap().is_none());

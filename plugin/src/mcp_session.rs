@@ -45,7 +45,8 @@ mod tests {
 
     #[test]
     fn a_session_is_resumed_for_its_endpoint_while_young() {
-        let dir = crate::files::TestScratch::new("mcp-session");
+        let dir_temp = crate::files::temp_dir("mcp-session");
+        let dir = dir_temp.path();
         save(&dir, "http://g:8000/mcp", "abc", 1_000).unwrap();
         assert_eq!(
             load(&dir, "http://g:8000/mcp", 2_000).as_deref(),

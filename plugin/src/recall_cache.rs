@@ -232,8 +232,8 @@ mod tests {
         }
     }
 
-    fn scratch(name: &str) -> crate::files::TestScratch {
-        crate::files::TestScratch::new(&format!("recall-cache-{name}"))
+    fn scratch(name: &str) -> tempfile::TempDir {
+        crate::files::temp_dir(&format!("recall-cache-{name}"))
     }
 
     #[test]
@@ -247,7 +247,8 @@ mod tests {
 
     #[test]
     fn a_recent_answer_sharing_terms_stands_in_and_a_later_invalidation_replaces_its_fact() {
-        let dir = scratch("invalidate");
+        let dir_temp = scratch("invalidate");
+        let dir = dir_temp.path();
         let mut kept = Kept::new(1);
         let first = Recall {
             facts: vec![fact("f1", "Maya sees the dentist on Friday", None)],
@@ -313,7 +314,8 @@ mod tests {
 
     #[test]
     fn a_corrupt_cache_is_a_miss_with_a_reason_and_is_replaced() {
-        let dir = scratch("corrupt");
+        let dir_temp = scratch("corrupt");
+        let dir = dir_temp.path();
         let mut kept = Kept::new(1);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(FILE), b"{\"entries\": [trunc").unwrap();
@@ -333,7 +335,8 @@ mod tests {
 
     #[test]
     fn another_instances_store_is_seen_and_an_unchanged_answer_is_not_rewritten_within_a_minute() {
-        let dir = scratch("instances");
+        let dir_temp = scratch("instances");
+        let dir = dir_temp.path();
         let (mut mine, mut theirs) = (Kept::new(1), Kept::new(1));
         let recall = Recall {
             facts: vec![fact("f1", "Maya sees the dentist on Friday", None)],

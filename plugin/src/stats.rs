@@ -382,8 +382,8 @@ fn count_files(state_dir: &Path) -> Vec<(String, PathBuf)> {
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> crate::files::TestScratch {
-        crate::files::TestScratch::new(&format!("stats-{name}"))
+    fn scratch(name: &str) -> tempfile::TempDir {
+        crate::files::temp_dir(&format!("stats-{name}"))
     }
 
     fn turn(captures: u64) -> Stats {
@@ -402,7 +402,8 @@ mod tests {
 
     #[test]
     fn count_logs_are_added_once_even_when_a_merge_stopped_before_saving_or_removing() {
-        let dir = scratch("fold");
+        let dir_temp = scratch("fold");
+        let dir = dir_temp.path();
         let now = crate::time::now_ms();
         let (mut a, mut b) = (None, None);
         append(&dir, &mut a, "a", &turn(1), now);
@@ -436,7 +437,8 @@ mod tests {
 
     #[test]
     fn a_merge_is_worth_it_only_when_counts_changed_since_the_last_or_a_log_is_abandoned() {
-        let dir = scratch("worth");
+        let dir_temp = scratch("worth");
+        let dir = dir_temp.path();
         let now = crate::time::now_ms();
         let nothing = CountsSeen::default();
         assert!(
@@ -464,7 +466,8 @@ mod tests {
 
     #[test]
     fn a_writer_keeps_one_log_until_it_is_idle_or_full() {
-        let dir = scratch("rotate");
+        let dir_temp = scratch("rotate");
+        let dir = dir_temp.path();
         let now = crate::time::now_ms();
         let mut log = None;
         append(&dir, &mut log, "w", &turn(1), now);
@@ -484,7 +487,8 @@ mod tests {
 
     #[test]
     fn a_legacy_count_file_is_folded_once_even_when_a_merge_stopped_before_removing_it() {
-        let dir = scratch("legacy");
+        let dir_temp = scratch("legacy");
+        let dir = dir_temp.path();
         fs::create_dir_all(dir.join("counts")).unwrap();
         let legacy = dir.join("counts/a-1.json");
         fs::write(&legacy, serde_json::to_vec(&turn(1)).unwrap()).unwrap();
@@ -507,7 +511,8 @@ mod tests {
 
     #[test]
     fn a_line_being_written_waits_and_a_line_left_unfinished_is_dropped_with_its_log() {
-        let dir = scratch("unfinished");
+        let dir_temp = scratch("unfinished");
+        let dir = dir_temp.path();
         let now = crate::time::now_ms();
         let mut log = None;
         append(&dir, &mut log, "w", &turn(1), now);
@@ -535,7 +540,8 @@ mod tests {
 
     #[test]
     fn a_count_file_being_written_waits_and_an_old_unreadable_one_is_removed() {
-        let dir = scratch("unreadable");
+        let dir_temp = scratch("unreadable");
+        let dir = dir_temp.path();
         fs::create_dir_all(dir.join("counts")).unwrap();
         fs::write(dir.join("counts/c-1.json"), b"").unwrap();
         let now = crate::time::now_ms();

@@ -15,9 +15,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-mod scratch;
-use scratch::ScratchDir;
-
 /// What the scripted server does with the next `POST /messages`.
 #[derive(Clone, Copy, Debug)]
 enum Answer {
@@ -125,8 +122,11 @@ impl Locks for HeldByThisProcess {
     }
 }
 
-fn state_dir(label: &str) -> ScratchDir {
-    ScratchDir::new(&format!("delivery-{label}"))
+fn state_dir(label: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("delivery-{label}-"))
+        .tempdir()
+        .expect("a temporary directory")
 }
 
 fn engine(graphiti: &Graphiti, state: &Path, resend_after_doubt_ms: u64) -> Engine {
@@ -207,7 +207,8 @@ fn distinct(names: &[String]) -> usize {
 fn an_answer_lost_after_graphiti_stored_the_turn_is_not_sent_again() {
     let graphiti = Graphiti::default();
     graphiti.0.lock().unwrap().lists_episodes = true;
-    let state = state_dir("late");
+    let state_temp = state_dir("late");
+    let state = state_temp.path();
     let mut engine = engine(&graphiti, &state, 3_600_000);
     for n in 0..3 {
         capture(&mut engine, n);
@@ -226,7 +227,8 @@ fn an_answer_lost_after_graphiti_stored_the_turn_is_not_sent_again() {
 #[test]
 fn an_unconfirmed_doubt_waits_then_is_sent_once_more() {
     let graphiti = Graphiti::default(); // lists nothing, like FalkorDB for a non-default group
-    let state = state_dir("unconfirmed");
+    let state_temp = state_dir("unconfirmed");
+    let state = state_temp.path();
     let mut engine = engine(&graphiti, &state, 300);
     capture(&mut engine, 1);
     graphiti.script(&[Answer::Hang]);
@@ -243,7 +245,8 @@ fn an_unconfirmed_doubt_waits_then_is_sent_once_more() {
 #[test]
 fn transient_errors_set_nothing_aside_and_keep_the_order() {
     let graphiti = Graphiti::default();
-    let state = state_dir("transient");
+    let state_temp = state_dir("transient");
+    let state = state_temp.path();
     let mut engine = engine(&graphiti, &state, 3_600_000);
     for n in 0..4 {
         capture(&mut engine, n);
@@ -276,7 +279,8 @@ fn transient_errors_set_nothing_aside_and_keep_the_order() {
 #[test]
 fn a_rejection_sets_aside_that_entry_only_and_requeue_puts_it_back_last() {
     let graphiti = Graphiti::default();
-    let state = state_dir("reject");
+    let state_temp = state_dir("reject");
+    let state = state_temp.path();
     let mut engine = engine(&graphiti, &state, 3_600_000);
     for n in 0..3 {
         capture(&mut engine, n);
@@ -324,7 +328,8 @@ fn a_rejection_sets_aside_that_entry_only_and_requeue_puts_it_back_last() {
 #[test]
 fn a_sender_killed_mid_send_leaves_the_entry_in_doubt_not_resent() {
     let graphiti = Graphiti::default();
-    let state = state_dir("killed");
+    let state_temp = state_dir("killed");
+    let state = state_temp.path();
     let mut engine = engine(&graphiti, &state, 3_600_000);
     capture(&mut engine, 1);
     // What a kill -9 between the rename and the answer leaves behind.
@@ -344,7 +349,8 @@ fn a_sender_killed_mid_send_leaves_the_entry_in_doubt_not_resent() {
 #[test]
 fn a_bad_journal_line_still_recognises_the_others() {
     let graphiti = Graphiti::default();
-    let state = state_dir("journal");
+    let state_temp = state_dir("journal");
+    let state = state_temp.path();
     let mut engine = engine(&graphiti, &state, 3_600_000);
     capture(&mut engine, 1);
     let name = episode_name(&entries_with(&state, "episode")[0]);
@@ -369,7 +375,8 @@ fn a_bad_journal_line_still_recognises_the_others() {
 #[test]
 fn another_processs_sender_sends_alone() {
     let graphiti = Graphiti::default();
-    let state = state_dir("busy");
+    let state_temp = state_dir("busy");
+    let state = state_temp.path();
     let mut engine = engine(&graphiti, &state, 3_600_000).with_locks(Box::new(HeldElsewhere));
     capture(&mut engine, 1);
     let report = engine.tick();
@@ -381,7 +388,8 @@ fn another_processs_sender_sends_alone() {
 #[test]
 fn another_instance_of_this_process_sending_is_not_called_another_process() {
     let graphiti = Graphiti::default();
-    let state = state_dir("busy-here");
+    let state_temp = state_dir("busy-here");
+    let state = state_temp.path();
     let mut engine = engine(&graphiti, &state, 3_600_000).with_locks(Box::new(HeldByThisProcess));
     capture(&mut engine, 1);
     let report = engine.tick();
@@ -399,7 +407,8 @@ fn another_instance_of_this_process_sending_is_not_called_another_process() {
 #[test]
 fn flush_sends_everything_and_says_what_waits() {
     let graphiti = Graphiti::default();
-    let state = state_dir("flush");
+    let state_temp = state_dir("flush");
+    let state = state_temp.path();
     let mut engine = engine(&graphiti, &state, 3_600_000);
     for n in 0..120 {
         capture(&mut engine, n); // more than one batch (50)
@@ -422,7 +431,8 @@ fn flush_sends_everything_and_says_what_waits() {
 fn one_tick_settles_what_it_recovered_and_sends_what_waits_behind_it() {
     let graphiti = Graphiti::default();
     graphiti.0.lock().unwrap().lists_episodes = true;
-    let state = state_dir("one-pass");
+    let state_temp = state_dir("one-pass");
+    let state = state_temp.path();
     let mut engine = engine(&graphiti, &state, 3_600_000);
     capture(&mut engine, 1);
     // Graphiti stored the first turn, then its sender was killed before the rename back.
@@ -453,7 +463,8 @@ fn one_tick_settles_what_it_recovered_and_sends_what_waits_behind_it() {
 #[test]
 fn a_doubt_put_back_is_sent_in_the_same_tick() {
     let graphiti = Graphiti::default(); // lists nothing
-    let state = state_dir("put-back");
+    let state_temp = state_dir("put-back");
+    let state = state_temp.path();
     let mut engine = engine(&graphiti, &state, 100);
     capture(&mut engine, 1);
     graphiti.script(&[Answer::Hang]);
@@ -471,7 +482,8 @@ fn a_doubt_put_back_is_sent_in_the_same_tick() {
 #[test]
 fn a_tick_that_backs_off_leaves_the_journal_unread() {
     let graphiti = Graphiti::default();
-    let state = state_dir("backed-off");
+    let state_temp = state_dir("backed-off");
+    let state = state_temp.path();
     let mut engine = engine(&graphiti, &state, 3_600_000);
     engine.set_host_settings(Some(
         json!({

@@ -14,9 +14,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
-mod scratch;
-use scratch::ScratchDir;
-
 const NOW: u64 = 1_767_225_600; // 2026-01-01T00:00:00Z
 const EXAMPLE: &str = "trip-planner-expert";
 const WORKSPACE: &str = "/workspace/expert-state/trip-planner-expert";
@@ -63,8 +60,11 @@ fn golden(relative: &str, actual: &str) {
 }
 
 /// A fresh directory under the system temp dir, unique to this test and process.
-fn temp_dir(name: &str) -> ScratchDir {
-    ScratchDir::new(&format!("graphiti-experts-{name}"))
+fn temp_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("graphiti-experts-{name}-"))
+        .tempdir()
+        .expect("a temporary directory")
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -191,7 +191,8 @@ fn write_package(dir: &Path, manifest: &[u8]) {
 
 #[test]
 fn malformed_inputs_give_findings_not_panics() {
-    let root = temp_dir("malformed");
+    let root_temp = temp_dir("malformed");
+    let root = root_temp.path();
     let laughs = b"a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\nh: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]\nspec: *h\n";
     let deep = format!("spec: {}{}\n", "[".repeat(5000), "]".repeat(5000));
     let cases: [(&str, &[u8], Rule); 9] = [
@@ -248,7 +249,8 @@ fn malformed_inputs_give_findings_not_panics() {
 #[cfg(unix)]
 #[test]
 fn symbolic_links_in_packages_are_refused() {
-    let dir = temp_dir("symlinks");
+    let dir_temp = temp_dir("symlinks");
+    let dir = dir_temp.path();
     copy_dir(&fixtures().join("base"), &dir);
     // A link loop and a link leaving the package.
     std::os::unix::fs::symlink("loop.md", dir.join("knowledge/loop.md")).unwrap();
@@ -274,7 +276,8 @@ fn symbolic_links_in_packages_are_refused() {
 
 #[test]
 fn truncated_manifests_never_panic() {
-    let dir = temp_dir("truncated");
+    let dir_temp = temp_dir("truncated");
+    let dir = dir_temp.path();
     copy_dir(&examples_root().join(EXAMPLE), &dir);
     let manifest = fs::read_to_string(dir.join("expert.yaml")).unwrap();
     let cuts: Vec<usize> = manifest.char_indices().map(|(i, _)| i).step_by(5).collect();
@@ -292,7 +295,8 @@ fn truncated_manifests_never_panic() {
 
 #[test]
 fn discovery_sorts_by_name_and_a_broken_package_stops_nothing() {
-    let root = temp_dir("discovery");
+    let root_temp = temp_dir("discovery");
+    let root = root_temp.path();
     copy_dir(&fixtures().join("base"), &root.join("zz-dir"));
     copy_dir(
         &fixtures().join("rules/manifest.syntax"),
@@ -774,7 +778,8 @@ fn a_confirm_call_without_a_session_or_with_huge_arguments_is_refused() {
 
 #[test]
 fn the_approval_store_persists() {
-    let dir = temp_dir("approvals");
+    let dir_temp = temp_dir("approvals");
+    let dir = dir_temp.path();
     let expert = example();
     let package = expert.package.as_ref().unwrap();
     let d = check_tool_call(
@@ -839,7 +844,8 @@ fn set_mtime(path: &Path, secs: u64) {
 
 #[test]
 fn state_lifecycle_across_sessions() {
-    let ws = temp_dir("workspace");
+    let ws_temp = temp_dir("workspace");
+    let ws = ws_temp.path();
     let package = example().package.unwrap();
     let opts = StateOptions::default();
     let notes = |session: &str| ws.join(format!("sessions/{session}/state/session-notes.md"));
@@ -926,7 +932,8 @@ fn state_lifecycle_across_sessions() {
 
 #[test]
 fn idle_sessions_state_is_pruned_never_the_current_sessions() {
-    let ws = temp_dir("session-pruning");
+    let ws_temp = temp_dir("session-pruning");
+    let ws = ws_temp.path();
     let package = example().package.unwrap();
     let notes = |session: &str| ws.join(format!("sessions/{session}/state/session-notes.md"));
     let short = StateOptions {
@@ -948,9 +955,11 @@ fn idle_sessions_state_is_pruned_never_the_current_sessions() {
 fn concurrent_runs_of_one_expert_keep_their_own_session_state() {
     use graphiti_openclaw::api::HookContext;
     use graphiti_openclaw::expert_sessions::{ExpertRoots, ExpertSessions, ExpertsSettings};
-    let root = temp_dir("session-state-packages");
+    let root_temp = temp_dir("session-state-packages");
+    let root = root_temp.path();
     copy_dir(&examples_root().join(EXAMPLE), &root.join(EXAMPLE));
-    let ws = temp_dir("session-state-workspace");
+    let ws_temp = temp_dir("session-state-workspace");
+    let ws = ws_temp.path();
     let mut sessions = ExpertSessions::new(ExpertRoots {
         packages: Some(root.to_path_buf()),
         workspace: Some(ws.to_path_buf()),
@@ -1018,7 +1027,8 @@ fn session_directories_are_plain_names_and_never_shared() {
 
 #[test]
 fn learnings_storage_is_created_when_enabled() {
-    let ws = temp_dir("learnings");
+    let ws_temp = temp_dir("learnings");
+    let ws = ws_temp.path();
     let package = base().package.unwrap();
     assert!(package.learning.enabled);
     prepare_workspace(&package, &ws, "s1", NOW, &StateOptions::default()).unwrap();
@@ -1168,7 +1178,8 @@ fn huge_package(dir: &Path) {
 
 #[test]
 fn size_limits_truncate_visibly() {
-    let dir = temp_dir("huge");
+    let dir_temp = temp_dir("huge");
+    let dir = dir_temp.path();
     huge_package(&dir);
     let expert = load_expert(&dir, &options());
     let package = expert
@@ -1270,7 +1281,8 @@ fn the_registry_stays_bounded() {
         max_total_chars: 600,
         ..RegistryLimits::default()
     };
-    let root = temp_dir("huge-root");
+    let root_temp = temp_dir("huge-root");
+    let root = root_temp.path();
     for i in 0..5 {
         let d = root.join(format!("p{i}"));
         copy_dir(&fixtures().join("base"), &d);
@@ -1300,7 +1312,8 @@ fn output_is_byte_stable() {
         experts_md(std::slice::from_ref(&b), &RegistryLimits::default())
     );
     assert_eq!(render_validate(&a, true), render_validate(&b, true));
-    let dir = temp_dir("stable");
+    let dir_temp = temp_dir("stable");
+    let dir = dir_temp.path();
     huge_package(&dir);
     let one = load_expert(&dir, &options());
     let two = load_expert(&dir, &options());

@@ -18,23 +18,17 @@ struct Mount {
     state: GuestState,
     fd: Resource<Descriptor>,
     path: PathBuf,
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.path);
-    }
+    _removed_when_dropped: tempfile::TempDir,
 }
 
 /// A directory with a regular file `file`, a FIFO `fifo` and a symlink `link` → `file`, mounted
 /// with `perms` as the guest's descriptor `fd`.
 fn mount(label: &str, perms: FsPerms) -> Mount {
-    let path = std::env::temp_dir().join(format!(
-        "graphiti-openclaw-guest-files-{}-{label}",
-        std::process::id()
-    ));
-    let _ = fs::remove_dir_all(&path);
-    fs::create_dir_all(&path).unwrap();
+    let temp = tempfile::Builder::new()
+        .prefix(&format!("graphiti-openclaw-guest-files-{label}-"))
+        .tempdir()
+        .expect("a temporary directory");
+    let path = temp.path().to_path_buf();
     fs::write(path.join("file"), "data").unwrap();
     rustix::fs::mknodat(
         rustix::fs::CWD,
@@ -53,7 +47,12 @@ fn mount(label: &str, perms: FsPerms) -> Mount {
     let dir = fs::File::open(&path).unwrap();
     let dir = Dir::new(dir, perms, mode, FILE_IO_ON_CALLING_THREAD);
     let fd = state.table.push(Descriptor::Dir(dir)).unwrap();
-    Mount { state, fd, path }
+    Mount {
+        state,
+        fd,
+        path,
+        _removed_when_dropped: temp,
+    }
 }
 
 impl Mount {

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use host_shim::{CacheOutcome, Shim, ShimOptions};
 
-use crate::harness::{LIMITS, TempDir, answer, probe_wasm};
+use crate::harness::{LIMITS, TempDir, answer, probe_wasm, temp_dir};
 
 fn cached_shim(wasm: &Path, config: &TempDir, cache: &TempDir) -> Shim {
     Shim::new(ShimOptions {
@@ -16,7 +16,7 @@ fn cached_shim(wasm: &Path, config: &TempDir, cache: &TempDir) -> Shim {
 
 #[test]
 fn cache_misses_then_hits_and_recompiles_a_corrupt_entry() {
-    let (config, cache) = (TempDir::new("cache-config"), TempDir::new("cache"));
+    let (config, cache) = (temp_dir("cache-config"), temp_dir("cache"));
     let wasm = probe_wasm();
 
     assert_eq!(
@@ -79,8 +79,8 @@ fn cache_misses_then_hits_and_recompiles_a_corrupt_entry() {
 
 #[test]
 fn cache_entry_of_another_build_is_stale() {
-    let (config, cache) = (TempDir::new("stale-config"), TempDir::new("stale-cache"));
-    let (old, new) = (TempDir::new("stale-old"), TempDir::new("stale-new"));
+    let (config, cache) = (temp_dir("stale-config"), temp_dir("stale-cache"));
+    let (old, new) = (temp_dir("stale-old"), temp_dir("stale-new"));
     let bytes = std::fs::read(probe_wasm()).unwrap();
     // Same file name, different bytes: the probe with a custom section appended (id 0, size,
     // name "rebuilt", no payload), as a rebuild would give.
@@ -111,9 +111,9 @@ fn a_wasm_rewritten_in_place_with_its_old_times_is_not_taken_for_the_cached_one(
     // modification time (as `cp -p` onto the file does) still changes the change time, which no
     // one can set: the entry is stale, not run for the new bytes.
     let (config, cache, dir) = (
-        TempDir::new("inplace-config"),
-        TempDir::new("inplace-cache"),
-        TempDir::new("inplace-wasm"),
+        temp_dir("inplace-config"),
+        temp_dir("inplace-cache"),
+        temp_dir("inplace-wasm"),
     );
     let probe = std::fs::read(probe_wasm()).unwrap();
     // The probe with a custom section (id 0, size 8, name "aaaaaaa"): rewritten, only the name differs.

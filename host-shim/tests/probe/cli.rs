@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::harness::{TempDir, TestServer, probe_wasm};
+use crate::harness::{TempDir, TestServer, probe_wasm, temp_dir};
 
 /// Runs the CLI with HOME in a temp dir, so its default state and cache directories land there.
 fn cli(args: &[&str], home: &TempDir) -> std::process::Output {
@@ -26,7 +26,7 @@ fn cli_with_wasm_env(args: &[&str], home: &TempDir, wasm: Option<&Path>) -> std:
 
 #[test]
 fn cli_names_a_missing_wasm() {
-    let home = TempDir::new("cli-missing");
+    let home = temp_dir("cli-missing");
     let missing = home.path().join("nope.wasm");
     let output = cli(
         &["--wasm", missing.to_str().unwrap(), "check-config"],
@@ -53,14 +53,14 @@ fn cli_names_a_missing_wasm() {
 
 #[test]
 fn cli_usage_errors_exit_2() {
-    let home = TempDir::new("cli-usage");
+    let home = temp_dir("cli-usage");
     assert_eq!(cli(&["no-such-command"], &home).status.code(), Some(2));
     assert_eq!(cli(&["turn"], &home).status.code(), Some(2));
 }
 
 #[test]
 fn cli_runs_commands_and_turns() {
-    let home = TempDir::new("cli");
+    let home = temp_dir("cli");
     let config = home.path().join("config");
     std::fs::create_dir(&config).unwrap();
     let wasm = probe_wasm();
@@ -105,7 +105,7 @@ fn cli_runs_commands_and_turns() {
 #[test]
 fn cli_intent_test_mounts_no_state_and_allows_no_origin() {
     let server = TestServer::start(Some("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"));
-    let home = TempDir::new("cli-dry");
+    let home = temp_dir("cli-dry");
     let (config, state) = (home.path().join("config"), home.path().join("state"));
     std::fs::create_dir(&config).unwrap();
     let wasm = probe_wasm();

@@ -2,12 +2,12 @@
 
 use host_shim::{Shim, ShimOptions};
 
-use crate::harness::{TempDir, answer, options};
+use crate::harness::{answer, options, temp_dir};
 
 #[test]
 fn config_and_overlay_are_read_only() {
-    let config = TempDir::new("ro-config");
-    let overlay = TempDir::new("ro-overlay");
+    let config = temp_dir("ro-config");
+    let overlay = temp_dir("ro-overlay");
     std::fs::write(config.path().join("rules.yaml"), "rules: []\n").unwrap();
     std::fs::write(overlay.path().join("extra.yaml"), "x").unwrap();
     let mut shim = Shim::new(ShimOptions {
@@ -37,8 +37,8 @@ fn config_and_overlay_are_read_only() {
 
 #[test]
 fn host_files_outside_the_preopens_are_invisible() {
-    let config = TempDir::new("invisible");
-    let elsewhere = TempDir::new("elsewhere");
+    let config = temp_dir("invisible");
+    let elsewhere = temp_dir("elsewhere");
     let secret = elsewhere.path().join("secret.txt");
     std::fs::write(&secret, "secret").unwrap();
     let mut shim = Shim::new(options(&config)).unwrap();
@@ -54,8 +54,8 @@ fn host_files_outside_the_preopens_are_invisible() {
 
 #[test]
 fn state_dir_is_writable() {
-    let config = TempDir::new("state-config");
-    let state = TempDir::new("state");
+    let config = temp_dir("state-config");
+    let state = temp_dir("state");
     let mut shim = Shim::new(ShimOptions {
         state_dir: Some(state.path().into()),
         ..options(&config)

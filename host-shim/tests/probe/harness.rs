@@ -8,7 +8,7 @@ use std::thread;
 
 use host_shim::{Injection, LogLevel, PromptEvent, Shim, ShimOptions};
 
-pub(crate) use crate::support::{LIMITS, TempDir, ctx, probe_wasm};
+pub(crate) use crate::support::{LIMITS, TempDir, ctx, probe_wasm, temp_dir};
 
 /// Options for the probe with its own config dir and no state directory; the compiled probe is
 /// shared through one cache directory that outlives the run (the cache's own tests use their own).

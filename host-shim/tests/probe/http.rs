@@ -4,14 +4,14 @@ use std::time::{Duration, Instant};
 
 use host_shim::{Limits, Shim, ShimError, ShimOptions};
 
-use crate::harness::{LIMITS, TempDir, TestServer, answer, assert_fallback, options, prompt};
+use crate::harness::{LIMITS, TestServer, answer, assert_fallback, options, prompt, temp_dir};
 
 #[test]
 fn http_reaches_an_allowed_origin_and_returns_any_status() {
     let server = TestServer::start(Some(
         "HTTP/1.1 418 I'm a teapot\r\nContent-Length: 5\r\nX-Test: Yes\r\nConnection: close\r\n\r\nhello",
     ));
-    let config = TempDir::new("http-ok");
+    let config = temp_dir("http-ok");
     // Upper case and a trailing slash: origins are normalised before they are compared.
     let allowed = format!("HTTP://127.0.0.1:{}/", server.port);
     let mut shim = Shim::new(ShimOptions {
@@ -43,7 +43,7 @@ fn http_redirects_are_returned_not_followed() {
     let server = TestServer::start(Some(
         "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:1/elsewhere\r\nContent-Length: 0\r\n\r\n",
     ));
-    let config = TempDir::new("http-redirect");
+    let config = temp_dir("http-redirect");
     let mut shim = Shim::new(ShimOptions {
         allowed_origins: vec![server.origin()],
         ..options(&config)
@@ -58,7 +58,7 @@ fn http_redirects_are_returned_not_followed() {
 fn http_to_another_origin_is_refused_and_sends_nothing() {
     let server = TestServer::start(Some("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"));
     let other = TestServer::start(None);
-    let config = TempDir::new("http-refused");
+    let config = temp_dir("http-refused");
     let mut shim = Shim::new(ShimOptions {
         allowed_origins: vec![other.origin()],
         ..options(&config)
@@ -85,7 +85,7 @@ fn http_to_another_origin_is_refused_and_sends_nothing() {
 #[test]
 fn http_that_never_answers_times_out() {
     let server = TestServer::start(None);
-    let config = TempDir::new("http-timeout");
+    let config = temp_dir("http-timeout");
     let mut shim = Shim::new(ShimOptions {
         allowed_origins: vec![server.origin()],
         ..options(&config)
@@ -106,7 +106,7 @@ fn http_that_never_answers_times_out() {
 #[test]
 fn http_is_cut_short_by_the_call_deadline() {
     let server = TestServer::start(None);
-    let config = TempDir::new("http-deadline");
+    let config = temp_dir("http-deadline");
     let limits = Limits {
         call_timeout: Duration::from_millis(300),
         ..LIMITS
@@ -135,7 +135,7 @@ fn http_is_cut_short_by_the_call_deadline() {
 
 #[test]
 fn https_origins_are_allowed_and_an_unusable_ca_file_is_named_up_front() {
-    let config = TempDir::new("https");
+    let config = temp_dir("https");
     let https = ShimOptions {
         allowed_origins: vec!["https://graphiti.example".into()],
         ..options(&config)
@@ -156,7 +156,7 @@ fn https_origins_are_allowed_and_an_unusable_ca_file_is_named_up_front() {
     );
     assert!(err.to_string().contains("no certificate in it"), "{err}");
 
-    let config = TempDir::new("ftp");
+    let config = temp_dir("ftp");
     let err = Shim::new(ShimOptions {
         allowed_origins: vec!["ftp://graphiti.example".into()],
         ..options(&config)

@@ -6,11 +6,11 @@ use host_shim::{
     AgentEndEvent, CaptureOutcome, Command, IntentTestRequest, Limits, Shim, ShimError, ShimOptions,
 };
 
-use crate::harness::{LIMITS, TempDir, answer, assert_fallback, ctx, error_logs, options, prompt};
+use crate::harness::{LIMITS, answer, assert_fallback, ctx, error_logs, options, prompt, temp_dir};
 
 #[test]
 fn endless_loop_hits_the_deadline_then_the_next_call_works() {
-    let config = TempDir::new("loop");
+    let config = temp_dir("loop");
     let limits = Limits {
         call_timeout: Duration::from_millis(500),
         ..LIMITS
@@ -39,7 +39,7 @@ fn endless_loop_hits_the_deadline_then_the_next_call_works() {
 
 #[test]
 fn unbounded_allocation_hits_the_memory_limit_then_the_next_call_works() {
-    let config = TempDir::new("alloc");
+    let config = temp_dir("alloc");
     let mut shim = Shim::new(options(&config)).unwrap();
 
     let reason = assert_fallback(
@@ -53,7 +53,7 @@ fn unbounded_allocation_hits_the_memory_limit_then_the_next_call_works() {
 
 #[test]
 fn panic_traps_then_the_next_call_works() {
-    let config = TempDir::new("panic");
+    let config = temp_dir("panic");
     let mut shim = Shim::new(options(&config)).unwrap();
 
     assert_fallback(
@@ -65,7 +65,7 @@ fn panic_traps_then_the_next_call_works() {
 
 #[test]
 fn every_export_has_a_fallback() {
-    let config = TempDir::new("exports");
+    let config = temp_dir("exports");
     let mut shim = Shim::new(options(&config)).unwrap();
 
     let end = |messages: &str| AgentEndEvent {
@@ -119,7 +119,7 @@ fn every_export_has_a_fallback() {
 
 #[test]
 fn limits_must_be_usable() {
-    let config = TempDir::new("limits");
+    let config = temp_dir("limits");
     let zero = Limits {
         call_timeout: Duration::ZERO,
         ..LIMITS

@@ -2,11 +2,11 @@
 
 use host_shim::{LogLevel, ReloadError, Shim};
 
-use crate::harness::{TempDir, answer, error_logs, options};
+use crate::harness::{answer, error_logs, options, temp_dir};
 
 #[test]
 fn guest_logs_are_kept() {
-    let config = TempDir::new("logs");
+    let config = temp_dir("logs");
     let mut shim = Shim::new(options(&config)).unwrap();
     shim.take_logs();
 
@@ -23,7 +23,7 @@ fn guest_logs_are_kept() {
 
 #[test]
 fn configuration_errors_are_logged_and_the_shim_keeps_going() {
-    let config = TempDir::new("bad-config");
+    let config = temp_dir("bad-config");
     std::fs::write(config.path().join("bad"), "").unwrap();
     let mut shim = Shim::new(options(&config)).unwrap();
     assert_eq!(

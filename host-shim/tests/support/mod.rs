@@ -8,7 +8,6 @@ use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use host_shim::{ChatType, HookContext, Limits, Shim, ShimOptions};
@@ -53,35 +52,14 @@ pub fn example_config() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../config")
 }
 
-/// A directory under the system temp dir, unique to this test, removed when dropped.
-pub struct TempDir(PathBuf);
+pub use tempfile::TempDir;
 
-impl TempDir {
-    pub fn new(label: &str) -> Self {
-        static COUNT: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNT.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!(
-            "graphiti-openclaw-test-{}-{n}-{label}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).unwrap();
-        TempDir(path)
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-
-    pub fn join(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// A directory under the system temp dir, named after `label`, removed when dropped.
+pub fn temp_dir(label: &str) -> TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("graphiti-openclaw-test-{label}-"))
+        .tempdir()
+        .expect("a temporary directory")
 }
 
 /// A shim for `wasm` with an empty config directory and the given cache directory.

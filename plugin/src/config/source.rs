@@ -284,7 +284,7 @@ pub fn locate(text: &str, key: &str, item: &str, field: Option<&str>) -> Option<
 mod tests {
     use super::*;
     use crate::config::RulesFile;
-    use crate::files::TestScratch;
+    use crate::files::temp_dir;
 
     fn yaml(text: &str) -> SourceFile {
         SourceFile {
@@ -378,9 +378,9 @@ mod tests {
     }
 
     /// The roots, their two directories and the guard removing them when the test ends.
-    fn roots(label: &str) -> (ConfigRoots, PathBuf, PathBuf, TestScratch) {
-        let base = TestScratch::new(&format!("graphiti-openclaw-source-{label}"));
-        let (config, overlay) = (base.join("config"), base.join("private"));
+    fn roots(label: &str) -> (ConfigRoots, PathBuf, PathBuf, tempfile::TempDir) {
+        let base = temp_dir(&format!("graphiti-openclaw-source-{label}"));
+        let (config, overlay) = (base.path().join("config"), base.path().join("private"));
         fs::create_dir_all(&config).unwrap();
         fs::create_dir_all(&overlay).unwrap();
         let roots = ConfigRoots {

@@ -383,7 +383,7 @@ fn read_bindings_file(dir: &Path, options: &LoadOptions) -> Result<serde_norway:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::files::TestScratch;
+    use crate::files::temp_dir;
 
     /// The files of the test fixture package `plugin/tests/experts/base`.
     fn base_files() -> Vec<PackageFile> {
@@ -399,7 +399,8 @@ mod tests {
 
     #[test]
     fn an_install_stages_apart_from_one_started_in_the_same_millisecond() {
-        let root = TestScratch::new("install-same-ms");
+        let root_temp = temp_dir("install-same-ms");
+        let root = root_temp.path();
         let other = root.join(".install-5000");
         fs::create_dir_all(other.join("knowledge")).unwrap();
         fs::write(other.join("knowledge/foreign.md"), "another archive's file").unwrap();
@@ -414,7 +415,8 @@ mod tests {
 
     #[test]
     fn an_install_removes_staging_left_by_a_killed_one() {
-        let root = TestScratch::new("install-stale");
+        let root_temp = temp_dir("install-stale");
+        let root = root_temp.path();
         let now = 10 * 3_600_000;
         let stale = root.join(format!(".install-{}", now - STALE_STAGING_MS - 1));
         let stale_unique = root.join(format!(".install-{}-0123abcd", now - STALE_STAGING_MS - 1));
@@ -432,7 +434,8 @@ mod tests {
 
     #[test]
     fn bind_refuses_a_deeply_nested_bindings_file_before_parsing_it() {
-        let root = TestScratch::new("install-bind-deep");
+        let root_temp = temp_dir("install-bind-deep");
+        let root = root_temp.path();
         fs::create_dir_all(&root).unwrap();
         let options = LoadOptions::default();
         install_files(&root, "base", &base_files(), &options, 1_000).unwrap();
@@ -445,7 +448,8 @@ mod tests {
 
     #[test]
     fn install_refuses_a_package_shipping_a_deeply_nested_bindings_file() {
-        let root = TestScratch::new("install-deep-bindings");
+        let root_temp = temp_dir("install-deep-bindings");
+        let root = root_temp.path();
         fs::create_dir_all(&root).unwrap();
         let mut files = base_files();
         for file in files.iter_mut().filter(|f| f.path == "bindings.yaml") {

@@ -490,7 +490,8 @@ mod tests {
 
     #[test]
     fn the_load_notes_name_packages_left_out_past_the_limit() {
-        let root = crate::files::TestScratch::new("graphiti-openclaw-sessions-count");
+        let root_temp = crate::files::temp_dir("graphiti-openclaw-sessions-count");
+        let root = root_temp.path();
         for n in 0..1001 {
             let dir = root.join(format!("pkg-{n:04}"));
             std::fs::create_dir_all(&dir).unwrap();

@@ -371,7 +371,8 @@ mod tests {
 
     #[test]
     fn names_that_differ_only_in_case_are_one_duplicate_name() {
-        let root = crate::files::TestScratch::new("graphiti-openclaw-loader-case");
+        let root_temp = crate::files::temp_dir("graphiti-openclaw-loader-case");
+        let root = root_temp.path();
         package(&root, "Ops-Expert", 10);
         package(&root, "ops-expert", 10);
         package(&root, "other", 10);
@@ -397,7 +398,8 @@ mod tests {
 
     #[test]
     fn packages_past_the_count_limit_are_named_not_dropped_silently() {
-        let root = crate::files::TestScratch::new("graphiti-openclaw-loader-count");
+        let root_temp = crate::files::temp_dir("graphiti-openclaw-loader-count");
+        let root = root_temp.path();
         for n in 0..MAX_PACKAGES + 3 {
             let dir = root.join(format!("pkg-{n:04}"));
             fs::create_dir_all(&dir).unwrap();
@@ -432,7 +434,8 @@ mod tests {
 
     #[test]
     fn packages_past_the_root_budget_are_refused_each_with_an_error() {
-        let root = crate::files::TestScratch::new("graphiti-openclaw-loader-budget");
+        let root_temp = crate::files::temp_dir("graphiti-openclaw-loader-budget");
+        let root = root_temp.path();
         let mib = 1 << 20;
         package(&root, "a-small", 2 * mib);
         package(&root, "b-large", 5 * mib);

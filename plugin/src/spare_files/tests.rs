@@ -47,7 +47,8 @@ fn turn() -> Stats {
 
 #[test]
 fn a_turns_files_are_spares_renamed_and_hold_exactly_what_was_written() {
-    let state_dir = crate::files::TestScratch::new("spare-files-taken");
+    let state_dir_temp = crate::files::temp_dir("spare-files-taken");
+    let state_dir = state_dir_temp.path();
     let spool = crate::spool::Spool::new(&state_dir);
     // No spares yet (no tick has run): files are created, as before.
     assert_eq!(spool.append(&episode("e0"), 10).unwrap(), Appended::Spooled);
@@ -85,7 +86,8 @@ fn a_turns_files_are_spares_renamed_and_hold_exactly_what_was_written() {
 
 #[test]
 fn only_an_empty_fresh_regular_file_is_taken_and_renew_replaces_the_rest() {
-    let state_dir = crate::files::TestScratch::new("spare-files-refused");
+    let state_dir_temp = crate::files::temp_dir("spare-files-refused");
+    let state_dir = state_dir_temp.path();
     let spares = dir(&state_dir);
     fs::create_dir_all(&spares).unwrap();
     // What a clumsy user or a crash could leave under the spares' names.
@@ -161,7 +163,8 @@ fn only_an_empty_fresh_regular_file_is_taken_and_renew_replaces_the_rest() {
 
 #[test]
 fn a_spare_is_taken_once() {
-    let state_dir = crate::files::TestScratch::new("spare-files-once");
+    let state_dir_temp = crate::files::temp_dir("spare-files-once");
+    let state_dir = state_dir_temp.path();
     fs::create_dir_all(&state_dir).unwrap();
     renew(&state_dir);
     let attempts = SPARES * 3;

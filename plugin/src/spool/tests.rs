@@ -13,8 +13,8 @@ fn episode(name: &str) -> Episode {
     }
 }
 
-fn temp(label: &str) -> crate::files::TestScratch {
-    crate::files::TestScratch::new(&format!("spool-unit-{label}"))
+fn temp(label: &str) -> tempfile::TempDir {
+    crate::files::temp_dir(&format!("spool-unit-{label}"))
 }
 
 fn names(spool: &Spool, state: State) -> Vec<String> {
@@ -28,7 +28,8 @@ fn names(spool: &Spool, state: State) -> Vec<String> {
 
 #[test]
 fn keeps_order_bounds_and_journals() {
-    let dir = temp("order");
+    let dir_temp = temp("order");
+    let dir = dir_temp.path();
     let spool = Spool::new(&dir);
     for i in 0..3 {
         assert_eq!(
@@ -45,7 +46,8 @@ fn keeps_order_bounds_and_journals() {
 
 #[test]
 fn states_move_by_rename_and_set_aside_entries_requeue_in_order() {
-    let dir = temp("states");
+    let dir_temp = temp("states");
+    let dir = dir_temp.path();
     let spool = Spool::new(&dir);
     for name in ["a", "b", "c"] {
         spool.append(&episode(name), 10).unwrap();
@@ -79,7 +81,8 @@ fn states_move_by_rename_and_set_aside_entries_requeue_in_order() {
 
 #[test]
 fn an_unconfirmed_entry_is_kept_aside_out_of_the_queue_until_requeued() {
-    let dir = temp("unconfirmed");
+    let dir_temp = temp("unconfirmed");
+    let dir = dir_temp.path();
     let spool = Spool::new(&dir);
     spool.append(&episode("u"), 10).unwrap();
     let doubt = spool.put_in_doubt(&spool.entries().unwrap()[0], 5).unwrap();
@@ -110,7 +113,8 @@ fn an_unconfirmed_entry_is_kept_aside_out_of_the_queue_until_requeued() {
 
 #[test]
 fn a_group_seen_unlisted_is_kept_until_forgotten() {
-    let dir = temp("unlisted");
+    let dir_temp = temp("unlisted");
+    let dir = dir_temp.path();
     let spool = Spool::new(&dir);
     assert_eq!(spool.unlisted(), None);
     fs::create_dir_all(dir.join("spool")).unwrap();
@@ -126,7 +130,8 @@ fn a_group_seen_unlisted_is_kept_until_forgotten() {
 
 #[test]
 fn an_unreadable_journal_line_costs_only_itself() {
-    let dir = temp("journal");
+    let dir_temp = temp("journal");
+    let dir = dir_temp.path();
     let spool = Spool::new(&dir);
     fs::create_dir_all(&dir.join("spool")).unwrap();
     fs::write(dir.join("spool/acked.log"), b"e1\n\xff\xfe torn\ne2").unwrap();
@@ -140,7 +145,8 @@ fn an_unreadable_journal_line_costs_only_itself() {
 
 #[test]
 fn a_journal_look_up_answers_the_same_searched_and_indexed() {
-    let dir = temp("journal-lookups");
+    let dir_temp = temp("journal-lookups");
+    let dir = dir_temp.path();
     let spool = Spool::new(&dir);
     fs::create_dir_all(dir.join("spool")).unwrap();
     // A first line without a line feed before it, a last one without one after it, a torn line.
@@ -172,7 +178,8 @@ fn a_journal_look_up_answers_the_same_searched_and_indexed() {
 
 #[test]
 fn the_journal_is_trimmed_to_its_latest_names_well_below_its_trim_size() {
-    let dir = temp("journal-trim");
+    let dir_temp = temp("journal-trim");
+    let dir = dir_temp.path();
     let spool = Spool::new(&dir);
     let journal = dir.join("spool/acked.log");
     fs::create_dir_all(dir.join("spool")).unwrap();
@@ -211,7 +218,8 @@ fn backoff_doubles_up_to_the_cap() {
 
 #[test]
 fn a_known_depth_is_used_only_while_the_spool_is_unchanged() {
-    let dir = temp("known-depth");
+    let dir_temp = temp("known-depth");
+    let dir = dir_temp.path();
     let (mine, theirs) = (Spool::new(&dir), Spool::new(&dir));
     let mut known = None;
     let max = RECOUNT_NEAR_FULL + 4;

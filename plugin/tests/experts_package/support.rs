@@ -33,18 +33,21 @@ fn copy_dir(from: &Path, to: &Path) {
 /// A copy of the base fixture, removed when dropped.
 pub struct TempPackage {
     pub dir: PathBuf,
+    _removed_when_dropped: tempfile::TempDir,
 }
 
 impl TempPackage {
-    /// The base fixture copied under a name unique to this test and process.
+    /// The base fixture copied under a name unique to this test.
     pub fn base(name: &str) -> TempPackage {
-        let dir = std::env::temp_dir().join(format!(
-            "graphiti-experts-package-{}-{name}",
-            std::process::id()
-        ));
-        let _ = fs::remove_dir_all(&dir);
-        copy_dir(&fixtures().join("base"), &dir);
-        TempPackage { dir }
+        let temp = tempfile::Builder::new()
+            .prefix(&format!("graphiti-experts-package-{name}-"))
+            .tempdir()
+            .expect("a temporary directory");
+        copy_dir(&fixtures().join("base"), temp.path());
+        TempPackage {
+            dir: temp.path().to_path_buf(),
+            _removed_when_dropped: temp,
+        }
     }
 
     /// Replaces `from` (which must occur) by `to` in `file`.
@@ -74,12 +77,6 @@ impl TempPackage {
 
     pub fn load(&self) -> LoadedExpert {
         load_expert(&self.dir, &options())
-    }
-}
-
-impl Drop for TempPackage {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.dir);
     }
 }
 

@@ -5,7 +5,7 @@
 
 use crate::fake_graphiti::SearchOnly;
 use crate::support::{
-    TempDir, config, example_engine, messages_json, offline_example_engine, text,
+    config, example_engine, messages_json, offline_example_engine, temp_dir, text,
 };
 use graphiti_openclaw::api::{AgentEndEvent, HookContext, IntentTestRequest, PromptEvent};
 use graphiti_openclaw::capture::{
@@ -309,7 +309,7 @@ proptest! {
         answer in text(8),
         record_lost in any::<bool>(),
     ) {
-        let state = TempDir::new("capture");
+        let state = temp_dir("capture");
         let facts = facts.iter().map(|f| json!({"fact": f, "uuid": "u"})).collect();
         let mut engine = example_engine(Some(state.path()), Box::new(SearchOnly { facts }));
         engine.set_host_settings(Some(
@@ -368,7 +368,7 @@ proptest! {
     /// writable state directory it never drops one.
     #[test]
     fn any_message_list_is_captured_or_skipped_with_a_reason(messages_json in messages_json()) {
-        let state = TempDir::new("messages");
+        let state = temp_dir("messages");
         let mut engine = example_engine(Some(state.path()), Box::new(SearchOnly { facts: vec![] }));
         engine.reload().expect("configuration loads");
         let ctx = HookContext { session_key: Some("s".into()), ..HookContext::default() };
@@ -390,7 +390,7 @@ proptest! {
 /// nothing to remove; the fallback is meant for a missing record.
 #[test]
 fn a_turn_with_nothing_injected_keeps_the_users_leading_block() {
-    let state = TempDir::new("nothing-injected");
+    let state = temp_dir("nothing-injected");
     let mut engine = example_engine(Some(state.path()), Box::new(SearchOnly { facts: vec![] }));
     engine.set_host_settings(Some(
         json!({"graphiti": {"url": "http://graphiti.test", "transport": "rest"}}).to_string(),

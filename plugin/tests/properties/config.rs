@@ -4,7 +4,7 @@
 //! every error names a file of the configuration (and a line inside it); a broken mutation is an
 //! error, and the configuration in force before it stays in force.
 
-use crate::support::{TempDir, config, example_config, example_engine_in, fragment};
+use crate::support::{config, example_config, example_engine_in, fragment, temp_dir};
 use graphiti_openclaw::Engine;
 use graphiti_openclaw::api::{ConfigResult, IntentTestRequest};
 use graphiti_openclaw::config::{ConfigError, HOST_SETTINGS};
@@ -348,7 +348,7 @@ proptest! {
         json in any::<bool>(),
         host_settings in any::<bool>(),
     ) {
-        let dir = TempDir::new("config");
+        let dir = temp_dir("config");
         copy_example(dir.path());
         let (mut engine, first) = load(dir.path(), host_settings);
         let before = first.expect("the example configuration loads");
@@ -436,7 +436,7 @@ proptest! {
     #[test]
     fn a_rule_field_error_points_at_its_line(rule in 0usize..64, bad in prop::sample::select(BAD_FIELDS.to_vec())) {
         let (field, value) = bad;
-        let dir = TempDir::new("field");
+        let dir = temp_dir("field");
         copy_example(dir.path());
         let file = dir.path().join("intent_rules.yaml");
         let (text, line) = with_bad_field(&std::fs::read_to_string(&file).unwrap(), rule, field, value);

@@ -7,7 +7,7 @@
 //! aside; nothing else is left behind.
 
 use crate::fake_graphiti::{Outcome, Scripted};
-use crate::support::{TempDir, config, example_engine};
+use crate::support::{config, example_engine, temp_dir};
 use graphiti_openclaw::Engine;
 use graphiti_openclaw::api::{AgentEndEvent, Command, HookContext, SpoolCommand};
 use graphiti_openclaw::decision::CaptureOutcome;
@@ -103,7 +103,7 @@ fn engine(
 
 /// One replay: what was captured, and every note the sends wrote.
 struct Run {
-    state: TempDir,
+    state: tempfile::TempDir,
     server: Scripted,
     api: Api,
     keep_aside: bool,
@@ -272,7 +272,7 @@ proptest! {
     ) {
         let api = if mcp { Api::Mcp } else { Api::Rest };
         let resend_after_doubt_ms = if long_doubt { 3_600_000 } else { 0 };
-        let state = TempDir::new("spool");
+        let state = temp_dir("spool");
         let server = Scripted::new(lists_episodes);
         let engine = engine(&server, state.path(), api, resend_after_doubt_ms, keep_aside);
         let mut run = Run { state, server, api, keep_aside, engine, captured: vec![], notes: vec![] };
