@@ -80,6 +80,59 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// Files of a rule fixture that are not package files.
+const FIXTURE_ONLY: [&str; 2] = ["expected.txt", "removed.txt"];
+
+/// `base/` with `overlay`'s files laid over it and the paths its `removed.txt` lists taken away, in
+/// `to`: a rule fixture holds only what differs from the valid package.
+fn lay_over_base(overlay: &Path, to: &Path) {
+    copy_dir(&fixtures().join("base"), to);
+    copy_overlay(overlay, overlay, to);
+    if let Ok(removed) = fs::read_to_string(overlay.join("removed.txt")) {
+        for path in removed.lines().filter(|l| !l.trim().is_empty()) {
+            fs::remove_file(to.join(path.trim())).unwrap();
+        }
+    }
+}
+
+fn copy_overlay(root: &Path, from: &Path, to: &Path) {
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        let target = to.join(&name);
+        if entry.file_type().unwrap().is_dir() {
+            fs::create_dir_all(&target).unwrap();
+            copy_overlay(root, &entry.path(), &target);
+        } else if from != root || !FIXTURE_ONLY.iter().any(|f| name == *f) {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The fixture of `rule`, as a package directory (or, for `discovery.duplicate-name`, an experts
+/// root of packages), alive as long as the returned directory.
+fn rule_fixture(rule: &str) -> (tempfile::TempDir, PathBuf) {
+    let temp = temp_dir(rule);
+    let overlay = fixtures().join("rules").join(rule);
+    let dir = temp.path().join(rule);
+    if rule == Rule::DiscoveryDuplicateName.id() {
+        for entry in fs::read_dir(&overlay).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_type().unwrap().is_dir() {
+                lay_over_base(&entry.path(), &dir.join(entry.file_name()));
+            }
+        }
+    } else {
+        lay_over_base(&overlay, &dir);
+    }
+    (temp, dir)
+}
+
+fn rule_expert(rule: &str) -> LoadedExpert {
+    let (_temp, dir) = rule_fixture(rule);
+    load_expert(&dir, &options())
+}
+
 fn example() -> LoadedExpert {
     load_expert(&examples_root().join(EXAMPLE), &options())
 }
@@ -111,8 +164,12 @@ fn the_base_fixture_and_the_example_are_clean() {
 fn every_rule_has_a_fixture_breaking_only_it_with_golden_findings() {
     let rules_dir = fixtures().join("rules");
     for rule in Rule::ALL {
-        let dir = rules_dir.join(rule.id());
-        assert!(dir.is_dir(), "no fixture for rule {}", rule.id());
+        assert!(
+            rules_dir.join(rule.id()).is_dir(),
+            "no fixture for rule {}",
+            rule.id()
+        );
+        let (_temp, dir) = rule_fixture(rule.id());
         let (actual, found): (String, Vec<Finding>) = if rule == Rule::DiscoveryDuplicateName {
             let experts = load_all(&dir, &options()).unwrap();
             let text = experts
@@ -168,13 +225,13 @@ fn rule_ids_are_unique_and_documented() {
 
 #[test]
 fn findings_name_file_line_and_field() {
-    let expert = load_expert(&fixtures().join("rules/xref.trigger-process"), &options());
+    let expert = rule_expert("xref.trigger-process");
     let f = &expert.findings[0];
     assert_eq!(
         (f.file.as_str(), f.line, f.field.as_deref()),
         ("expert.yaml", Some(13), Some("triggers[0].process"))
     );
-    let expert = load_expert(&fixtures().join("rules/xref.tools-declared"), &options());
+    let expert = rule_expert("xref.tools-declared");
     let f = &expert.findings[0];
     assert_eq!(
         (f.file.as_str(), f.line, f.field.as_deref()),
@@ -298,7 +355,7 @@ fn discovery_sorts_by_name_and_a_broken_package_stops_nothing() {
     let root_temp = temp_dir("discovery");
     let root = root_temp.path();
     copy_dir(&fixtures().join("base"), &root.join("zz-dir"));
-    copy_dir(
+    lay_over_base(
         &fixtures().join("rules/manifest.syntax"),
         &root.join("aa-broken"),
     );
@@ -369,16 +426,16 @@ fn example_command_output_matches_goldens() {
 fn fixture_prompt_and_failing_validation_match_goldens() {
     let prompt = render_prompt(&base(), "{workspace}", &PromptLimits::default());
     golden("goldens/fixture-expert.prompt.md", &prompt.text);
-    let broken = load_expert(&fixtures().join("rules/xref.trigger-process"), &options());
+    let broken = rule_expert("xref.trigger-process");
     let validate = render_validate(&broken, true);
     assert!(!validate.ok);
     golden("goldens/xref.trigger-process.validate.txt", &validate.text);
-    let unreadable = load_expert(&fixtures().join("rules/manifest.syntax"), &options());
+    let unreadable = rule_expert("manifest.syntax");
     golden(
         "goldens/manifest.syntax.validate.txt",
         &render_validate(&unreadable, true).text,
     );
-    let unbound = load_expert(&fixtures().join("rules/bindings.unbound"), &options());
+    let unbound = rule_expert("bindings.unbound");
     let validate = render_validate(&unbound, true);
     assert!(!validate.ok);
     golden("goldens/bindings.unbound.validate.txt", &validate.text);
@@ -1125,7 +1182,7 @@ fn private_knowledge_never_leaves_the_session() {
         .iter()
         .filter(|r| **r != Rule::DiscoveryDuplicateName)
     {
-        let expert = load_expert(&fixtures().join("rules").join(rule.id()), &options());
+        let expert = rule_expert(rule.id());
         assert_private_absent(
             rule.id(),
             &render_validate(&expert, true).text,
