@@ -102,10 +102,7 @@ struct ProbeCache {
 
 impl ProbeCache {
     fn new(label: &str) -> ProbeCache {
-        let (config, root) = (
-            temp_dir(&format!("{label}-config")),
-            temp_dir(label),
-        );
+        let (config, root) = (temp_dir(&format!("{label}-config")), temp_dir(label));
         let dir = root.path().join("cache");
         let shim = shim_with_cache(&probe_wasm(), config.path(), &dir);
         assert_eq!(shim.cache_outcome(), &CacheOutcome::Miss);

@@ -68,10 +68,7 @@ fn a_trapped_instance_and_a_dropped_shim_give_up_their_locks() {
 
 #[test]
 fn waiting_for_a_lock_ends_at_the_calls_deadline() {
-    let (config, state) = (
-        temp_dir("deadline-config"),
-        temp_dir("deadline-state"),
-    );
+    let (config, state) = (temp_dir("deadline-config"), temp_dir("deadline-state"));
     let mut a = probe_on(&config, &state);
     let mut b = Shim::new(ShimOptions {
         limits: Limits {

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use host_shim::{Limits, Shim, ShimOptions};
 use support::{
-    as_root, example_config, make_fifo, make_zero_device, plugin_wasm, probe_wasm,
-    release_fifo, run_cli_with_watchdog, temp_dir,
+    as_root, example_config, make_fifo, make_zero_device, plugin_wasm, probe_wasm, release_fifo,
+    run_cli_with_watchdog, temp_dir,
 };
 
 const CALL_TIMEOUT: Duration = Duration::from_secs(2);
@@ -123,10 +123,7 @@ fn reading_a_fifo_in_config_fails_at_once() {
 
 #[test]
 fn writing_to_a_fifo_in_state_fails_at_once() {
-    let (config, state) = (
-        temp_dir("fifo-write-config"),
-        temp_dir("fifo-write"),
-    );
+    let (config, state) = (temp_dir("fifo-write-config"), temp_dir("fifo-write"));
     let fifo = state.path().join("pipe");
     make_fifo(&fifo);
     let shim = probe_shim(config.path(), Some(state.path()));

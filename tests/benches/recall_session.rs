@@ -93,9 +93,9 @@ fn run(config: &Config, model_time: Duration) -> Outcome {
         ..Behaviour::default()
     });
     let dir = temp_dir("recall-session-config");
-    copy_dir(&example_config(), &dir);
+    copy_dir(&example_config(), dir.path());
     std::fs::write(
-        dir.join("settings.yaml"),
+        dir.path().join("settings.yaml"),
         format!(
             "schema_version: 1\ngraphiti:\n  url: {}/mcp\nrecall:\n  timeout_ms: {}\n  cache_max_age_minutes: {}\n",
             standin.url(),
@@ -104,7 +104,8 @@ fn run(config: &Config, model_time: Duration) -> Outcome {
         ),
     )
     .unwrap();
-    let mut shim = graphiti_shim(&dir, &temp_dir("recall-session-state"), &standin.url());
+    let state = temp_dir("recall-session-state");
+    let mut shim = graphiti_shim(dir.path(), state.path(), &standin.url());
     let ctx = hook_context("session-bench", ChatType::Direct);
 
     // The conversation before this one was just captured: six episodes wait to be ingested.

@@ -16,6 +16,7 @@ use graphiti_standin::{Fact, Node, Options, StandIn};
 use host_shim::{ChatType, HookContext, PromptEvent, Shim};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
+use tempfile::TempDir;
 
 const MIN_PRECISION: f64 = 0.9;
 const MIN_RECALL: f64 = 0.8;
@@ -128,18 +129,21 @@ fn seed(standin: &StandIn, set: &Set) {
 }
 
 /// The example configuration against the stand-in, limits high enough that every pool item fits
-/// (so "floor off" shows the whole pool) and `min_relevance` as given (None: the default).
-fn shim(standin: &StandIn, min_relevance: Option<f64>) -> Shim {
+/// (so "floor off" shows the whole pool) and `min_relevance` as given (None: the default); the
+/// configuration and state directories, removed when dropped.
+fn shim(standin: &StandIn, min_relevance: Option<f64>) -> (Shim, [TempDir; 2]) {
     let dir = temp_dir("relevance-config");
-    copy_dir(&example_config(), &dir);
+    copy_dir(&example_config(), dir.path());
     let floor = min_relevance.map_or(String::new(), |f| format!("  min_relevance: {f}\n"));
     let settings = format!(
         "schema_version: 1\ngraphiti:\n  url: {}/mcp\n  transport: mcp\n\
          recall:\n  timeout_ms: 5000\n  max_facts: 20\n  max_nodes: 20\n  max_chars: 20000\n{floor}",
         standin.url()
     );
-    std::fs::write(dir.join("settings.yaml"), settings).unwrap();
-    graphiti_shim(&dir, &temp_dir("relevance-state"), &standin.url())
+    std::fs::write(dir.path().join("settings.yaml"), settings).unwrap();
+    let state = temp_dir("relevance-state");
+    let shim = graphiti_shim(dir.path(), state.path(), &standin.url());
+    (shim, [dir, state])
 }
 
 /// The pool items the turn's `<graphiti-context>` block showed.
@@ -231,7 +235,7 @@ struct Run {
 }
 
 fn run(standin: &StandIn, set: &Set, min_relevance: Option<f64>) -> Run {
-    let mut shim = shim(standin, min_relevance);
+    let (mut shim, _dirs) = shim(standin, min_relevance);
     let mut out = Run::default();
     for case in &set.cases {
         let shown = shown(&mut shim, set, case);

@@ -133,15 +133,14 @@ fn shim_options(config: &Path, cache_dir: &Path, limits: Limits) -> ShimOptions 
 /// Compiles the component into `cache_dir` (a shim over a one-rule configuration); how long it took.
 fn compile_once(cache_dir: &Path, limits: Limits) -> Duration {
     let dir = temp_dir("bench-compile");
-    write_config(&dir, 1);
+    write_config(dir.path(), 1);
     let start = Instant::now();
-    let shim = Shim::new(shim_options(&dir, cache_dir, limits)).expect("shim");
+    let shim = Shim::new(shim_options(dir.path(), cache_dir, limits)).expect("shim");
     let took = start.elapsed();
     assert!(
         shim.cache_file().is_some(),
         "the compiled component is cached"
     );
-    let _ = std::fs::remove_dir_all(&dir);
     took
 }
 
@@ -152,11 +151,14 @@ fn many_keywords() {
     for keywords in [50_000, 100_000, 200_000] {
         let rules = keywords / KEYWORDS_PER_RULE;
         let dir = temp_dir(&format!("bench-keywords-{keywords}"));
-        write_config(&dir, rules);
+        write_config(dir.path(), rules);
         let start = Instant::now();
-        let router = Router::load(&ConfigRoots::new(dir.clone(), None), &Default::default())
-            .unwrap_or_else(|e| panic!("{e:?}"))
-            .router;
+        let router = Router::load(
+            &ConfigRoots::new(dir.path().to_path_buf(), None),
+            &Default::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"))
+        .router;
         let took = start.elapsed();
         let last = rules - 1;
         let text = prompt(last, 0);
@@ -173,7 +175,6 @@ fn many_keywords() {
             "the last rule among {keywords} keywords"
         );
         println!("{keywords:>7} keywords  {:>8.1} ms", ms(took));
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
@@ -195,19 +196,19 @@ fn main() {
     // One cache directory for every shim: the component is compiled once, here, and each shim
     // below loads it from the cache (compile time is not configuration load time).
     let cache_dir = temp_dir("bench-cache");
-    let compiled = compile_once(&cache_dir, limits);
+    let compiled = compile_once(cache_dir.path(), limits);
     let mut component_medians = Vec::new();
     let mut naive_medians = Vec::new();
     let mut sticky_lines = Vec::new();
     let mut load_lines = Vec::new();
     for rules in [10usize, 100, 1_000, 10_000] {
         let dir = temp_dir(&format!("bench-{rules}"));
-        write_config(&dir, rules);
+        write_config(dir.path(), rules);
         let (target, other) = (rules / 2, rules / 3);
         let text = prompt(target, other);
         let expected = format!("rule_{target}");
 
-        let roots = ConfigRoots::new(dir.clone(), None);
+        let roots = ConfigRoots::new(dir.path().to_path_buf(), None);
         let load_native = time(load_iterations(quick, rules), || {
             let loaded = Router::load(&roots, &Default::default());
             assert_eq!(loaded.map(|l| l.router.rules.len()).ok(), Some(rules));
@@ -271,7 +272,7 @@ fn main() {
         });
 
         let load_start = Instant::now();
-        let mut shim = Shim::new(shim_options(&dir, &cache_dir, limits)).expect("shim");
+        let mut shim = Shim::new(shim_options(dir.path(), cache_dir.path(), limits)).expect("shim");
         let load = load_start.elapsed();
         let reload = time(load_iterations(quick, rules), || {
             let summary = shim.reload_config().expect("component reload");
@@ -316,7 +317,6 @@ fn main() {
             us(naive.median) / us(native.median),
             us(component.median) / us(native.median),
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
     println!(
         "configuration load (median): native Router::load, the component's reload-config, and Shim::new from the compiled-component cache (instantiate + load); compiling the component took {:.0} ms",

@@ -61,50 +61,13 @@ pub fn expert_shim_options(
     options
 }
 
-/// A fresh, empty directory under the system temp dir, unique to this process and `label`; removed
-/// when the process exits, its tests passed or failed (at exit, not on drop: callers pass it on).
-pub fn temp_dir(label: &str) -> PathBuf {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "graphiti-openclaw-test-{}-{}-{label}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create temp dir");
-    remove_at_exit(&dir);
-    dir
-}
-
-/// The directories [`temp_dir`] made, for [`remove_temp_dirs`].
-static TEMP_DIRS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
-
-fn remove_at_exit(dir: &Path) {
-    static REGISTERED: std::sync::Once = std::sync::Once::new();
-    REGISTERED.call_once(|| {
-        unsafe extern "C" {
-            fn atexit(callback: extern "C" fn()) -> std::ffi::c_int;
-        }
-        // SAFETY: C's atexit as libc declares it; the callback is a plain function, never freed.
-        unsafe { atexit(remove_temp_dirs) };
-    });
-    TEMP_DIRS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .push(dir.to_path_buf());
-}
-
-/// Run by `exit`: after the last test, or when the test harness exits on a failure.
-extern "C" fn remove_temp_dirs() {
-    let dirs = std::mem::take(
-        &mut *TEMP_DIRS
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner),
-    );
-    for dir in dirs {
-        let _ = std::fs::remove_dir_all(dir);
-    }
+/// A fresh, empty directory under the system temp dir, named after `label`; removed when dropped,
+/// the test passed or failed: keep it for as long as something uses its path.
+pub fn temp_dir(label: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("graphiti-openclaw-test-{label}-"))
+        .tempdir()
+        .expect("a temporary directory")
 }
 
 /// Copies a directory tree (for tests that edit a configuration).

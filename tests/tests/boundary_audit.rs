@@ -4,8 +4,9 @@
 //! `scripts/build.sh`.
 
 use graphiti_openclaw_tests::{copy_dir, example_config, temp_dir, workspace};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
+use tempfile::TempDir;
 
 fn audit(config: &Path, overlay: Option<&Path>) -> (i32, String) {
     let mut command = Command::new(workspace().join("target/release/graphiti-openclaw"));
@@ -29,11 +30,11 @@ fn audit(config: &Path, overlay: Option<&Path>) -> (i32, String) {
 
 /// A copy of the example configuration (without a local private overlay) with `line` appended to
 /// `file`; returns the directory and the line number of the planted line.
-fn planted(file: &str, line: &str) -> (PathBuf, usize) {
+fn planted(file: &str, line: &str) -> (TempDir, usize) {
     let dir = temp_dir("boundary-config");
-    copy_dir(&example_config(), &dir);
-    let _ = std::fs::remove_dir_all(dir.join("private"));
-    let path = dir.join(file);
+    copy_dir(&example_config(), dir.path());
+    let _ = std::fs::remove_dir_all(dir.path().join("private"));
+    let path = dir.path().join(file);
     let mut text = std::fs::read_to_string(&path).expect("the planted file exists");
     if !text.ends_with('\n') {
         text.push('\n');
@@ -47,9 +48,9 @@ fn planted(file: &str, line: &str) -> (PathBuf, usize) {
 #[test]
 fn the_example_configuration_passes_with_a_one_line_summary() {
     let config = temp_dir("boundary-example");
-    copy_dir(&example_config(), &config);
-    let _ = std::fs::remove_dir_all(config.join("private"));
-    let (code, out) = audit(&config, None);
+    copy_dir(&example_config(), config.path());
+    let _ = std::fs::remove_dir_all(config.path().join("private"));
+    let (code, out) = audit(config.path(), None);
     assert_eq!(code, 0, "{out}");
     assert_eq!(out.lines().count(), 1, "{out}");
     assert!(out.starts_with("boundary audit passed: "), "{out}");
@@ -82,9 +83,12 @@ fn a_planted_email_phone_number_and_token_each_fail_the_audit_naming_the_case() 
         ),
     ] {
         let (config, number) = planted(file, line);
-        let (code, out) = audit(&config, None);
+        let (code, out) = audit(config.path(), None);
         assert_eq!(code, 1, "{kind}: {out}");
-        let expected = format!("{}/{file}:{number}: {kind}: {shown}", config.display());
+        let expected = format!(
+            "{}/{file}:{number}: {kind}: {shown}",
+            config.path().display()
+        );
         assert!(
             out.contains(&expected),
             "{kind}: expected {expected:?} in\n{out}"
@@ -109,35 +113,38 @@ fn a_term_of_the_overlay_in_the_public_configuration_fails_the_audit() {
     );
     let overlay = temp_dir("boundary-overlay");
     std::fs::write(
-        overlay.join("intent_rules.yaml"),
+        overlay.path().join("intent_rules.yaml"),
         "# Real rules\nrules:\n  - id: zuniga_priya\n    keywords: [Priya Shah, Zuniga]\n",
     )
     .unwrap();
-    let (code, out) = audit(&config, Some(&overlay));
+    let (code, out) = audit(config.path(), Some(overlay.path()));
     assert_eq!(code, 1, "{out}");
-    let place = format!("{}/packs/dining_recs.pack.yaml:{number}", config.display());
+    let place = format!(
+        "{}/packs/dining_recs.pack.yaml:{number}",
+        config.path().display()
+    );
     for masked in ["P… (5 characters)", "Zu…ga (6 characters)"] {
         let expected = format!(
             "{place}: overlay term: {masked} (in {}/intent_rules.yaml:",
-            overlay.display()
+            overlay.path().display()
         );
         assert!(out.contains(&expected), "expected {expected:?} in\n{out}");
     }
     // Without the planted line the same overlay leaves the example configuration clean.
     let clean = temp_dir("boundary-clean");
-    copy_dir(&example_config(), &clean);
-    let _ = std::fs::remove_dir_all(clean.join("private"));
-    let (code, out) = audit(&clean, Some(&overlay));
+    copy_dir(&example_config(), clean.path());
+    let _ = std::fs::remove_dir_all(clean.path().join("private"));
+    let (code, out) = audit(clean.path(), Some(overlay.path()));
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("terms of the overlay"), "{out}");
 }
 
 /// A throwaway git repository holding the example configuration and `gitignore`.
-fn repository(gitignore: &str) -> PathBuf {
+fn repository(gitignore: &str) -> TempDir {
     let repo = temp_dir("boundary-repo");
-    copy_dir(&example_config(), &repo.join("config"));
-    let _ = std::fs::remove_dir_all(repo.join("config/private"));
-    std::fs::write(repo.join(".gitignore"), gitignore).unwrap();
+    copy_dir(&example_config(), &repo.path().join("config"));
+    let _ = std::fs::remove_dir_all(repo.path().join("config/private"));
+    std::fs::write(repo.path().join(".gitignore"), gitignore).unwrap();
     let git = |args: &[&str]| {
         let status = Command::new("git")
             .args(args)
@@ -162,9 +169,9 @@ fn repository(gitignore: &str) -> PathBuf {
         "example",
     ]);
     // An overlay with a file in it, as a user would have.
-    std::fs::create_dir_all(repo.join("config/private")).unwrap();
+    std::fs::create_dir_all(repo.path().join("config/private")).unwrap();
     std::fs::write(
-        repo.join("config/private/settings.yaml"),
+        repo.path().join("config/private/settings.yaml"),
         "schema_version: 1\n",
     )
     .unwrap();
@@ -187,7 +194,7 @@ fn script(repo: &Path) -> (i32, String) {
 #[test]
 fn the_script_fails_when_git_would_commit_an_overlay_file() {
     let ignored = repository("/config/private/\n");
-    let (code, out) = script(&ignored);
+    let (code, out) = script(ignored.path());
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("git ignores config/private/ and tracks none of its files"),
@@ -195,7 +202,7 @@ fn the_script_fails_when_git_would_commit_an_overlay_file() {
     );
 
     let not_ignored = repository("/target\n");
-    let (code, out) = script(&not_ignored);
+    let (code, out) = script(not_ignored.path());
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("git does not ignore config/private/"), "{out}");
     assert!(
@@ -210,7 +217,7 @@ fn the_script_fails_when_git_would_commit_an_overlay_file() {
         .status()
         .unwrap();
     assert!(added.success());
-    let (code, out) = script(&staged);
+    let (code, out) = script(staged.path());
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("config/private/settings.yaml is in git (tracked or staged)"),

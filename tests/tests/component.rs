@@ -8,8 +8,9 @@ use host_shim::{
     AgentEndEvent, CaptureOutcome, ChatType, Command, HookContext, IntentTestRequest, Limits,
     OutputFormat, ReloadError, Shim, ShimOptions,
 };
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
+use tempfile::TempDir;
 
 fn limits() -> Limits {
     Limits {
@@ -126,8 +127,8 @@ fn same_input_twice_gives_identical_bytes() {
     assert_eq!(a, json(&mut second), "fresh instance, same bytes");
 
     // The hook itself, from fresh state each time.
-    let hook = |state: PathBuf| {
-        let mut shim = shim_with_state(&example_config(), &state);
+    let hook = |state: TempDir| {
+        let mut shim = shim_with_state(&example_config(), state.path());
         format!(
             "{:?}",
             shim.before_agent_start(
@@ -142,14 +143,14 @@ fn same_input_twice_gives_identical_bytes() {
 #[test]
 fn config_errors_name_file_line_and_field_and_the_last_good_config_stays() {
     let config = temp_dir("config-errors");
-    copy_dir(&example_config(), &config);
-    let mut shim = shim(&config);
+    copy_dir(&example_config(), config.path());
+    let mut shim = shim(config.path());
     let before = shim
         .dry_run(&dry("Draft a tweet about our launch"))
         .unwrap();
     assert_eq!(before.decision.intent.as_deref(), Some("content_tweet"));
 
-    let rules = config.join("intent_rules.yaml");
+    let rules = config.path().join("intent_rules.yaml");
     let good = std::fs::read_to_string(&rules).unwrap();
     let broken = good
         .replace("    keyword_weight: 1.0\n", "    keyword_weight: -2\n")
@@ -218,19 +219,19 @@ fn config_errors_name_file_line_and_field_and_the_last_good_config_stays() {
 #[test]
 fn a_bad_regex_and_an_unknown_pack_are_reported_together() {
     let config = temp_dir("config-regex");
-    copy_dir(&example_config(), &config);
-    let rules = config.join("intent_rules.yaml");
+    copy_dir(&example_config(), config.path());
+    let rules = config.path().join("intent_rules.yaml");
     let text = std::fs::read_to_string(&rules).unwrap().replace(
         "weight: 0.25",
         "weight: 0.25\n        fact_pattern: '(unclosed'",
     );
     std::fs::write(&rules, text).unwrap();
-    let registry = config.join("pack_registry.yaml");
+    let registry = config.path().join("pack_registry.yaml");
     let text = std::fs::read_to_string(&registry)
         .unwrap()
         .replace("primary_pack: dining_recs", "primary_pack: dining_recs_v2");
     std::fs::write(&registry, text).unwrap();
-    let out = shim(&config).run_command(&Command::CheckConfig);
+    let out = shim(config.path()).run_command(&Command::CheckConfig);
     assert_eq!(out.exit_code, 1);
     assert!(
         out.stderr
@@ -244,8 +245,8 @@ fn a_bad_regex_and_an_unknown_pack_are_reported_together() {
 #[test]
 fn a_unicode_property_the_component_does_not_know_is_named_in_the_error() {
     let config = temp_dir("config-unicode");
-    copy_dir(&example_config(), &config);
-    let rules = config.join("intent_rules.yaml");
+    copy_dir(&example_config(), config.path());
+    let rules = config.path().join("intent_rules.yaml");
     let original = std::fs::read_to_string(&rules).unwrap();
     let with = |pattern: &str| {
         let text = original.replace(
@@ -253,7 +254,7 @@ fn a_unicode_property_the_component_does_not_know_is_named_in_the_error() {
             &format!("weight: 0.25\n        fact_pattern: '{pattern}'"),
         );
         std::fs::write(&rules, text).unwrap();
-        shim(&config).run_command(&Command::CheckConfig)
+        shim(config.path()).run_command(&Command::CheckConfig)
     };
     for (pattern, error) in [
         (r"\p{Bogus}", "Unicode property not found"),
@@ -304,7 +305,7 @@ fn the_overlay_replaces_files_of_the_same_name() {
 #[test]
 fn follow_ups_keep_the_pack_per_conversation() {
     let state = temp_dir("sticky-state");
-    let mut shim = shim_with_state(&example_config(), &state);
+    let mut shim = shim_with_state(&example_config(), state.path());
     let first = shim.before_agent_start(
         &prompt("Book a bistro for dinner on Friday"),
         &ctx("chat-a", ChatType::Direct),
@@ -336,7 +337,7 @@ fn follow_ups_keep_the_pack_per_conversation() {
             .starts_with("<graphiti-fallback>")
     );
     // A fresh shim (a restart) still remembers: state lives in the state directory.
-    let mut restarted = shim_with_state(&example_config(), &state);
+    let mut restarted = shim_with_state(&example_config(), state.path());
     let again = restarted.before_agent_start(
         &prompt("what about Sunday?"),
         &ctx("chat-a", ChatType::Direct),
@@ -362,7 +363,7 @@ fn follow_ups_keep_the_pack_per_conversation() {
 #[test]
 fn a_turn_from_another_session_is_not_recalled_routed_or_captured() {
     let state = temp_dir("provenance-state");
-    let mut shim = shim_with_state(&example_config(), &state);
+    let mut shim = shim_with_state(&example_config(), state.path());
     let announcement =
         "trip-planner-expert · plan (inv-3) finished: Book a bistro for dinner on Friday";
     for kind in ["inter_session", "internal_system"] {
@@ -403,8 +404,8 @@ fn a_turn_from_another_session_is_not_recalled_routed_or_captured() {
         );
     }
     assert!(
-        !state.join("spool").exists()
-            || std::fs::read_dir(state.join("spool"))
+        !state.path().join("spool").exists()
+            || std::fs::read_dir(state.path().join("spool"))
                 .unwrap()
                 .next()
                 .is_none()
@@ -420,7 +421,7 @@ fn a_turn_from_another_session_is_not_recalled_routed_or_captured() {
 #[test]
 fn capture_takes_the_last_exchange_without_our_blocks_and_spools_it() {
     let state = temp_dir("capture-state");
-    let mut with_state = shim_with_state(&example_config(), &state);
+    let mut with_state = shim_with_state(&example_config(), state.path());
     let injected = with_state
         .dry_run(&dry("Draft a tweet about our launch"))
         .unwrap()
@@ -444,7 +445,7 @@ fn capture_takes_the_last_exchange_without_our_blocks_and_spools_it() {
         }
         other => panic!("expected a capture, got {other:?}"),
     }
-    let spooled: Vec<_> = std::fs::read_dir(state.join("spool"))
+    let spooled: Vec<_> = std::fs::read_dir(state.path().join("spool"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
@@ -472,7 +473,7 @@ fn capture_takes_the_last_exchange_without_our_blocks_and_spools_it() {
 #[test]
 fn capture_keeps_the_users_own_text_that_mentions_a_tag_name() {
     let state = temp_dir("tag-names-state");
-    let mut shim = shim_with_state(&example_config(), &state);
+    let mut shim = shim_with_state(&example_config(), state.path());
     let asked = "Draft a tweet. Explain what the `<pack-context>` tag does. Also remember: my dentist appointment is on Friday at 9";
     let answered = "Tweet drafted. The <graphiti-context> block holds recalled facts.\nBooking confirmed: Friday 9:00, Dr. Lee, ref 4471.";
     let turn_ctx = ctx("tags", ChatType::Direct);
@@ -517,7 +518,7 @@ fn capture_keeps_the_users_own_text_that_mentions_a_tag_name() {
 fn faults_mean_no_injection_and_the_plugin_keeps_working() {
     // 1. No configuration at all: no pack (recall still runs; Graphiti is not reachable here).
     let empty = temp_dir("no-config");
-    let mut shim = shim(&empty);
+    let mut shim = shim(empty.path());
     let injection = shim.before_agent_start(
         &prompt("Book a bistro for dinner"),
         &ctx("s", ChatType::Direct),
@@ -534,18 +535,18 @@ fn faults_mean_no_injection_and_the_plugin_keeps_working() {
         injection.decision.no_pack_reason.unwrap(),
         format!(
             "no routing configuration has loaded yet: {}/pack_registry.yaml: missing: the config directory needs pack_registry.yaml (or .yml / .json) (and 1 more: check-config lists them)",
-            empty.display()
+            empty.path().display()
         )
     );
 
     // 2. Corrupt session state: routing proceeds, the problem is noted.
     let state = temp_dir("corrupt-state");
-    let mut shim = shim_with_state(&example_config(), &state);
+    let mut shim = shim_with_state(&example_config(), state.path());
     shim.before_agent_start(
         &prompt("Book a bistro for dinner"),
         &ctx("s1", ChatType::Direct),
     );
-    for entry in std::fs::read_dir(state.join("routing")).unwrap() {
+    for entry in std::fs::read_dir(state.path().join("routing")).unwrap() {
         std::fs::write(entry.unwrap().path(), b"{not json").unwrap();
     }
     let injection = shim.before_agent_start(

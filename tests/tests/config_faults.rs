@@ -12,6 +12,7 @@ use host_shim::{
 };
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use tempfile::TempDir;
 
 fn options(config: &Path) -> ShimOptions {
     let limits = Limits {
@@ -35,10 +36,10 @@ fn standin() -> StandIn {
 }
 
 /// A copy of the example configuration whose settings point at `graphiti` (MCP) with fast backoff.
-fn config_for(graphiti: &StandIn) -> PathBuf {
+fn config_for(graphiti: &StandIn) -> TempDir {
     let dir = temp_dir("config-faults");
-    copy_dir(&example_config(), &dir);
-    std::fs::write(dir.join("settings.yaml"), settings_for(graphiti)).unwrap();
+    copy_dir(&example_config(), dir.path());
+    std::fs::write(dir.path().join("settings.yaml"), settings_for(graphiti)).unwrap();
     dir
 }
 
@@ -60,9 +61,9 @@ fn seed(graphiti: &StandIn) {
         .expect("seed");
 }
 
-fn shim_with_state(config: &Path, graphiti: &StandIn) -> Shim {
+fn shim_with_state(config: &Path, state: &Path, graphiti: &StandIn) -> Shim {
     let mut options = options(config);
-    options.state_dir = Some(temp_dir("config-faults-state"));
+    options.state_dir = Some(state.to_path_buf());
     options.allowed_origins = vec![graphiti.url()];
     Shim::new(options).expect("shim starts")
 }
@@ -100,8 +101,9 @@ fn a_broken_rules_file_turns_off_routing_only() {
     let graphiti = standin();
     seed(&graphiti);
     let config = config_for(&graphiti);
-    std::fs::write(config.join("intent_rules.yaml"), "rules: [\n").unwrap();
-    let mut shim = shim_with_state(&config, &graphiti);
+    std::fs::write(config.path().join("intent_rules.yaml"), "rules: [\n").unwrap();
+    let state = temp_dir("config-faults-state");
+    let mut shim = shim_with_state(config.path(), state.path(), &graphiti);
     let ctx = hook_context("broken-rules", ChatType::Direct);
 
     let injection = shim.before_agent_start(&prompt(DEMO), &ctx);
@@ -113,7 +115,7 @@ fn a_broken_rules_file_turns_off_routing_only() {
     assert!(!context.contains("<pack-context"), "{context}");
     let error = format!(
         "{}/intent_rules.yaml:2: did not find expected node content",
-        config.display()
+        config.path().display()
     );
     assert_eq!(
         injection.decision.no_pack_reason.as_deref(),
@@ -156,8 +158,9 @@ fn a_broken_rules_file_turns_off_routing_only() {
 fn a_failed_reload_keeps_the_last_good_routing_and_says_so() {
     let graphiti = standin();
     let config = config_for(&graphiti);
-    let mut shim = shim_with_state(&config, &graphiti);
-    let rules = config.join("intent_rules.yaml");
+    let state = temp_dir("config-faults-state");
+    let mut shim = shim_with_state(config.path(), state.path(), &graphiti);
+    let rules = config.path().join("intent_rules.yaml");
     let good = std::fs::read_to_string(&rules).unwrap();
     std::fs::write(
         &rules,
@@ -172,7 +175,7 @@ fn a_failed_reload_keeps_the_last_good_routing_and_says_so() {
         format!(
             "configuration has 1 error(s):\n  {}/intent_rules.yaml:9: dining.keyword_weight: must be a number above 0, not -2\n\
              routing: the last good routing configuration stays in force\n",
-            config.display()
+            config.path().display()
         )
     );
     let injection =
@@ -190,11 +193,12 @@ fn a_failed_reload_keeps_the_last_good_routing_and_says_so() {
 fn a_bad_settings_file_keeps_the_last_good_settings_and_capture_goes_on() {
     let graphiti = standin();
     let config = config_for(&graphiti);
-    let settings = config.join("settings.yaml");
+    let settings = config.path().join("settings.yaml");
 
     // Never loaded: the defaults (Graphiti at localhost:8000, which this host does not allow).
     std::fs::write(&settings, "recall:\n  timeout_ms: 0\n").unwrap();
-    let mut shim = shim_with_state(&config, &graphiti);
+    let state = temp_dir("config-faults-state");
+    let mut shim = shim_with_state(config.path(), state.path(), &graphiti);
     let ctx = hook_context("bad-settings", ChatType::Direct);
     let injection = shim.before_agent_start(&prompt(DEMO), &ctx);
     assert_eq!(
@@ -216,7 +220,7 @@ fn a_bad_settings_file_keeps_the_last_good_settings_and_capture_goes_on() {
     ));
     let error = format!(
         "{}/settings.yaml:2: recall.timeout_ms: must be above 0",
-        config.display()
+        config.path().display()
     );
     let (code, text) = check_config(&mut shim);
     assert_eq!(code, 1);
@@ -308,29 +312,33 @@ fn messages_name_the_users_directories() {
 #[test]
 fn two_spellings_of_one_config_file_are_an_error() {
     let config = temp_dir("spellings");
-    copy_dir(&example_config(), &config);
-    std::fs::write(config.join("intent_rules.json"), "{\"rules\": []}").unwrap();
-    let mut shim = Shim::new(options(&config)).expect("shim starts");
+    copy_dir(&example_config(), config.path());
+    std::fs::write(config.path().join("intent_rules.json"), "{\"rules\": []}").unwrap();
+    let mut shim = Shim::new(options(config.path())).expect("shim starts");
     let (code, text) = check_config(&mut shim);
     assert_eq!(code, 1, "{text}");
-    let dir = config.display();
+    let dir = config.path().display();
     assert!(
         text.contains(&format!(
             "  {dir}/intent_rules.yaml: {dir}/intent_rules.json exists too: keep one of them\n"
         )),
         "{text}"
     );
-    std::fs::remove_file(config.join("intent_rules.json")).unwrap();
+    std::fs::remove_file(config.path().join("intent_rules.json")).unwrap();
 
     let overlay = temp_dir("spellings-overlay");
-    std::fs::write(overlay.join("settings.yml"), "recall:\n  enabled: false\n").unwrap();
-    std::fs::write(overlay.join("settings.json"), "{}").unwrap();
-    let mut options = options(&config);
-    options.overlay_dir = Some(overlay.clone());
+    std::fs::write(
+        overlay.path().join("settings.yml"),
+        "recall:\n  enabled: false\n",
+    )
+    .unwrap();
+    std::fs::write(overlay.path().join("settings.json"), "{}").unwrap();
+    let mut options = options(config.path());
+    options.overlay_dir = Some(overlay.path().to_path_buf());
     let mut shim = Shim::new(options.clone()).expect("shim starts");
     let (code, text) = check_config(&mut shim);
     assert_eq!(code, 1, "{text}");
-    let odir = overlay.display();
+    let odir = overlay.path().display();
     assert!(
         text.contains(&format!(
             "  {odir}/settings.yml: {odir}/settings.json exists too: keep one of them\n"
@@ -338,7 +346,7 @@ fn two_spellings_of_one_config_file_are_an_error() {
         "{text}"
     );
     // One spelling in the overlay replaces the config directory's settings.yaml.
-    std::fs::remove_file(overlay.join("settings.yml")).unwrap();
+    std::fs::remove_file(overlay.path().join("settings.yml")).unwrap();
     let summary = shim.reload_config().expect("loads");
     assert_eq!(summary.files[0], format!("{odir}/settings.json (overlay)"));
 }
@@ -347,20 +355,20 @@ fn two_spellings_of_one_config_file_are_an_error() {
 #[test]
 fn a_control_character_is_reported_on_its_line() {
     let config = temp_dir("control-char");
-    copy_dir(&example_config(), &config);
-    let rules = config.join("intent_rules.yaml");
+    copy_dir(&example_config(), config.path());
+    let rules = config.path().join("intent_rules.yaml");
     let text = std::fs::read_to_string(&rules)
         .unwrap()
         .replacen("dinner", "din\u{1}ner", 1);
     let line = text.lines().position(|l| l.contains('\u{1}')).unwrap() + 1;
     assert!(line > 1);
     std::fs::write(&rules, text).unwrap();
-    let (code, text) = check_config(&mut Shim::new(options(&config)).expect("shim starts"));
+    let (code, text) = check_config(&mut Shim::new(options(config.path())).expect("shim starts"));
     assert_eq!(code, 1);
     assert!(
         text.contains(&format!(
             "  {}/intent_rules.yaml:{line}: control characters are not allowed\n",
-            config.display()
+            config.path().display()
         )),
         "{text}"
     );

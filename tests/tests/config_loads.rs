@@ -34,9 +34,9 @@ fn kb(bytes: usize) -> f64 {
 #[test]
 fn one_rule_with_100k_keywords_loads_within_the_call_limit() {
     let config = temp_dir("bulk-keywords");
-    copy_dir(&example_config(), &config);
-    let example_rules = std::fs::read_to_string(config.join("intent_rules.yaml")).unwrap();
-    let mut shim = shim(&config, None);
+    copy_dir(&example_config(), config.path());
+    let example_rules = std::fs::read_to_string(config.path().join("intent_rules.yaml")).unwrap();
+    let mut shim = shim(config.path(), None);
     // Up to 200,000: twice the size the call limit must hold, so a quadratic load shows (it did).
     for keywords in [25_000, 50_000, 100_000, 200_000] {
         let list: Vec<String> = (0..keywords).map(|k| format!("bulkword{k}")).collect();
@@ -47,7 +47,7 @@ fn one_rule_with_100k_keywords_loads_within_the_call_limit() {
             list.join(", ")
         );
         let rules = example_rules.replacen("rules:\n", &bulk, 1);
-        std::fs::write(config.join("intent_rules.yaml"), &rules).unwrap();
+        std::fs::write(config.path().join("intent_rules.yaml"), &rules).unwrap();
         let start = Instant::now();
         let loaded = shim.reload_config();
         let took = start.elapsed();
@@ -85,11 +85,11 @@ fn deep_rules(depth: usize) -> String {
 #[test]
 fn deeply_nested_config_yaml_is_refused_quickly_with_its_line() {
     let config = temp_dir("deep-config");
-    copy_dir(&example_config(), &config);
-    let mut shim = shim(&config, None);
+    copy_dir(&example_config(), config.path());
+    let mut shim = shim(config.path(), None);
     for kib in [25, 50, 100] {
         let text = deep_rules(kib * 1024 / 2);
-        std::fs::write(config.join("intent_rules.yaml"), &text).unwrap();
+        std::fs::write(config.path().join("intent_rules.yaml"), &text).unwrap();
         let start = Instant::now();
         let out = shim.run_command(&Command::CheckConfig);
         let took = start.elapsed();
@@ -103,25 +103,25 @@ fn deeply_nested_config_yaml_is_refused_quickly_with_its_line() {
         assert!(
             out.stderr.contains(&format!(
                 "  {}/intent_rules.yaml:3: nested deeper than 64 levels\n",
-                config.display()
+                config.path().display()
             )),
             "{}",
             out.stderr
         );
     }
     // The same in JSON.
-    std::fs::remove_file(config.join("intent_rules.yaml")).unwrap();
+    std::fs::remove_file(config.path().join("intent_rules.yaml")).unwrap();
     let json = format!(
         "{{\n\"rules\": [{{\"id\": \"deep\", \"keywords\": {}{}}}]}}\n",
         "[".repeat(50_000),
         "]".repeat(50_000)
     );
-    std::fs::write(config.join("intent_rules.json"), &json).unwrap();
+    std::fs::write(config.path().join("intent_rules.json"), &json).unwrap();
     let out = shim.run_command(&Command::CheckConfig);
     assert!(
         out.stderr.contains(&format!(
             "  {}/intent_rules.json:2: nested deeper than 64 levels\n",
-            config.display()
+            config.path().display()
         )),
         "{}",
         out.stderr
@@ -155,11 +155,11 @@ fn a_deeply_nested_expert_package_costs_only_its_own_sessions() {
     let experts = temp_dir("deep-experts");
     copy_dir(
         &example_config().join("experts/trip-planner-expert"),
-        &experts.join("trip-planner-expert"),
+        &experts.path().join("trip-planner-expert"),
     );
     for kib in [25, 50, 100] {
-        let size = write_deep_package(&experts, kib * 1024 / 2);
-        let mut shim = shim(&example_config(), Some(&experts));
+        let size = write_deep_package(experts.path(), kib * 1024 / 2);
+        let mut shim = shim(&example_config(), Some(experts.path()));
         let start = Instant::now();
         let main = shim.before_agent_start(
             &prompt("Draft a tweet about our launch"),

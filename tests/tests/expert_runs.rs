@@ -617,20 +617,27 @@ fn private_knowledge_is_preloaded_only_into_the_experts_own_run_session() {
 fn an_unknown_preset_leaves_its_trigger_inactive_and_the_package_loads() {
     let experts = graphiti_openclaw_tests::temp_dir("preset-experts");
     let fixture = graphiti_openclaw_tests::workspace().join("tests/fixtures/experts-preset");
-    graphiti_openclaw_tests::copy_dir(&fixture, &experts);
+    graphiti_openclaw_tests::copy_dir(&fixture, experts.path());
     let state = graphiti_openclaw_tests::temp_dir("preset-state");
     let agents = graphiti_openclaw_tests::temp_dir("preset-workspace");
     let settings =
         format!(r#"{{"recall": {{"enabled": false}}, "experts": {{"webhook_token": "{TOKEN}"}}}}"#);
-    let shim = host_shim::Shim::new(options(&experts, &state, &agents, &settings)).unwrap();
+    let shim = host_shim::Shim::new(options(
+        experts.path(),
+        state.path(),
+        agents.path(),
+        &settings,
+    ))
+    .unwrap();
     let mut s = Setup {
         shim,
-        experts,
-        state,
-        workspace: agents,
+        experts: experts.path().to_path_buf(),
+        state: state.path().to_path_buf(),
+        workspace: agents.path().to_path_buf(),
         settings,
         now: 1_767_225_600_000, // 2026-01-01T00:00:00Z, a Thursday
         posts: true,
+        temp_dirs: vec![experts, state, agents],
     };
     let validate = s.command(host_shim::ExpertsCommand::Validate("inbox-expert".into()));
     assert_eq!(

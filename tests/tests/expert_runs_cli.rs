@@ -33,31 +33,41 @@ fn cli(experts: &Path, state: &Path, args: &[&str]) -> (i32, String, String) {
 #[test]
 fn install_bind_validate_and_remove_from_the_command_line() {
     let (experts, state) = (temp_dir("cli-experts"), temp_dir("cli-state"));
-    let source = temp_dir("cli-source").join("ops");
+    let sources = temp_dir("cli-source");
+    let source = sources.path().join("ops");
     copy_dir(&fixture().join(EXPERT), &source);
     std::fs::remove_file(source.join("bindings.yaml")).unwrap();
     let (code, out, err) = cli(
-        &experts,
-        &state,
+        experts.path(),
+        state.path(),
         &["experts", "install", source.to_str().unwrap()],
     );
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("installed ops-expert from"), "{out}");
-    let (code, out, _) = cli(&experts, &state, &["experts", "validate", EXPERT]);
+    let (code, out, _) = cli(
+        experts.path(),
+        state.path(),
+        &["experts", "validate", EXPERT],
+    );
     assert_ne!(code, 0, "tickets is not bound yet: {out}");
     let (code, out, err) = cli(
-        &experts,
-        &state,
+        experts.path(),
+        state.path(),
         &["experts", "bind", EXPERT, "tickets", "tickets-mcp"],
     );
     assert_eq!(code, 0, "{out}{err}");
-    let (code, out, _) = cli(&experts, &state, &["experts", "validate", EXPERT]);
+    let (code, out, _) = cli(
+        experts.path(),
+        state.path(),
+        &["experts", "validate", EXPERT],
+    );
     assert_eq!(code, 0, "bound: {out}");
-    let (code, _, err) = cli(&experts, &state, &["experts", "remove", EXPERT]);
+    let (code, _, err) = cli(experts.path(), state.path(), &["experts", "remove", EXPERT]);
     assert_eq!(code, 0, "{err}");
-    assert!(!experts.join(EXPERT).exists());
+    assert!(!experts.path().join(EXPERT).exists());
 
-    let archive = temp_dir("cli-archive").join("ops.tgz");
+    let archives = temp_dir("cli-archive");
+    let archive = archives.path().join("ops.tgz");
     let tar = Command::new("tar")
         .arg("czf")
         .arg(&archive)
@@ -68,27 +78,28 @@ fn install_bind_validate_and_remove_from_the_command_line() {
         .unwrap();
     assert!(tar.success());
     let (code, out, err) = cli(
-        &experts,
-        &state,
+        experts.path(),
+        state.path(),
         &["experts", "install", archive.to_str().unwrap()],
     );
     assert_eq!(code, 0, "{out}{err}");
-    assert!(experts.join(EXPERT).join("expert.yaml").is_file());
+    assert!(experts.path().join(EXPERT).join("expert.yaml").is_file());
 }
 
 #[test]
 fn fire_reads_its_payload_file_and_due_reads_its_time() {
     let (experts, state) = (temp_dir("cli-experts"), temp_dir("cli-state"));
-    copy_dir(&fixture(), &experts);
-    let payload = temp_dir("cli-payload").join("event.json");
+    copy_dir(&fixture(), experts.path());
+    let payloads = temp_dir("cli-payload");
+    let payload = payloads.path().join("event.json");
     std::fs::write(
         &payload,
         r#"{"event_id": "e-1", "ticket": {"id": "T-1", "summary": "down"}}"#,
     )
     .unwrap();
     let (code, out, err) = cli(
-        &experts,
-        &state,
+        experts.path(),
+        state.path(),
         &[
             "experts",
             "fire",
@@ -100,7 +111,7 @@ fn fire_reads_its_payload_file_and_due_reads_its_time() {
     );
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("queue: serial_per_key T-1"), "{out}");
-    let (code, out, _) = cli(&experts, &state, &["experts", "queue"]);
+    let (code, out, _) = cli(experts.path(), state.path(), &["experts", "queue"]);
     assert_eq!(
         (code, out.as_str()),
         (0, "no expert runs waiting or running\n"),
@@ -108,8 +119,8 @@ fn fire_reads_its_payload_file_and_due_reads_its_time() {
     );
 
     let (code, out, err) = cli(
-        &experts,
-        &state,
+        experts.path(),
+        state.path(),
         &["experts", "due", "--at", "2026-11-24T02:00:00+01:00"],
     );
     assert_eq!(code, 0, "{out}{err}");
@@ -121,7 +132,11 @@ fn fire_reads_its_payload_file_and_due_reads_its_time() {
         out.contains("next slot 2026-11-25T01:00:00.000Z"),
         "the next 02:00 Berlin after the moment given: {out}"
     );
-    let (code, _, err) = cli(&experts, &state, &["experts", "due", "--at", "tomorrow"]);
+    let (code, _, err) = cli(
+        experts.path(),
+        state.path(),
+        &["experts", "due", "--at", "tomorrow"],
+    );
     assert_ne!(code, 0);
     assert!(
         err.contains("--at \"tomorrow\" is neither RFC 3339 nor epoch milliseconds"),
@@ -132,15 +147,19 @@ fn fire_reads_its_payload_file_and_due_reads_its_time() {
 #[test]
 fn a_misspelled_time_zone_fails_validation_instead_of_never_firing() {
     let (experts, state) = (temp_dir("cli-tz-experts"), temp_dir("cli-tz-state"));
-    copy_dir(&fixture().join(EXPERT), &experts.join(EXPERT));
-    let manifest = experts.join(EXPERT).join("expert.yaml");
+    copy_dir(&fixture().join(EXPERT), &experts.path().join(EXPERT));
+    let manifest = experts.path().join(EXPERT).join("expert.yaml");
     let text = std::fs::read_to_string(&manifest).unwrap();
     std::fs::write(
         &manifest,
         text.replace("tz: Europe/Berlin", "tz: Europe/Berln"),
     )
     .unwrap();
-    let (code, out, err) = cli(&experts, &state, &["experts", "validate", EXPERT]);
+    let (code, out, err) = cli(
+        experts.path(),
+        state.path(),
+        &["experts", "validate", EXPERT],
+    );
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         out.contains(
@@ -151,8 +170,8 @@ fn a_misspelled_time_zone_fails_validation_instead_of_never_firing() {
     );
     // The package does not load, so its trigger is not shown as one that never fires.
     let (code, out, err) = cli(
-        &experts,
-        &state,
+        experts.path(),
+        state.path(),
         &["experts", "due", "--at", "2026-11-24T02:00:00+01:00"],
     );
     assert_eq!(code, 0, "{out}{err}");

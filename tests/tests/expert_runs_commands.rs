@@ -215,9 +215,9 @@ fn hostile_tgz(path: &str, kind: u8) -> Vec<u8> {
 fn install_validates_before_copying_and_refuses_hostile_archives() {
     let s = setup();
     let source = graphiti_openclaw_tests::temp_dir("install-source");
-    graphiti_openclaw_tests::copy_dir(&fixture().join(EXPERT), &source.join("pkg"));
+    graphiti_openclaw_tests::copy_dir(&fixture().join(EXPERT), &source.path().join("pkg"));
     std::fs::remove_dir_all(s.experts.join(EXPERT)).unwrap();
-    let mut shim = managing(&s, Some(&source.join("pkg")));
+    let mut shim = managing(&s, Some(&source.path().join("pkg")));
     let out = manage(
         &mut shim,
         ExpertsCommand::Install(InstallSource::Directory("pkg".into())),
@@ -237,7 +237,7 @@ fn install_validates_before_copying_and_refuses_hostile_archives() {
     let removed = manage(&mut shim, ExpertsCommand::Remove(EXPERT.into()));
     assert_eq!(removed.exit_code, 0, "{}", removed.stderr);
     assert!(!s.experts.join(EXPERT).exists());
-    let archive = tgz(&source, "pkg");
+    let archive = tgz(source.path(), "pkg");
     let out = manage(
         &mut shim,
         ExpertsCommand::Install(InstallSource::Archive(("ops.tgz".into(), archive.clone()))),
@@ -267,8 +267,12 @@ fn install_validates_before_copying_and_refuses_hostile_archives() {
         assert!(out.stderr.contains(says), "{says}: {}", out.stderr);
     }
     let invalid = graphiti_openclaw_tests::temp_dir("install-invalid");
-    std::fs::write(invalid.join("expert.yaml"), "spec: \"1.0\"\nname: broken\n").unwrap();
-    let mut shim = managing(&s, Some(&invalid));
+    std::fs::write(
+        invalid.path().join("expert.yaml"),
+        "spec: \"1.0\"\nname: broken\n",
+    )
+    .unwrap();
+    let mut shim = managing(&s, Some(invalid.path()));
     let out = manage(
         &mut shim,
         ExpertsCommand::Install(InstallSource::Directory("broken".into())),
@@ -295,15 +299,15 @@ fn install_validates_before_copying_and_refuses_hostile_archives() {
 fn install_refuses_a_name_that_differs_only_in_case_from_an_installed_one() {
     let s = setup();
     let source = graphiti_openclaw_tests::temp_dir("install-case");
-    graphiti_openclaw_tests::copy_dir(&fixture().join(EXPERT), &source.join("pkg"));
-    let manifest = source.join("pkg/expert.yaml");
+    graphiti_openclaw_tests::copy_dir(&fixture().join(EXPERT), &source.path().join("pkg"));
+    let manifest = source.path().join("pkg/expert.yaml");
     let text = std::fs::read_to_string(&manifest).unwrap();
     std::fs::write(
         &manifest,
         text.replace("name: ops-expert", "name: Ops-Expert"),
     )
     .unwrap();
-    let mut shim = managing(&s, Some(&source.join("pkg")));
+    let mut shim = managing(&s, Some(&source.path().join("pkg")));
     let out = manage(
         &mut shim,
         ExpertsCommand::Install(InstallSource::Directory("pkg".into())),

@@ -9,19 +9,19 @@ mod expert_runs_common;
 use expert_runs_common::fixture;
 use graphiti_openclaw_tests::{copy_dir, example_config, temp_dir, workspace};
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use tempfile::TempDir;
 
 struct Rig {
-    experts: PathBuf,
-    state: PathBuf,
+    experts: TempDir,
+    state: TempDir,
 }
 
 impl Rig {
     fn new() -> Rig {
         let experts = temp_dir("runs-faults-experts");
-        copy_dir(&fixture(), &experts);
+        copy_dir(&fixture(), experts.path());
         let rig = Rig {
             experts,
             state: temp_dir("runs-faults-state"),
@@ -43,9 +43,9 @@ impl Rig {
             .arg("--config-dir")
             .arg(example_config())
             .arg("--experts-dir")
-            .arg(&self.experts)
+            .arg(self.experts.path())
             .arg("--state-dir")
-            .arg(&self.state)
+            .arg(self.state.path())
             .arg("--cache-dir")
             .arg(workspace().join("target/test-component-cache"))
             .args(["--quiet", "--call-timeout-ms", "20000", "experts"])

@@ -459,11 +459,11 @@ fn the_example_packages_trip_requests_from_two_people_run_side_by_side() {
     let experts = graphiti_openclaw_tests::temp_dir("trip-experts");
     graphiti_openclaw_tests::copy_dir(
         &graphiti_openclaw_tests::example_config().join("experts"),
-        &experts,
+        experts.path(),
     );
     let settings = r#"{"recall": {"enabled": false}, "experts": {"channels": {"trip-planner-expert/trip_request": ["slack"]}}}"#;
     let mut s = setup_with(settings);
-    s.shim = host_shim::Shim::new(options(&experts, &s.state, &s.workspace, settings))
+    s.shim = host_shim::Shim::new(options(experts.path(), &s.state, &s.workspace, settings))
         .expect("shim starts");
     let mut started = Vec::new();
     for sender in ["u-ana", "u-ben"] {

@@ -23,6 +23,7 @@ fn an_expert_session_gets_its_prompt_and_the_main_agent_the_registry() {
     let Setup {
         mut shim,
         workspace,
+        temp_dirs: _temp_dirs,
         ..
     } = setup();
     let expert = shim.before_agent_start(
@@ -80,7 +81,11 @@ fn an_expert_session_gets_its_prompt_and_the_main_agent_the_registry() {
 
 #[test]
 fn tool_calls_follow_the_approval_tiers_and_a_confirm_waits_for_the_users_approval() {
-    let Setup { mut shim, .. } = setup();
+    let Setup {
+        mut shim,
+        temp_dirs: _temp_dirs,
+        ..
+    } = setup();
     let session = expert_session();
     // auto, by the MCP tool name the bindings map to `travel.search_flights`
     assert!(matches!(
@@ -140,6 +145,7 @@ fn private_knowledge_never_leaks_into_prompts_registry_commands_or_logs() {
     let Setup {
         mut shim,
         workspace,
+        temp_dirs: _temp_dirs,
         ..
     } = setup();
     let mut seen = String::new();
@@ -218,7 +224,10 @@ fn private_knowledge_never_leaks_into_prompts_registry_commands_or_logs() {
 #[test]
 fn an_expert_sessions_turns_are_not_captured() {
     let Setup {
-        mut shim, state, ..
+        mut shim,
+        state,
+        temp_dirs: _temp_dirs,
+        ..
     } = setup();
     let event = AgentEndEvent {
         success: true,
@@ -254,14 +263,18 @@ fn entries_whose_names_are_not_utf8_hide_no_package_and_are_named() {
     let experts = graphiti_openclaw_tests::temp_dir("experts-strays");
     graphiti_openclaw_tests::copy_dir(
         &graphiti_openclaw_tests::example_config().join("experts"),
-        &experts,
+        experts.path(),
     );
     // Many, so that the directory's order puts some before the package, whatever it is.
     for n in 0..20u8 {
         let name = [0xff, b'a' + n];
-        std::fs::create_dir(experts.join(std::ffi::OsStr::from_bytes(&name))).unwrap();
+        std::fs::create_dir(experts.path().join(std::ffi::OsStr::from_bytes(&name))).unwrap();
     }
-    let Setup { mut shim, .. } = setup_with(experts);
+    let Setup {
+        mut shim,
+        temp_dirs: _temp_dirs,
+        ..
+    } = setup_with(experts.path().to_path_buf());
     let (_, listed) = run(&mut shim, ExpertsCommand::List);
     assert!(
         listed.contains(&format!("✓ {EXPERT}")),
@@ -281,15 +294,19 @@ fn entries_whose_names_are_not_utf8_hide_no_package_and_are_named() {
 #[test]
 fn a_cron_trigger_in_a_time_zone_the_host_does_not_know_fails_validation() {
     let experts = temp_dir("experts-tz");
-    copy_dir(&example_config().join("experts"), &experts);
-    let manifest = experts.join(EXPERT).join("expert.yaml");
+    copy_dir(&example_config().join("experts"), experts.path());
+    let manifest = experts.path().join(EXPERT).join("expert.yaml");
     let text = std::fs::read_to_string(&manifest).unwrap();
     std::fs::write(
         &manifest,
         text.replace("tz: Europe/Berlin", "tz: Europe/Berln"),
     )
     .unwrap();
-    let Setup { mut shim, .. } = setup_with(experts);
+    let Setup {
+        mut shim,
+        temp_dirs: _temp_dirs,
+        ..
+    } = setup_with(experts.path().to_path_buf());
     let (code, validate) = run(&mut shim, ExpertsCommand::Validate(EXPERT.into()));
     assert_eq!(code, 1, "{validate}");
     assert!(
@@ -305,7 +322,11 @@ fn a_cron_trigger_in_a_time_zone_the_host_does_not_know_fails_validation() {
 
 #[test]
 fn validate_and_prompt_work_on_the_example_package() {
-    let Setup { mut shim, .. } = setup();
+    let Setup {
+        mut shim,
+        temp_dirs: _temp_dirs,
+        ..
+    } = setup();
     let (code, validate) = run(&mut shim, ExpertsCommand::Validate(EXPERT.into()));
     assert_eq!(code, 0, "{validate}");
     assert!(validate.contains("✓ Package structure valid"), "{validate}");
@@ -357,6 +378,7 @@ fn private_knowledge_is_never_in_the_agents_workspace() {
     let Setup {
         mut shim,
         workspace,
+        temp_dirs: _temp_dirs,
         ..
     } = setup();
     let old_copy = plant_old_private_copy(&workspace);
@@ -379,6 +401,7 @@ fn private_knowledge_is_never_in_the_agents_workspace() {
     let Setup {
         mut shim,
         workspace,
+        temp_dirs: _temp_dirs,
         ..
     } = setup();
     let old_copy = plant_old_private_copy(&workspace);
@@ -399,13 +422,17 @@ fn the_knowledge_tool_answers_only_in_the_experts_own_session() {
     let experts = temp_dir("two-experts");
     copy_dir(
         &example_config().join("experts").join(EXPERT),
-        &experts.join(EXPERT),
+        &experts.path().join(EXPERT),
     );
     copy_dir(
         &workspace().join("plugin/tests/experts/base"),
-        &experts.join("fixture-expert"),
+        &experts.path().join("fixture-expert"),
     );
-    let Setup { mut shim, .. } = setup_with(experts);
+    let Setup {
+        mut shim,
+        temp_dirs: _temp_dirs,
+        ..
+    } = setup_with(experts.path().to_path_buf());
     let knowledge = |shim: &mut host_shim::Shim, name: Option<&str>, ctx: HookContext| {
         run(shim, ExpertsCommand::Knowledge((name.map(Into::into), ctx)))
     };

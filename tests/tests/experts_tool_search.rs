@@ -18,7 +18,11 @@ fn tool_call(id: &str, target: &str, args: &str) -> ToolCall {
 
 #[test]
 fn lookups_pass_and_an_auto_call_through_tool_call_runs() {
-    let Setup { mut shim, .. } = setup();
+    let Setup {
+        mut shim,
+        temp_dirs: _temp_dirs,
+        ..
+    } = setup();
     let s = expert_session();
     for target in [
         "flights_search",
@@ -48,7 +52,11 @@ fn lookups_pass_and_an_auto_call_through_tool_call_runs() {
 
 #[test]
 fn a_confirm_call_through_tool_call_waits_then_runs_once_with_its_target_call() {
-    let Setup { mut shim, .. } = setup();
+    let Setup {
+        mut shim,
+        temp_dirs: _temp_dirs,
+        ..
+    } = setup();
     let s = expert_session();
     let target = "travel-booking-mcp__hold_booking";
     let args = r#"{"offer_id":"X1"}"#;
@@ -103,7 +111,11 @@ fn a_confirm_call_through_tool_call_waits_then_runs_once_with_its_target_call() 
 
 #[test]
 fn malformed_tool_calls_are_refused_with_the_reason() {
-    let Setup { mut shim, .. } = setup();
+    let Setup {
+        mut shim,
+        temp_dirs: _temp_dirs,
+        ..
+    } = setup();
     let s = expert_session();
     for (params, reason) in [
         (r#"{"args":{"offer_id":"X1"}}"#, "names no tool"),
@@ -175,7 +187,10 @@ Present the proposed action to the user (operation, inputs and your reasoning) a
 #[test]
 fn check_tool_dry_runs_the_gate_without_recording_anything() {
     let Setup {
-        mut shim, state, ..
+        mut shim,
+        state,
+        temp_dirs: _temp_dirs,
+        ..
     } = setup();
     let s = expert_session();
     let x1 = r#"{"offer_id":"X1"}"#;

@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use tempfile::TempDir;
 
 /// What a case measured.
 struct Row {
@@ -33,8 +34,8 @@ type Outcome = Result<Row, String>;
 /// One state directory, configuration and stand-in, driven through the CLI.
 struct Rig {
     standin: StandIn,
-    config: PathBuf,
-    state: PathBuf,
+    config: TempDir,
+    state: TempDir,
     cache: PathBuf,
     transport: &'static str,
 }
@@ -44,13 +45,13 @@ impl Rig {
         let standin = StandIn::start(Options::default()).expect("stand-in starts");
         standin.set_behaviour(behaviour);
         let config = temp_dir("faults-config");
-        copy_dir(&example_config(), &config);
+        copy_dir(&example_config(), config.path());
         let url = match transport {
             "mcp" => format!("{}/mcp", standin.url()),
             _ => standin.url(),
         };
         std::fs::write(
-            config.join("settings.yaml"),
+            config.path().join("settings.yaml"),
             format!(
                 "schema_version: 1\ngraphiti:\n  url: {url}\n  transport: {transport}\n\
                  recall:\n  timeout_ms: 800\n\
@@ -77,9 +78,9 @@ impl Rig {
         let mut command = Command::new(cli);
         command
             .arg("--config-dir")
-            .arg(&self.config)
+            .arg(self.config.path())
             .arg("--state-dir")
-            .arg(&self.state)
+            .arg(self.state.path())
             .arg("--cache-dir")
             .arg(&self.cache)
             .arg("--allow-origin")
@@ -136,7 +137,7 @@ impl Rig {
 
     /// Episode names now in the spool in one state (its files' extension).
     fn spooled_in(&self, extension: &str) -> BTreeSet<String> {
-        let Ok(listing) = std::fs::read_dir(self.state.join("spool")) else {
+        let Ok(listing) = std::fs::read_dir(self.state.path().join("spool")) else {
             return BTreeSet::new();
         };
         listing
@@ -182,14 +183,14 @@ impl Rig {
     /// The component's own counters (`status --json` is not a thing: read the file it keeps).
     fn counters(&self) -> Value {
         let _ = self.run(&["status"]);
-        std::fs::read(self.state.join("stats.json"))
+        std::fs::read(self.state.path().join("stats.json"))
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or(Value::Null)
     }
 
     fn temp_files(&self) -> usize {
-        std::fs::read_dir(self.state.join("spool")).map_or(0, |listing| {
+        std::fs::read_dir(self.state.path().join("spool")).map_or(0, |listing| {
             listing
                 .filter_map(|e| e.ok())
                 .filter(|e| e.path().extension().is_some_and(|x| x == "tmp"))
@@ -571,7 +572,7 @@ fn corrupt_journal(transport: &'static str) -> Outcome {
     }
     // The first was sent before a crash removed it: its name is journalled after a torn line.
     let first = expected.iter().next().unwrap().clone();
-    let journal = rig.state.join("spool/acked.log");
+    let journal = rig.state.path().join("spool/acked.log");
     let mut bytes = b"\xff\xfe torn\n".to_vec();
     bytes.extend(format!("{first}\n").as_bytes());
     std::fs::write(&journal, bytes).unwrap();

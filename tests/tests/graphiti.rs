@@ -11,6 +11,7 @@ use host_shim::{
 };
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use tempfile::TempDir;
 
 const RECALL_TIMEOUT_MS: u64 = 400;
 /// What a hook may take beyond the recall budget (the shim, the component, the machine's noise).
@@ -28,20 +29,20 @@ fn standin() -> StandIn {
 /// The example configuration pointed at `url` with `transport`, small budgets and fast backoff; the
 /// extra lines go into the recall and capture sections. The relevance floor is off: these tests are
 /// about what recall fetches and how it is shown (tests/relevance.rs covers the floor).
-fn config_with(url: &str, transport: &str, recall: &str, capture: &str) -> PathBuf {
+fn config_with(url: &str, transport: &str, recall: &str, capture: &str) -> TempDir {
     let dir = temp_dir("graphiti-config");
-    copy_dir(&example_config(), &dir);
+    copy_dir(&example_config(), dir.path());
     let settings = format!(
         "schema_version: 1\n\
          graphiti:\n  url: {url}\n  transport: {transport}\n\
          recall:\n  timeout_ms: {RECALL_TIMEOUT_MS}\n  min_relevance: 0\n{recall}\
          capture:\n  backoff_initial_ms: 10\n  backoff_max_ms: 40\n  flush_batch: 500\n  flush_budget_ms: 20000\n{capture}"
     );
-    std::fs::write(dir.join("settings.yaml"), settings).unwrap();
+    std::fs::write(dir.path().join("settings.yaml"), settings).unwrap();
     dir
 }
 
-fn config_for(url: &str, transport: &str) -> PathBuf {
+fn config_for(url: &str, transport: &str) -> TempDir {
     config_with(url, transport, "", "")
 }
 
@@ -92,7 +93,8 @@ fn a_turn_recalls_current_facts_and_recalled_entities_steer_routing() {
             standin.url()
         };
         let config = config_for(&url, transport);
-        let mut shim = shim(&config, &temp_dir("recall-state"), &standin.url());
+        let state = temp_dir("recall-state");
+        let mut shim = shim(config.path(), state.path(), &standin.url());
 
         let injection = shim.before_agent_start(
             &prompt("Plan a dinner at Nopa with Alice and a founder"),
@@ -143,7 +145,8 @@ fn invalid_facts_can_be_dropped_instead() {
         "  invalid_facts: drop\n",
         "",
     );
-    let mut shim = shim(&config, &temp_dir("drop-state"), &standin.url());
+    let state = temp_dir("drop-state");
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     let context = shim
         .before_agent_start(
             &prompt("Where does Alice work now?"),
@@ -181,13 +184,14 @@ fn a_boost_pattern_names_unicode_scripts_and_categories() {
         "ΜΆΡΚΟΣ ΕΊΝΑΙ ΣΕΦ",
     ] {
         let config = config_for(&standin.url(), "rest");
-        let rules = config.join("intent_rules.yaml");
+        let rules = config.path().join("intent_rules.yaml");
         let text = std::fs::read_to_string(&rules).unwrap().replace(
             r"fact_pattern: '\b(chef|sommelier|head bartender) at\b'",
             &format!("fact_pattern: '{pattern}'"),
         );
         std::fs::write(&rules, text).unwrap();
-        let mut shim = shim(&config, &temp_dir("unicode-boost-state"), &standin.url());
+        let state = temp_dir("unicode-boost-state");
+        let mut shim = shim(config.path(), state.path(), &standin.url());
         let injection = shim.before_agent_start(
             &prompt("Plan a dinner at Nopa with Alice and a founder"),
             &ctx(ChatType::Direct),
@@ -219,7 +223,8 @@ fn failures_give_a_fallback_note_within_the_budget_and_routing_still_runs() {
         let standin = standin();
         seed(&standin);
         let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
-        let mut shim = shim(&config, &temp_dir("fault-state"), &standin.url());
+        let state = temp_dir("fault-state");
+        let mut shim = shim(config.path(), state.path(), &standin.url());
         standin.set_fault(fault);
         let started = Instant::now();
         let injection = shim.before_agent_start(
@@ -263,7 +268,8 @@ fn an_expired_mcp_session_is_renewed_and_old_servers_use_the_old_node_search() {
     .unwrap();
     seed(&standin);
     let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
-    let mut shim = shim(&config, &temp_dir("session-state"), &standin.url());
+    let state = temp_dir("session-state");
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     let first = shim.before_agent_start(&prompt("Plan a dinner at Nopa"), &ctx(ChatType::Direct));
     assert!(
         first.prepend_context.unwrap().contains("Nopa"),
@@ -284,7 +290,8 @@ fn short_prompts_and_non_user_turns_are_neither_recalled_nor_captured() {
     let standin = standin();
     seed(&standin);
     let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
-    let mut shim = shim(&config, &temp_dir("skip-state"), &standin.url());
+    let state = temp_dir("skip-state");
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     let short = shim.before_agent_start(&prompt("thanks"), &ctx(ChatType::Direct));
     assert!(short.prepend_context.is_none(), "{short:?}");
     let mut cron = ctx(ChatType::Direct);
@@ -314,7 +321,8 @@ fn a_group_chat_never_recalls_the_direct_chats_memories() {
     let standin = standin();
     seed(&standin);
     let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
-    let mut shim = shim(&config, &temp_dir("scope-state"), &standin.url());
+    let state = temp_dir("scope-state");
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     let injection =
         shim.before_agent_start(&prompt("Where does Alice work now?"), &ctx(ChatType::Group));
     assert!(
@@ -357,7 +365,8 @@ fn tool_context(session: &str, chat_type: ChatType) -> HookContext {
 fn tools_and_commands_in_a_group_use_the_groups_own_memories() {
     let standin = standin();
     let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
-    let mut shim = shim(&config, &temp_dir("group-tools-state"), &standin.url());
+    let state = temp_dir("group-tools-state");
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     let session = "agent:main:telegram:group:555";
     let turn = HookContext {
         chat_id: Some("555".into()),
@@ -404,7 +413,8 @@ fn tools_and_commands_in_a_group_use_the_groups_own_memories() {
 fn senders_whose_ids_clean_alike_keep_apart() {
     let standin = standin();
     let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
-    let mut shim = shim(&config, &temp_dir("collide-state"), &standin.url());
+    let state = temp_dir("collide-state");
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     for sender in ["john.doe@example.com", "john_doe@example.com"] {
         let ctx = HookContext {
             sender_id: Some(sender.into()),
@@ -423,7 +433,7 @@ fn group_ids_lists_the_groups_an_earlier_release_shared() {
     let standin = standin();
     let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
     let state = temp_dir("group-ids-state");
-    let mut shim = shim(&config, &state, &standin.url());
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     let sender = "john.doe@example.com";
     let ctx = HookContext {
         sender_id: Some(sender.into()),
@@ -433,7 +443,7 @@ fn group_ids_lists_the_groups_an_earlier_release_shared() {
     let listed = shim.run_command(&Command::GroupIds);
     assert!(listed.stdout.starts_with("0 of the recent"), "{}", listed.stdout);
     // The record as an earlier release wrote it: the lossy group, and no conversation kept.
-    let dir = state.join("last-turns");
+    let dir = state.path().join("last-turns");
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         let mut record: serde_json::Value =
@@ -463,7 +473,8 @@ fn captured_turns_reach_graphiti_through_tick_without_our_blocks() {
             standin.url()
         };
         let config = config_for(&url, transport);
-        let mut shim = shim(&config, &temp_dir("capture-state"), &standin.url());
+        let state = temp_dir("capture-state");
+        let mut shim = shim(config.path(), state.path(), &standin.url());
         let injected = shim
             .before_agent_start(
                 &prompt("Draft a tweet about our launch"),
@@ -525,11 +536,11 @@ fn an_outage_loses_no_turn_and_duplicates_none() {
     let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
     let state = temp_dir("outage-state");
     standin.set_fault(Fault::Down);
-    let mut shim = shim(&config, &state, &standin.url());
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     let mut fallbacks = 0;
     for turn in 0..100 {
         if turn == 50 {
-            shim = self::shim(&config, &state, &standin.url()); // a restart: only the state directory carries over
+            shim = self::shim(config.path(), state.path(), &standin.url()); // a restart: only the state directory carries over
         }
         let question = format!("Turn {turn}: what did we decide about the launch plan?");
         let injection = shim.before_agent_start(&prompt(&question), &ctx(ChatType::Direct));
@@ -552,7 +563,7 @@ fn an_outage_loses_no_turn_and_duplicates_none() {
     assert!(standin.episodes().is_empty());
 
     standin.set_fault(Fault::None);
-    shim = self::shim(&config, &state, &standin.url());
+    shim = self::shim(config.path(), state.path(), &standin.url());
     let started = Instant::now();
     loop {
         let report = shim.tick();
@@ -586,12 +597,12 @@ fn a_replayed_entry_is_not_sent_twice() {
     let standin = standin();
     let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
     let state = temp_dir("replay-state");
-    let mut shim = shim(&config, &state, &standin.url());
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     shim.agent_end(
         &end("Remember that the launch is on Friday", "Noted."),
         &ctx(ChatType::Direct),
     );
-    let spooled: Vec<PathBuf> = std::fs::read_dir(state.join("spool"))
+    let spooled: Vec<PathBuf> = std::fs::read_dir(state.path().join("spool"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "episode"))
@@ -611,11 +622,12 @@ fn a_spool_entry_whose_name_is_not_utf8_is_passed_over_and_named() {
     let standin = standin();
     let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
     let state = temp_dir("stray-state");
-    let mut shim = shim(&config, &state, &standin.url());
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     let stray = state
+        .path()
         .join("spool")
         .join(std::ffi::OsStr::from_bytes(b"\xff.episode"));
-    std::fs::create_dir_all(state.join("spool")).unwrap();
+    std::fs::create_dir_all(state.path().join("spool")).unwrap();
     std::fs::write(&stray, b"{}").unwrap();
     shim.agent_end(&end("Remember that the launch is on Friday", "Noted."), &ctx(ChatType::Direct));
     shim.agent_end(&end("Remember that the venue is the old mill", "Noted."), &ctx(ChatType::Group));
@@ -638,13 +650,14 @@ fn recall_from_the_cli_and_tools_applies_the_relevance_floor_as_a_turn_does() {
     // As the real servers answer: an unrelated query still gets the group's top items.
     standin.set_search_fill(true);
     let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
-    let settings = std::fs::read_to_string(config.join("settings.yaml")).unwrap();
+    let settings = std::fs::read_to_string(config.path().join("settings.yaml")).unwrap();
     std::fs::write(
-        config.join("settings.yaml"),
+        config.path().join("settings.yaml"),
         settings.replace("min_relevance: 0\n", "min_relevance: 0.9\n"),
     )
     .unwrap();
-    let mut shim = shim(&config, &temp_dir("recall-floor-state"), &standin.url());
+    let state = temp_dir("recall-floor-state");
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     let recall = |shim: &mut Shim, query: &str| {
         shim.run_command(&Command::Recall((query.into(), Some("main-dm-user-1".into()))))
     };
@@ -671,7 +684,8 @@ fn a_full_spool_says_so_loudly() {
         "  spool_max_episodes: 2\n",
     );
     standin.set_fault(Fault::Down);
-    let mut shim = shim(&config, &temp_dir("full-state"), &standin.url());
+    let state = temp_dir("full-state");
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     for i in 0..2 {
         assert!(matches!(
             shim.agent_end(
@@ -702,7 +716,8 @@ fn a_full_spool_says_so_loudly() {
 fn status_reports_reachability_counters_and_pack_rates() {
     let standin = standin();
     let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
-    let mut shim = shim(&config, &temp_dir("status-state"), &standin.url());
+    let state = temp_dir("status-state");
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     let turn = |shim: &mut Shim, session: &str, text: &str| {
         let mut ctx = ctx(ChatType::Direct);
         ctx.session_key = Some(session.into()); // its own conversation: no sticky carry-over
@@ -767,7 +782,8 @@ fn status_reports_reachability_counters_and_pack_rates() {
 fn status_is_healthy_only_when_the_mcp_endpoint_answers_a_call() {
     let standin = standin();
     let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
-    let mut shim = shim(&config, &temp_dir("status-host-state"), &standin.url());
+    let state = temp_dir("status-host-state");
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     // Behind a proxy that rewrites the Host header, /health answers and every MCP call is refused.
     standin.set_fault(Fault::WrongHost);
     let out = shim.run_command(&host_shim::Command::Status);
@@ -799,7 +815,8 @@ fn against_a_real_graphiti_when_graphiti_url_is_set() {
     };
     let origin = url.split('/').take(3).collect::<Vec<_>>().join("/");
     let config = config_for(&url, transport);
-    let mut shim = shim(&config, &temp_dir("real-state"), &origin);
+    let state = temp_dir("real-state");
+    let mut shim = shim(config.path(), state.path(), &origin);
     let status = shim.run_command(&host_shim::Command::Status);
     assert_eq!(status.exit_code, 0, "{}", status.stdout);
     shim.agent_end(
@@ -829,7 +846,8 @@ fn recalled_text_cannot_forge_lines_or_drive_a_terminal() {
     });
     standin.seed_json(&hostile.to_string()).expect("seed");
     let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
-    let mut shim = shim(&config, &temp_dir("forge-state"), &standin.url());
+    let state = temp_dir("forge-state");
+    let mut shim = shim(config.path(), state.path(), &standin.url());
 
     let context = shim
         .before_agent_start(
@@ -928,7 +946,8 @@ fn a_huge_but_legal_recall_answer_costs_recall_at_most_never_the_pack() {
     );
     let url = canned_server(body.into_bytes(), "application/json");
     let config = config_for(&url, "rest");
-    let mut shim = shim(&config, &temp_dir("huge-state"), &url);
+    let state = temp_dir("huge-state");
+    let mut shim = shim(config.path(), state.path(), &url);
     let injection = shim.before_agent_start(
         &prompt("Draft a tweet about our launch"),
         &ctx(ChatType::Direct),
@@ -950,8 +969,8 @@ fn damaged_or_stale_state_records_are_said_kept_or_cleaned() {
     let standin = standin();
     let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
     let state = temp_dir("records-state");
-    std::fs::write(state.join("stats.json"), b"{\"turns\": 12, \"recalls\": ").unwrap();
-    let mut shim = shim(&config, &state, &standin.url());
+    std::fs::write(state.path().join("stats.json"), b"{\"turns\": 12, \"recalls\": ").unwrap();
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     let status = |shim: &mut Shim| shim.run_command(&host_shim::Command::Status).stdout;
     let out = status(&mut shim);
     assert!(
@@ -960,7 +979,7 @@ fn damaged_or_stale_state_records_are_said_kept_or_cleaned() {
         "{out}"
     );
     assert_eq!(
-        std::fs::read(state.join("stats.json.corrupt")).unwrap(),
+        std::fs::read(state.path().join("stats.json.corrupt")).unwrap(),
         b"{\"turns\": 12, \"recalls\": "
     );
 
@@ -989,7 +1008,7 @@ fn damaged_or_stale_state_records_are_said_kept_or_cleaned() {
     assert!(out.contains("0 episodes waiting"), "{out}");
 
     // A temporary file left by a crash (older than any write in progress) goes with the next send.
-    let stale = state.join("spool/00000000000000000001-0000000000000000.episode.1a2b-0.tmp");
+    let stale = state.path().join("spool/00000000000000000001-0000000000000000.episode.1a2b-0.tmp");
     std::fs::write(&stale, b"half an episode").unwrap();
     let old = std::process::Command::new("touch")
         .args(["-d", "1 hour ago"])
@@ -997,7 +1016,7 @@ fn damaged_or_stale_state_records_are_said_kept_or_cleaned() {
         .status()
         .unwrap();
     assert!(old.success());
-    let fresh = state.join("spool/00000000000000000002-0000000000000000.episode.1a2c-0.tmp");
+    let fresh = state.path().join("spool/00000000000000000002-0000000000000000.episode.1a2c-0.tmp");
     std::fs::write(&fresh, b"being written").unwrap();
     let _ = shim.run_command(&host_shim::Command::Flush);
     assert!(!stale.exists(), "a stale temporary file stays");

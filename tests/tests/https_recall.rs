@@ -10,10 +10,11 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::{ServerConfig, ServerConnection, StreamOwned};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tempfile::TempDir;
 
 /// A CA made for this test run, and a server certificate for 127.0.0.1 and localhost it signed.
 struct TestPki {
@@ -124,18 +125,19 @@ fn seeded_standin() -> StandIn {
 }
 
 /// The example configuration with Graphiti at `url` over `transport`.
-fn config_for(url: &str, transport: &str) -> PathBuf {
+fn config_for(url: &str, transport: &str) -> TempDir {
     let dir = temp_dir("https-config");
-    copy_dir(&example_config(), &dir);
+    copy_dir(&example_config(), dir.path());
     let settings = format!(
         "schema_version: 1\ngraphiti:\n  url: {url}\n  transport: {transport}\nrecall:\n  timeout_ms: 10000\n"
     );
-    std::fs::write(dir.join("settings.yaml"), settings).unwrap();
+    std::fs::write(dir.path().join("settings.yaml"), settings).unwrap();
     dir
 }
 
 /// `recall` from the CLI with `origin` allowed; no CA variables from the test's own environment.
 fn recall(config: &Path, origin: &str, extra: &[&str], env: &[(&str, &Path)]) -> (i32, String) {
+    let state = temp_dir("https-state");
     let mut command = Command::new(workspace().join("target/release/graphiti-openclaw"));
     command
         .env_remove("SSL_CERT_FILE")
@@ -143,7 +145,7 @@ fn recall(config: &Path, origin: &str, extra: &[&str], env: &[(&str, &Path)]) ->
         .arg("--config-dir")
         .arg(config)
         .arg("--state-dir")
-        .arg(temp_dir("https-state"))
+        .arg(state.path())
         .arg("--cache-dir")
         .arg(workspace().join("target/test-component-cache"))
         .args(["--quiet", "--allow-origin", origin])
@@ -167,7 +169,7 @@ fn recall(config: &Path, origin: &str, extra: &[&str], env: &[(&str, &Path)]) ->
 fn https_recall_works_with_the_test_ca_and_fails_clearly_without_it() {
     let pki = test_pki();
     let dir = temp_dir("https-pki");
-    let ca_file = dir.join("test-ca.pem");
+    let ca_file = dir.path().join("test-ca.pem");
     std::fs::write(&ca_file, &pki.ca_pem).unwrap();
     let ca_arg = ca_file.to_str().unwrap();
     let standin = seeded_standin();
@@ -177,21 +179,21 @@ fn https_recall_works_with_the_test_ca_and_fails_clearly_without_it() {
     for (transport, path) in [("mcp", "/mcp"), ("rest", "")] {
         let config = config_for(&format!("{origin}{path}"), transport);
 
-        let (code, out) = recall(&config, &origin, &["--ca-file", ca_arg], &[]);
+        let (code, out) = recall(config.path(), &origin, &["--ca-file", ca_arg], &[]);
         assert_eq!(code, 0, "{transport} with --ca-file: {out}");
         assert!(
             out.contains("Marco is chef at Nopa"),
             "{transport} with --ca-file: {out}"
         );
 
-        let (code, out) = recall(&config, &origin, &[], &[("SSL_CERT_FILE", &ca_file)]);
+        let (code, out) = recall(config.path(), &origin, &[], &[("SSL_CERT_FILE", &ca_file)]);
         assert_eq!(code, 0, "{transport} with SSL_CERT_FILE: {out}");
         assert!(
             out.contains("Marco is chef at Nopa"),
             "{transport} with SSL_CERT_FILE: {out}"
         );
 
-        let (code, out) = recall(&config, &origin, &[], &[]);
+        let (code, out) = recall(config.path(), &origin, &[], &[]);
         assert_eq!(code, 1, "{transport} without the CA: {out}");
         assert!(
             out.contains(&format!("TLS handshake with {origin} failed")),
@@ -220,13 +222,13 @@ fn self_signed_ca_server() -> (Arc<ServerConfig>, String) {
 fn a_self_signed_certificate_marked_ca_is_refused_saying_what_to_do() {
     let (server, pem) = self_signed_ca_server();
     let dir = temp_dir("https-self-signed");
-    let ca_file = dir.join("server.pem");
+    let ca_file = dir.path().join("server.pem");
     std::fs::write(&ca_file, pem).unwrap();
     let standin = seeded_standin();
     let port = tls_front(server, standin.port());
     let origin = format!("https://127.0.0.1:{port}");
     let config = config_for(&format!("{origin}/mcp"), "mcp");
-    let (code, out) = recall(&config, &origin, &["--ca-file", ca_file.to_str().unwrap()], &[]);
+    let (code, out) = recall(config.path(), &origin, &["--ca-file", ca_file.to_str().unwrap()], &[]);
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("CA:TRUE") && out.contains("basicConstraints=critical,CA:FALSE"),
@@ -242,10 +244,10 @@ fn an_unusable_ca_file_is_named_with_its_problem() {
     let origin = "https://127.0.0.1:9";
     let config = config_for(&format!("{}/mcp", standin.url()), "mcp");
 
-    let not_pem = dir.join("notes.txt");
+    let not_pem = dir.path().join("notes.txt");
     std::fs::write(&not_pem, "not a certificate\n").unwrap();
     let (code, out) = recall(
-        &config,
+        config.path(),
         origin,
         &["--ca-file", not_pem.to_str().unwrap()],
         &[],
@@ -259,8 +261,8 @@ fn an_unusable_ca_file_is_named_with_its_problem() {
         "{out}"
     );
 
-    let missing = dir.join("missing.pem");
-    let (code, out) = recall(&config, origin, &[], &[("SSL_CERT_FILE", &missing)]);
+    let missing = dir.path().join("missing.pem");
+    let (code, out) = recall(config.path(), origin, &[], &[("SSL_CERT_FILE", &missing)]);
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains(&format!(

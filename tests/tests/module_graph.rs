@@ -17,14 +17,14 @@ fn plugin_src_has_no_import_circles() {
 #[test]
 fn a_circle_planted_in_a_copy_of_plugin_src_is_found() {
     let copy = temp_dir("module-graph");
-    copy_dir(&workspace().join("plugin/src"), &copy);
+    copy_dir(&workspace().join("plugin/src"), copy.path());
     // The engine uses the text helpers (through capture, recall, ...); text using the engine closes it.
-    let text = copy.join("text.rs");
+    let text = copy.path().join("text.rs");
     let mut source = std::fs::read_to_string(&text).expect("text.rs");
     source.push_str("\npub fn planted() -> usize { std::mem::size_of::<crate::engine::Engine>() }\n");
     std::fs::write(&text, source).expect("write the planted use");
 
-    let found = circles_in_dir(&copy).expect("the copy is readable");
+    let found = circles_in_dir(copy.path()).expect("the copy is readable");
     let planted = found
         .iter()
         .find(|c| c.level == "crate" && c.nodes.contains(&"text".to_string()))

@@ -7,8 +7,8 @@ use graphiti_openclaw_tests::{
 };
 use graphiti_standin::{Fault, Lasting, Options, StandIn};
 use host_shim::{AgentEndEvent, ChatType, Command, HookContext, PromptEvent};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use tempfile::TempDir;
 
 const BUDGET_MS: u64 = 1500;
 
@@ -35,13 +35,13 @@ fn standin() -> StandIn {
     standin
 }
 
-fn config(url: &str, transport: &str) -> PathBuf {
+fn config(url: &str, transport: &str) -> TempDir {
     let dir = temp_dir("load-config");
-    copy_dir(&example_config(), &dir);
+    copy_dir(&example_config(), dir.path());
     let settings = format!(
         "schema_version: 1\ngraphiti:\n  url: {url}\n  transport: {transport}\nrecall:\n  timeout_ms: {BUDGET_MS}\n"
     );
-    std::fs::write(dir.join("settings.yaml"), settings).unwrap();
+    std::fs::write(dir.path().join("settings.yaml"), settings).unwrap();
     dir
 }
 
@@ -67,7 +67,7 @@ fn facts_and_entities_are_searched_at_the_same_time() {
         config(&format!("{}/mcp", standin.url()), "mcp"),
         temp_dir("load-state"),
     );
-    let mut shim = shim(&config, &state, &standin.url());
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     // The handshake answers at once; then every request takes 900 ms: one after the other, facts
     // and entities (1.8 s) would not fit the 1.5 s budget.
     standin
@@ -103,7 +103,7 @@ fn the_next_process_resumes_the_mcp_session_instead_of_a_new_handshake() {
     );
     let recall = Command::Recall(("dentist".into(), Some("main-dm-user-1".into())));
     for _ in 0..2 {
-        let output = shim(&config, &state, &standin.url()).run_command(&recall);
+        let output = shim(config.path(), state.path(), &standin.url()).run_command(&recall);
         assert_eq!(output.exit_code, 0, "{}", output.stderr);
     }
     let handshakes = standin
@@ -116,7 +116,7 @@ fn the_next_process_resumes_the_mcp_session_instead_of_a_new_handshake() {
         "the second process used the first one's session"
     );
     standin.set_fault(Fault::ExpireSessions);
-    let output = shim(&config, &state, &standin.url()).run_command(&recall);
+    let output = shim(config.path(), state.path(), &standin.url()).run_command(&recall);
     assert_eq!(
         output.exit_code, 0,
         "a session the server forgot is set up anew: {}",
@@ -131,7 +131,7 @@ fn a_search_that_misses_its_budget_gets_a_recent_answer_of_the_same_topic_marked
         config(&format!("{}/mcp", standin.url()), "mcp"),
         temp_dir("load-state"),
     );
-    let mut shim = shim(&config, &state, &standin.url());
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     let fresh = memory_block(
         &shim.before_agent_start(&prompt("When is Maya's dentist appointment?"), &ctx()),
     );
@@ -193,7 +193,7 @@ fn a_fact_invalidated_in_a_later_answer_is_not_shown_as_current_from_the_cache()
         config(&format!("{}/mcp", standin.url()), "mcp"),
         temp_dir("load-state"),
     );
-    let mut shim = shim(&config, &state, &standin.url());
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     shim.before_agent_start(&prompt("Where does Priya Shah live?"), &ctx());
     // Graphiti learns she moved: the same fact (uuid f2) comes back invalid in a later search.
     standin
@@ -236,7 +236,7 @@ fn group_chat_episodes(transport: &str) -> Vec<String> {
         _ => standin.url(),
     };
     let (config, state) = (config(&url, transport), temp_dir("load-state"));
-    let mut shim = shim(&config, &state, &standin.url());
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     for (id, name, said) in [
         ("u-17", Some("Alex Rivera"), "I moved to Lisbon last week."),
         ("u-18", None, "I adopted a cat named Miso."),

@@ -6,7 +6,7 @@
 use graphiti_openclaw_tests::{copy_dir, example_config, graphiti_shim, hook_context, temp_dir};
 use graphiti_standin::{Options, StandIn};
 use host_shim::{ChatType, Command, PromptEvent, Shim};
-use std::path::Path;
+use tempfile::TempDir;
 
 const SCHOOL: &str =
     "Maya's daughter Lena starts first grade at Birchwood Elementary on September 2.";
@@ -28,15 +28,19 @@ fn standin() -> StandIn {
     standin
 }
 
-fn shim(standin: &StandIn, recall: &str, state: &Path) -> Shim {
-    let dir = temp_dir("relevance-config");
-    copy_dir(&example_config(), &dir);
+/// The shim over a copy of the example configuration with `recall` added, and a fresh state; the
+/// configuration and state directories, removed when dropped.
+fn shim(standin: &StandIn, recall: &str) -> (Shim, [TempDir; 2]) {
+    let config = temp_dir("relevance-config");
+    copy_dir(&example_config(), config.path());
     let settings = format!(
         "schema_version: 1\ngraphiti:\n  url: {}/mcp\n  transport: mcp\nrecall:\n  timeout_ms: 5000\n{recall}",
         standin.url()
     );
-    std::fs::write(dir.join("settings.yaml"), settings).unwrap();
-    graphiti_shim(&dir, state, &standin.url())
+    std::fs::write(config.path().join("settings.yaml"), settings).unwrap();
+    let state = temp_dir("relevance-state");
+    let shim = graphiti_shim(config.path(), state.path(), &standin.url());
+    (shim, [config, state])
 }
 
 /// A turn with `earlier` user messages before the prompt; what was prepended.
@@ -68,7 +72,7 @@ fn debug(shim: &mut Shim, session: &str) -> String {
 #[test]
 fn an_unrelated_prompt_gets_no_memories_and_debug_says_why() {
     let standin = standin();
-    let mut shim = shim(&standin, "", &temp_dir("relevance-state"));
+    let (mut shim, _dirs) = shim(&standin, "");
     let injected = turn(&mut shim, "s1", &[], "write me a haiku about autumn leaves");
     assert!(!injected.contains("<graphiti-context"), "{injected}");
     let shown = debug(&mut shim, "s1");
@@ -87,7 +91,7 @@ fn an_unrelated_prompt_gets_no_memories_and_debug_says_why() {
 #[test]
 fn a_related_prompt_gets_its_facts_and_only_those() {
     let standin = standin();
-    let mut shim = shim(&standin, "", &temp_dir("relevance-state"));
+    let (mut shim, _dirs) = shim(&standin, "");
     let injected = turn(
         &mut shim,
         "s2",
@@ -116,7 +120,7 @@ fn a_related_prompt_gets_its_facts_and_only_those() {
 #[test]
 fn a_follow_up_keeps_the_fact_of_the_message_it_refers_to() {
     let standin = standin();
-    let mut shim = shim(&standin, "", &temp_dir("relevance-state"));
+    let (mut shim, _dirs) = shim(&standin, "");
     let earlier = ["I think I need to reschedule my dentist appointment"];
     let injected = turn(&mut shim, "s3", &earlier, "when is it?");
     assert!(injected.contains(&format!("- {DENTIST}")), "{injected}");
@@ -137,11 +141,7 @@ fn a_follow_up_keeps_the_fact_of_the_message_it_refers_to() {
 #[test]
 fn floor_zero_shows_everything_graphiti_returned() {
     let standin = standin();
-    let mut shim = shim(
-        &standin,
-        "  min_relevance: 0\n",
-        &temp_dir("relevance-state"),
-    );
+    let (mut shim, _dirs) = shim(&standin, "  min_relevance: 0\n");
     let injected = turn(&mut shim, "s4", &[], "write me a haiku about autumn leaves");
     for fact in [SCHOOL, THERAPY, DENTIST, TRIP] {
         assert!(injected.contains(fact), "{fact} missing: {injected}");
@@ -152,11 +152,7 @@ fn floor_zero_shows_everything_graphiti_returned() {
 #[test]
 fn a_negative_floor_is_refused_naming_the_setting() {
     let standin = standin();
-    let mut shim = shim(
-        &standin,
-        "  min_relevance: -1\n",
-        &temp_dir("relevance-state"),
-    );
+    let (mut shim, _dirs) = shim(&standin, "  min_relevance: -1\n");
     let out = shim.run_command(&Command::CheckConfig);
     let text = out.stdout + &out.stderr;
     assert_ne!(out.exit_code, 0, "{text}");

@@ -98,7 +98,7 @@ fn every_case_holds_in_the_component_and_matches_native() {
 #[test]
 fn generated_prompts_route_alike_in_the_component_and_natively() {
     let generated = graphiti_openclaw_tests::temp_dir("q-rules");
-    graphiti_openclaw_tests::bench_rows::write_rules_config(&generated, 12, 3, |rule, k| {
+    graphiti_openclaw_tests::bench_rows::write_rules_config(generated.path(), 12, 3, |rule, k| {
         format!("q{}{}", ["ka", "lo", "mi", "nu"][k % 4], "ab".repeat(rule + 1))
     });
     let pieces = [
@@ -114,7 +114,7 @@ fn generated_prompts_route_alike_in_the_component_and_natively() {
         seed % below
     };
     let mut failures = Vec::new();
-    for config in [graphiti_openclaw_tests::example_config(), generated] {
+    for config in [graphiti_openclaw_tests::example_config(), generated.path().to_path_buf()] {
         let mut shim = shim_for(&config, None);
         let mut engine = Engine::new(
             ConfigRoots::new(config.clone(), None),

@@ -11,11 +11,11 @@ const LONG: Duration = Duration::from_secs(600);
 fn a_send_lock_held_in_this_process_is_named_as_this_process() {
     let state = temp_dir("send-lock-here");
     // What another instance in this process (same pid, same host) takes through `acquire-lock`.
-    let mut other_instance = StateLocks::new(Some(state.clone()), |_| {});
+    let mut other_instance = StateLocks::new(Some(state.path().to_path_buf()), |_| {});
     other_instance
         .acquire("send", LONG, Duration::ZERO)
         .expect("free");
-    let mut shim = graphiti_shim(&example_config(), &state, "http://127.0.0.1:9");
+    let mut shim = graphiti_shim(&example_config(), state.path(), "http://127.0.0.1:9");
     let report = shim.tick();
     let note = report
         .notes
@@ -35,7 +35,7 @@ fn a_send_lock_held_in_this_process_is_named_as_this_process() {
 #[test]
 fn a_send_lock_held_on_another_host_is_another_process_even_with_this_pid() {
     let state = temp_dir("send-lock-elsewhere");
-    std::fs::create_dir_all(state.join("locks")).unwrap();
+    std::fs::create_dir_all(state.path().join("locks")).unwrap();
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -45,8 +45,8 @@ fn a_send_lock_held_on_another_host_is_another_process_even_with_this_pid() {
         "pid": pid, "host": "elsewhere", "token": "0123456789abcdef0123456789abcdef",
         "acquired_ms": now_ms as u64, "lease_ms": 600_000, "holder": "graphiti-openclaw adapter 0.1.0",
     });
-    std::fs::write(state.join("locks/send.lock"), record.to_string()).unwrap();
-    let mut shim = graphiti_shim(&example_config(), &state, "http://127.0.0.1:9");
+    std::fs::write(state.path().join("locks/send.lock"), record.to_string()).unwrap();
+    let mut shim = graphiti_shim(&example_config(), state.path(), "http://127.0.0.1:9");
     let report = shim.tick();
     let note = report
         .notes

@@ -9,6 +9,7 @@ use graphiti_openclaw_tests::{
 use host_shim::{ChatType, Command, Injection, Limits, SetClock, Shim, ShimOptions};
 use std::path::Path;
 use std::time::Duration;
+use tempfile::TempDir;
 
 /// 2026-03-01T10:00:00Z
 const T0: u64 = 1_772_359_200_000;
@@ -47,10 +48,11 @@ fn carried(injection: &Injection) -> bool {
         })
 }
 
-/// A session that injected the tweet pack at T0, in its own state directory.
-fn after_a_tweet_turn(label: &str, host_settings: Option<&str>) -> (Shim, SetClock) {
+/// A session that injected the tweet pack at T0, in its own state directory (removed when dropped).
+fn after_a_tweet_turn(label: &str, host_settings: Option<&str>) -> (Shim, SetClock, TempDir) {
     let clock = SetClock::at(T0);
-    let mut shim = shim(&temp_dir(label), &clock, host_settings);
+    let state = temp_dir(label);
+    let mut shim = shim(state.path(), &clock, host_settings);
     let first = turn(&mut shim, "s", "Write a tweet about our product launch");
     assert_eq!(
         first.decision.intent.as_deref(),
@@ -59,12 +61,12 @@ fn after_a_tweet_turn(label: &str, host_settings: Option<&str>) -> (Shim, SetClo
         first.decision
     );
     assert!(!first.decision.sticky);
-    (shim, clock)
+    (shim, clock, state)
 }
 
 #[test]
 fn a_follow_up_within_the_window_is_carried_and_after_it_is_not() {
-    let (mut within, clock) = after_a_tweet_turn("sticky-within", None);
+    let (mut within, clock, _state) = after_a_tweet_turn("sticky-within", None);
     clock.advance(5 * MINUTE);
     let follow = turn(&mut within, "s", "Make it shorter");
     assert!(carried(&follow), "{:?}", follow.decision);
@@ -77,7 +79,7 @@ fn a_follow_up_within_the_window_is_carried_and_after_it_is_not() {
     );
 
     // The same two turns, the follow-up 47 minutes later: the conversation was resumed.
-    let (mut later, clock) = after_a_tweet_turn("sticky-later", None);
+    let (mut later, clock, _state) = after_a_tweet_turn("sticky-later", None);
     clock.advance(47 * MINUTE);
     let follow = turn(&mut later, "s", "Make it shorter");
     assert!(!follow.decision.sticky, "{:?}", follow.decision);
@@ -108,7 +110,7 @@ fn a_follow_up_within_the_window_is_carried_and_after_it_is_not() {
 
 #[test]
 fn the_window_runs_from_the_last_turn_that_carried_the_pack() {
-    let (mut shim, clock) = after_a_tweet_turn("sticky-chain", None);
+    let (mut shim, clock, _state) = after_a_tweet_turn("sticky-chain", None);
     // Three follow-ups 20 minutes apart: each within 30 minutes of the one before (an hour in all).
     for n in 1..=3 {
         clock.advance(20 * MINUTE);
@@ -134,18 +136,18 @@ fn the_window_runs_from_the_last_turn_that_carried_the_pack() {
 #[test]
 fn strict_mode_drops_a_statement_naming_someone_new_and_keeps_a_genuine_follow_up() {
     let strict = r#"{"routing": {"sticky": {"strict_follow_up": true}}}"#;
-    let (mut shim, clock) = after_a_tweet_turn("sticky-strict", Some(strict));
+    let (mut shim, clock, _state) = after_a_tweet_turn("sticky-strict", Some(strict));
     clock.advance(MINUTE);
     let priya = turn(&mut shim, "s", "My sister Priya Shah lives in Portland");
     assert!(!priya.decision.sticky, "{:?}", priya.decision);
     assert!(debug(&mut shim, "s").contains("the prompt names Priya, Shah, Portland"));
 
-    let (mut shim, clock) = after_a_tweet_turn("sticky-strict-kept", Some(strict));
+    let (mut shim, clock, _state) = after_a_tweet_turn("sticky-strict-kept", Some(strict));
     clock.advance(MINUTE);
     assert!(carried(&turn(&mut shim, "s", "make it shorter")));
 
     // By default (the PRD's rule) the same statement is a short follow-up.
-    let (mut shim, clock) = after_a_tweet_turn("sticky-default", None);
+    let (mut shim, clock, _state) = after_a_tweet_turn("sticky-default", None);
     clock.advance(MINUTE);
     assert!(carried(&turn(
         &mut shim,
@@ -157,12 +159,12 @@ fn strict_mode_drops_a_statement_naming_someone_new_and_keeps_a_genuine_follow_u
 #[test]
 fn a_session_state_from_before_expiry_has_no_time_and_is_not_carried() {
     let state = temp_dir("sticky-old-state");
-    let routing = state.join("routing");
+    let routing = state.path().join("routing");
     std::fs::create_dir_all(&routing).unwrap();
     let file = graphiti_openclaw::state::file_for(&routing, "s");
     std::fs::write(&file, r#"{"session_key":"s","intent":"content_tweet"}"#).unwrap();
     let clock = SetClock::at(T0);
-    let mut shim = shim(&state, &clock, None);
+    let mut shim = shim(state.path(), &clock, None);
     let follow = turn(&mut shim, "s", "Make it shorter");
     assert!(!follow.decision.sticky, "{:?}", follow.decision);
     assert!(

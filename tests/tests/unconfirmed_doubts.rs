@@ -10,8 +10,9 @@ use graphiti_openclaw_tests::{
 use graphiti_standin::{Behaviour, EpisodeLookups, Fault, Lasting, Options, StandIn};
 use host_shim::{AgentEndEvent, ChatType, Command, Shim, SpoolCommand};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
+use tempfile::TempDir;
 
 fn standin(lookups: EpisodeLookups) -> StandIn {
     let standin = StandIn::start(Options::default()).expect("stand-in starts");
@@ -23,13 +24,13 @@ fn standin(lookups: EpisodeLookups) -> StandIn {
 }
 
 /// MCP settings where a doubt comes due at the next tick; `capture` adds lines to `capture:`.
-fn config(standin: &StandIn, capture: &str) -> PathBuf {
+fn config(standin: &StandIn, capture: &str) -> TempDir {
     config_over(standin, "mcp", capture)
 }
 
-fn config_over(standin: &StandIn, transport: &str, capture: &str) -> PathBuf {
+fn config_over(standin: &StandIn, transport: &str, capture: &str) -> TempDir {
     let dir = temp_dir("unconfirmed-config");
-    copy_dir(&example_config(), &dir);
+    copy_dir(&example_config(), dir.path());
     let url = match transport {
         "mcp" => format!("{}/mcp", standin.url()),
         _ => standin.url(),
@@ -41,7 +42,7 @@ fn config_over(standin: &StandIn, transport: &str, capture: &str) -> PathBuf {
          capture:\n  backoff_initial_ms: 10\n  backoff_max_ms: 40\n  send_timeout_ms: 2000\n  \
          resend_after_doubt_ms: 0\n{capture}"
     );
-    std::fs::write(dir.join("settings.yaml"), settings).unwrap();
+    std::fs::write(dir.path().join("settings.yaml"), settings).unwrap();
     dir
 }
 
@@ -101,13 +102,17 @@ fn over_mcp_on_falkordb_keep_aside_stores_a_send_in_doubt_once_and_keeps_it() {
     let standin = standin(EpisodeLookups::FalkorDb);
     let config = config(&standin, "  when_unconfirmed: keep-aside\n");
     let state = temp_dir("unconfirmed-state");
-    let mut shim = shim(&config, &state, &standin.url());
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     send_in_doubt(&standin, &mut shim);
     ticks(&mut shim, 3);
     assert_eq!(stored(&standin), 1, "never twice");
-    assert_eq!(spool_files(&state, "unconfirmed"), 1, "kept, not deleted");
     assert_eq!(
-        spool_files(&state, "doubt") + spool_files(&state, "episode"),
+        spool_files(state.path(), "unconfirmed"),
+        1,
+        "kept, not deleted"
+    );
+    assert_eq!(
+        spool_files(state.path(), "doubt") + spool_files(state.path(), "episode"),
         0
     );
 
@@ -135,7 +140,7 @@ fn over_mcp_on_falkordb_keep_aside_stores_a_send_in_doubt_once_and_keeps_it() {
     );
     assert_eq!(shim.tick().sent, 1);
     assert_eq!(stored(&standin), 2, "the operator's choice");
-    assert_eq!(spool_files(&state, "unconfirmed"), 0);
+    assert_eq!(spool_files(state.path(), "unconfirmed"), 0);
 }
 
 #[test]
@@ -143,11 +148,11 @@ fn over_mcp_on_falkordb_the_default_sends_a_send_in_doubt_again_and_says_so() {
     let standin = standin(EpisodeLookups::FalkorDb);
     let config = config(&standin, "");
     let state = temp_dir("unconfirmed-state");
-    let mut shim = shim(&config, &state, &standin.url());
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     send_in_doubt(&standin, &mut shim);
     ticks(&mut shim, 3);
     assert_eq!(stored(&standin), 2, "never lost: sent again, stored twice");
-    assert_eq!(spool_files(&state, "unconfirmed"), 0);
+    assert_eq!(spool_files(state.path(), "unconfirmed"), 0);
 
     let status = shim.run_command(&Command::Status).stdout;
     assert!(status.contains("1 sent again"), "{status}");
@@ -167,10 +172,10 @@ fn a_listing_that_shows_nothing_of_the_group_is_said_in_status() {
     let standin = standin(EpisodeLookups::FalkorDbLegacy);
     let config = config_over(&standin, "rest", "  when_unconfirmed: keep-aside\n");
     let state = temp_dir("unconfirmed-state");
-    let mut shim = shim(&config, &state, &standin.url());
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     send_in_doubt(&standin, &mut shim);
     ticks(&mut shim, 3);
-    assert_eq!(spool_files(&state, "unconfirmed"), 1);
+    assert_eq!(spool_files(state.path(), "unconfirmed"), 1);
     let status = shim.run_command(&Command::Status).stdout;
     assert!(
         status.contains("cannot confirm a send in doubt")
@@ -187,11 +192,11 @@ fn on_neo4j_a_send_in_doubt_is_confirmed_from_the_listing_under_either_choice() 
         let standin = standin(EpisodeLookups::Neo4j);
         let config = config(&standin, capture);
         let state = temp_dir("unconfirmed-state");
-        let mut shim = shim(&config, &state, &standin.url());
+        let mut shim = shim(config.path(), state.path(), &standin.url());
         send_in_doubt(&standin, &mut shim);
         ticks(&mut shim, 3);
         assert_eq!(stored(&standin), 1, "{capture:?}");
-        assert_eq!(spool_files(&state, "unconfirmed"), 0, "{capture:?}");
+        assert_eq!(spool_files(state.path(), "unconfirmed"), 0, "{capture:?}");
         let status = shim.run_command(&Command::Status).stdout;
         assert!(status.contains("1 then found stored"), "{status}");
         assert!(
@@ -209,7 +214,7 @@ fn a_bad_when_unconfirmed_names_the_setting_and_its_values() {
     let standin = standin(EpisodeLookups::Neo4j);
     let config = config(&standin, "  when_unconfirmed: twice\n");
     let state = temp_dir("unconfirmed-state");
-    let mut shim = shim(&config, &state, &standin.url());
+    let mut shim = shim(config.path(), state.path(), &standin.url());
     let checked = shim.run_command(&Command::CheckConfig);
     let said = format!("{}{}", checked.stdout, checked.stderr);
     assert_ne!(checked.exit_code, 0, "{said}");

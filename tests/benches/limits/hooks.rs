@@ -72,9 +72,9 @@ pub fn shim_hooks(turns: usize) {
         .unwrap();
 
     let config = temp_dir("hooks-bench-config");
-    copy_dir(&example_config(), &config);
+    copy_dir(&example_config(), config.path());
     std::fs::write(
-        config.join("settings.yaml"),
+        config.path().join("settings.yaml"),
         format!(
             "graphiti:\n  url: {}/mcp\n  group_id: {{ direct: demo, group: \"demo-{{chat}}\" }}\n",
             standin.url()
@@ -86,9 +86,10 @@ pub fn shim_hooks(turns: usize) {
         send_timeout: Duration::from_secs(30),
         memory_bytes: 256 << 20,
     };
-    let mut options = ShimOptions::new(plugin_wasm(), &config, limits);
-    options.state_dir = Some(temp_dir("hooks-bench-state"));
-    options.cache_dir = Some(temp_dir("hooks-bench-cache"));
+    let mut options = ShimOptions::new(plugin_wasm(), config.path(), limits);
+    let (state, cache) = (temp_dir("hooks-bench-state"), temp_dir("hooks-bench-cache"));
+    options.state_dir = Some(state.path().to_path_buf());
+    options.cache_dir = Some(cache.path().to_path_buf());
     options.allowed_origins = vec![standin.url()];
     options.echo_logs = false;
     let mut shim = Shim::new(options).expect("shim");

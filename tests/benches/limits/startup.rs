@@ -41,9 +41,9 @@ pub fn intent_test_process(runs: usize) {
             .arg("--wasm")
             .arg(plugin_wasm())
             .arg("--cache-dir")
-            .arg(&cache)
+            .arg(cache.path())
             .arg("--state-dir")
-            .arg(&state)
+            .arg(state.path())
             .args(["--quiet", "intent-test", PROMPT]);
         command
     };
@@ -77,9 +77,9 @@ fn config_load(rules: usize, runs: usize) -> Duration {
 /// [`config_load`] with the rules file padded by comment lines to at least `padded_bytes`.
 fn config_load_padded(rules: usize, padded_bytes: usize, runs: usize) -> Duration {
     let dir = temp_dir(&format!("limits-rules-{rules}-{padded_bytes}"));
-    write_rules_config(&dir, rules, 10, |r, k| format!("kw{r}x{k}"));
+    write_rules_config(dir.path(), rules, 10, |r, k| format!("kw{r}x{k}"));
     if padded_bytes > 0 {
-        let file = dir.join("intent_rules.yaml");
+        let file = dir.path().join("intent_rules.yaml");
         let mut text = std::fs::read_to_string(&file).unwrap();
         let line = format!("# {}\n", "-".repeat(97));
         text.push_str(&line.repeat(padded_bytes / line.len() + 1));
@@ -90,9 +90,10 @@ fn config_load_padded(rules: usize, padded_bytes: usize, runs: usize) -> Duratio
         send_timeout: Duration::from_secs(60),
         memory_bytes: 1 << 30,
     };
-    let mut options = ShimOptions::new(plugin_wasm(), &dir, limits);
-    options.cache_dir = Some(temp_dir("limits-load-cache"));
-    options.state_dir = Some(temp_dir("limits-load-state"));
+    let mut options = ShimOptions::new(plugin_wasm(), dir.path(), limits);
+    let (cache, state) = (temp_dir("limits-load-cache"), temp_dir("limits-load-state"));
+    options.cache_dir = Some(cache.path().to_path_buf());
+    options.state_dir = Some(state.path().to_path_buf());
     options.echo_logs = false;
     let mut shim = Shim::new(options).expect("shim");
     let mut samples: Vec<Duration> = (0..runs)
@@ -104,7 +105,6 @@ fn config_load_padded(rules: usize, padded_bytes: usize, runs: usize) -> Duratio
             took
         })
         .collect();
-    let _ = std::fs::remove_dir_all(&dir);
     median(&mut samples)
 }
 

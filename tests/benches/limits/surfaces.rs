@@ -18,9 +18,8 @@ fn settings() -> String {
     format!(r#"{{"recall": {{"enabled": false}}, "experts": {{"webhook_token": "{TOKEN}"}}}}"#)
 }
 
-fn shim(experts: &Path, state: &Path) -> Shim {
-    let agents = temp_dir("bench-agents");
-    Shim::new(expert_shim_options(experts, state, &agents, &settings())).expect("shim starts")
+fn shim(experts: &Path, state: &Path, agents: &Path) -> Shim {
+    Shim::new(expert_shim_options(experts, state, agents, &settings())).expect("shim starts")
 }
 
 fn webhook(shim: &mut Shim, n: usize, summary: &str, now_ms: u64) -> (Duration, u16) {
@@ -39,9 +38,9 @@ fn webhook(shim: &mut Shim, n: usize, summary: &str, now_ms: u64) -> (Duration, 
 /// full record and against an empty one, alternating.
 pub fn full_record(runs: usize) {
     let experts = temp_dir("bench-experts");
-    copy_dir(&workspace().join("tests/fixtures/experts"), &experts);
-    let full_state = temp_dir("bench-full");
-    let mut full = shim(&experts, &full_state);
+    copy_dir(&workspace().join("tests/fixtures/experts"), experts.path());
+    let (full_state, agents) = (temp_dir("bench-full"), temp_dir("bench-agents"));
+    let mut full = shim(experts.path(), full_state.path(), agents.path());
     let now = 1_795_392_000_000;
     let big = "x".repeat((256 << 10) - 512);
     let mut accepted = 0;
@@ -52,7 +51,7 @@ pub fn full_record(runs: usize) {
             other => panic!("webhook answered {other}"),
         }
     }
-    let record = full_state.join("experts-runs.json");
+    let record = full_state.path().join("experts-runs.json");
     let size = std::fs::metadata(&record).expect("the record").len() as f64;
     assert!(size <= RECORD_BOUND_BYTES, "{size} bytes");
     println!(
@@ -69,7 +68,7 @@ pub fn full_record(runs: usize) {
     .record();
 
     let empty_state = temp_dir("bench-empty");
-    let mut empty = shim(&experts, &empty_state);
+    let mut empty = shim(experts.path(), empty_state.path(), agents.path());
     let (mut at_bound, mut from_empty) = (Vec::new(), Vec::new());
     for n in 0..runs.max(3) * 5 {
         let (took, status) = webhook(&mut full, 1_000 + n, "small", now);
@@ -79,7 +78,7 @@ pub fn full_record(runs: usize) {
         assert_eq!(status, 202);
         from_empty.push(took);
         // Keep the empty one empty: a fresh record each time.
-        let _ = std::fs::remove_file(empty_state.join("experts-runs.json"));
+        let _ = std::fs::remove_file(empty_state.path().join("experts-runs.json"));
     }
     let (at_bound, from_empty) = (median(&mut at_bound), median(&mut from_empty));
     println!(
@@ -116,9 +115,9 @@ fn cron_package(root: &Path, count: usize) {
 
 fn tick_times(triggers: usize, runs: usize) -> Duration {
     let experts = temp_dir("bench-cron");
-    cron_package(&experts, triggers);
-    let state = temp_dir("bench-cron-state");
-    let mut shim = shim(&experts, &state);
+    cron_package(experts.path(), triggers);
+    let (state, agents) = (temp_dir("bench-cron-state"), temp_dir("bench-agents"));
+    let mut shim = shim(experts.path(), state.path(), agents.path());
     // Monday 2026-11-23 01:00 in Berlin: the fixture's nightly 02:00 trigger is an hour away.
     let mut now = 1_795_392_000_000;
     let due = shim.run_command(&Command::Experts(ExpertsCommand::Due(now)));
@@ -175,8 +174,8 @@ pub fn quiet_cron(runs: usize) {
 pub fn nested_bindings(runs: usize) {
     let time_bind = |nested: bool| {
         let experts = temp_dir("bench-bind");
-        copy_dir(&workspace().join("tests/fixtures/experts"), &experts);
-        let bindings = experts.join("ops-expert/bindings.yaml");
+        copy_dir(&workspace().join("tests/fixtures/experts"), experts.path());
+        let bindings = experts.path().join("ops-expert/bindings.yaml");
         if nested {
             let depth = 50_000;
             std::fs::write(
@@ -185,9 +184,9 @@ pub fn nested_bindings(runs: usize) {
             )
             .unwrap();
         }
-        let state = temp_dir("bench-bind-state");
+        let (state, agents) = (temp_dir("bench-bind-state"), temp_dir("bench-agents"));
         let mut options =
-            expert_shim_options(&experts, &state, &temp_dir("bench-agents"), &settings());
+            expert_shim_options(experts.path(), state.path(), agents.path(), &settings());
         options.experts_writable = true;
         let mut shim = Shim::new(options).expect("shim starts");
         let bind = Command::Experts(ExpertsCommand::Bind((

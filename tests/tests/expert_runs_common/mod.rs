@@ -12,6 +12,7 @@ use host_shim::{
 };
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
+use tempfile::TempDir;
 
 pub const EXPERT: &str = "ops-expert";
 pub const TOKEN: &str = "s3cret-token";
@@ -33,6 +34,8 @@ pub struct Setup {
     /// Whether the host reports the deliveries it is handed as posted (as a Gateway does); off, it
     /// stands for a Gateway that crashed before posting them.
     pub posts: bool,
+    /// The directories above, removed when the setup is dropped (after the shim).
+    pub temp_dirs: Vec<TempDir>,
 }
 
 pub fn default_settings() -> String {
@@ -53,22 +56,29 @@ pub fn setup() -> Setup {
 
 pub fn setup_with(settings: &str) -> Setup {
     let experts = temp_dir("runs-experts");
-    copy_dir(&fixture(), &experts);
+    copy_dir(&fixture(), experts.path());
     let state = temp_dir("runs-state");
     let agents = temp_dir("runs-workspace");
-    let shim = Shim::new(options(&experts, &state, &agents, settings)).expect("shim starts");
+    let shim = Shim::new(options(
+        experts.path(),
+        state.path(),
+        agents.path(),
+        settings,
+    ))
+    .expect("shim starts");
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_millis() as u64;
     Setup {
         shim,
-        experts,
-        state,
-        workspace: agents,
+        experts: experts.path().to_path_buf(),
+        state: state.path().to_path_buf(),
+        workspace: agents.path().to_path_buf(),
         settings: settings.to_string(),
         now,
         posts: true,
+        temp_dirs: vec![experts, state, agents],
     }
 }
 

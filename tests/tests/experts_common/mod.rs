@@ -5,6 +5,7 @@
 use graphiti_openclaw_tests::{example_config, expert_shim_options, hook_context, temp_dir};
 use host_shim::{ChatType, Command, ExpertsCommand, HookContext, Shim, ToolCall, ToolVerdict};
 use std::path::PathBuf;
+use tempfile::TempDir;
 
 pub const EXPERT: &str = "trip-planner-expert";
 /// The example expert's session, by its `expert:<name>` label.
@@ -16,6 +17,9 @@ pub struct Setup {
     pub workspace: PathBuf,
     /// The plugin's state directory (approval stores under `experts/<name>/`).
     pub state: PathBuf,
+    /// The directories above, removed when dropped: a test that takes the shim out of its setup
+    /// keeps them too (`temp_dirs: _temp_dirs`).
+    pub temp_dirs: [TempDir; 2],
 }
 
 /// The shim with the example configuration, its experts directory, a fresh workspace and state.
@@ -29,14 +33,15 @@ pub fn setup_with(experts_dir: PathBuf) -> Setup {
     // Recall is not what these tests are about.
     let options = expert_shim_options(
         &experts_dir,
-        &state,
-        &agents_workspace,
+        state.path(),
+        agents_workspace.path(),
         r#"{"recall": {"enabled": false}}"#,
     );
     Setup {
         shim: Shim::new(options).expect("shim starts"),
-        workspace: agents_workspace,
-        state,
+        workspace: agents_workspace.path().to_path_buf(),
+        state: state.path().to_path_buf(),
+        temp_dirs: [agents_workspace, state],
     }
 }
 
