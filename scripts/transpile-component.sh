@@ -23,7 +23,7 @@ host='graphiti:openclaw/host'
 plugin="graphiti:openclaw/plugin@$version"
 exports=()
 for name in before-agent-start agent-end tick run-command before-tool-call \
-    expert-webhook expert-channel-message expert-tick expert-run-ended; do
+    expert-webhook expert-channel-message expert-tick expert-run-ended expert-delivered; do
     exports+=("$plugin#$name")
 done
 jco transpile "$1" --quiet --no-typescript -o "$2" --name plugin \

@@ -776,6 +776,7 @@ fn a_result_handed_to_a_gateway_that_stopped_before_posting_it_is_handed_out_aga
     // The Gateway is killed before it posts the result; another starts on the same directory.
     s.restart();
     s.posts = true;
+    s.advance(MINUTE);
     let again = s.tick();
     let results = delivered(&again, DeliveryKind::Result);
     assert_eq!(results.len(), 1, "handed out again: {:?}", again.deliver);

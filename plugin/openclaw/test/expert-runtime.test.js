@@ -89,7 +89,7 @@ async function until(check, what, timeoutMs = 10_000) {
 const mainTurns = (runs) => runs.filter((r) => r.sessionKey === 'agent:main:main');
 
 test('a webhook and a channel message each run their process in an expert session and deliver to the main session', async () => {
-  const { rt, runner, runs } = setup(async () => ({ status: 'ok', terminalReply: { text: 'Triaged as high.\n```json\n{"priority": "high"}\n```' } }));
+  const { rt, runner, runs, logger } = setup(async () => ({ status: 'ok', terminalReply: { text: 'Triaged as high.\n```json\n{"priority": "high"}\n```' } }));
   await runner.start();
   runner.gatewayReady();
   try {
@@ -112,6 +112,8 @@ test('a webhook and a channel message each run their process in an expert sessio
     assert.match(channelRun.message, /"question": "Where is my order\?"/);
     assert.match(channelRun.message, /"customer": "u-7"/);
     assert.equal(runs.filter((r) => r.sessionKey.startsWith('expert:')).length, 2, 'slack is not bound: nothing queued');
+    assert.deepEqual(logger.lines.filter((l) => /could not be told|failed in the component/.test(l)), [], 'each delivery reported posted to the component');
+    assert.equal(mainTurns(runs).length, 2, 'each delivery posted once');
   } finally {
     runner.stop();
     await runner.idle();

@@ -155,6 +155,9 @@ fn kind_of(name: &str) -> DeliveryKind {
 /// A delivery handed to a host that neither reported it posted nor stopped is handed out again
 /// after this long (under the same run id, which OpenClaw takes as the same turn).
 pub const REHAND_AFTER_MS: u64 = 10 * 60_000;
+/// One handed to an earlier runner (a restarted Gateway, a replaced instance) waits this long first,
+/// so that a host whose reports fail does not post it on every tick.
+pub const REHAND_TO_ANOTHER_RUNNER_AFTER_MS: u64 = 30_000;
 
 /// The outbox's deliveries for the host to post now: each not handed yet, handed to an earlier
 /// runner (that Gateway stopped before reporting it posted) or handed too long ago. They stay in the
@@ -168,9 +171,13 @@ pub fn hand_out(
 ) -> bool {
     let mut handed = false;
     for o in &mut runs.outbox {
-        let waiting = o.handed_to == Some(runner)
-            && o.handed_ms
-                .is_some_and(|at| now_ms.saturating_sub(at) < REHAND_AFTER_MS);
+        let waited = o.handed_ms.map(|at| now_ms.saturating_sub(at));
+        let wait = if o.handed_to == Some(runner) {
+            REHAND_AFTER_MS
+        } else {
+            REHAND_TO_ANOTHER_RUNNER_AFTER_MS
+        };
+        let waiting = waited.is_some_and(|waited| waited < wait);
         if waiting {
             continue;
         }
