@@ -343,7 +343,7 @@ mod tests {
             panic!("the fresh lock is gone");
         };
         assert_eq!(standing.token, "0000000000000000000000000000000b");
-        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1, "nothing left aside");
+        assert_eq!(fs::read_dir(dir).unwrap().count(), 1, "nothing left aside");
         assert!(lines.lock().unwrap().is_empty(), "nothing was broken");
     }
 }

@@ -546,7 +546,7 @@ mod tests {
         // 200 KB: the buffer grows from 16 KB four times, each growth keeping what was read.
         let dir_temp = scratch("read-from");
         let dir = dir_temp.path();
-        fs::create_dir_all(&*dir).unwrap();
+        fs::create_dir_all(dir).unwrap();
         let path = dir.join("big.bin");
         let bytes: Vec<u8> = (0..200_000u32).map(|n| (n * 7 % 251) as u8).collect();
         fs::write(&path, &bytes).unwrap();
@@ -598,7 +598,7 @@ mod tests {
     fn read_gives_every_byte_of_files_small_empty_and_past_its_largest_chunk() {
         let dir_temp = scratch("read");
         let dir = dir_temp.path();
-        fs::create_dir_all(&dir).unwrap();
+        fs::create_dir_all(dir).unwrap();
         for len in [0, 1, 16 * 1024, 16 * 1024 + 1, 3 * (1 << 20) + 7] {
             let path = dir.join(format!("f{len}"));
             let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();

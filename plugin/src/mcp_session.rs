@@ -47,17 +47,14 @@ mod tests {
     fn a_session_is_resumed_for_its_endpoint_while_young() {
         let dir_temp = crate::files::temp_dir("mcp-session");
         let dir = dir_temp.path();
-        save(&dir, "http://g:8000/mcp", "abc", 1_000).unwrap();
+        save(dir, "http://g:8000/mcp", "abc", 1_000).unwrap();
         assert_eq!(
-            load(&dir, "http://g:8000/mcp", 2_000).as_deref(),
+            load(dir, "http://g:8000/mcp", 2_000).as_deref(),
             Some("abc")
         );
-        assert_eq!(load(&dir, "http://other:8000/mcp", 2_000), None);
-        assert_eq!(
-            load(&dir, "http://g:8000/mcp", 1_000 + MAX_AGE_MS + 1),
-            None
-        );
+        assert_eq!(load(dir, "http://other:8000/mcp", 2_000), None);
+        assert_eq!(load(dir, "http://g:8000/mcp", 1_000 + MAX_AGE_MS + 1), None);
         std::fs::write(dir.join(FILE), b"{not json").unwrap();
-        assert_eq!(load(&dir, "http://g:8000/mcp", 2_000), None);
+        assert_eq!(load(dir, "http://g:8000/mcp", 2_000), None);
     }
 }

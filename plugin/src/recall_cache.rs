@@ -256,7 +256,7 @@ mod tests {
         };
         store(
             &mut kept,
-            &dir,
+            dir,
             "g",
             "Maya dentist appointment",
             &first,
@@ -265,7 +265,7 @@ mod tests {
         .unwrap();
         let cached = lookup(
             &mut kept,
-            &dir,
+            dir,
             "g",
             "is the dentist still on Friday",
             61_000,
@@ -277,19 +277,19 @@ mod tests {
         assert_eq!(cached.age_ms, 60_000);
         assert_eq!(cached.shared_terms, vec!["dentist"]);
         assert!(
-            lookup(&mut kept, &dir, "other", "dentist", 61_000, 600_000)
+            lookup(&mut kept, dir, "other", "dentist", 61_000, 600_000)
                 .unwrap()
                 .is_none(),
             "groups stay apart"
         );
         assert!(
-            lookup(&mut kept, &dir, "g", "dentist", 700_000, 600_000)
+            lookup(&mut kept, dir, "g", "dentist", 700_000, 600_000)
                 .unwrap()
                 .is_none(),
             "too old"
         );
         assert!(
-            lookup(&mut kept, &dir, "g", "haiku about autumn", 61_000, 600_000)
+            lookup(&mut kept, dir, "g", "haiku about autumn", 61_000, 600_000)
                 .unwrap()
                 .is_none(),
             "nothing shared"
@@ -302,8 +302,8 @@ mod tests {
             )],
             ..Recall::default()
         };
-        store(&mut kept, &dir, "g", "Friday plans", &later, 2_000).unwrap();
-        let cached = lookup(&mut kept, &dir, "g", "dentist appointment", 3_000, 600_000)
+        store(&mut kept, dir, "g", "Friday plans", &later, 2_000).unwrap();
+        let cached = lookup(&mut kept, dir, "g", "dentist appointment", 3_000, 600_000)
             .unwrap()
             .unwrap();
         assert!(
@@ -317,17 +317,17 @@ mod tests {
         let dir_temp = scratch("corrupt");
         let dir = dir_temp.path();
         let mut kept = Kept::new(1);
-        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(dir).unwrap();
         std::fs::write(dir.join(FILE), b"{\"entries\": [trunc").unwrap();
-        let err = lookup(&mut kept, &dir, "g", "dentist", 0, 1).unwrap_err();
+        let err = lookup(&mut kept, dir, "g", "dentist", 0, 1).unwrap_err();
         assert!(err.contains("recall-cache.json"), "{err}");
         let recall = Recall {
             facts: vec![fact("f", "x y z", None)],
             ..Recall::default()
         };
-        store(&mut kept, &dir, "g", "dentist", &recall, 5).unwrap();
+        store(&mut kept, dir, "g", "dentist", &recall, 5).unwrap();
         assert!(
-            lookup(&mut kept, &dir, "g", "dentist", 5, 1)
+            lookup(&mut kept, dir, "g", "dentist", 5, 1)
                 .unwrap()
                 .is_some()
         );
@@ -342,9 +342,9 @@ mod tests {
             facts: vec![fact("f1", "Maya sees the dentist on Friday", None)],
             ..Recall::default()
         };
-        store(&mut mine, &dir, "g", "dentist", &recall, 1_000).unwrap();
+        store(&mut mine, dir, "g", "dentist", &recall, 1_000).unwrap();
         assert!(
-            lookup(&mut mine, &dir, "g", "orchard", 2_000, 600_000)
+            lookup(&mut mine, dir, "g", "orchard", 2_000, 600_000)
                 .unwrap()
                 .is_none()
         );
@@ -352,27 +352,27 @@ mod tests {
             facts: vec![fact("f2", "The orchard opens in May", None)],
             ..Recall::default()
         };
-        store(&mut theirs, &dir, "g", "orchard", &other, 2_000).unwrap();
-        let seen = lookup(&mut mine, &dir, "g", "orchard", 3_000, 600_000).unwrap();
+        store(&mut theirs, dir, "g", "orchard", &other, 2_000).unwrap();
+        let seen = lookup(&mut mine, dir, "g", "orchard", 3_000, 600_000).unwrap();
         assert_eq!(
             seen.unwrap().recall.facts[0].uuid,
             "f2",
             "the other instance's entry"
         );
         // The same answer 30 s later: the entry keeps its time; a minute later it is written again.
-        store(&mut mine, &dir, "g", "dentist", &recall, 31_000).unwrap();
-        let cached = lookup(&mut theirs, &dir, "g", "dentist", 32_000, 600_000).unwrap();
+        store(&mut mine, dir, "g", "dentist", &recall, 31_000).unwrap();
+        let cached = lookup(&mut theirs, dir, "g", "dentist", 32_000, 600_000).unwrap();
         assert_eq!(cached.unwrap().age_ms, 31_000);
-        store(&mut mine, &dir, "g", "dentist", &recall, 62_000).unwrap();
-        let cached = lookup(&mut theirs, &dir, "g", "dentist", 63_000, 600_000).unwrap();
+        store(&mut mine, dir, "g", "dentist", &recall, 62_000).unwrap();
+        let cached = lookup(&mut theirs, dir, "g", "dentist", 63_000, 600_000).unwrap();
         assert_eq!(cached.unwrap().age_ms, 1_000);
         // A changed answer is written at once.
         let changed = Recall {
             facts: vec![fact("f3", "Maya moved the dentist to Monday", None)],
             ..Recall::default()
         };
-        store(&mut mine, &dir, "g", "dentist", &changed, 63_500).unwrap();
-        let cached = lookup(&mut theirs, &dir, "g", "dentist", 64_000, 600_000).unwrap();
+        store(&mut mine, dir, "g", "dentist", &changed, 63_500).unwrap();
+        let cached = lookup(&mut theirs, dir, "g", "dentist", 64_000, 600_000).unwrap();
         assert_eq!(cached.unwrap().recall.facts[0].uuid, "f3");
     }
 }

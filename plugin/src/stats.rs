@@ -406,31 +406,31 @@ mod tests {
         let dir = dir_temp.path();
         let now = crate::time::now_ms();
         let (mut a, mut b) = (None, None);
-        append(&dir, &mut a, "a", &turn(1), now);
-        append(&dir, &mut b, "b", &turn(2), now);
-        append(&dir, &mut a, "a", &turn(4), now);
-        assert_eq!(count_files(&dir).len(), 2, "one log per instance");
-        fold_into_file(&dir, &turn(0), Some(now)).unwrap();
-        let stats = load(&dir);
+        append(dir, &mut a, "a", &turn(1), now);
+        append(dir, &mut b, "b", &turn(2), now);
+        append(dir, &mut a, "a", &turn(4), now);
+        assert_eq!(count_files(dir).len(), 2, "one log per instance");
+        fold_into_file(dir, &turn(0), Some(now)).unwrap();
+        let stats = load(dir);
         assert_eq!((stats.turns, stats.captures_spooled), (4, 7));
-        assert_eq!(count_files(&dir).len(), 2, "logs in use stay");
+        assert_eq!(count_files(dir).len(), 2, "logs in use stay");
         // Lines appended since are added; those added before are not added again.
-        append(&dir, &mut b, "b", &turn(8), now);
-        let before = fs::read(path(&dir)).unwrap();
-        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
-        assert_eq!(load(&dir).captures_spooled, 15);
+        append(dir, &mut b, "b", &turn(8), now);
+        let before = fs::read(path(dir)).unwrap();
+        fold_into_file(dir, &Stats::default(), Some(now)).unwrap();
+        assert_eq!(load(dir).captures_spooled, 15);
         // A merge killed before saving the counters left them as they were: the next adds the
         // same lines, once.
-        fs::write(path(&dir), &before).unwrap();
-        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
-        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
-        assert_eq!((load(&dir).turns, load(&dir).captures_spooled), (5, 15));
+        fs::write(path(dir), &before).unwrap();
+        fold_into_file(dir, &Stats::default(), Some(now)).unwrap();
+        fold_into_file(dir, &Stats::default(), Some(now)).unwrap();
+        assert_eq!((load(dir).turns, load(dir).captures_spooled), (5, 15));
         // Untouched for longer than any writer keeps a log: removed, and its offset forgotten.
         let later = now + ABANDONED_LOG_MS + 60_000;
-        fold_into_file(&dir, &Stats::default(), Some(later)).unwrap();
-        assert_eq!(count_files(&dir).len(), 0);
-        fold_into_file(&dir, &Stats::default(), Some(later)).unwrap();
-        let stats = load(&dir);
+        fold_into_file(dir, &Stats::default(), Some(later)).unwrap();
+        assert_eq!(count_files(dir).len(), 0);
+        fold_into_file(dir, &Stats::default(), Some(later)).unwrap();
+        let stats = load(dir);
         assert!(stats.log_offsets.is_empty(), "{:?}", stats.log_offsets);
         assert_eq!((stats.turns, stats.captures_spooled), (5, 15));
     }
@@ -442,25 +442,25 @@ mod tests {
         let now = crate::time::now_ms();
         let nothing = CountsSeen::default();
         assert!(
-            !look_at_counts(&dir).worth_folding(&nothing, now),
+            !look_at_counts(dir).worth_folding(&nothing, now),
             "no counts/"
         );
         let mut log = None;
-        append(&dir, &mut log, "w", &turn(1), now);
-        let seen = look_at_counts(&dir);
+        append(dir, &mut log, "w", &turn(1), now);
+        let seen = look_at_counts(dir);
         assert!(seen.worth_folding(&nothing, now), "a new log");
-        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
+        fold_into_file(dir, &Stats::default(), Some(now)).unwrap();
         assert!(
-            !look_at_counts(&dir).worth_folding(&seen, now),
+            !look_at_counts(dir).worth_folding(&seen, now),
             "nothing written since the look the merge read after"
         );
-        append(&dir, &mut log, "w", &turn(1), now);
+        append(dir, &mut log, "w", &turn(1), now);
         assert!(
-            look_at_counts(&dir).worth_folding(&seen, now),
+            look_at_counts(dir).worth_folding(&seen, now),
             "a line since"
         );
         let later = now + ABANDONED_LOG_MS + 60_000;
-        let seen = look_at_counts(&dir);
+        let seen = look_at_counts(dir);
         assert!(seen.worth_folding(&seen, later), "abandoned: to remove");
     }
 
@@ -470,19 +470,19 @@ mod tests {
         let dir = dir_temp.path();
         let now = crate::time::now_ms();
         let mut log = None;
-        append(&dir, &mut log, "w", &turn(1), now);
-        append(&dir, &mut log, "w", &turn(1), now + 1_000);
-        assert_eq!(count_files(&dir).len(), 1, "one log, two lines");
-        append(&dir, &mut log, "w", &turn(1), now + 1_000 + LOG_IDLE_MS);
-        assert_eq!(count_files(&dir).len(), 2, "idle: a new log");
+        append(dir, &mut log, "w", &turn(1), now);
+        append(dir, &mut log, "w", &turn(1), now + 1_000);
+        assert_eq!(count_files(dir).len(), 1, "one log, two lines");
+        append(dir, &mut log, "w", &turn(1), now + 1_000 + LOG_IDLE_MS);
+        assert_eq!(count_files(dir).len(), 2, "idle: a new log");
         let line = serde_json::to_vec(&turn(1)).unwrap().len() as u64 + 1;
         let lines = LOG_MAX_BYTES.div_ceil(line);
         for _ in 0..lines {
-            append(&dir, &mut log, "w", &turn(1), now + 1_000 + LOG_IDLE_MS);
+            append(dir, &mut log, "w", &turn(1), now + 1_000 + LOG_IDLE_MS);
         }
-        assert_eq!(count_files(&dir).len(), 3, "full: a new log");
-        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
-        assert_eq!(load(&dir).captures_spooled, 3 + lines);
+        assert_eq!(count_files(dir).len(), 3, "full: a new log");
+        fold_into_file(dir, &Stats::default(), Some(now)).unwrap();
+        assert_eq!(load(dir).captures_spooled, 3 + lines);
     }
 
     #[test]
@@ -493,20 +493,20 @@ mod tests {
         let legacy = dir.join("counts/a-1.json");
         fs::write(&legacy, serde_json::to_vec(&turn(1)).unwrap()).unwrap();
         let now = crate::time::now_ms();
-        fold_into_file(&dir, &turn(0), Some(now)).unwrap();
-        assert_eq!(load(&dir).captures_spooled, 1);
-        assert_eq!(count_files(&dir).len(), 0, "folded files removed");
+        fold_into_file(dir, &turn(0), Some(now)).unwrap();
+        assert_eq!(load(dir).captures_spooled, 1);
+        assert_eq!(count_files(dir).len(), 0, "folded files removed");
         // A merge that saved the counters but stopped before removing a file: it is not added twice.
         fs::write(&legacy, serde_json::to_vec(&turn(1)).unwrap()).unwrap();
-        let mut stats = load(&dir);
+        let mut stats = load(dir);
         stats.folded.push("a-1.json".into());
-        fs::write(path(&dir), serde_json::to_vec(&stats).unwrap()).unwrap();
-        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
-        assert_eq!(load(&dir).captures_spooled, 1);
-        assert_eq!(count_files(&dir).len(), 0);
+        fs::write(path(dir), serde_json::to_vec(&stats).unwrap()).unwrap();
+        fold_into_file(dir, &Stats::default(), Some(now)).unwrap();
+        assert_eq!(load(dir).captures_spooled, 1);
+        assert_eq!(count_files(dir).len(), 0);
         // Once gone, its name is dropped: a later file of that name is new counts.
-        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
-        assert!(load(&dir).folded.is_empty());
+        fold_into_file(dir, &Stats::default(), Some(now)).unwrap();
+        assert!(load(dir).folded.is_empty());
     }
 
     #[test]
@@ -515,27 +515,27 @@ mod tests {
         let dir = dir_temp.path();
         let now = crate::time::now_ms();
         let mut log = None;
-        append(&dir, &mut log, "w", &turn(1), now);
-        let (_, log_path) = count_files(&dir).pop().unwrap();
+        append(dir, &mut log, "w", &turn(1), now);
+        let (_, log_path) = count_files(dir).pop().unwrap();
         // The next line as a write cut short leaves it: no line feed yet.
         let mut file = fs::OpenOptions::new().append(true).open(&log_path).unwrap();
         std::io::Write::write_all(&mut file, br#"{"turns":1,"captures_spooled":"#).unwrap();
-        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
-        assert_eq!(load(&dir).captures_spooled, 1, "the finished line only");
+        fold_into_file(dir, &Stats::default(), Some(now)).unwrap();
+        assert_eq!(load(dir).captures_spooled, 1, "the finished line only");
         std::io::Write::write_all(&mut file, b"2}\n").unwrap();
-        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
-        assert_eq!(load(&dir).captures_spooled, 3, "finished: added");
+        fold_into_file(dir, &Stats::default(), Some(now)).unwrap();
+        assert_eq!(load(dir).captures_spooled, 3, "finished: added");
         // A line that does not read as counts waits while the log is written...
         std::io::Write::write_all(&mut file, b"{\"turns\n").unwrap();
         std::io::Write::write_all(&mut file, &serde_json::to_vec(&turn(4)).unwrap()).unwrap();
         std::io::Write::write_all(&mut file, b"\n{\"tur").unwrap();
-        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
-        assert_eq!(load(&dir).captures_spooled, 3);
+        fold_into_file(dir, &Stats::default(), Some(now)).unwrap();
+        assert_eq!(load(dir).captures_spooled, 3);
         // ...and is skipped once it is abandoned, the unfinished one dropped with the log.
         let later = now + ABANDONED_LOG_MS + 60_000;
-        fold_into_file(&dir, &Stats::default(), Some(later)).unwrap();
-        assert_eq!(load(&dir).captures_spooled, 7);
-        assert_eq!(count_files(&dir).len(), 0);
+        fold_into_file(dir, &Stats::default(), Some(later)).unwrap();
+        assert_eq!(load(dir).captures_spooled, 7);
+        assert_eq!(count_files(dir).len(), 0);
     }
 
     #[test]
@@ -545,9 +545,9 @@ mod tests {
         fs::create_dir_all(dir.join("counts")).unwrap();
         fs::write(dir.join("counts/c-1.json"), b"").unwrap();
         let now = crate::time::now_ms();
-        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
+        fold_into_file(dir, &Stats::default(), Some(now)).unwrap();
         assert_eq!(
-            count_files(&dir).len(),
+            count_files(dir).len(),
             1,
             "created, not yet written: left for the next merge"
         );
@@ -556,20 +556,20 @@ mod tests {
             serde_json::to_vec(&turn(1)).unwrap(),
         )
         .unwrap();
-        fold_into_file(&dir, &Stats::default(), Some(now)).unwrap();
-        assert_eq!(load(&dir).captures_spooled, 1);
+        fold_into_file(dir, &Stats::default(), Some(now)).unwrap();
+        assert_eq!(load(dir).captures_spooled, 1);
         fs::write(dir.join("counts/d-1.json"), b"{").unwrap();
         fold_into_file(
-            &dir,
+            dir,
             &Stats::default(),
             Some(now + UNREADABLE_COUNTS_KEPT_MS + 1000),
         )
         .unwrap();
         assert_eq!(
-            count_files(&dir).len(),
+            count_files(dir).len(),
             0,
             "left unreadable by a killed writer: removed"
         );
-        assert_eq!(load(&dir).captures_spooled, 1);
+        assert_eq!(load(dir).captures_spooled, 1);
     }
 }

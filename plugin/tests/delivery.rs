@@ -209,7 +209,7 @@ fn an_answer_lost_after_graphiti_stored_the_turn_is_not_sent_again() {
     graphiti.0.lock().unwrap().lists_episodes = true;
     let state_temp = state_dir("late");
     let state = state_temp.path();
-    let mut engine = engine(&graphiti, &state, 3_600_000);
+    let mut engine = engine(&graphiti, state, 3_600_000);
     for n in 0..3 {
         capture(&mut engine, n);
     }
@@ -229,7 +229,7 @@ fn an_unconfirmed_doubt_waits_then_is_sent_once_more() {
     let graphiti = Graphiti::default(); // lists nothing, like FalkorDB for a non-default group
     let state_temp = state_dir("unconfirmed");
     let state = state_temp.path();
-    let mut engine = engine(&graphiti, &state, 300);
+    let mut engine = engine(&graphiti, state, 300);
     capture(&mut engine, 1);
     graphiti.script(&[Answer::Hang]);
     assert_eq!(engine.tick().in_doubt, 1);
@@ -247,7 +247,7 @@ fn transient_errors_set_nothing_aside_and_keep_the_order() {
     let graphiti = Graphiti::default();
     let state_temp = state_dir("transient");
     let state = state_temp.path();
-    let mut engine = engine(&graphiti, &state, 3_600_000);
+    let mut engine = engine(&graphiti, state, 3_600_000);
     for n in 0..4 {
         capture(&mut engine, n);
     }
@@ -281,7 +281,7 @@ fn a_rejection_sets_aside_that_entry_only_and_requeue_puts_it_back_last() {
     let graphiti = Graphiti::default();
     let state_temp = state_dir("reject");
     let state = state_temp.path();
-    let mut engine = engine(&graphiti, &state, 3_600_000);
+    let mut engine = engine(&graphiti, state, 3_600_000);
     for n in 0..3 {
         capture(&mut engine, n);
     }
@@ -330,10 +330,10 @@ fn a_sender_killed_mid_send_leaves_the_entry_in_doubt_not_resent() {
     let graphiti = Graphiti::default();
     let state_temp = state_dir("killed");
     let state = state_temp.path();
-    let mut engine = engine(&graphiti, &state, 3_600_000);
+    let mut engine = engine(&graphiti, state, 3_600_000);
     capture(&mut engine, 1);
     // What a kill -9 between the rename and the answer leaves behind.
-    let entry = entries_with(&state, "episode").remove(0);
+    let entry = entries_with(state, "episode").remove(0);
     std::fs::rename(&entry, entry.with_extension("sending")).unwrap();
     let report = engine.tick();
     assert_eq!((report.sent, report.in_doubt), (0, 1), "{report:?}");
@@ -351,9 +351,9 @@ fn a_bad_journal_line_still_recognises_the_others() {
     let graphiti = Graphiti::default();
     let state_temp = state_dir("journal");
     let state = state_temp.path();
-    let mut engine = engine(&graphiti, &state, 3_600_000);
+    let mut engine = engine(&graphiti, state, 3_600_000);
     capture(&mut engine, 1);
-    let name = episode_name(&entries_with(&state, "episode")[0]);
+    let name = episode_name(&entries_with(state, "episode")[0]);
     // A torn line (not text) before the journalled name of this very entry: it was sent already.
     let mut journal = b"\xff\xfe\x00garbage\n".to_vec();
     journal.extend_from_slice(format!("{name}\n").as_bytes());
@@ -377,7 +377,7 @@ fn another_processs_sender_sends_alone() {
     let graphiti = Graphiti::default();
     let state_temp = state_dir("busy");
     let state = state_temp.path();
-    let mut engine = engine(&graphiti, &state, 3_600_000).with_locks(Box::new(HeldElsewhere));
+    let mut engine = engine(&graphiti, state, 3_600_000).with_locks(Box::new(HeldElsewhere));
     capture(&mut engine, 1);
     let report = engine.tick();
     assert_eq!((report.sent, report.pending), (0, 1));
@@ -390,7 +390,7 @@ fn another_instance_of_this_process_sending_is_not_called_another_process() {
     let graphiti = Graphiti::default();
     let state_temp = state_dir("busy-here");
     let state = state_temp.path();
-    let mut engine = engine(&graphiti, &state, 3_600_000).with_locks(Box::new(HeldByThisProcess));
+    let mut engine = engine(&graphiti, state, 3_600_000).with_locks(Box::new(HeldByThisProcess));
     capture(&mut engine, 1);
     let report = engine.tick();
     assert_eq!((report.sent, report.pending), (0, 1));
@@ -409,7 +409,7 @@ fn flush_sends_everything_and_says_what_waits() {
     let graphiti = Graphiti::default();
     let state_temp = state_dir("flush");
     let state = state_temp.path();
-    let mut engine = engine(&graphiti, &state, 3_600_000);
+    let mut engine = engine(&graphiti, state, 3_600_000);
     for n in 0..120 {
         capture(&mut engine, n); // more than one batch (50)
     }
@@ -433,10 +433,10 @@ fn one_tick_settles_what_it_recovered_and_sends_what_waits_behind_it() {
     graphiti.0.lock().unwrap().lists_episodes = true;
     let state_temp = state_dir("one-pass");
     let state = state_temp.path();
-    let mut engine = engine(&graphiti, &state, 3_600_000);
+    let mut engine = engine(&graphiti, state, 3_600_000);
     capture(&mut engine, 1);
     // Graphiti stored the first turn, then its sender was killed before the rename back.
-    let first = entries_with(&state, "episode").remove(0);
+    let first = entries_with(state, "episode").remove(0);
     graphiti.0.lock().unwrap().stored.push(episode_name(&first));
     std::fs::rename(&first, first.with_extension("sending")).unwrap();
     capture(&mut engine, 2);
@@ -457,7 +457,7 @@ fn one_tick_settles_what_it_recovered_and_sends_what_waits_behind_it() {
         report.notes
     );
     assert_eq!(graphiti.sends(), 2, "the stored turn is not sent again");
-    assert_eq!(entries_with(&state, "episode").len(), 0);
+    assert_eq!(entries_with(state, "episode").len(), 0);
 }
 
 #[test]
@@ -465,7 +465,7 @@ fn a_doubt_put_back_is_sent_in_the_same_tick() {
     let graphiti = Graphiti::default(); // lists nothing
     let state_temp = state_dir("put-back");
     let state = state_temp.path();
-    let mut engine = engine(&graphiti, &state, 100);
+    let mut engine = engine(&graphiti, state, 100);
     capture(&mut engine, 1);
     graphiti.script(&[Answer::Hang]);
     assert_eq!(engine.tick().in_doubt, 1);
@@ -484,7 +484,7 @@ fn a_tick_that_backs_off_leaves_the_journal_unread() {
     let graphiti = Graphiti::default();
     let state_temp = state_dir("backed-off");
     let state = state_temp.path();
-    let mut engine = engine(&graphiti, &state, 3_600_000);
+    let mut engine = engine(&graphiti, state, 3_600_000);
     engine.set_host_settings(Some(
         json!({
             "graphiti": {"url": "http://graphiti.test", "transport": "rest"},

@@ -308,7 +308,7 @@ fn malformed_inputs_give_findings_not_panics() {
 fn symbolic_links_in_packages_are_refused() {
     let dir_temp = temp_dir("symlinks");
     let dir = dir_temp.path();
-    copy_dir(&fixtures().join("base"), &dir);
+    copy_dir(&fixtures().join("base"), dir);
     // A link loop and a link leaving the package.
     std::os::unix::fs::symlink("loop.md", dir.join("knowledge/loop.md")).unwrap();
     std::os::unix::fs::symlink("/etc/hostname", dir.join("knowledge/outside.md")).unwrap();
@@ -318,7 +318,7 @@ fn symbolic_links_in_packages_are_refused() {
         "    - knowledge/secret.md\n    - knowledge/loop.md\n    - knowledge/outside.md\n",
     );
     fs::write(dir.join("expert.yaml"), manifest).unwrap();
-    let expert = load_expert(&dir, &options());
+    let expert = load_expert(dir, &options());
     let text = findings_text(&expert.findings);
     assert_eq!(expert.findings.len(), 2, "{text}");
     assert!(
@@ -335,12 +335,12 @@ fn symbolic_links_in_packages_are_refused() {
 fn truncated_manifests_never_panic() {
     let dir_temp = temp_dir("truncated");
     let dir = dir_temp.path();
-    copy_dir(&examples_root().join(EXAMPLE), &dir);
+    copy_dir(&examples_root().join(EXAMPLE), dir);
     let manifest = fs::read_to_string(dir.join("expert.yaml")).unwrap();
     let cuts: Vec<usize> = manifest.char_indices().map(|(i, _)| i).step_by(5).collect();
     for cut in cuts {
         fs::write(dir.join("expert.yaml"), &manifest[..cut]).unwrap();
-        let expert = load_expert(&dir, &options());
+        let expert = load_expert(dir, &options());
         // Cut short, a valid manifest either still loads (a cut in the middle of a list) or says why not.
         if expert.ready().is_none() {
             assert!(expert.errors() > 0, "cut at {cut}");
@@ -361,28 +361,28 @@ fn discovery_sorts_by_name_and_a_broken_package_stops_nothing() {
     );
     copy_dir(&examples_root().join(EXAMPLE), &root.join("mm-example"));
     fs::create_dir_all(root.join("not-a-package")).unwrap();
-    let experts = load_all(&root, &options()).unwrap();
+    let experts = load_all(root, &options()).unwrap();
     let names: Vec<&str> = experts.iter().map(|e| e.name.as_str()).collect();
     assert_eq!(names, ["aa-broken", "fixture-expert", EXAMPLE]);
     assert_eq!(experts.iter().filter(|e| e.ready().is_some()).count(), 2);
     golden("goldens/list.txt", &render_list(&experts).text);
     // By name, by directory name, by path.
     assert_eq!(
-        find_expert(&root, "fixture-expert", &options())
+        find_expert(root, "fixture-expert", &options())
             .unwrap()
             .name,
         "fixture-expert"
     );
     assert_eq!(
-        find_expert(&root, "zz-dir", &options()).unwrap().name,
+        find_expert(root, "zz-dir", &options()).unwrap().name,
         "fixture-expert"
     );
     let by_path = root.join("mm-example").display().to_string();
     assert_eq!(
-        find_expert(&root, &by_path, &options()).unwrap().name,
+        find_expert(root, &by_path, &options()).unwrap().name,
         EXAMPLE
     );
-    assert!(find_expert(&root, "nobody", &options()).is_err());
+    assert!(find_expert(root, "nobody", &options()).is_err());
     assert!(!experts_list(&root.join("missing"), &options()).ok);
 }
 
@@ -632,7 +632,7 @@ fn an_approval_allows_one_call(
     id: &str,
     args: &str,
 ) {
-    let approved = store.approve(&id, NOW + 120).unwrap();
+    let approved = store.approve(id, NOW + 120).unwrap();
     assert_eq!(
         (approved.operation.as_str(), approved.status),
         ("travel.hold_booking", Status::Approved)
@@ -655,7 +655,7 @@ fn approvals_and_requests_time_out(
     args: &str,
 ) {
     // An approval left unused expires after the timeout (24h).
-    store.approve(&id, NOW + 300).unwrap();
+    store.approve(id, NOW + 300).unwrap();
     let d = decide_tool_call(
         package,
         b,
@@ -672,7 +672,7 @@ fn approvals_and_requests_time_out(
     // An unanswered request times out (on_timeout: reject): gone from pending, cannot be approved.
     let later = NOW + 300 + 86_400;
     assert!(store.pending(later + 86_400).iter().all(|r| r.id != id));
-    let err = store.approve(&id, later + 86_400).unwrap_err();
+    let err = store.approve(id, later + 86_400).unwrap_err();
     assert!(err.contains("timed out"), "{err}");
     assert!(store.approve("ffffffff", later).is_err());
 }
@@ -840,7 +840,7 @@ fn the_approval_store_persists() {
     let expert = example();
     let package = expert.package.as_ref().unwrap();
     let d = check_tool_call(
-        &dir,
+        dir,
         package,
         &expert.bindings,
         &input("hold_booking", r#"{"offer_id":"OF-9"}"#),
@@ -849,13 +849,13 @@ fn the_approval_store_persists() {
     .0;
     let id = d.request_id.unwrap();
     assert!(dir.join(APPROVALS_FILE).is_file());
-    let (mut store, note) = ApprovalStore::load(&dir).unwrap();
+    let (mut store, note) = ApprovalStore::load(dir).unwrap();
     assert_eq!(note, None);
     assert_eq!(store.pending(NOW).len(), 1);
     store.approve(&id, NOW + 10).unwrap();
-    store.save(&dir).unwrap();
+    store.save(dir).unwrap();
     let d = check_tool_call(
-        &dir,
+        dir,
         package,
         &expert.bindings,
         &input("hold_booking", r#"{"offer_id":"OF-9"}"#),
@@ -863,14 +863,14 @@ fn the_approval_store_persists() {
     )
     .0;
     assert!(d.allowed(), "{}", d.message);
-    let (store, _) = ApprovalStore::load(&dir).unwrap();
+    let (store, _) = ApprovalStore::load(dir).unwrap();
     let digest = store.find(&id).unwrap().expect("the request");
     assert_eq!(store.requests[&digest].status, Status::Used);
     // A corrupt store approves nothing, and is kept aside for the operator.
     fs::write(dir.join(APPROVALS_FILE), "{not json").unwrap();
-    assert!(ApprovalStore::load(&dir).is_err());
+    assert!(ApprovalStore::load(dir).is_err());
     let (d, notes) = check_tool_call(
-        &dir,
+        dir,
         package,
         &expert.bindings,
         &input("hold_booking", r#"{"offer_id":"OF-9"}"#),
@@ -886,7 +886,7 @@ fn the_approval_store_persists() {
         "{not json"
     );
     assert_eq!(
-        ApprovalStore::load(&dir).unwrap().0.pending(NOW + 30).len(),
+        ApprovalStore::load(dir).unwrap().0.pending(NOW + 30).len(),
         1
     );
 }
@@ -907,7 +907,7 @@ fn state_lifecycle_across_sessions() {
     let opts = StateOptions::default();
     let notes = |session: &str| ws.join(format!("sessions/{session}/state/session-notes.md"));
 
-    let first = prepare_workspace(&package, &ws, "s1", NOW, &opts).unwrap();
+    let first = prepare_workspace(&package, ws, "s1", NOW, &opts).unwrap();
     assert!(first.first_run && first.new_session);
     assert_eq!(
         first.state_written,
@@ -928,14 +928,14 @@ fn state_lifecycle_across_sessions() {
     fs::write(notes("s1"), "note 1\n").unwrap();
     // A copy an earlier version mirrored is removed.
     fs::write(ws.join("knowledge/negotiated-rates.md"), "old copy").unwrap();
-    let same = prepare_workspace(&package, &ws, "s1", NOW + 60, &opts).unwrap();
+    let same = prepare_workspace(&package, ws, "s1", NOW + 60, &opts).unwrap();
     assert_eq!(same.private_removed, ["knowledge/negotiated-rates.md"]);
     assert!(!ws.join("knowledge/negotiated-rates.md").exists());
     assert!(!same.first_run && !same.new_session);
     assert!(same.state_written.is_empty() && same.files_refreshed.is_empty());
     assert_eq!(fs::read_to_string(notes("s1")).unwrap(), "note 1\n");
 
-    let scratch = scratch_dir(&ws).unwrap();
+    let scratch = scratch_dir(ws).unwrap();
     fs::write(scratch.join("old.md"), "old").unwrap();
     fs::write(scratch.join("new.md"), "new").unwrap();
     fs::create_dir_all(scratch.join("run-1")).unwrap();
@@ -945,7 +945,7 @@ fn state_lifecycle_across_sessions() {
     set_mtime(&scratch.join("run-1/step.md"), NOW - 9 * day);
     set_mtime(&scratch.join("new.md"), NOW - day);
 
-    let second = prepare_workspace(&package, &ws, "s2", NOW, &opts).unwrap();
+    let second = prepare_workspace(&package, ws, "s2", NOW, &opts).unwrap();
     assert!(!second.first_run && second.new_session);
     assert_eq!(second.state_written, ["sessions/s2/state/session-notes.md"]);
     assert_eq!(second.state_kept, ["state/trips.md"]);
@@ -982,7 +982,7 @@ fn state_lifecycle_across_sessions() {
     let short = StateOptions {
         scratch_retention_secs: 3600,
     };
-    let third = prepare_workspace(&package, &ws, "s2", NOW, &short).unwrap();
+    let third = prepare_workspace(&package, ws, "s2", NOW, &short).unwrap();
     assert_eq!(third.state_written, ["state/trips.md"]);
     assert_eq!(third.scratch_pruned, ["scratch/new.md"]);
 }
@@ -996,11 +996,11 @@ fn idle_sessions_state_is_pruned_never_the_current_sessions() {
     let short = StateOptions {
         scratch_retention_secs: 3600,
     };
-    prepare_workspace(&package, &ws, "s1", NOW, &short).unwrap();
-    prepare_workspace(&package, &ws, "s2", NOW, &short).unwrap();
+    prepare_workspace(&package, ws, "s1", NOW, &short).unwrap();
+    prepare_workspace(&package, ws, "s2", NOW, &short).unwrap();
     set_mtime(&notes("s1"), NOW - 2 * 3600);
     set_mtime(&notes("s2"), NOW - 2 * 3600);
-    let again = prepare_workspace(&package, &ws, "s2", NOW, &short).unwrap();
+    let again = prepare_workspace(&package, ws, "s2", NOW, &short).unwrap();
     assert_eq!(
         again.sessions_pruned,
         ["sessions/s1/state/session-notes.md"]
@@ -1088,7 +1088,7 @@ fn learnings_storage_is_created_when_enabled() {
     let ws = ws_temp.path();
     let package = base().package.unwrap();
     assert!(package.learning.enabled);
-    prepare_workspace(&package, &ws, "s1", NOW, &StateOptions::default()).unwrap();
+    prepare_workspace(&package, ws, "s1", NOW, &StateOptions::default()).unwrap();
     assert!(ws.join("learnings").is_dir());
 }
 
@@ -1237,8 +1237,8 @@ fn huge_package(dir: &Path) {
 fn size_limits_truncate_visibly() {
     let dir_temp = temp_dir("huge");
     let dir = dir_temp.path();
-    huge_package(&dir);
-    let expert = load_expert(&dir, &options());
+    huge_package(dir);
+    let expert = load_expert(dir, &options());
     let package = expert
         .package
         .as_ref()
@@ -1348,7 +1348,7 @@ fn the_registry_stays_bounded() {
             .replace("name: fixture-expert", &format!("name: fixture-{i}"));
         fs::write(d.join("expert.yaml"), m).unwrap();
     }
-    let experts = load_all(&root, &options()).unwrap();
+    let experts = load_all(root, &options()).unwrap();
     let summary = registry_summary(&experts, &limits);
     assert!(summary.chars().count() <= 600, "{summary}");
     assert!(summary.contains("more experts not listed"), "{summary}");
@@ -1371,9 +1371,9 @@ fn output_is_byte_stable() {
     assert_eq!(render_validate(&a, true), render_validate(&b, true));
     let dir_temp = temp_dir("stable");
     let dir = dir_temp.path();
-    huge_package(&dir);
-    let one = load_expert(&dir, &options());
-    let two = load_expert(&dir, &options());
+    huge_package(dir);
+    let one = load_expert(dir, &options());
+    let two = load_expert(dir, &options());
     let tight = PromptLimits {
         max_total_chars: 20_000,
         ..PromptLimits::default()

@@ -17,6 +17,7 @@ use graphiti_openclaw_tests::{plugin_wasm, temp_dir};
 use host_shim::{IntentTestRequest, Limits, Shim, ShimOptions};
 use std::path::Path;
 use std::time::{Duration, Instant};
+use tempfile::TempDir;
 
 const KEYWORDS_PER_RULE: usize = 10;
 const PROMPT_BYTES: usize = 2048;
@@ -178,6 +179,212 @@ fn many_keywords() {
     }
 }
 
+/// What every rule count is measured with.
+struct Run<'a> {
+    quick: bool,
+    iterations: usize,
+    limits: Limits,
+    /// The compiled component, cached once for every shim.
+    cache_dir: &'a Path,
+}
+
+/// One rule count: its configuration, and a turn that must route to `expected`.
+struct Case {
+    rules: usize,
+    dir: TempDir,
+    text: String,
+    expected: String,
+}
+
+/// One rule count's figures.
+struct Figures {
+    load_native: Timing,
+    sticky: Timing,
+    naive: Timing,
+    shim_new: Duration,
+    reload: Timing,
+    component: Timing,
+}
+
+/// Natively: `Router::load`, a turn, and a short follow-up to the last rule's turn (no keyword:
+/// the previous turn's pack again); each answer checked.
+fn native_figures(run: &Run, case: &Case) -> (Timing, Timing, Timing) {
+    let roots = ConfigRoots::new(case.dir.path().to_path_buf(), None);
+    let load_native = time(load_iterations(run.quick, case.rules), || {
+        let loaded = Router::load(&roots, &Default::default());
+        assert_eq!(loaded.map(|l| l.router.rules.len()).ok(), Some(case.rules));
+    });
+    let router = Router::load(&roots, &Default::default())
+        .unwrap_or_else(|e| panic!("{e:?}"))
+        .router;
+    let recall = Recall::default();
+    let input = RouteInput {
+        prompt: &case.text,
+        recall: &recall,
+        group_chat: false,
+        previous: None,
+        now_ms: 0,
+    };
+    assert_eq!(
+        router.route(&input).decision.intent.as_deref(),
+        Some(case.expected.as_str()),
+        "native answer"
+    );
+    let native = time(run.iterations, || {
+        std::hint::black_box(router.route(std::hint::black_box(&input)));
+    });
+    let last_rule = format!("rule_{}", case.rules - 1);
+    let follow_up = RouteInput {
+        prompt: "and what about friday?",
+        previous: Some(PreviousTurn {
+            intent: &last_rule,
+            injected_at_ms: Some(0),
+            carried_turns: Some(0),
+            named: None,
+        }),
+        ..input
+    };
+    assert!(router.route(&follow_up).decision.sticky, "sticky answer");
+    let sticky = time(run.iterations, || {
+        std::hint::black_box(router.route(std::hint::black_box(&follow_up)));
+    });
+    (load_native, native, sticky)
+}
+
+/// The naive scan of every rule's keywords; its answer checked.
+fn naive_figure(run: &Run, case: &Case) -> Timing {
+    let naive_rules: Vec<(String, Vec<String>)> = (0..case.rules)
+        .map(|r| {
+            (
+                format!("rule_{r}"),
+                (0..KEYWORDS_PER_RULE).map(|k| keyword(r, k)).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        naive_route(&naive_rules, &case.text).as_deref(),
+        Some(case.expected.as_str()),
+        "naive answer"
+    );
+    time(run.iterations, || {
+        std::hint::black_box(naive_route(&naive_rules, std::hint::black_box(&case.text)));
+    })
+}
+
+/// The component in the shim: `Shim::new` from the cache, `reload-config` and a dry run of the
+/// turn; each answer checked.
+fn component_figures(run: &Run, case: &Case) -> (Duration, Timing, Timing) {
+    let load_start = Instant::now();
+    let mut shim =
+        Shim::new(shim_options(case.dir.path(), run.cache_dir, run.limits)).expect("shim");
+    let shim_new = load_start.elapsed();
+    let reload = time(load_iterations(run.quick, case.rules), || {
+        let summary = shim.reload_config().expect("component reload");
+        assert_eq!(summary.rules as usize, case.rules, "component reload");
+    });
+    let request = IntentTestRequest {
+        prompt: case.text.clone(),
+        recall_json: None,
+        group_chat: false,
+        previous_pack: None,
+        now_ms: None,
+        previous_at_ms: None,
+        carried_turns: None,
+        previous_prompt: None,
+    };
+    let answer = shim.dry_run(&request).expect("component dry run");
+    assert_eq!(
+        answer.decision.intent.as_deref(),
+        Some(case.expected.as_str()),
+        "component answer"
+    );
+    let component = time(run.iterations, || {
+        std::hint::black_box(shim.dry_run(std::hint::black_box(&request)).ok());
+    });
+    (shim_new, reload, component)
+}
+
+/// Every figure at `rules` rules, its table row printed.
+fn measure(run: &Run, rules: usize) -> Figures {
+    let dir = temp_dir(&format!("bench-{rules}"));
+    write_config(dir.path(), rules);
+    let (target, other) = (rules / 2, rules / 3);
+    let case = Case {
+        rules,
+        dir,
+        text: prompt(target, other),
+        expected: format!("rule_{target}"),
+    };
+    let (load_native, native, sticky) = native_figures(run, &case);
+    let naive = naive_figure(run, &case);
+    let (shim_new, reload, component) = component_figures(run, &case);
+    println!(
+        "{rules:>6}  {:>7.1} / {:>6.1}  {:>8.1} / {:>7.1}  {:>7.1} / {:>6.1}  {:>11.1}×  {:>10.1}×",
+        us(native.median),
+        us(native.p99),
+        us(component.median),
+        us(component.p99),
+        us(naive.median),
+        us(naive.p99),
+        us(naive.median) / us(native.median),
+        us(component.median) / us(native.median),
+    );
+    Figures {
+        load_native,
+        sticky,
+        naive,
+        shim_new,
+        reload,
+        component,
+    }
+}
+
+/// The configuration loads and sticky follow-ups per rule count, the component's flatness and the
+/// limits table's row.
+fn summary(rule_counts: &[usize], figures: &[Figures], compiled: Duration) {
+    println!(
+        "configuration load (median): native Router::load, the component's reload-config, and Shim::new from the compiled-component cache (instantiate + load); compiling the component took {:.0} ms",
+        ms(compiled)
+    );
+    println!(
+        "{:>6}  {:>14}  {:>14}  {:>14}",
+        "rules", "native load", "component", "Shim::new"
+    );
+    for (rules, f) in rule_counts.iter().zip(figures) {
+        println!(
+            "{rules:>6}  {:>11.1} ms  {:>11.1} ms  {:>11.1} ms",
+            ms(f.load_native.median),
+            ms(f.reload.median),
+            ms(f.shim_new)
+        );
+    }
+    println!("sticky follow-up per turn, native (median / p99, µs):");
+    for (rules, f) in rule_counts.iter().zip(figures) {
+        println!(
+            "{rules:>6}  {:>7.2} / {:>6.2}",
+            us(f.sticky.median),
+            us(f.sticky.p99)
+        );
+    }
+    many_keywords();
+    let component = |i: usize| us(figures[i].component.median);
+    let flatness = component(3) / component(0);
+    println!("component median at 10,000 rules / at 10 rules: {flatness:.2}× (flat = close to 1)");
+    println!(
+        "target: < 50 µs per turn in the component at 1,000 rules: {:.1} µs",
+        component(2)
+    );
+    Row {
+        what: "fixed cost of one routing call in the component (10 rules), median",
+        value: component(0),
+        unit: "µs",
+        goal: 10.0,
+        baseline: "the naive scan at 10 rules, median",
+        baseline_value: us(figures[0].naive.median),
+    }
+    .record();
+}
+
 fn main() {
     let quick = std::env::var_os("ROUTING_BENCH_QUICK").is_some();
     let iterations = if quick { 200 } else { 2000 };
@@ -197,156 +404,16 @@ fn main() {
     // below loads it from the cache (compile time is not configuration load time).
     let cache_dir = temp_dir("bench-cache");
     let compiled = compile_once(cache_dir.path(), limits);
-    let mut component_medians = Vec::new();
-    let mut naive_medians = Vec::new();
-    let mut sticky_lines = Vec::new();
-    let mut load_lines = Vec::new();
-    for rules in [10usize, 100, 1_000, 10_000] {
-        let dir = temp_dir(&format!("bench-{rules}"));
-        write_config(dir.path(), rules);
-        let (target, other) = (rules / 2, rules / 3);
-        let text = prompt(target, other);
-        let expected = format!("rule_{target}");
-
-        let roots = ConfigRoots::new(dir.path().to_path_buf(), None);
-        let load_native = time(load_iterations(quick, rules), || {
-            let loaded = Router::load(&roots, &Default::default());
-            assert_eq!(loaded.map(|l| l.router.rules.len()).ok(), Some(rules));
-        });
-        let router = Router::load(&roots, &Default::default())
-            .unwrap_or_else(|e| panic!("{e:?}"))
-            .router;
-        let recall = Recall::default();
-        let input = RouteInput {
-            prompt: &text,
-            recall: &recall,
-            group_chat: false,
-            previous: None,
-            now_ms: 0,
-        };
-        assert_eq!(
-            router.route(&input).decision.intent.as_deref(),
-            Some(expected.as_str()),
-            "native answer"
-        );
-        let native = time(iterations, || {
-            std::hint::black_box(router.route(std::hint::black_box(&input)));
-        });
-        // A short follow-up to the last rule's turn: no keyword, the previous turn's pack again.
-        let last_rule = format!("rule_{}", rules - 1);
-        let follow_up = RouteInput {
-            prompt: "and what about friday?",
-            previous: Some(PreviousTurn {
-                intent: &last_rule,
-                injected_at_ms: Some(0),
-                carried_turns: Some(0),
-                named: None,
-            }),
-            ..input
-        };
-        assert!(router.route(&follow_up).decision.sticky, "sticky answer");
-        let sticky = time(iterations, || {
-            std::hint::black_box(router.route(std::hint::black_box(&follow_up)));
-        });
-        sticky_lines.push(format!(
-            "{rules:>6}  {:>7.2} / {:>6.2}",
-            us(sticky.median),
-            us(sticky.p99)
-        ));
-
-        let naive_rules: Vec<(String, Vec<String>)> = (0..rules)
-            .map(|r| {
-                (
-                    format!("rule_{r}"),
-                    (0..KEYWORDS_PER_RULE).map(|k| keyword(r, k)).collect(),
-                )
-            })
-            .collect();
-        assert_eq!(
-            naive_route(&naive_rules, &text).as_deref(),
-            Some(expected.as_str()),
-            "naive answer"
-        );
-        let naive = time(iterations, || {
-            std::hint::black_box(naive_route(&naive_rules, std::hint::black_box(&text)));
-        });
-
-        let load_start = Instant::now();
-        let mut shim = Shim::new(shim_options(dir.path(), cache_dir.path(), limits)).expect("shim");
-        let load = load_start.elapsed();
-        let reload = time(load_iterations(quick, rules), || {
-            let summary = shim.reload_config().expect("component reload");
-            assert_eq!(summary.rules as usize, rules, "component reload");
-        });
-        load_lines.push(format!(
-            "{rules:>6}  {:>11.1} ms  {:>11.1} ms  {:>11.1} ms",
-            ms(load_native.median),
-            ms(reload.median),
-            ms(load)
-        ));
-        let request = IntentTestRequest {
-            prompt: text.clone(),
-            recall_json: None,
-            group_chat: false,
-            previous_pack: None,
-            now_ms: None,
-            previous_at_ms: None,
-            carried_turns: None,
-            previous_prompt: None,
-        };
-        let answer = shim.dry_run(&request).expect("component dry run");
-        assert_eq!(
-            answer.decision.intent.as_deref(),
-            Some(expected.as_str()),
-            "component answer"
-        );
-        let component = time(iterations, || {
-            std::hint::black_box(shim.dry_run(std::hint::black_box(&request)).ok());
-        });
-        component_medians.push(us(component.median));
-        naive_medians.push(us(naive.median));
-
-        println!(
-            "{rules:>6}  {:>7.1} / {:>6.1}  {:>8.1} / {:>7.1}  {:>7.1} / {:>6.1}  {:>11.1}×  {:>10.1}×",
-            us(native.median),
-            us(native.p99),
-            us(component.median),
-            us(component.p99),
-            us(naive.median),
-            us(naive.p99),
-            us(naive.median) / us(native.median),
-            us(component.median) / us(native.median),
-        );
-    }
-    println!(
-        "configuration load (median): native Router::load, the component's reload-config, and Shim::new from the compiled-component cache (instantiate + load); compiling the component took {:.0} ms",
-        ms(compiled)
-    );
-    println!(
-        "{:>6}  {:>14}  {:>14}  {:>14}",
-        "rules", "native load", "component", "Shim::new"
-    );
-    for line in &load_lines {
-        println!("{line}");
-    }
-    println!("sticky follow-up per turn, native (median / p99, µs):");
-    for line in &sticky_lines {
-        println!("{line}");
-    }
-    many_keywords();
-    let flatness = component_medians[3] / component_medians[0];
-    println!("component median at 10,000 rules / at 10 rules: {flatness:.2}× (flat = close to 1)");
-    println!(
-        "target: < 50 µs per turn in the component at 1,000 rules: {:.1} µs",
-        component_medians[2]
-    );
-    Row {
-        what: "fixed cost of one routing call in the component (10 rules), median",
-        value: component_medians[0],
-        unit: "µs",
-        goal: 10.0,
-        baseline: "the naive scan at 10 rules, median",
-        baseline_value: naive_medians[0],
-    }
-    .record();
+    let run = Run {
+        quick,
+        iterations,
+        limits,
+        cache_dir: cache_dir.path(),
+    };
+    let rule_counts = [10usize, 100, 1_000, 10_000];
+    let figures: Vec<Figures> = rule_counts
+        .iter()
+        .map(|&rules| measure(&run, rules))
+        .collect();
+    summary(&rule_counts, &figures, compiled);
 }

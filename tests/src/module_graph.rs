@@ -406,11 +406,10 @@ fn raw_string_length(chars: &[char], i: usize) -> Option<usize> {
 
 /// A `'` that opens a char literal rather than a lifetime or label.
 fn is_char_literal(chars: &[char], i: usize) -> bool {
-    match (chars.get(i + 1), chars.get(i + 2)) {
-        (Some('\\'), _) => true,
-        (Some(_), Some('\'')) => true,
-        _ => false,
-    }
+    matches!(
+        (chars.get(i + 1), chars.get(i + 2)),
+        (Some('\\'), _) | (Some(_), Some('\''))
+    )
 }
 
 /// The code without `#[cfg(test)]` items, and the names of test-only child modules (`mod tests;`).
@@ -518,10 +517,10 @@ fn expand_use_tree(tokens: &[Token], prefix: &mut Vec<String>, out: &mut Vec<(St
             }
             "*" => out.push(("*".to_string(), prefix.clone())),
             "as" => {
-                if let (Some(alias), Some(_)) = (tokens.get(i + 1), prefix.last()) {
-                    if let Some(last) = out.last_mut().filter(|(_, p)| p == prefix) {
-                        last.0 = alias.text.clone();
-                    }
+                if let (Some(alias), Some(_)) = (tokens.get(i + 1), prefix.last())
+                    && let Some(last) = out.last_mut().filter(|(_, p)| p == prefix)
+                {
+                    last.0 = alias.text.clone();
                 }
                 break;
             }

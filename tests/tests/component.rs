@@ -513,10 +513,8 @@ fn capture_keeps_the_users_own_text_that_mentions_a_tag_name() {
     }
 }
 
-/// P6: whatever goes wrong, the turn gets no injection and a reason, and the next turn works.
-#[test]
-fn faults_mean_no_injection_and_the_plugin_keeps_working() {
-    // 1. No configuration at all: no pack (recall still runs; Graphiti is not reachable here).
+/// No configuration at all: no pack (recall still runs; Graphiti is not reachable here).
+fn no_configuration_gives_no_pack() {
     let empty = temp_dir("no-config");
     let mut shim = shim(empty.path());
     let injection = shim.before_agent_start(
@@ -538,6 +536,13 @@ fn faults_mean_no_injection_and_the_plugin_keeps_working() {
             empty.path().display()
         )
     );
+}
+
+/// P6: whatever goes wrong, the turn gets no injection and a reason, and the next turn works.
+#[test]
+fn faults_mean_no_injection_and_the_plugin_keeps_working() {
+    // 1. No configuration at all.
+    no_configuration_gives_no_pack();
 
     // 2. Corrupt session state: routing proceeds, the problem is noted.
     let state = temp_dir("corrupt-state");

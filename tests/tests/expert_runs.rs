@@ -76,10 +76,18 @@ fn a_webhook_runs_its_process_as_the_expert_and_delivers_to_the_main_session() {
     assert!(s.tick().deliver.is_empty(), "delivered once");
 }
 
-#[test]
-fn bad_webhooks_are_refused_with_the_reason_and_never_queued() {
-    let mut s = setup();
-    let cases: Vec<(&str, Option<&str>, Vec<u8>, u16, &str)> = vec![
+/// A webhook the runtime refuses: its path, bearer token and body, the status and a part of the
+/// reason it answers.
+type BadWebhook = (
+    &'static str,
+    Option<&'static str>,
+    Vec<u8>,
+    u16,
+    &'static str,
+);
+
+fn bad_webhooks() -> Vec<BadWebhook> {
+    vec![
         (
             "ops-expert/new_ticket",
             None,
@@ -157,8 +165,13 @@ fn bad_webhooks_are_refused_with_the_reason_and_never_queued() {
             404,
             "is not <expert>/<trigger>",
         ),
-    ];
-    for (path, token, body, status, says) in cases {
+    ]
+}
+
+#[test]
+fn bad_webhooks_are_refused_with_the_reason_and_never_queued() {
+    let mut s = setup();
+    for (path, token, body, status, says) in bad_webhooks() {
         let answer = s.webhook_with(path, token, &body);
         assert_eq!(answer.status, status, "{path}: {}", answer.body);
         assert!(

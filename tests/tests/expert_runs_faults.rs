@@ -147,7 +147,7 @@ fn processes_killed_mid_write_lose_no_acknowledged_invocation() {
     let mut spread = run_time;
     let mut n: usize = 0;
     while n < 60 || (acknowledged_killable == 0 && n < 240) {
-        if n >= 60 && n % 20 == 0 {
+        if n >= 60 && n.is_multiple_of(20) {
             spread = spread * 3 / 2;
         }
         let mut child = rig.spawn_run(n);

@@ -184,6 +184,54 @@ const DRY_RUN: &str = "(dry run: nothing was executed, recorded or used)\n";
 const WAIT: &str = "travel.hold_booking needs the user's approval first (CONFIRM tier); it was not executed. \
 Present the proposed action to the user (operation, inputs and your reasoning) and ask them to approve request";
 
+/// `check-tool` on a MANUAL call, a call wrapped in `tool_call`, and a call in the main session.
+fn the_other_tiers_and_the_main_session(shim: &mut host_shim::Shim, s: &HookContext) {
+    let x1 = r#"{"offer_id":"X1"}"#;
+    let manual = check(shim, None, call("flights_purchase", x1), s.clone());
+    assert_eq!(
+        manual,
+        format!(
+            "{HEADER}tool:      flights_purchase\noperation: travel.purchase_ticket\ntier:      MANUAL\narguments: {x1}\n\
+             approval:  never: a MANUAL call is carried out by the user\n\
+             verdict:   refused: MANUAL, the agent delivers a draft instead\n\
+             message:   travel.purchase_ticket is MANUAL (draft only): do not execute it. Prepare the complete action \
+             as a draft (operation, inputs, and your reasoning), deliver the draft to the user to carry out, and mark \
+             the step done.\n{DRY_RUN}"
+        )
+    );
+
+    let wrapped = check(
+        shim,
+        None,
+        call_with_id(
+            "tool_call",
+            r#"{"id":"travel-booking-mcp__hold_booking","args":{"offer_id":"X1"}}"#,
+            Some("c9"),
+        ),
+        s.clone(),
+    );
+    assert_eq!(
+        wrapped,
+        format!(
+            "{HEADER}tool:      tool_call → travel-booking-mcp__hold_booking\noperation: travel.hold_booking\n\
+             tier:      CONFIRM\narguments: {x1}\n\
+             approval:  none for this call in this session; the call would create request 1c2b0bf254cfc5f2\n\
+             verdict:   refused until the user approves request 1c2b0bf254cfc5f2\n\
+             message:   {WAIT} 1c2b0bf254cfc5f2 (/experts approve 1c2b0bf254cfc5f2). Once approved, make exactly \
+             the same call again in this session; it will run once. The request expires after 24h.\n{DRY_RUN}"
+        )
+    );
+
+    let main = check(shim, None, call("flights_purchase", x1), main_session());
+    assert_eq!(
+        main,
+        format!(
+            "session:   agent:main:main (not an expert session)\ntool:      flights_purchase\n\
+             verdict:   allowed: the approval policy applies only in expert sessions\n{DRY_RUN}"
+        )
+    );
+}
+
 #[test]
 fn check_tool_dry_runs_the_gate_without_recording_anything() {
     let Setup {
@@ -239,54 +287,7 @@ fn check_tool_dry_runs_the_gate_without_recording_anything() {
     );
     assert_eq!(snapshot(&state), before, "the approval was not used");
 
-    let manual = check(&mut shim, None, call("flights_purchase", x1), s.clone());
-    assert_eq!(
-        manual,
-        format!(
-            "{HEADER}tool:      flights_purchase\noperation: travel.purchase_ticket\ntier:      MANUAL\narguments: {x1}\n\
-             approval:  never: a MANUAL call is carried out by the user\n\
-             verdict:   refused: MANUAL, the agent delivers a draft instead\n\
-             message:   travel.purchase_ticket is MANUAL (draft only): do not execute it. Prepare the complete action \
-             as a draft (operation, inputs, and your reasoning), deliver the draft to the user to carry out, and mark \
-             the step done.\n{DRY_RUN}"
-        )
-    );
-
-    let wrapped = check(
-        &mut shim,
-        None,
-        call_with_id(
-            "tool_call",
-            r#"{"id":"travel-booking-mcp__hold_booking","args":{"offer_id":"X1"}}"#,
-            Some("c9"),
-        ),
-        s.clone(),
-    );
-    assert_eq!(
-        wrapped,
-        format!(
-            "{HEADER}tool:      tool_call → travel-booking-mcp__hold_booking\noperation: travel.hold_booking\n\
-             tier:      CONFIRM\narguments: {x1}\n\
-             approval:  none for this call in this session; the call would create request 1c2b0bf254cfc5f2\n\
-             verdict:   refused until the user approves request 1c2b0bf254cfc5f2\n\
-             message:   {WAIT} 1c2b0bf254cfc5f2 (/experts approve 1c2b0bf254cfc5f2). Once approved, make exactly \
-             the same call again in this session; it will run once. The request expires after 24h.\n{DRY_RUN}"
-        )
-    );
-
-    let main = check(
-        &mut shim,
-        None,
-        call("flights_purchase", x1),
-        main_session(),
-    );
-    assert_eq!(
-        main,
-        format!(
-            "session:   agent:main:main (not an expert session)\ntool:      flights_purchase\n\
-             verdict:   allowed: the approval policy applies only in expert sessions\n{DRY_RUN}"
-        )
-    );
+    the_other_tiers_and_the_main_session(&mut shim, &s);
 
     // By expert name, without a session: approvals bind one, so none applies; the one above is shown.
     let by_name = check(

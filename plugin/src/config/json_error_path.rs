@@ -124,7 +124,7 @@ impl JsonPosition {
                     // A key is followed by `:`; a string value by `,`, `}` or `]`.
                     let is_key = text.as_bytes().get(at + 1) == Some(&b':');
                     if is_key && let Some(Open::Object(_, key)) = open.last_mut() {
-                        *key = serde_json::from_slice(text[start..=at].as_bytes()).ok();
+                        *key = serde_json::from_slice(&text.as_bytes()[start..=at]).ok();
                         key_last = true;
                     }
                 }

@@ -90,7 +90,7 @@ impl ConfigRoots {
         relative: &str,
     ) -> Result<Option<SourceFile>, ConfigError> {
         let display = self.display(from_overlay, relative);
-        match crate::files::read_to_string(&dir.join(relative)) {
+        match crate::files::read_to_string(dir.join(relative)) {
             Ok(text) => Ok(Some(SourceFile {
                 display,
                 text,

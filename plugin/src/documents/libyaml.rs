@@ -4,9 +4,13 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::mem::MaybeUninit;
-use unsafe_libyaml_norway as sys;
+use unsafe_libyaml_norway::{
+    YAML_NO_ERROR, YAML_UTF8_ENCODING, yaml_event_delete, yaml_event_t, yaml_mark_t,
+    yaml_parser_delete, yaml_parser_initialize, yaml_parser_parse, yaml_parser_set_encoding,
+    yaml_parser_set_input_string, yaml_parser_t,
+};
 
-pub use sys::yaml_event_t as Event;
+pub use unsafe_libyaml_norway::yaml_event_t as Event;
 
 /// A position as libyaml counts it: a byte offset, and a 0-based line and column.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -17,7 +21,7 @@ pub struct Mark {
 }
 
 impl Mark {
-    pub fn of(mark: &sys::yaml_mark_t) -> Mark {
+    pub fn of(mark: &yaml_mark_t) -> Mark {
         Mark {
             index: mark.index,
             line: mark.line,
@@ -51,21 +55,21 @@ pub struct SyntaxError {
 /// libyaml's event parser over a borrowed text.
 pub struct Parser<'text> {
     /// Boxed: libyaml keeps its state behind this pointer for the parser's whole life.
-    sys: Box<MaybeUninit<sys::yaml_parser_t>>,
+    sys: Box<MaybeUninit<yaml_parser_t>>,
     initialized: bool,
     _text: std::marker::PhantomData<&'text str>,
 }
 
 impl<'text> Parser<'text> {
     pub fn new(text: &'text str) -> Parser<'text> {
-        let mut sys = Box::new(MaybeUninit::<sys::yaml_parser_t>::uninit());
+        let mut sys = Box::new(MaybeUninit::<yaml_parser_t>::uninit());
         // SAFETY: initialize fills the struct; the input outlives the parser (the lifetime above).
         let initialized = unsafe {
             let parser = sys.as_mut_ptr();
-            let ok = sys::yaml_parser_initialize(parser).ok;
+            let ok = yaml_parser_initialize(parser).ok;
             if ok {
-                sys::yaml_parser_set_encoding(parser, sys::YAML_UTF8_ENCODING);
-                sys::yaml_parser_set_input_string(parser, text.as_ptr(), text.len() as u64);
+                yaml_parser_set_encoding(parser, YAML_UTF8_ENCODING);
+                yaml_parser_set_input_string(parser, text.as_ptr(), text.len() as u64);
             }
             ok
         };
@@ -85,18 +89,18 @@ impl<'text> Parser<'text> {
                 mark: Mark::default(),
             });
         }
-        let mut event = MaybeUninit::<sys::yaml_event_t>::uninit();
+        let mut event = MaybeUninit::<yaml_event_t>::uninit();
         // SAFETY: the parser was initialized; a parsed event is read, then deleted once.
         unsafe {
             let parser = self.sys.as_mut_ptr();
-            if (&*parser).error != sys::YAML_NO_ERROR
-                || sys::yaml_parser_parse(parser, event.as_mut_ptr()).fail
+            if (&*parser).error != YAML_NO_ERROR
+                || yaml_parser_parse(parser, event.as_mut_ptr()).fail
             {
                 return Err(self.error());
             }
             let event = event.as_mut_ptr();
             let value = read(&*event);
-            sys::yaml_event_delete(event);
+            yaml_event_delete(event);
             Ok(value)
         }
     }
@@ -140,7 +144,7 @@ impl Drop for Parser<'_> {
     fn drop(&mut self) {
         if self.initialized {
             // SAFETY: an initialized parser is deleted once (a failed initialize freed its own).
-            unsafe { sys::yaml_parser_delete(self.sys.as_mut_ptr()) }
+            unsafe { yaml_parser_delete(self.sys.as_mut_ptr()) }
         }
     }
 }

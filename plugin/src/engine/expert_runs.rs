@@ -217,12 +217,11 @@ impl Engine {
             ExpertsCommand::Reject(id.to_string())
         };
         let (exit_code, mut stdout) = self.experts.command(&command, now_ms / 1000);
-        if exit_code == 0 {
-            if let Ok(Some(said)) =
+        if exit_code == 0
+            && let Ok(Some(said)) =
                 self.with_runtime(|rt, _| rt.approval_answered(id, approve, now_ms))
-            {
-                stdout.push_str(&format!("{said}\n"));
-            }
+        {
+            stdout.push_str(&format!("{said}\n"));
         }
         Some(CommandOutput {
             exit_code,

@@ -323,13 +323,13 @@ pub fn bind(
     if server.trim().is_empty() || server.chars().any(char::is_control) {
         return Err("the server name is empty or has control characters".into());
     }
-    if let Some(known) = &options.known_servers {
-        if !known.iter().any(|k| k == server) {
-            return Err(format!(
-                "no MCP server {server:?} is configured (known: {})",
-                known.join(", ")
-            ));
-        }
+    if let Some(known) = &options.known_servers
+        && !known.iter().any(|k| k == server)
+    {
+        return Err(format!(
+            "no MCP server {server:?} is configured (known: {})",
+            known.join(", ")
+        ));
     }
     let path = dir.join(experts::bindings::BINDINGS_FILE);
     let mut doc = read_bindings_file(&dir, options)?;
@@ -404,7 +404,7 @@ mod tests {
         let other = root.join(".install-5000");
         fs::create_dir_all(other.join("knowledge")).unwrap();
         fs::write(other.join("knowledge/foreign.md"), "another archive's file").unwrap();
-        let out = install_files(&root, "base", &base_files(), &LoadOptions::default(), 5_000);
+        let out = install_files(root, "base", &base_files(), &LoadOptions::default(), 5_000);
         assert!(out.is_ok(), "{out:?}");
         assert!(!root.join("fixture-expert/knowledge/foreign.md").exists());
         assert!(
@@ -425,8 +425,7 @@ mod tests {
             fs::create_dir_all(dir).unwrap();
             fs::write(dir.join("expert.yaml"), "name: x").unwrap();
         }
-        let out =
-            install_files(&root, "base", &base_files(), &LoadOptions::default(), now).unwrap();
+        let out = install_files(root, "base", &base_files(), &LoadOptions::default(), now).unwrap();
         assert!(!stale.exists() && !stale_unique.exists(), "{out}");
         assert!(young.exists(), "an install still running");
         assert!(out.contains("removed 2 staging directories"), "{out}");
@@ -436,12 +435,12 @@ mod tests {
     fn bind_refuses_a_deeply_nested_bindings_file_before_parsing_it() {
         let root_temp = temp_dir("install-bind-deep");
         let root = root_temp.path();
-        fs::create_dir_all(&root).unwrap();
+        fs::create_dir_all(root).unwrap();
         let options = LoadOptions::default();
-        install_files(&root, "base", &base_files(), &options, 1_000).unwrap();
+        install_files(root, "base", &base_files(), &options, 1_000).unwrap();
         let package = root.join("fixture-expert");
         fs::write(package.join("bindings.yaml"), deep_yaml()).unwrap();
-        let err = bind(&root, "fixture-expert", "notes", "notes-mcp", &options).unwrap_err();
+        let err = bind(root, "fixture-expert", "notes", "notes-mcp", &options).unwrap_err();
         assert!(err.contains("bindings.yaml"), "{err}");
         assert!(err.contains("nested deeper than 64 levels"), "{err}");
     }
@@ -450,12 +449,12 @@ mod tests {
     fn install_refuses_a_package_shipping_a_deeply_nested_bindings_file() {
         let root_temp = temp_dir("install-deep-bindings");
         let root = root_temp.path();
-        fs::create_dir_all(&root).unwrap();
+        fs::create_dir_all(root).unwrap();
         let mut files = base_files();
         for file in files.iter_mut().filter(|f| f.path == "bindings.yaml") {
             file.bytes = deep_yaml().into_bytes();
         }
-        let err = install_files(&root, "base", &files, &LoadOptions::default(), 1_000).unwrap_err();
+        let err = install_files(root, "base", &files, &LoadOptions::default(), 1_000).unwrap_err();
         assert!(err.contains("bindings.yaml"), "{err}");
         assert!(err.contains("nested deeper than 64 levels"), "{err}");
         assert!(!root.join("fixture-expert").exists());

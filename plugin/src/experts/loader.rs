@@ -373,10 +373,10 @@ mod tests {
     fn names_that_differ_only_in_case_are_one_duplicate_name() {
         let root_temp = crate::files::temp_dir("graphiti-openclaw-loader-case");
         let root = root_temp.path();
-        package(&root, "Ops-Expert", 10);
-        package(&root, "ops-expert", 10);
-        package(&root, "other", 10);
-        let experts = load_all(&root, &LoadOptions::default()).unwrap();
+        package(root, "Ops-Expert", 10);
+        package(root, "ops-expert", 10);
+        package(root, "other", 10);
+        let experts = load_all(root, &LoadOptions::default()).unwrap();
         let duplicate = |name: &str| {
             let expert = experts.iter().find(|e| e.name == name).unwrap();
             expert
@@ -406,7 +406,7 @@ mod tests {
             fs::write(dir.join(MANIFEST_FILE), format!("name: pkg-{n:04}\n")).unwrap();
         }
         let options = LoadOptions::default();
-        let listed = crate::experts::commands::experts_list(&root, &options).text;
+        let listed = crate::experts::commands::experts_list(root, &options).text;
         assert!(
             listed.contains(
                 "✗ (packages past 1000) — 1 error; see: experts validate (packages past 1000)\n"
@@ -415,7 +415,7 @@ mod tests {
             listed.lines().take(3).collect::<Vec<_>>().join("\n")
         );
         let why =
-            |target: &str| crate::experts::commands::experts_validate(&root, target, &options).text;
+            |target: &str| crate::experts::commands::experts_validate(root, target, &options).text;
         let past = why("(packages past 1000)");
         assert!(
             past.contains(
@@ -437,11 +437,11 @@ mod tests {
         let root_temp = crate::files::temp_dir("graphiti-openclaw-loader-budget");
         let root = root_temp.path();
         let mib = 1 << 20;
-        package(&root, "a-small", 2 * mib);
-        package(&root, "b-large", 5 * mib);
-        package(&root, "c-over", 2 * mib);
-        package(&root, "d-tiny", 10);
-        let experts = load_all(&root, &LoadOptions::default()).unwrap();
+        package(root, "a-small", 2 * mib);
+        package(root, "b-large", 5 * mib);
+        package(root, "c-over", 2 * mib);
+        package(root, "d-tiny", 10);
+        let experts = load_all(root, &LoadOptions::default()).unwrap();
         let refusal = |name: &str| {
             let expert = experts.iter().find(|e| e.name == name).unwrap();
             expert

@@ -91,13 +91,14 @@ mod tests {
         }
     }
 
-    /// Every pair of rules compared, as `lint-rules` first did.
-    fn by_pairs(
-        rules: &[Rule],
-    ) -> (
+    /// What [`shared_keywords`] and [`text_overlaps`] find, in that order.
+    type Overlaps = (
         Vec<(usize, usize, Vec<usize>)>,
         Vec<(usize, usize, usize, usize)>,
-    ) {
+    );
+
+    /// Every pair of rules compared, as `lint-rules` first did.
+    fn by_pairs(rules: &[Rule]) -> Overlaps {
         let (mut shared, mut text) = (Vec::new(), Vec::new());
         for (i, a) in rules.iter().enumerate() {
             for (j, b) in rules.iter().enumerate().skip(i + 1) {

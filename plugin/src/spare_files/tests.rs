@@ -49,21 +49,17 @@ fn turn() -> Stats {
 fn a_turns_files_are_spares_renamed_and_hold_exactly_what_was_written() {
     let state_dir_temp = crate::files::temp_dir("spare-files-taken");
     let state_dir = state_dir_temp.path();
-    let spool = crate::spool::Spool::new(&state_dir);
+    let spool = crate::spool::Spool::new(state_dir);
     // No spares yet (no tick has run): files are created, as before.
     assert_eq!(spool.append(&episode("e0"), 10).unwrap(), Appended::Spooled);
     let now = crate::time::now_ms();
-    stats::append_counts(&state_dir, &mut None, || "a-0".into(), &turn(), now).unwrap();
+    stats::append_counts(state_dir, &mut None, || "a-0".into(), &turn(), now).unwrap();
 
-    renew(&state_dir);
-    assert_eq!(spares_left(&state_dir), SPARES);
+    renew(state_dir);
+    assert_eq!(spares_left(state_dir), SPARES);
     assert_eq!(spool.append(&episode("e1"), 10).unwrap(), Appended::Spooled);
-    stats::append_counts(&state_dir, &mut None, || "a-1".into(), &turn(), now).unwrap();
-    assert_eq!(
-        spares_left(&state_dir),
-        SPARES - 2,
-        "both files were spares"
-    );
+    stats::append_counts(state_dir, &mut None, || "a-1".into(), &turn(), now).unwrap();
+    assert_eq!(spares_left(state_dir), SPARES - 2, "both files were spares");
     for i in 2..6 {
         assert_eq!(
             spool.append(&episode(&format!("e{i}")), 10).unwrap(),
@@ -71,24 +67,24 @@ fn a_turns_files_are_spares_renamed_and_hold_exactly_what_was_written() {
         );
     }
     assert_eq!(
-        spooled(&state_dir),
+        spooled(state_dir),
         (0..6)
             .map(|i| format!("what e{i} said"))
             .collect::<Vec<_>>(),
         "every turn spooled, whole, spares or not"
     );
-    stats::fold_into_file(&state_dir, &Stats::default(), Some(crate::time::now_ms())).unwrap();
-    assert_eq!(stats::load(&state_dir).turns, 2, "both count logs added");
+    stats::fold_into_file(state_dir, &Stats::default(), Some(crate::time::now_ms())).unwrap();
+    assert_eq!(stats::load(state_dir).turns, 2, "both count logs added");
 
-    renew(&state_dir);
-    assert_eq!(spares_left(&state_dir), SPARES, "the tick makes them again");
+    renew(state_dir);
+    assert_eq!(spares_left(state_dir), SPARES, "the tick makes them again");
 }
 
 #[test]
 fn only_an_empty_fresh_regular_file_is_taken_and_renew_replaces_the_rest() {
     let state_dir_temp = crate::files::temp_dir("spare-files-refused");
     let state_dir = state_dir_temp.path();
-    let spares = dir(&state_dir);
+    let spares = dir(state_dir);
     fs::create_dir_all(&spares).unwrap();
     // What a clumsy user or a crash could leave under the spares' names.
     let target = state_dir.join("precious.json");
@@ -102,7 +98,7 @@ fn only_an_empty_fresh_regular_file_is_taken_and_renew_replaces_the_rest() {
         .unwrap();
     drop(stale);
 
-    let spool = crate::spool::Spool::new(&state_dir);
+    let spool = crate::spool::Spool::new(state_dir);
     for i in 0..SPARES {
         assert_eq!(
             spool.append(&episode(&format!("e{i}")), 10).unwrap(),
@@ -110,7 +106,7 @@ fn only_an_empty_fresh_regular_file_is_taken_and_renew_replaces_the_rest() {
         );
     }
     assert_eq!(
-        spooled(&state_dir),
+        spooled(state_dir),
         (0..SPARES)
             .map(|i| format!("what e{i} said"))
             .collect::<Vec<_>>()
@@ -121,14 +117,14 @@ fn only_an_empty_fresh_regular_file_is_taken_and_renew_replaces_the_rest() {
     assert!(spares.join("2").is_dir());
     assert!(spares.join("3").exists(), "a stale spare is not taken");
 
-    renew(&state_dir);
+    renew(state_dir);
     assert_eq!(
         fs::read_to_string(&target).unwrap(),
         "keep me",
         "a link is removed, not followed"
     );
     assert_eq!(
-        spares_left(&state_dir),
+        spares_left(state_dir),
         SPARES - 1,
         "all but the directory made again"
     );
@@ -150,14 +146,14 @@ fn only_an_empty_fresh_regular_file_is_taken_and_renew_replaces_the_rest() {
             Appended::Spooled
         );
     }
-    assert_eq!(spooled(&state_dir).len(), SPARES * 3);
+    assert_eq!(spooled(state_dir).len(), SPARES * 3);
     assert!(
         fs::symlink_metadata(spares.join("0"))
             .unwrap()
             .file_type()
             .is_fifo()
     );
-    renew(&state_dir);
+    renew(state_dir);
     assert!(fs::symlink_metadata(spares.join("0")).unwrap().is_file());
 }
 
@@ -165,18 +161,18 @@ fn only_an_empty_fresh_regular_file_is_taken_and_renew_replaces_the_rest() {
 fn a_spare_is_taken_once() {
     let state_dir_temp = crate::files::temp_dir("spare-files-once");
     let state_dir = state_dir_temp.path();
-    fs::create_dir_all(&state_dir).unwrap();
-    renew(&state_dir);
+    fs::create_dir_all(state_dir).unwrap();
+    renew(state_dir);
     let attempts = SPARES * 3;
     let taken: Vec<PathBuf> = (0..attempts)
         .filter_map(|i| {
             let path = state_dir.join(format!("t{i}"));
-            take(&state_dir, &path).map(|_| path)
+            take(state_dir, &path).map(|_| path)
         })
         .collect();
     assert_eq!(taken.len(), SPARES, "each spare once, then none");
     assert!(taken.iter().all(|p| p.is_file()));
-    let moved = fs::read_dir(&state_dir)
+    let moved = fs::read_dir(state_dir)
         .unwrap()
         .filter(|e| {
             e.as_ref()

@@ -421,10 +421,8 @@ impl Spool {
             .into_iter()
             .filter(|e| e.state.is_set_aside())
             .collect();
-        let mut micros = now_micros();
-        for entry in &aside {
+        for (micros, entry) in (now_micros()..).zip(&aside) {
             let stem = new_stem(micros, &entry.stem);
-            micros += 1;
             let meta_from = self.path(&entry.stem, "meta");
             if meta_from.exists() {
                 let meta_to = self.path(&stem, "meta");

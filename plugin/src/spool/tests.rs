@@ -30,7 +30,7 @@ fn names(spool: &Spool, state: State) -> Vec<String> {
 fn keeps_order_bounds_and_journals() {
     let dir_temp = temp("order");
     let dir = dir_temp.path();
-    let spool = Spool::new(&dir);
+    let spool = Spool::new(dir);
     for i in 0..3 {
         assert_eq!(
             spool.append(&episode(&format!("e{i}")), 3).unwrap(),
@@ -48,7 +48,7 @@ fn keeps_order_bounds_and_journals() {
 fn states_move_by_rename_and_set_aside_entries_requeue_in_order() {
     let dir_temp = temp("states");
     let dir = dir_temp.path();
-    let spool = Spool::new(&dir);
+    let spool = Spool::new(dir);
     for name in ["a", "b", "c"] {
         spool.append(&episode(name), 10).unwrap();
     }
@@ -83,7 +83,7 @@ fn states_move_by_rename_and_set_aside_entries_requeue_in_order() {
 fn an_unconfirmed_entry_is_kept_aside_out_of_the_queue_until_requeued() {
     let dir_temp = temp("unconfirmed");
     let dir = dir_temp.path();
-    let spool = Spool::new(&dir);
+    let spool = Spool::new(dir);
     spool.append(&episode("u"), 10).unwrap();
     let doubt = spool.put_in_doubt(&spool.entries().unwrap()[0], 5).unwrap();
     spool
@@ -115,7 +115,7 @@ fn an_unconfirmed_entry_is_kept_aside_out_of_the_queue_until_requeued() {
 fn a_group_seen_unlisted_is_kept_until_forgotten() {
     let dir_temp = temp("unlisted");
     let dir = dir_temp.path();
-    let spool = Spool::new(&dir);
+    let spool = Spool::new(dir);
     assert_eq!(spool.unlisted(), None);
     fs::create_dir_all(dir.join("spool")).unwrap();
     let seen = Unlisted {
@@ -132,8 +132,8 @@ fn a_group_seen_unlisted_is_kept_until_forgotten() {
 fn an_unreadable_journal_line_costs_only_itself() {
     let dir_temp = temp("journal");
     let dir = dir_temp.path();
-    let spool = Spool::new(&dir);
-    fs::create_dir_all(&dir.join("spool")).unwrap();
+    let spool = Spool::new(dir);
+    fs::create_dir_all(dir.join("spool")).unwrap();
     fs::write(dir.join("spool/acked.log"), b"e1\n\xff\xfe torn\ne2").unwrap();
     spool.mark_acked("e3").unwrap();
     let acked = spool.acked();
@@ -147,7 +147,7 @@ fn an_unreadable_journal_line_costs_only_itself() {
 fn a_journal_look_up_answers_the_same_searched_and_indexed() {
     let dir_temp = temp("journal-lookups");
     let dir = dir_temp.path();
-    let spool = Spool::new(&dir);
+    let spool = Spool::new(dir);
     fs::create_dir_all(dir.join("spool")).unwrap();
     // A first line without a line feed before it, a last one without one after it, a torn line.
     fs::write(
@@ -180,7 +180,7 @@ fn a_journal_look_up_answers_the_same_searched_and_indexed() {
 fn the_journal_is_trimmed_to_its_latest_names_well_below_its_trim_size() {
     let dir_temp = temp("journal-trim");
     let dir = dir_temp.path();
-    let spool = Spool::new(&dir);
+    let spool = Spool::new(dir);
     let journal = dir.join("spool/acked.log");
     fs::create_dir_all(dir.join("spool")).unwrap();
     // Long names: fewer than ACKED_KEPT of them fit in half the trim size.
@@ -220,7 +220,7 @@ fn backoff_doubles_up_to_the_cap() {
 fn a_known_depth_is_used_only_while_the_spool_is_unchanged() {
     let dir_temp = temp("known-depth");
     let dir = dir_temp.path();
-    let (mine, theirs) = (Spool::new(&dir), Spool::new(&dir));
+    let (mine, theirs) = (Spool::new(dir), Spool::new(dir));
     let mut known = None;
     let max = RECOUNT_NEAR_FULL + 4;
     // This instance and another one append in turn: each of the other's entries is counted.

@@ -233,6 +233,6 @@ pub fn kinds(work: &RuntimeWork) -> Vec<DeliveryKind> {
     work.deliver.iter().map(|d| d.kind).collect()
 }
 
-pub fn delivered<'w>(work: &'w RuntimeWork, kind: DeliveryKind) -> Vec<&'w Delivery> {
+pub fn delivered(work: &RuntimeWork, kind: DeliveryKind) -> Vec<&Delivery> {
     work.deliver.iter().filter(|d| d.kind == kind).collect()
 }

@@ -6,7 +6,11 @@ use super::error::{Error, ErrorKind};
 use crate::documents::libyaml::{Mark, Parser};
 use std::borrow::Cow;
 use std::collections::HashMap;
-use unsafe_libyaml_norway as sys;
+use unsafe_libyaml_norway::{
+    YAML_ALIAS_EVENT, YAML_DOCUMENT_END_EVENT, YAML_LITERAL_SCALAR_STYLE, YAML_MAPPING_END_EVENT,
+    YAML_MAPPING_START_EVENT, YAML_PLAIN_SCALAR_STYLE, YAML_SCALAR_EVENT, YAML_SEQUENCE_END_EVENT,
+    YAML_SEQUENCE_START_EVENT, YAML_STREAM_END_EVENT, yaml_event_t,
+};
 
 /// How a scalar was written; only plain and literal scalars are told apart from the others.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,7 +75,7 @@ pub fn load(text: &str) -> Document<'static> {
             Ok(Read::DocumentEnd) => {
                 // Anything but the stream's end after it is a second document (an error too).
                 document.more_documents =
-                    !matches!(parser.next(|e| e.type_), Ok(sys::YAML_STREAM_END_EVENT));
+                    !matches!(parser.next(|e| e.type_), Ok(YAML_STREAM_END_EVENT));
                 return document;
             }
             Ok(Read::UnknownAnchor(mark)) => {
@@ -97,11 +101,7 @@ enum Read {
 }
 
 /// One libyaml event as the walker reads it; an anchor is remembered as the index `at`.
-fn read_event(
-    event: &sys::yaml_event_t,
-    anchors: &mut HashMap<Box<[u8]>, usize>,
-    at: usize,
-) -> Read {
+fn read_event(event: &yaml_event_t, anchors: &mut HashMap<Box<[u8]>, usize>, at: usize) -> Read {
     let mark = Mark::of(&event.start_mark);
     // SAFETY: each union field is read for its own event type; libyaml's strings are
     // NUL-terminated and its scalar's value is `length` bytes, alive until the event is deleted.
@@ -112,39 +112,39 @@ fn read_event(
             }
         };
         let event = match event.type_ {
-            sys::YAML_STREAM_END_EVENT => return Read::StreamEnd(mark),
-            sys::YAML_DOCUMENT_END_EVENT => return Read::DocumentEnd,
-            sys::YAML_ALIAS_EVENT => {
+            YAML_STREAM_END_EVENT => return Read::StreamEnd(mark),
+            YAML_DOCUMENT_END_EVENT => return Read::DocumentEnd,
+            YAML_ALIAS_EVENT => {
                 let name = c_bytes(event.data.alias.anchor).unwrap_or_default();
                 match anchors.get(&name) {
                     Some(&target) => Event::Alias(target),
                     None => return Read::UnknownAnchor(mark),
                 }
             }
-            sys::YAML_SCALAR_EVENT => {
+            YAML_SCALAR_EVENT => {
                 let scalar = &event.data.scalar;
                 anchored(scalar.anchor);
                 let bytes = std::slice::from_raw_parts(scalar.value, scalar.length as usize);
                 Event::Scalar {
                     value: Cow::Owned(String::from_utf8_lossy(bytes).into_owned()),
                     style: match scalar.style {
-                        sys::YAML_PLAIN_SCALAR_STYLE => Style::Plain,
-                        sys::YAML_LITERAL_SCALAR_STYLE => Style::Literal,
+                        YAML_PLAIN_SCALAR_STYLE => Style::Plain,
+                        YAML_LITERAL_SCALAR_STYLE => Style::Literal,
                         _ => Style::Other,
                     },
                     tag: c_bytes(scalar.tag),
                 }
             }
-            sys::YAML_SEQUENCE_START_EVENT => {
+            YAML_SEQUENCE_START_EVENT => {
                 anchored(event.data.sequence_start.anchor);
                 Event::SequenceStart(c_bytes(event.data.sequence_start.tag))
             }
-            sys::YAML_SEQUENCE_END_EVENT => Event::SequenceEnd,
-            sys::YAML_MAPPING_START_EVENT => {
+            YAML_SEQUENCE_END_EVENT => Event::SequenceEnd,
+            YAML_MAPPING_START_EVENT => {
                 anchored(event.data.mapping_start.anchor);
                 Event::MappingStart(c_bytes(event.data.mapping_start.tag))
             }
-            sys::YAML_MAPPING_END_EVENT => Event::MappingEnd,
+            YAML_MAPPING_END_EVENT => Event::MappingEnd,
             _ => return Read::Skip, // stream and document starts
         };
         Read::Event(event, mark)

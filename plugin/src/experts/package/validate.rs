@@ -182,7 +182,7 @@ fn processes_name_declared_parts(
                 ));
             }
         }
-        tools_declared(&p.path, &p.tools, lines, &required, m.findings);
+        tools_declared(&p.path, &p.tools, lines, required, m.findings);
     }
 }
 
@@ -203,7 +203,7 @@ fn functions_name_declared_parts(
     );
     for f in &c.functions {
         let lines = c.function_lines.get(&f.path);
-        tools_declared(&f.path, &f.tools, lines, &required, m.findings);
+        tools_declared(&f.path, &f.tools, lines, required, m.findings);
         for (j, path) in f.knowledge.iter().enumerate() {
             let listed = clean_relative(path).is_ok_and(|clean| knowledge_paths.contains(&clean));
             if !listed {
