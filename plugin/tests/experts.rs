@@ -81,12 +81,15 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// Files of a rule fixture that are not package files.
-const FIXTURE_ONLY: [&str; 2] = ["expected.txt", "removed.txt"];
+const FIXTURE_ONLY: [&str; 3] = ["expected.txt", "removed.txt", "packages.txt"];
 
 /// `base/` with `overlay`'s files laid over it and the paths its `removed.txt` lists taken away, in
 /// `to`: a rule fixture holds only what differs from the valid package.
 fn lay_over_base(overlay: &Path, to: &Path) {
     copy_dir(&fixtures().join("base"), to);
+    if !overlay.is_dir() {
+        return;
+    }
     copy_overlay(overlay, overlay, to);
     if let Ok(removed) = fs::read_to_string(overlay.join("removed.txt")) {
         for path in removed.lines().filter(|l| !l.trim().is_empty()) {
@@ -116,11 +119,10 @@ fn rule_fixture(rule: &str) -> (tempfile::TempDir, PathBuf) {
     let overlay = fixtures().join("rules").join(rule);
     let dir = temp.path().join(rule);
     if rule == Rule::DiscoveryDuplicateName.id() {
-        for entry in fs::read_dir(&overlay).unwrap() {
-            let entry = entry.unwrap();
-            if entry.file_type().unwrap().is_dir() {
-                lay_over_base(&entry.path(), &dir.join(entry.file_name()));
-            }
+        // An experts root: `packages.txt` names its packages, each `base/` with its folder laid over.
+        let packages = fs::read_to_string(overlay.join("packages.txt")).unwrap();
+        for name in packages.lines().map(str::trim).filter(|n| !n.is_empty()) {
+            lay_over_base(&overlay.join(name), &dir.join(name));
         }
     } else {
         lay_over_base(&overlay, &dir);
