@@ -4,45 +4,50 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/scratch-tmp.sh
+SECONDS=0
+# Each phase's line carries the seconds since the start: the log shows where the time goes.
+say() { echo "test: [${SECONDS} s] $*"; }
+say "build (scripts/build.sh)"
 bash scripts/build.sh
 
-echo "test: cargo test (native core, host shim, component through the shim, Graphiti stand-in)"
+say "cargo test (native core, host shim, component through the shim, Graphiti stand-in)"
 cargo test --release --workspace --exclude probe-guest
 if [ -z "${GRAPHITI_URL:-}" ]; then
-    echo "test: GRAPHITI_URL is not set: the test against a real Graphiti server is SKIPPED (the stand-in tests run)"
+    say "GRAPHITI_URL is not set: the test against a real Graphiti server is SKIPPED (the stand-in tests run)"
 else
-    echo "test: against the real Graphiti at $GRAPHITI_URL (a test ignored without it)"
+    say "against the real Graphiti at $GRAPHITI_URL (a test ignored without it)"
     cargo test --release -p graphiti-openclaw-tests --test graphiti -- --ignored --exact \
         against_a_real_graphiti_when_graphiti_url_is_set
 fi
 
-echo "test: the public/private boundary audit of config/ (scripts/audit-boundary.sh: the CLI's audit-boundary, then git ignores config/private/)"
+say "the public/private boundary audit of config/ (scripts/audit-boundary.sh: the CLI's audit-boundary, then git ignores config/private/)"
 bash scripts/audit-boundary.sh
 
-echo "test: no function over 80 lines without a stated reason (clippy's too_many_lines, clippy.toml)"
-lint="-A clippy::all -D clippy::too_many_lines"
-cargo clippy --release --quiet -p graphiti-openclaw-plugin -p graphiti-openclaw-host-shim --all-targets -- $lint
-cargo clippy --release --quiet -p graphiti-openclaw-plugin --target wasm32-wasip2 --lib -- $lint
+say "clippy's default lints and too_many_lines (clippy.toml), natively and for the component, warnings denied"
+lint="-D warnings -D clippy::too_many_lines"
+cargo clippy --release --quiet -p graphiti-openclaw-plugin -p graphiti-openclaw-host-shim -p graphiti-openclaw-tests -p graphiti-standin --all-targets -- $lint
+cargo clippy --release --quiet -p graphiti-openclaw-plugin -p probe-guest --target wasm32-wasip2 --lib -- $lint
 
-echo "test: benchmarks, quick (they check their answers)"
+say "benchmarks, quick (they check their answers)"
 RECALL_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench recall_session
 RELEVANCE_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench relevance
 
-echo "test: the OpenClaw package (Node 24, jco and OpenClaw 2026.9.6 pinned from npm into tools/node/)"
+say "the OpenClaw package (Node 24, jco and OpenClaw 2026.9.6 pinned from npm into tools/node/)"
 bash scripts/package-openclaw.sh
 PATH="$(bash scripts/node-tools.sh | tail -n 1):$PATH"
 node --test plugin/openclaw/test/*.test.js
-echo "test: end to end in real OpenClaw (throwaway HOME; install, inspect, hook runner, one agent --local turn)"
+say "end to end in real OpenClaw (throwaway HOME; install, inspect, hook runner, one agent --local turn)"
 node --test tests/openclaw/e2e.test.js
-echo "test: the README's Rolling out in real OpenClaw (every phase's commands as written; memory-core's tools, the plugin's hooks, the fallback note; the memory-slot warning)"
+say "the README's Rolling out in real OpenClaw (every phase's commands as written; memory-core's tools, the plugin's hooks, the fallback note; the memory-slot warning)"
 node --test tests/openclaw/rollout.test.js
-echo "test: OpenClaw fault suite (two adapter processes on one state directory, one killed with SIGKILL)"
+say "OpenClaw fault suite (two adapter processes on one state directory, one killed with SIGKILL)"
 node --test tests/openclaw/faults.test.js
-echo "test: expert runs in a real OpenClaw Gateway (webhook, channel and cron triggers, lanes, retries, CONFIRM, a SIGKILL with runs in flight)"
+say "expert runs in a real OpenClaw Gateway (webhook, channel and cron triggers, lanes, retries, CONFIRM, a SIGKILL with runs in flight)"
 node --test tests/openclaw/expert-runs.test.js
-echo "test: whose memory in a real OpenClaw Gateway (each group's turn, tools and /recall use that group's Graphiti group)"
+say "whose memory in a real OpenClaw Gateway (each group's turn, tools and /recall use that group's Graphiti group)"
 node --test tests/openclaw/groups.test.js
-echo "test: what is not the user's in a real OpenClaw Gateway (deliveries, expert run sessions, commands and expert sessions fire no channel trigger)"
+say "what is not the user's in a real OpenClaw Gateway (deliveries, expert run sessions, commands and expert sessions fire no channel trigger)"
 node --test tests/openclaw/privacy.test.js
-echo "test: the limits benchmark, quick (routing, the shim's hooks and start-up, OpenClaw's hook runner; it checks every answer)"
+say "the limits benchmark, quick (routing, the shim's hooks and start-up, OpenClaw's hook runner; it checks every answer)"
 BENCH_QUICK=1 bash scripts/bench.sh
+say "done"

@@ -168,10 +168,10 @@ impl Runtime<'_> {
         let size = serde_json::to_vec(&invocation).map_or(0, |b| b.len());
         let from_outside = trigger.kind != "cron";
         if from_outside && runs.bytes + size > MAX_RECORD_BYTES {
-            if let Some(key) = &planned.dedupe {
-                if let Some(keys) = runs.seen.get_mut(&format!("{expert}/{trigger_name}")) {
-                    keys.remove(key);
-                }
+            if let Some(key) = &planned.dedupe
+                && let Some(keys) = runs.seen.get_mut(&format!("{expert}/{trigger_name}"))
+            {
+                keys.remove(key);
             }
             return Err(Refused::new(
                 429,

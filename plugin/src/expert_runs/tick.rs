@@ -458,8 +458,11 @@ mod tests {
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/experts/ops-expert");
         let packages = vec![load_expert(&fixture, &LoadOptions::default())];
         assert!(packages[0].ready().is_some(), "{:?}", packages[0].findings);
-        let state = std::env::temp_dir().join(format!("cron-next-{}", std::process::id()));
-        std::fs::create_dir_all(&state).unwrap();
+        let temp = tempfile::Builder::new()
+            .prefix("cron-next-")
+            .tempdir()
+            .unwrap();
+        let state = temp.path().to_path_buf();
         let settings = ExpertsSettings::default();
         let (mut locks, mut zones, mut runner) =
             (Unshared, CountingZones(0), RunnerState::default());
@@ -480,7 +483,6 @@ mod tests {
             asked_per_tick.push(zones.0 - asked);
             now += 60_000;
         }
-        let _ = std::fs::remove_dir_all(&state);
         assert!(
             asked_per_tick[1] > 0,
             "the next slot is computed once: {asked_per_tick:?}"

@@ -12,7 +12,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A property's configuration: `cases` unless `PROPTEST_CASES` says otherwise, a fresh seed unless
 /// `PROPTEST_RNG_SEED` fixes one (printed either way, so a failure can be replayed), no files written.
+/// `cases` per property, or fewer when `PROPTEST_CASES` asks for fewer (the fast tier).
 pub fn config(cases: u32) -> Config {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse::<u32>().ok())
+        .map_or(cases, |cap| cases.min(cap.max(1)));
     let seed = std::env::var("PROPTEST_RNG_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
