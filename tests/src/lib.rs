@@ -70,6 +70,14 @@ pub fn temp_dir(label: &str) -> tempfile::TempDir {
         .expect("a temporary directory")
 }
 
+/// Replaces every `from` (one must be there) with `to` in the file at `path`: a fixture broken or
+/// renamed in place.
+pub fn replace_in_file(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(text.contains(from), "{} has no {from:?}", path.display());
+    std::fs::write(path, text.replace(from, to)).unwrap();
+}
+
 /// Copies a directory tree (for tests that edit a configuration).
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("create dir");

@@ -148,13 +148,11 @@ fn fire_reads_its_payload_file_and_due_reads_its_time() {
 fn a_misspelled_time_zone_fails_validation_instead_of_never_firing() {
     let (experts, state) = (temp_dir("cli-tz-experts"), temp_dir("cli-tz-state"));
     copy_dir(&fixture().join(EXPERT), &experts.path().join(EXPERT));
-    let manifest = experts.path().join(EXPERT).join("expert.yaml");
-    let text = std::fs::read_to_string(&manifest).unwrap();
-    std::fs::write(
-        &manifest,
-        text.replace("tz: Europe/Berlin", "tz: Europe/Berln"),
-    )
-    .unwrap();
+    graphiti_openclaw_tests::replace_in_file(
+        &experts.path().join(EXPERT).join("expert.yaml"),
+        "tz: Europe/Berlin",
+        "tz: Europe/Berln",
+    );
     let (code, out, err) = cli(
         experts.path(),
         state.path(),

@@ -300,13 +300,11 @@ fn install_refuses_a_name_that_differs_only_in_case_from_an_installed_one() {
     let s = setup();
     let source = graphiti_openclaw_tests::temp_dir("install-case");
     graphiti_openclaw_tests::copy_dir(&fixture().join(EXPERT), &source.path().join("pkg"));
-    let manifest = source.path().join("pkg/expert.yaml");
-    let text = std::fs::read_to_string(&manifest).unwrap();
-    std::fs::write(
-        &manifest,
-        text.replace("name: ops-expert", "name: Ops-Expert"),
-    )
-    .unwrap();
+    graphiti_openclaw_tests::replace_in_file(
+        &source.path().join("pkg/expert.yaml"),
+        "name: ops-expert",
+        "name: Ops-Expert",
+    );
     let mut shim = managing(&s, Some(&source.path().join("pkg")));
     let out = manage(
         &mut shim,
@@ -414,11 +412,11 @@ fn an_isolated_function_gets_a_child_session_of_its_own_with_its_inputs() {
 #[test]
 fn a_unicode_mixed_case_expert_is_found_from_openclaws_lower_cased_session_key() {
     let mut s = setup();
-    let manifest = s.experts.join(EXPERT).join("expert.yaml");
-    let text = std::fs::read_to_string(&manifest)
-        .unwrap()
-        .replace("name: ops-expert", "name: Büro-Ops");
-    std::fs::write(&manifest, text).unwrap();
+    graphiti_openclaw_tests::replace_in_file(
+        &s.experts.join(EXPERT).join("expert.yaml"),
+        "name: ops-expert",
+        "name: Büro-Ops",
+    );
     s.restart();
     let answer = s.webhook_with(
         "Büro-Ops/new_ticket",

@@ -478,16 +478,11 @@ fn the_example_packages_trip_requests_from_two_people_run_side_by_side() {
 #[test]
 fn a_run_resumed_after_an_approval_is_told_which_call_even_without_the_execution_log() {
     let mut s = setup();
-    let manifest = s.experts.join(EXPERT).join("expert.yaml");
-    let text = std::fs::read_to_string(&manifest).unwrap();
-    std::fs::write(
-        &manifest,
-        text.replace(
-            "resume_from_execution_log: true",
-            "resume_from_execution_log: false",
-        ),
-    )
-    .unwrap();
+    graphiti_openclaw_tests::replace_in_file(
+        &s.experts.join(EXPERT).join("expert.yaml"),
+        "resume_from_execution_log: true",
+        "resume_from_execution_log: false",
+    );
     s.restart();
     s.accepted("new_ticket", &ticket("e-1", "T-1"));
     let run = s.tick().start.remove(0);

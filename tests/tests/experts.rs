@@ -295,13 +295,11 @@ fn entries_whose_names_are_not_utf8_hide_no_package_and_are_named() {
 fn a_cron_trigger_in_a_time_zone_the_host_does_not_know_fails_validation() {
     let experts = temp_dir("experts-tz");
     copy_dir(&example_config().join("experts"), experts.path());
-    let manifest = experts.path().join(EXPERT).join("expert.yaml");
-    let text = std::fs::read_to_string(&manifest).unwrap();
-    std::fs::write(
-        &manifest,
-        text.replace("tz: Europe/Berlin", "tz: Europe/Berln"),
-    )
-    .unwrap();
+    graphiti_openclaw_tests::replace_in_file(
+        &experts.path().join(EXPERT).join("expert.yaml"),
+        "tz: Europe/Berlin",
+        "tz: Europe/Berln",
+    );
     let Setup {
         mut shim,
         temp_dirs: _temp_dirs,
