@@ -2,7 +2,7 @@
 //! and `due`, and the `expert_step` tool.
 
 use super::accept::{plan, trigger};
-use super::store::{Invocation, Lane, Runs, Status};
+use super::store::{Invocation, Lane, NotBefore, Runs, Status};
 use super::tick::holds_lane;
 use super::{Runtime, invocation_of_session, schedule, texts};
 use crate::text::one_line;
@@ -285,14 +285,9 @@ impl Runtime<'_> {
                         && at_ms < n.not_before_ms
                         && from.is_some_and(|f| f <= at_ms)
                 });
-                let next = match cached {
-                    Some(n) if n.is_slot => iso8601(n.not_before_ms),
-                    // A whole quiet look-ahead (an unknown zone is tried again within the hour).
-                    Some(n)
-                        if !n.is_slot && n.not_before_ms > at_ms + schedule::LOOK_AHEAD_MS / 2 =>
-                    {
-                        format!("none before {}", iso8601(n.not_before_ms))
-                    }
+                let next = match cached.map(|n| (n.kind, n.not_before_ms)) {
+                    Some((NotBefore::Slot, at)) => iso8601(at),
+                    Some((NotBefore::LookAheadEnd, at)) => format!("none before {}", iso8601(at)),
                     _ => match schedule::next_slot(&expr, zone, self.zones, at_ms) {
                         Ok(Some(slot)) => iso8601(slot),
                         Ok(None) => "none within 8 days".into(),

@@ -219,11 +219,21 @@ pub struct PendingLearning {
 pub struct CronNext {
     /// The expression and zone it was computed for: an edited trigger computes again.
     pub schedule: String,
-    /// Its next slot, or the end of the look-ahead when it has none before that.
+    /// Its next slot, or when to look again.
     pub not_before_ms: u64,
-    /// Whether `not_before_ms` is a slot (not the end of the look-ahead).
-    #[serde(default)]
-    pub is_slot: bool,
+    pub kind: NotBefore,
+}
+
+/// What a trigger's `not_before_ms` is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NotBefore {
+    /// Its next slot.
+    Slot,
+    /// The end of the look-ahead: no slot before it.
+    LookAheadEnd,
+    /// The slot could not be computed (the host does not know the zone): try again then.
+    Retry,
 }
 
 /// A delivery not yet handed to the host (the host posts what `tick` returns).

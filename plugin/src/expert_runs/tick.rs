@@ -3,7 +3,7 @@
 //! let start.
 
 use super::attempts::{REPORT_GRACE_MS, store_back};
-use super::store::{CronNext, Invocation, Lane, Runs, Status};
+use super::store::{CronNext, Invocation, Lane, NotBefore, Runs, Status};
 use super::{RUNNER_LEASE, RUNNER_LOCK, Runtime, hand_out, post, schedule, texts};
 use crate::api::{DeliveryKind, RuntimeWork};
 use crate::experts::package::{Delivery, SlaBreach};
@@ -287,16 +287,15 @@ impl Runtime<'_> {
             }
             runs.cron_checked_ms.insert(key.clone(), now_ms);
             // An error (an unknown zone) is computed again, and said again, an hour later.
-            let (not_before_ms, is_slot) =
-                match schedule::next_slot(&expr, zone, self.zones, now_ms) {
-                    Ok(Some(slot)) => (slot, true),
-                    Ok(None) => (now_ms + schedule::LOOK_AHEAD_MS, false),
-                    Err(_) => (now_ms + 3_600_000, false),
-                };
+            let (not_before_ms, kind) = match schedule::next_slot(&expr, zone, self.zones, now_ms) {
+                Ok(Some(slot)) => (slot, NotBefore::Slot),
+                Ok(None) => (now_ms + schedule::LOOK_AHEAD_MS, NotBefore::LookAheadEnd),
+                Err(_) => (now_ms + 3_600_000, NotBefore::Retry),
+            };
             let next = CronNext {
                 schedule,
                 not_before_ms,
-                is_slot,
+                kind,
             };
             runs.cron_next.insert(key, next);
         }
