@@ -2,7 +2,8 @@
 //! stand-in behaving as the real Graphiti does while it ingests (each episode takes seconds to
 //! ingest, one at a time; searches take 0.3-5.3 s more while episodes are queued): how many turns
 //! get memories, how many from the recent-results cache, and how long recall took, for each
-//! configuration side by side in one run. Each turn is captured and sent, so the backlog is real.
+//! configuration side by side in one run, at once, each with its own stand-in. Each turn is
+//! captured and sent, so the backlog is real.
 //!
 //! Run: `cargo bench -p graphiti-openclaw-tests --bench recall_session` (after scripts/build.sh);
 //! `RECALL_BENCH_QUICK=1` runs only the default configuration and the cache turned off. It asserts
@@ -215,9 +216,19 @@ fn main() {
         "{:<22} {:>9} {:>11} {:>10} {:>10} {:>10}",
         "configuration", "budget", "memories", "cached", "p50 ms", "max ms"
     );
+    // Each configuration has its own stand-in and state; they wait on sleeps and timeouts, not the
+    // CPU, so they run side by side.
+    let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
+        let runs: Vec<_> = configs
+            .iter()
+            .map(|config| scope.spawn(move || run(config, model_time)))
+            .collect();
+        runs.into_iter()
+            .map(|run| run.join().expect("a configuration's run panicked"))
+            .collect()
+    });
     let mut default = None;
-    for config in &configs {
-        let outcome = run(config, model_time);
+    for (config, outcome) in configs.iter().zip(outcomes) {
         println!(
             "{:<22} {:>6} ms {:>5}/{:<5} {:>10} {:>10.0} {:>10.0}",
             config.label,

@@ -601,33 +601,47 @@ fn main() {
         println!("fault_suite: test");
         return;
     }
-    type Case = Box<dyn Fn() -> Outcome>;
-    let mut cases: Vec<Case> = Vec::new();
+    // Cases that wait on timeouts and a slow stand-in run at once; those that load the machine
+    // (twenty processes at once, kill -9 in a loop) or time a turn run one after another, alone.
+    type Case = Box<dyn Fn() -> Outcome + Send + Sync>;
+    let mut waiting: Vec<Case> = Vec::new();
+    let mut alone: Vec<Case> = Vec::new();
     for transport in ["rest", "mcp"] {
-        cases.push(Box::new(move || outage_then_late_answers(transport)));
-        cases.push(Box::new(move || {
+        waiting.push(Box::new(move || outage_then_late_answers(transport)));
+        waiting.push(Box::new(move || {
             answers_slower_than_the_send_timeout(transport, EpisodeLookups::Neo4j, "send-again")
         }));
-        cases.push(Box::new(move || kill_nine_loop(transport)));
-        cases.push(Box::new(move || parallel_turns(transport)));
-        cases.push(Box::new(move || transient_errors(transport)));
-        cases.push(Box::new(move || hung_server(transport)));
+        alone.push(Box::new(move || kill_nine_loop(transport)));
+        alone.push(Box::new(move || parallel_turns(transport)));
+        waiting.push(Box::new(move || transient_errors(transport)));
+        alone.push(Box::new(move || hung_server(transport)));
     }
     // FalkorDB (graphiti-core 0.30 and later): REST lists the group, MCP never does; before
     // 0.29.3 the REST listing sees only the default database too.
-    cases.push(Box::new(|| {
+    waiting.push(Box::new(|| {
         answers_slower_than_the_send_timeout("rest", EpisodeLookups::FalkorDb, "keep-aside")
     }));
     for when_unconfirmed in ["send-again", "keep-aside"] {
-        cases.push(Box::new(move || {
+        waiting.push(Box::new(move || {
             answers_slower_than_the_send_timeout("mcp", EpisodeLookups::FalkorDb, when_unconfirmed)
         }));
     }
-    cases.push(Box::new(|| {
+    waiting.push(Box::new(|| {
         answers_slower_than_the_send_timeout("rest", EpisodeLookups::FalkorDbLegacy, "send-again")
     }));
-    cases.push(Box::new(|| full_disk("rest")));
-    cases.push(Box::new(|| corrupt_journal("rest")));
+    waiting.push(Box::new(|| full_disk("rest")));
+    waiting.push(Box::new(|| corrupt_journal("rest")));
+
+    let started = Instant::now();
+    let mut outcomes: Vec<Outcome> = std::thread::scope(|scope| {
+        let running: Vec<_> = waiting.iter().map(|case| scope.spawn(case)).collect();
+        running
+            .into_iter()
+            .map(|case| case.join().unwrap_or_else(|_| Err("a case panicked".into())))
+            .collect()
+    });
+    outcomes.extend(alone.iter().map(|case| case()));
+    let cases_run = outcomes.len();
 
     println!("fault suite: the CLI against the Graphiti stand-in (lost and duplicated episodes)");
     println!(
@@ -635,8 +649,8 @@ fn main() {
         "case", "episodes", "sends", "lost", "dup"
     );
     let mut failures = Vec::new();
-    for case in cases {
-        match case() {
+    for outcome in outcomes {
+        match outcome {
             Ok(row) => {
                 println!(
                     "{:<88} {:>8} {:>6} {:>5} {:>5}  {}",
@@ -663,5 +677,9 @@ fn main() {
         );
         std::process::exit(1);
     }
-    println!("fault suite: 0 lost; 0 duplicated outside the unavoidable case above");
+    println!(
+        "fault suite: 0 lost; 0 duplicated outside the unavoidable case above; {} cases in {:.0} s",
+        cases_run,
+        started.elapsed().as_secs_f64()
+    );
 }
