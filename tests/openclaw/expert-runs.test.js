@@ -19,8 +19,9 @@ const GATEWAY_TOKEN = 'e2e-gateway-token';
 const WEBHOOK_TOKEN = 'e2e-webhook-token';
 const PERSONA = 'You are a careful support operator.';
 const EXPERT = 'ops-expert';
-/** The cron slot is set this far after the test starts: past the Gateway's start (12–23 s here). */
-const CRON_LEAD_MS = 100_000;
+/** The cron slot is set this far after the test starts: past the Gateway's start, and early enough
+ * to fire while the tests before the cron test run (its lane is its own). */
+const CRON_LEAD_MS = 50_000;
 
 const { home, env } = throwawayHome();
 const expertsDir = path.join(home, '.openclaw/experts');
@@ -144,6 +145,7 @@ before(async () => {
     }],
   }));
   outputs.push(gateway.output);
+  assert.ok(cronSlot - Date.now() > 5_000, `the Gateway took ${gateway.readyMs} ms to start, too close to the cron slot set ${CRON_LEAD_MS} ms after the test began`);
   say(`Gateway ready in ${gateway.readyMs} ms (HOME ${home}, port ${port}); cron slot at ${new Date(cronSlot).toISOString()} (${cronExpression(cronSlot)} Europe/Berlin)`);
 });
 
