@@ -7,10 +7,10 @@ source scripts/scratch-tmp.sh
 SECONDS=0
 # Each phase's line carries the seconds since the start: the log shows where the time goes.
 say() { echo "test: [${SECONDS} s] $*"; }
-say "build (scripts/build.sh)"
-bash scripts/build.sh
+say "build the component and the probe guest (scripts/build.sh --wasm-only)"
+bash scripts/build.sh --wasm-only
 
-say "cargo test (native core, host shim, component through the shim, Graphiti stand-in)"
+say "cargo test (builds the CLI and the stand-in; native core, host shim, component through the shim, Graphiti stand-in)"
 cargo test --release --workspace --exclude probe-guest
 if [ -z "${GRAPHITI_URL:-}" ]; then
     say "GRAPHITI_URL is not set: the test against a real Graphiti server is SKIPPED (the stand-in tests run)"
