@@ -160,8 +160,7 @@ fn invalid_facts_can_be_dropped_instead() {
 }
 
 /// A boost pattern may name Unicode properties (`\p{Greek}`, `\p{sc=Grek}`), and matches in any
-/// case, in any script: the component resolves the classes and folds the cases from its own packed
-/// tables, not regex-syntax's, which it does not link.
+/// case, in any script, inside the component (regex-syntax's Unicode tables linked into it).
 #[test]
 fn a_boost_pattern_names_unicode_scripts_and_categories() {
     let standin = standin();

@@ -7,7 +7,6 @@ use serde::Deserialize;
 pub use crate::api::ConfigError;
 pub use crate::group_id::GroupIdSettings;
 
-mod json_error_path;
 mod settings;
 mod source;
 

@@ -6,11 +6,10 @@
 //! `\b(restaurant|bistro|wine bar)\b`, case-insensitive, extracting the literals and building their
 //! Aho-Corasick automaton was four fifths of loading the example configuration.
 
-use super::case_folding;
 use crate::config;
 use crate::routing::model::{Boost, BoostRegex, glob_matches, to_milli};
 use regex_automata::nfa::thompson::{self, WhichCaptures};
-use regex_syntax::{ast, hir};
+use regex_syntax::hir;
 
 /// Limits for rule authors' regexes: a pattern is data from a config file.
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
@@ -137,15 +136,13 @@ impl BoostCompiler {
     }
 }
 
-/// `pattern` parsed and translated as regex-syntax's parser does, with the component's Unicode
-/// tables: property classes and case folding.
-pub(super) fn translate(pattern: &str, case_insensitive: bool) -> Result<hir::Hir, String> {
-    let mut ast = ast::parse::Parser::new()
+/// `pattern` parsed and translated by regex-syntax, with its Unicode tables: property classes and
+/// simple case folding.
+fn translate(pattern: &str, case_insensitive: bool) -> Result<hir::Hir, String> {
+    regex_syntax::ParserBuilder::new()
+        .case_insensitive(case_insensitive)
+        .build()
         .parse(pattern)
-        .map_err(|e| e.to_string())?;
-    case_folding::rewrite(&mut ast, case_insensitive);
-    hir::translate::Translator::new()
-        .translate(pattern, &ast)
         .map_err(|e| e.to_string())
 }
 

@@ -10,10 +10,8 @@ use crate::packs::{self, PackRegistry};
 use std::collections::{HashMap, HashSet};
 
 mod boosts;
-mod case_folding;
 mod composition;
 mod rules;
-mod unicode_properties;
 
 impl Router {
     /// Reads and compiles the routing files (rules, registry, packs, composition) with the routing
