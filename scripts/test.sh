@@ -24,7 +24,7 @@ say "the public/private boundary audit of config/ (scripts/audit-boundary.sh: th
 bash scripts/audit-boundary.sh
 
 say "clippy's default lints and too_many_lines (clippy.toml), natively and for the component, warnings denied"
-lint="-D warnings -D clippy::too_many_lines"
+lint="-D warnings -D clippy::too_many_lines -D clippy::disallowed_methods"
 cargo clippy --release --quiet -p graphiti-openclaw-plugin -p graphiti-openclaw-host-shim -p graphiti-openclaw-tests -p graphiti-standin --all-targets -- $lint
 cargo clippy --release --quiet -p graphiti-openclaw-plugin -p probe-guest --target wasm32-wasip2 --lib -- $lint
 

@@ -217,7 +217,7 @@ fn every_rule_has_a_fixture_breaking_only_it_with_golden_findings() {
 #[test]
 fn rule_ids_are_unique_and_documented() {
     let mut ids: Vec<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
-    ids.sort();
+    ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids.len(), Rule::ALL.len());
     for rule in Rule::ALL {

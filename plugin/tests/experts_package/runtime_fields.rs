@@ -324,7 +324,7 @@ fn the_example_processes_inherit_and_override_the_runtime_settings() {
 fn the_example_uses_every_trigger_type_an_isolated_function_and_learning() {
     let package = example();
     let mut kinds: Vec<&str> = package.triggers.iter().map(|t| t.kind.as_str()).collect();
-    kinds.sort();
+    kinds.sort_unstable();
     assert_eq!(kinds, ["channel", "cron", "webhook"]);
     let track = process(&package, "track-booking");
     let webhook = package

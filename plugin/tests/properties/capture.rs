@@ -45,7 +45,7 @@ static PACK_BLOCKS: LazyLock<Vec<String>> = LazyLock::new(|| {
             engine.dry_run(&request).ok()?.prepend_context
         })
         .collect();
-    blocks.sort();
+    blocks.sort_unstable();
     blocks.dedup();
     assert!(blocks.len() >= 6, "the example prompts route: {blocks:?}");
     blocks

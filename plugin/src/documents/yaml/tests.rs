@@ -346,7 +346,7 @@ fn shipped_yaml() -> Vec<(String, String)> {
             }
         }
     }
-    out.sort();
+    out.sort_unstable();
     out
 }
 
