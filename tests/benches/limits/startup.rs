@@ -156,9 +156,9 @@ pub fn size() {
         what: "plugin.wasm",
         value: bytes as f64 / 1e6,
         unit: "MB",
-        goal: 1.5,
-        baseline: "the goal",
-        baseline_value: 1.5,
+        goal: 2.25,
+        baseline: "the budget (docs/decisions/size-budget.md)",
+        baseline_value: 2.25,
     }
     .record();
 }
