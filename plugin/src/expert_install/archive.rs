@@ -1,12 +1,17 @@
 //! A package archive (`.tgz`, as `npm pack` and `tar czf` make them) read into memory with every
 //! hostile shape refused by name: an entry outside the package (absolute, `..`), a link, a device or
-//! FIFO, more bytes or files than the caps, a truncated or corrupt stream.
+//! FIFO, more bytes or files than the caps, a truncated or corrupt stream, a header whose checksum
+//! is wrong, a pax header that is malformed or gives a size the archive does not hold.
 
 use miniz_oxide::inflate::{TINFLStatus, decompress_to_vec_with_limit};
 
 /// Largest unpacked package, in bytes, and most files in one.
 pub const MAX_UNPACKED_BYTES: usize = 32 << 20;
 pub const MAX_FILES: usize = 2_000;
+
+const BLOCK: usize = 512;
+/// Where a ustar header keeps its checksum, which is summed as if it held spaces.
+const CHECKSUM_FIELD: std::ops::Range<usize> = 148..156;
 
 /// A file of the package: its path relative to the package root, and its bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,22 +84,69 @@ fn crc32(bytes: &[u8]) -> u32 {
     })
 }
 
+/// A number in a header field: octal digits, space-padded, ended by NUL or the field's end.
 fn octal(field: &[u8]) -> Result<usize, String> {
-    let text: String = field
-        .iter()
-        .take_while(|&&b| b != 0)
-        .map(|&b| b as char)
-        .collect();
-    let text = text.trim();
-    if text.is_empty() {
+    let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
+    let text = String::from_utf8_lossy(&field[..end]);
+    let digits = text.trim();
+    if digits.is_empty() {
         return Ok(0);
     }
-    usize::from_str_radix(text, 8).map_err(|_| format!("a tar header has a bad number {text:?}"))
+    let not_octal = || format!("{digits:?} is not an octal number");
+    if !digits.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+        return Err(not_octal());
+    }
+    usize::from_str_radix(digits, 8).map_err(|_| not_octal())
+}
+
+/// A number in a pax record: decimal digits only (`str::parse` would take a sign too).
+fn decimal(text: &[u8]) -> Option<usize> {
+    if text.is_empty() || !text.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(text).ok()?.parse().ok()
 }
 
 fn text_field(field: &[u8]) -> String {
     String::from_utf8_lossy(&field[..field.iter().position(|&b| b == 0).unwrap_or(field.len())])
         .into_owned()
+}
+
+/// The name a ustar header gives, with its prefix field joined on.
+fn header_name(header: &[u8]) -> String {
+    let prefix = text_field(&header[345..500]);
+    let name = text_field(&header[0..100]);
+    if prefix.is_empty() {
+        name
+    } else {
+        format!("{prefix}/{name}")
+    }
+}
+
+/// Refuses a header whose checksum field is not the sum of its bytes (the field itself counted as
+/// spaces). Old tars summed signed chars: either sum is accepted, as GNU tar does.
+fn verify_checksum(header: &[u8], at: usize) -> Result<(), String> {
+    let (mut unsigned, mut signed) = (0i64, 0i64);
+    for (i, &byte) in header.iter().enumerate() {
+        let byte = if CHECKSUM_FIELD.contains(&i) {
+            b' '
+        } else {
+            byte
+        };
+        unsigned += i64::from(byte);
+        signed += i64::from(byte as i8);
+    }
+    let name = header_name(header);
+    let stored = octal(&header[CHECKSUM_FIELD])
+        .map_err(|why| format!("entry {name:?} at byte {at}: its header checksum {why}"))?;
+    let stored = stored as i64;
+    if stored == unsigned || stored == signed {
+        return Ok(());
+    }
+    Err(format!(
+        "entry {name:?} at byte {at}: its header checksum says {stored:o}, but the header sums to \
+         {unsigned:o}: the archive is corrupt"
+    ))
 }
 
 /// A path inside the package, or why it is refused.
@@ -118,87 +170,192 @@ fn clean_entry_path(raw: &str) -> Result<Option<String>, String> {
     Ok((!parts.is_empty()).then(|| parts.join("/")))
 }
 
-/// The regular files of a `.tgz`, with one common top-level directory (`package/`) removed.
-pub fn unpack_tgz(bytes: &[u8]) -> Result<Vec<PackageFile>, String> {
-    let tar = gunzip(bytes)?;
-    let mut files = Vec::new();
-    let (mut at, mut total) = (0usize, 0usize);
-    let mut long_name: Option<String> = None;
-    while at + 512 <= tar.len() {
-        let header = &tar[at..at + 512];
-        if header.iter().all(|&b| b == 0) {
-            break;
-        }
-        let size = octal(&header[124..136])?;
-        let kind = header[156];
-        let data_at = at + 512;
-        let data = tar
-            .get(data_at..data_at + size)
-            .ok_or("the archive is truncated")?;
-        at = data_at + size.div_ceil(512) * 512;
-        let mut name = long_name.take().unwrap_or_else(|| {
-            let prefix = text_field(&header[345..500]);
-            let name = text_field(&header[0..100]);
-            if prefix.is_empty() {
-                name
-            } else {
-                format!("{prefix}/{name}")
-            }
-        });
-        match kind {
-            b'0' | 0 | b'7' => {}
-            b'5' => continue,
-            // GNU long name, and pax headers (a `path=` record replaces the name).
-            b'L' => {
-                long_name = Some(text_field(data));
-                continue;
-            }
-            b'x' => {
-                long_name = pax_path(data);
-                continue;
-            }
-            b'g' => continue,
-            b'1' | b'2' => {
-                return Err(format!(
-                    "entry {name:?} is a link; packages may hold regular files only"
-                ));
-            }
-            other => {
-                return Err(format!(
-                    "entry {name:?} is a device, FIFO or other special file (type {:?})",
-                    other as char
-                ));
-            }
-        }
-        let Some(path) = clean_entry_path(&name)? else {
-            continue;
-        };
-        name = path;
-        total += size;
-        if total > MAX_UNPACKED_BYTES {
+/// What the headers before an entry said about it: a GNU long name (`L`) or pax `path` replaces
+/// its name; a pax `size` (with the pax header's offset, for messages) replaces its size.
+#[derive(Default)]
+struct Pending {
+    name: Option<String>,
+    size: Option<(usize, usize)>,
+}
+
+/// One entry: its header's offset, its name, its type and its data.
+struct Entry<'t> {
+    at: usize,
+    name: String,
+    kind: u8,
+    data: &'t [u8],
+}
+
+impl Entry<'_> {
+    /// Where the next header starts: after the data, padded to whole blocks.
+    fn next(&self) -> usize {
+        self.at + BLOCK + self.data.len().div_ceil(BLOCK) * BLOCK
+    }
+}
+
+/// Reads the entry whose (checked) header is at `at`; `pax_size` comes from a pax header before it.
+fn read_entry<'t>(
+    tar: &'t [u8],
+    at: usize,
+    name: Option<&str>,
+    pax_size: Option<(usize, usize)>,
+) -> Result<Entry<'t>, String> {
+    let header = &tar[at..at + BLOCK];
+    let name = name.map_or_else(|| header_name(header), str::to_string);
+    let in_header = octal(&header[124..136])
+        .map_err(|why| format!("entry {name:?} at byte {at}: its size {why}"))?;
+    let size = match pax_size {
+        None => in_header,
+        // Writers leave the ustar field 0 when a pax size replaces it; any other value that
+        // differs would split the archive differently in another reader.
+        Some((size, _)) if in_header == 0 || in_header == size => size,
+        Some((size, pax_at)) => {
             return Err(format!(
-                "it unpacks to more than {} MiB",
-                MAX_UNPACKED_BYTES >> 20
+                "entry {name:?} at byte {at}: its pax header (at byte {pax_at}) says it holds \
+                 {size} bytes, its ustar header {in_header}"
             ));
         }
-        if files.len() >= MAX_FILES {
-            return Err(format!("it has more than {MAX_FILES} files"));
-        }
-        files.push(PackageFile {
-            path: name,
-            bytes: data.to_vec(),
+    };
+    let data_at = at + BLOCK;
+    let Some(data) = data_at
+        .checked_add(size)
+        .and_then(|end| tar.get(data_at..end))
+    else {
+        let left = tar.len() - data_at;
+        return Err(match pax_size {
+            Some((_, pax_at)) => format!(
+                "entry {name:?} at byte {at}: its pax header (at byte {pax_at}) says it holds \
+                 {size} bytes, but only {left} follow: the size is wrong or the archive is truncated"
+            ),
+            None => format!(
+                "entry {name:?} at byte {at} says it holds {size} bytes, but only {left} follow: \
+                 the archive is truncated"
+            ),
         });
+    };
+    Ok(Entry {
+        at,
+        name,
+        kind: header[156],
+        data,
+    })
+}
+
+/// The records of a pax extended header (`x`) this reader uses: `path` and `size`. Every record
+/// must be well formed (`<length> <key>=<value>\n`, the length counting the whole record), since a
+/// reader that skipped a bad one would split the archive where another reader does not.
+fn read_pax(mut records: &[u8], pending: &mut Pending, at: usize) -> Result<(), String> {
+    while !records.is_empty() {
+        let Some((key, value, length)) = pax_record(records) else {
+            let shown = String::from_utf8_lossy(&records[..records.len().min(40)]);
+            return Err(format!(
+                "record {shown:?} is malformed (each is \"<length> <key>=<value>\\n\")"
+            ));
+        };
+        match key {
+            b"path" => {
+                pending.name =
+                    (!value.is_empty()).then(|| String::from_utf8_lossy(value).into_owned());
+            }
+            b"size" => {
+                let size = decimal(value).ok_or_else(|| {
+                    let shown = String::from_utf8_lossy(value);
+                    format!("its size record {shown:?} is not a number of bytes")
+                })?;
+                pending.size = Some((size, at));
+            }
+            _ => {}
+        }
+        records = &records[length..];
     }
+    Ok(())
+}
+
+/// The first record's key, value and length, or `None` if it is malformed.
+fn pax_record(records: &[u8]) -> Option<(&[u8], &[u8], usize)> {
+    let space = records.iter().position(|&b| b == b' ')?;
+    let length = decimal(&records[..space])?;
+    let (&newline, line) = records.get(space + 1..length)?.split_last()?;
+    let equals = line.iter().position(|&b| b == b'=')?;
+    (newline == b'\n' && equals > 0).then(|| (&line[..equals], &line[equals + 1..], length))
+}
+
+/// The regular files of a `.tgz`, with one common top-level directory (`package/`) removed.
+pub fn unpack_tgz(bytes: &[u8]) -> Result<Vec<PackageFile>, String> {
+    let mut files = unpack_tar(&gunzip(bytes)?)?;
     strip_common_top(&mut files);
     Ok(files)
 }
 
-fn pax_path(records: &[u8]) -> Option<String> {
-    String::from_utf8_lossy(records).lines().find_map(|line| {
-        line.split_once(' ')
-            .and_then(|(_, kv)| kv.strip_prefix("path="))
-            .map(str::to_string)
-    })
+/// The regular files of a tar stream, every header checked before it is believed.
+fn unpack_tar(tar: &[u8]) -> Result<Vec<PackageFile>, String> {
+    let mut files = Vec::new();
+    let (mut at, mut total) = (0usize, 0usize);
+    let mut pending = Pending::default();
+    while at + BLOCK <= tar.len() {
+        let header = &tar[at..at + BLOCK];
+        if header.iter().all(|&b| b == 0) {
+            break;
+        }
+        verify_checksum(header, at)?;
+        // A pax size is for the very next header; a name waits for the entry it names.
+        let entry = read_entry(tar, at, pending.name.as_deref(), pending.size.take())?;
+        at = entry.next();
+        match entry.kind {
+            b'L' => pending.name = Some(text_field(entry.data)),
+            b'x' => read_pax(entry.data, &mut pending, entry.at).map_err(|why| {
+                format!(
+                    "the pax header {:?} at byte {}: {why}",
+                    header_name(header),
+                    entry.at
+                )
+            })?,
+            // Global pax records name no entry.
+            b'g' => {}
+            _ => {
+                pending = Pending::default();
+                let Some(file) = regular_file(entry)? else {
+                    continue;
+                };
+                total += file.bytes.len();
+                if total > MAX_UNPACKED_BYTES {
+                    return Err(format!(
+                        "it unpacks to more than {} MiB",
+                        MAX_UNPACKED_BYTES >> 20
+                    ));
+                }
+                if files.len() >= MAX_FILES {
+                    return Err(format!("it has more than {MAX_FILES} files"));
+                }
+                files.push(file);
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// The file an entry holds; `None` for a directory (implied by its files) or the package root.
+fn regular_file(entry: Entry<'_>) -> Result<Option<PackageFile>, String> {
+    let name = entry.name;
+    match entry.kind {
+        b'0' | 0 | b'7' => {}
+        b'5' => return Ok(None),
+        b'1' | b'2' => {
+            return Err(format!(
+                "entry {name:?} is a link; packages may hold regular files only"
+            ));
+        }
+        other => {
+            return Err(format!(
+                "entry {name:?} is a device, FIFO or other special file (type {:?})",
+                other as char
+            ));
+        }
+    }
+    Ok(clean_entry_path(&name)?.map(|path| PackageFile {
+        path,
+        bytes: entry.data.to_vec(),
+    }))
 }
 
 /// `package/expert.yaml`, `package/…` → `expert.yaml`, `…` when every file shares the directory.
@@ -221,6 +378,135 @@ fn strip_common_top(files: &mut [PackageFile]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use proptest::sample::Index;
+    use std::ops::Range;
+
+    /// Writes the checksum a header's bytes call for (unsigned sum, the field counted as spaces).
+    fn seal(header: &mut [u8]) {
+        header[CHECKSUM_FIELD].fill(b' ');
+        let sum: u32 = header.iter().map(|&b| u32::from(b)).sum();
+        header[CHECKSUM_FIELD].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
+    }
+
+    /// A tar stream written block by block, remembering where its headers and file data are.
+    #[derive(Default)]
+    struct Tar {
+        bytes: Vec<u8>,
+        headers: Vec<usize>,
+        file_data: Vec<Range<usize>>,
+    }
+
+    impl Tar {
+        /// An entry whose ustar header says `header_size` (a pax size may say otherwise).
+        fn raw(
+            mut self,
+            prefix: &str,
+            name: &str,
+            kind: u8,
+            header_size: usize,
+            data: &[u8],
+        ) -> Self {
+            let mut header = [0u8; BLOCK];
+            header[..name.len()].copy_from_slice(name.as_bytes());
+            header[100..108].copy_from_slice(b"0000644\0");
+            header[124..136].copy_from_slice(format!("{header_size:011o}\0").as_bytes());
+            header[156] = kind;
+            header[257..265].copy_from_slice(b"ustar\x0000");
+            header[345..345 + prefix.len()].copy_from_slice(prefix.as_bytes());
+            seal(&mut header);
+            self.headers.push(self.bytes.len());
+            self.bytes.extend_from_slice(&header);
+            let start = self.bytes.len();
+            if kind == b'0' {
+                self.file_data.push(start..start + data.len());
+            }
+            self.bytes.extend_from_slice(data);
+            self.bytes
+                .resize(start + data.len().div_ceil(BLOCK) * BLOCK, 0);
+            self
+        }
+
+        fn file(self, name: &str, data: &[u8]) -> Self {
+            self.raw("", name, b'0', data.len(), data)
+        }
+
+        fn entry(self, name: &str, kind: u8, data: &[u8]) -> Self {
+            self.raw("", name, kind, data.len(), data)
+        }
+
+        fn pax(self, records: &[(&str, &str)]) -> Self {
+            self.entry("PaxHeaders/0", b'x', &pax_records(records))
+        }
+
+        /// The end-of-archive marker: two zero blocks.
+        fn end(mut self) -> Self {
+            self.bytes.extend_from_slice(&[0; 2 * BLOCK]);
+            self
+        }
+    }
+
+    /// Pax records, each `<length> <key>=<value>\n` with the length counting its own digits.
+    fn pax_records(records: &[(&str, &str)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (key, value) in records {
+            let body = format!(" {key}={value}\n");
+            let mut length = body.len() + 1;
+            while length.to_string().len() + body.len() != length {
+                length = length.to_string().len() + body.len();
+            }
+            out.extend_from_slice(format!("{length}{body}").as_bytes());
+        }
+        out
+    }
+
+    fn gzip(tar: &[u8]) -> Vec<u8> {
+        let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+        out.extend(miniz_oxide::deflate::compress_to_vec(tar, 1));
+        out.extend(crc32(tar).to_le_bytes());
+        out.extend((tar.len() as u32).to_le_bytes());
+        out
+    }
+
+    /// A package with every kind of entry the reader handles: a directory, a plain file, a pax
+    /// path and size (the ustar size left 0), a GNU long name, a name split into prefix and name.
+    fn sample(pax_size: &str) -> Tar {
+        Tar::default()
+            .entry("package/", b'5', b"")
+            .file("package/expert.yaml", b"spec: \"1.0\"\nname: ops\n")
+            .pax(&[
+                ("path", "package/knowledge/a-long-name.md"),
+                ("size", pax_size),
+            ])
+            .raw("", "package/knowledge/short", b'0', 0, &[b'k'; 700])
+            .entry("././@LongLink", b'L', b"package/functions/lookup.md\0")
+            .file("package/functions/look", b"# lookup\n")
+            .raw("package/persona", "expert.md", b'0', 6, b"# ops\n")
+            .end()
+    }
+
+    fn sample_files() -> Vec<PackageFile> {
+        [
+            ("expert.yaml", &b"spec: \"1.0\"\nname: ops\n"[..]),
+            ("knowledge/a-long-name.md", &[b'k'; 700]),
+            ("functions/lookup.md", b"# lookup\n"),
+            ("persona/expert.md", b"# ops\n"),
+        ]
+        .into_iter()
+        .map(|(path, bytes)| PackageFile {
+            path: path.into(),
+            bytes: bytes.to_vec(),
+        })
+        .collect()
+    }
+
+    #[test]
+    fn every_kind_of_entry_is_read_back() {
+        assert_eq!(
+            unpack_tgz(&gzip(&sample("700").bytes)).unwrap(),
+            sample_files()
+        );
+    }
 
     #[test]
     fn entry_paths_stay_inside() {
@@ -245,5 +531,280 @@ mod tests {
             unpack_tgz(b"hello").unwrap_err(),
             "it is not a gzip file (.tgz)"
         );
+    }
+
+    #[test]
+    fn a_wrong_header_checksum_is_refused_naming_the_entry_and_its_offset() {
+        let mut tar = Tar::default()
+            .file("package/a.md", b"a")
+            .file("package/b.md", b"b")
+            .end()
+            .bytes;
+        tar[1024 + 12] = b'c';
+        assert_eq!(
+            unpack_tgz(&gzip(&tar)).unwrap_err(),
+            "entry \"package/b.mdc\" at byte 1024: its header checksum says 5612, but the header \
+             sums to 5755: the archive is corrupt"
+        );
+        tar[1024 + 148..1024 + 156].copy_from_slice(b"11x24\0 \0");
+        assert_eq!(
+            unpack_tgz(&gzip(&tar)).unwrap_err(),
+            "entry \"package/b.mdc\" at byte 1024: its header checksum \"11x24\" is not an octal number"
+        );
+    }
+
+    #[test]
+    fn signed_and_unsigned_checksums_are_both_accepted() {
+        let tar = Tar::default().file("package/café.md", b"x").end().bytes;
+        assert_eq!(unpack_tgz(&gzip(&tar)).unwrap()[0].path, "café.md");
+        // Old tars summed signed chars: é's two bytes (0xC3 0xA9) count 512 less.
+        let mut signed = tar.clone();
+        let header = &mut signed[..BLOCK];
+        header[CHECKSUM_FIELD].fill(b' ');
+        let sum: i64 = header.iter().map(|&b| i64::from(b as i8)).sum();
+        header[CHECKSUM_FIELD].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
+        assert_ne!(signed, tar);
+        assert_eq!(unpack_tgz(&gzip(&signed)).unwrap()[0].path, "café.md");
+    }
+
+    #[test]
+    fn a_pax_size_replaces_the_ustar_size() {
+        // The ustar field says 0: a reader that ignored the pax size would read the 700 bytes of
+        // data as headers (and could be fed entries hidden there).
+        let files = unpack_tgz(&gzip(&sample("700").bytes)).unwrap();
+        assert_eq!(files[1].bytes.len(), 700);
+        assert_eq!(files.len(), 4, "the entries after it are where they were");
+    }
+
+    #[test]
+    fn a_pax_size_the_archive_does_not_hold_is_refused_by_name() {
+        for (size, says) in [
+            (
+                "6000",
+                "says it holds 6000 bytes, but only 5120 follow: the size is wrong or the \
+                 archive is truncated",
+            ),
+            ("99999999999999999999999", "is not a number of bytes"),
+            ("-1", "is not a number of bytes"),
+            ("+7", "is not a number of bytes"),
+            ("", "is not a number of bytes"),
+        ] {
+            let err = unpack_tgz(&gzip(&sample(size).bytes)).unwrap_err();
+            assert!(err.contains(says), "{size}: {err}");
+            assert!(
+                err.contains("package/knowledge/a-long-name.md") || err.contains("PaxHeaders/0"),
+                "{size}: {err}"
+            );
+        }
+        // A shorter pax size reads the data as headers: their checksums refuse them.
+        let err = unpack_tgz(&gzip(&sample("400").bytes)).unwrap_err();
+        assert!(err.contains("checksum"), "{err}");
+    }
+
+    #[test]
+    fn a_pax_size_that_disagrees_with_the_ustar_size_is_refused() {
+        let tar = Tar::default()
+            .pax(&[("size", "3")])
+            .file("package/a.md", b"abcd")
+            .end()
+            .bytes;
+        assert_eq!(
+            unpack_tgz(&gzip(&tar)).unwrap_err(),
+            "entry \"package/a.md\" at byte 1024: its pax header (at byte 0) says it holds 3 \
+             bytes, its ustar header 4"
+        );
+    }
+
+    #[test]
+    fn malformed_pax_records_are_refused_naming_the_header() {
+        for records in [
+            &b"abc path=x\n"[..],
+            b"13 path=x\n",
+            b"11 path=x\n",
+            b"11 path=xy",
+            b"9 pathx\n\n",
+            b"7 =abc\n",
+            b"0 \n",
+            b"10 path=x\n ",
+        ] {
+            let tar = Tar::default()
+                .entry("PaxHeaders/a", b'x', records)
+                .file("package/a.md", b"a")
+                .end()
+                .bytes;
+            let err = unpack_tgz(&gzip(&tar)).unwrap_err();
+            assert!(
+                err.starts_with("the pax header \"PaxHeaders/a\" at byte 0: record ")
+                    && err.ends_with("is malformed (each is \"<length> <key>=<value>\\n\")"),
+                "{records:?}: {err}"
+            );
+        }
+        let tar = Tar::default()
+            .entry("PaxHeaders/a", b'x', b"10 path=x\n11 mtime=1\n")
+            .file("package/b.md", b"a")
+            .end()
+            .bytes;
+        assert_eq!(unpack_tgz(&gzip(&tar)).unwrap()[0].path, "x");
+    }
+
+    #[test]
+    fn links_devices_and_escapes_are_refused_by_name() {
+        for (name, kind, says) in [
+            ("package/l", b'2', "entry \"package/l\" is a link"),
+            ("package/h", b'1', "entry \"package/h\" is a link"),
+            (
+                "package/d",
+                b'3',
+                "is a device, FIFO or other special file (type '3')",
+            ),
+            ("../x", b'0', "climbs out of the package"),
+            ("/etc/x", b'0', "absolute"),
+        ] {
+            let tar = Tar::default().entry(name, kind, b"").end().bytes;
+            let err = unpack_tgz(&gzip(&tar)).unwrap_err();
+            assert!(err.contains(says), "{name}: {err}");
+        }
+        let tar = Tar::default()
+            .pax(&[("path", "package/../../etc/passwd")])
+            .file("package/a.md", b"a")
+            .end()
+            .bytes;
+        assert!(unpack_tgz(&gzip(&tar)).unwrap_err().contains("climbs out"));
+    }
+
+    #[test]
+    fn the_caps_hold() {
+        let mut many = Tar::default();
+        for n in 0..=MAX_FILES {
+            many = many.file(&format!("package/{n}"), b"");
+        }
+        assert_eq!(
+            unpack_tgz(&gzip(&many.end().bytes)).unwrap_err(),
+            format!("it has more than {MAX_FILES} files")
+        );
+        let half = vec![b'x'; MAX_UNPACKED_BYTES / 2 + 1];
+        let big = Tar::default().file("a", &half).file("b", &half).end();
+        assert_eq!(
+            unpack_tar(&big.bytes).unwrap_err(),
+            "it unpacks to more than 32 MiB"
+        );
+    }
+
+    /// What any successful read must hold: paths inside the package, the caps, and each file's
+    /// bytes exactly the data after some header block of the archive.
+    fn assert_inside_and_exact(files: &[PackageFile], tar: &[u8]) {
+        assert!(files.len() <= MAX_FILES);
+        assert!(files.iter().map(|f| f.bytes.len()).sum::<usize>() <= MAX_UNPACKED_BYTES);
+        for file in files {
+            let path = &file.path;
+            assert!(
+                path.split('/')
+                    .all(|part| !part.is_empty() && part != "." && part != "..")
+                    && !path.contains(['\\', ':'])
+                    && !path.chars().any(char::is_control),
+                "{path:?}"
+            );
+            let len = file.bytes.len();
+            let in_archive = (BLOCK..=tar.len().saturating_sub(len))
+                .step_by(BLOCK)
+                .any(|at| tar[at..at + len] == file.bytes[..]);
+            assert!(in_archive, "{path:?}: bytes not at a block of the archive");
+        }
+    }
+
+    /// Where to apply an edit: a byte of the whole archive, or of one header's size field (most
+    /// random bytes are caught by the checksum; a size edit with a resealed header goes further).
+    #[derive(Clone, Debug)]
+    enum Edit {
+        Byte(Index, u8, bool),
+        Size(Index, u32, bool),
+    }
+
+    fn edit() -> impl Strategy<Value = Edit> {
+        prop_oneof![
+            (any::<Index>(), any::<u8>(), any::<bool>()).prop_map(|(i, b, s)| Edit::Byte(i, b, s)),
+            (any::<Index>(), 0u32..9000, any::<bool>()).prop_map(|(i, n, s)| Edit::Size(i, n, s)),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn hostile_archives_are_refused_or_read_exactly(
+            pax_size in prop_oneof![Just(700usize), 0usize..5000],
+            edits in proptest::collection::vec(edit(), 0..5),
+            cut in proptest::option::of(any::<Index>()),
+            cut_compressed in any::<bool>(),
+        ) {
+            let sample = sample(&pax_size.to_string());
+            let mut tar = sample.bytes;
+            for edit in edits {
+                let (at, reseal) = match edit {
+                    Edit::Byte(at, byte, reseal) => {
+                        let at = at.index(tar.len());
+                        tar[at] = byte;
+                        (at, reseal)
+                    }
+                    Edit::Size(header, size, reseal) => {
+                        let at = *header.get(&sample.headers);
+                        tar[at + 124..at + 136].copy_from_slice(format!("{size:011o}\0").as_bytes());
+                        (at, reseal)
+                    }
+                };
+                if reseal {
+                    let block = at - at % BLOCK;
+                    seal(&mut tar[block..block + BLOCK]);
+                }
+            }
+            let mut tgz;
+            if cut_compressed {
+                tgz = gzip(&tar);
+                if let Some(cut) = cut {
+                    tgz.truncate(cut.index(tgz.len()));
+                }
+            } else {
+                if let Some(cut) = cut {
+                    tar.truncate(cut.index(tar.len()));
+                }
+                tgz = gzip(&tar);
+            }
+            if let Ok(files) = unpack_tgz(&tgz) {
+                assert_inside_and_exact(&files, &tar);
+            }
+        }
+
+        #[test]
+        fn edited_file_data_comes_back_as_edited(
+            edits in proptest::collection::vec((any::<Index>(), any::<Index>(), any::<u8>()), 1..8),
+        ) {
+            let sample = sample("700");
+            let mut tar = sample.bytes;
+            let mut expected = sample_files();
+            for (file, at, byte) in edits {
+                let n = file.index(sample.file_data.len());
+                let at = at.index(sample.file_data[n].len());
+                tar[sample.file_data[n].start + at] = byte;
+                expected[n].bytes[at] = byte;
+            }
+            prop_assert_eq!(unpack_tgz(&gzip(&tar)).unwrap(), expected);
+        }
+
+        #[test]
+        fn a_changed_header_byte_is_caught_by_its_checksum(
+            header in any::<Index>(),
+            offset in 0..BLOCK - CHECKSUM_FIELD.len(),
+            change in 1u8..,
+        ) {
+            let sample = sample("700");
+            let at = *header.get(&sample.headers);
+            // Any byte but the checksum field's own.
+            let offset = if offset >= CHECKSUM_FIELD.start { offset + CHECKSUM_FIELD.len() } else { offset };
+            let mut tar = sample.bytes;
+            tar[at + offset] ^= change;
+            let err = unpack_tgz(&gzip(&tar)).unwrap_err();
+            prop_assert!(
+                err.contains(&format!(" at byte {at}: its header checksum says ")),
+                "{}", err
+            );
+        }
     }
 }
