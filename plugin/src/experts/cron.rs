@@ -1,7 +1,9 @@
 //! Cron expressions as `type: cron` triggers write them (spec §3 `triggers[].expr`): 5 fields (minute
 //! hour day-of-month month day-of-week) or 6 with seconds first. Each field is `*`, a value, a range
 //! `a-b`, a step `*/n`, `a-b/n` or `a/n`, or a comma list of these; months and weekdays may be names
-//! (`jan`–`dec`, `sun`–`sat`), and weekday 7 is Sunday like 0.
+//! (`jan`–`dec`, `sun`–`sat`), weekday 7 is Sunday like 0, and a weekday range ending in `sun`
+//! (`fri-sun`) runs to the week's end. The day fields also take `?` for `*`, as Quartz-style
+//! expressions write them.
 //!
 //! The loader parses `expr` to refuse a bad one at load time; the runtime uses [`CronExpr::matches`] to
 //! find due slots (the time zone is the host's business).
@@ -31,12 +33,15 @@ pub struct CronExpr {
     days_of_week: Field,
 }
 
-/// How one field is read: its name in messages, its range, and the names it accepts.
+/// How one field is read: its name in messages, its range, the names it accepts, whether it takes
+/// `?` (the day fields), and whether `sun` ending a range means 7 (the weekday field).
 struct Spec {
     name: &'static str,
     min: u32,
     max: u32,
     names: &'static [&'static str],
+    takes_question_mark: bool,
+    sunday_ends_ranges: bool,
 }
 
 const MONTH_NAMES: [&str; 12] = [
@@ -49,30 +54,40 @@ const SECOND: Spec = Spec {
     min: 0,
     max: 59,
     names: &[],
+    takes_question_mark: false,
+    sunday_ends_ranges: false,
 };
 const MINUTE: Spec = Spec {
     name: "minute",
     min: 0,
     max: 59,
     names: &[],
+    takes_question_mark: false,
+    sunday_ends_ranges: false,
 };
 const HOUR: Spec = Spec {
     name: "hour",
     min: 0,
     max: 23,
     names: &[],
+    takes_question_mark: false,
+    sunday_ends_ranges: false,
 };
 const DAY_OF_MONTH: Spec = Spec {
     name: "day of month",
     min: 1,
     max: 31,
     names: &[],
+    takes_question_mark: true,
+    sunday_ends_ranges: false,
 };
 const MONTH: Spec = Spec {
     name: "month",
     min: 1,
     max: 12,
     names: &MONTH_NAMES,
+    takes_question_mark: false,
+    sunday_ends_ranges: false,
 };
 // 7 is Sunday too: folded onto 0 after parsing.
 const DAY_OF_WEEK: Spec = Spec {
@@ -80,6 +95,8 @@ const DAY_OF_WEEK: Spec = Spec {
     min: 0,
     max: 7,
     names: &DAY_NAMES,
+    takes_question_mark: true,
+    sunday_ends_ranges: true,
 };
 
 /// Parses a 5- or 6-field cron expression; `Err` says which field is wrong and why.
@@ -184,9 +201,7 @@ fn parse_field(text: &str, spec: &Spec) -> Result<Field, String> {
 fn parse_item(item: &str, spec: &Spec) -> Result<u64, String> {
     let (range, step) = match item.split_once('/') {
         Some((range, step)) => {
-            let step: u32 = step
-                .parse()
-                .map_err(|_| format!("step {step:?} is not a number"))?;
+            let step = digits(step).ok_or_else(|| format!("step {step:?} is not a number"))?;
             if step == 0 {
                 return Err("a step must be at least 1".into());
             }
@@ -202,8 +217,14 @@ fn parse_item(item: &str, spec: &Spec) -> Result<u64, String> {
         None => (item, None),
     };
     let (low, high) = match range {
-        "*" | "?" => (spec.min, spec.max),
+        "*" => (spec.min, spec.max),
+        "?" if spec.takes_question_mark => (spec.min, spec.max),
+        "?" => return Err("`?` is for the day fields only; write `*`".into()),
         _ => match range.split_once('-') {
+            // `fri-sun`: Sunday ending a range is the week's end (7), as a reader means it.
+            Some((a, b)) if spec.sunday_ends_ranges && b.eq_ignore_ascii_case("sun") => {
+                (value(a, spec)?, 7)
+            }
             Some((a, b)) => (value(a, spec)?, value(b, spec)?),
             // `a/n` runs from a to the end of the range.
             None if step.is_some() => (value(range, spec)?, spec.max),
@@ -228,13 +249,236 @@ fn value(text: &str, spec: &Spec) -> Result<u32, String> {
     if let Some(i) = spec.names.iter().position(|n| *n == lower) {
         return Ok(spec.min + i as u32);
     }
-    let n: u32 = text
-        .parse()
-        .map_err(|_| format!("{text:?} is not a number or a name"))?;
+    let n = digits(text).ok_or_else(|| format!("{text:?} is not a number or a name"))?;
     if n < spec.min || n > spec.max {
         return Err(format!("{n} is outside {}-{}", spec.min, spec.max));
     }
     Ok(n)
+}
+
+/// A number written in digits only: `str::parse` would take a sign too, and `+5` in the weekday
+/// field means "day of month and day of week" to croner, not weekday 5.
+fn digits(text: &str) -> Option<u32> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+/// croner, the maintained cron crate, as the oracle of the differential tests here and in
+/// `expert_runs::schedule`: instants it can search (in UTC, or in a zone with one offset change),
+/// its parser set as close to this one as it goes, and expressions to compare on.
+#[cfg(test)]
+pub(crate) mod croner_oracle {
+    use super::{DAY_OF_MONTH, DAY_OF_WEEK, HOUR, MINUTE, MONTH, SECOND, Spec};
+    use croner::errors::CronError;
+    use croner::parser::{CronParser, Seconds, Year};
+    use croner::{CivilDateTime, Cron, CronDateTime, Resolution, Weekday};
+    use proptest::prelude::*;
+    use std::cmp::Ordering;
+
+    /// croner with optional seconds, no year field, and `a/n` read as `a-max/n` (its
+    /// `sloppy_ranges`, which is how this parser reads `a/n`).
+    pub(crate) fn parse(text: &str) -> Result<Cron, CronError> {
+        CronParser::builder()
+            .seconds(Seconds::Optional)
+            .year(Year::Disallowed)
+            .sloppy_ranges(true)
+            .build()
+            .parse(text)
+    }
+
+    /// A zone `before` minutes east of UTC until `change` (seconds since the epoch), `after` from
+    /// then.
+    #[derive(Clone, Copy, Debug)]
+    pub(crate) struct Zone {
+        pub change: i64,
+        pub before: i32,
+        pub after: i32,
+    }
+
+    pub(crate) const UTC: Zone = Zone {
+        change: 0,
+        before: 0,
+        after: 0,
+    };
+
+    /// An instant, seconds since the epoch, read in `zone`.
+    #[derive(Clone, Debug)]
+    pub(crate) struct Instant {
+        pub secs: i64,
+        pub zone: Zone,
+    }
+
+    impl Instant {
+        fn local(&self) -> crate::time::Civil {
+            let offset = if self.secs < self.zone.change {
+                self.zone.before
+            } else {
+                self.zone.after
+            };
+            crate::time::civil(self.secs + i64::from(offset) * 60)
+        }
+    }
+
+    impl CronDateTime for Instant {
+        fn to_civil(&self) -> CivilDateTime {
+            let c = self.local();
+            CivilDateTime::from_ymd_hms_opt(
+                c.year as i32,
+                c.month,
+                c.day,
+                c.hour,
+                c.minute,
+                c.second,
+            )
+            .expect("a calendar date")
+        }
+
+        fn civil_weekday(&self) -> Weekday {
+            Weekday::from_days_from_sunday(self.local().weekday)
+        }
+
+        fn resolve_civil(&self, civil: CivilDateTime) -> Result<Resolution<Self>, CronError> {
+            let (wall, zone) = (wall_secs(civil), self.zone);
+            let at = |offset: i32| wall - i64::from(offset) * 60;
+            let before = Some(at(zone.before)).filter(|&secs| secs < zone.change);
+            let after = Some(at(zone.after)).filter(|&secs| secs >= zone.change);
+            let instant = |secs| Instant { secs, zone };
+            Ok(match (before, after) {
+                (Some(earlier), Some(later)) => {
+                    Resolution::Ambiguous(instant(earlier), instant(later))
+                }
+                (Some(secs), None) | (None, Some(secs)) => Resolution::Single(instant(secs)),
+                (None, None) => Resolution::Gap,
+            })
+        }
+
+        fn checked_add_seconds(&self, seconds: i64) -> Option<Self> {
+            Some(Instant {
+                secs: self.secs.checked_add(seconds)?,
+                zone: self.zone,
+            })
+        }
+
+        fn cmp_instant(&self, other: &Self) -> Ordering {
+            self.secs.cmp(&other.secs)
+        }
+    }
+
+    /// Seconds since the epoch of a wall-clock time read as UTC (Howard Hinnant's
+    /// days-from-civil, the inverse of `time::civil`).
+    fn wall_secs(civil: CivilDateTime) -> i64 {
+        let (month, day) = (i64::from(civil.month()), i64::from(civil.day()));
+        let year = i64::from(civil.year()) - i64::from(month <= 2);
+        let era = year.div_euclid(400);
+        let year_of_era = year - era * 400;
+        let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+        let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+        let days = era * 146_097 + day_of_era - 719_468;
+        days * 86_400
+            + i64::from(civil.hour()) * 3600
+            + i64::from(civil.minute()) * 60
+            + i64::from(civil.second())
+    }
+
+    /// A value of the field: mostly inside its range, now and then one past an end; where the
+    /// field has names, often a name in lower, upper or title case.
+    fn value(spec: &'static Spec) -> impl Strategy<Value = (u32, String)> + Clone {
+        let number = prop_oneof![
+            20 => spec.min..=spec.max,
+            1 => Just(spec.max + 1),
+            1 => Just(spec.min.saturating_sub(1)),
+        ];
+        (number, 0..5u8).prop_map(move |(n, style)| {
+            let name = n
+                .checked_sub(spec.min)
+                .and_then(|i| spec.names.get(i as usize));
+            let text = match (style, name) {
+                (1, Some(name)) => name.to_string(),
+                (2, Some(name)) => name.to_uppercase(),
+                (3, Some(name)) => name[..1].to_uppercase() + &name[1..],
+                (4, _) => format!("0{n}"),
+                _ => n.to_string(),
+            };
+            (n, text)
+        })
+    }
+
+    /// A step: mostly within the field's span, now and then longer (which this parser refuses).
+    fn step(spec: &'static Spec) -> impl Strategy<Value = u32> + Clone {
+        let span = spec.max - spec.min + 1;
+        prop_oneof![12 => 1..=span, 1 => span + 1..=span + 2]
+    }
+
+    /// `a-b`, in order seven times out of eight.
+    fn range(spec: &'static Spec) -> impl Strategy<Value = String> + Clone {
+        (value(spec), value(spec), 0..8u8).prop_map(|((a, a_text), (b, b_text), order)| {
+            if (a <= b) == (order != 0) {
+                format!("{a_text}-{b_text}")
+            } else {
+                format!("{b_text}-{a_text}")
+            }
+        })
+    }
+
+    /// One list item: a value, a range, or a stepped `*`, range or value.
+    fn item(spec: &'static Spec) -> impl Strategy<Value = String> + Clone {
+        prop_oneof![
+            4 => value(spec).prop_map(|(_, text)| text),
+            3 => range(spec),
+            2 => step(spec).prop_map(|n| format!("*/{n}")),
+            2 => (range(spec), step(spec)).prop_map(|(range, n)| format!("{range}/{n}")),
+            1 => (value(spec), step(spec)).prop_map(|((_, text), n)| format!("{text}/{n}")),
+        ]
+    }
+
+    /// A field: `*` (or `?` where it is taken), a stepped one, or a list of one to three items.
+    fn field(spec: &'static Spec) -> BoxedStrategy<String> {
+        let star = if spec.takes_question_mark { "?" } else { "*" };
+        prop_oneof![
+            3 => Just("*".to_string()),
+            1 => Just(star.to_string()),
+            1 => step(spec).prop_map(move |n| format!("{star}/{n}")),
+            6 => proptest::collection::vec(item(spec), 1..=3).prop_map(|items| items.join(",")),
+        ]
+        .boxed()
+    }
+
+    /// A 5-field expression, or a 6-field one with seconds first.
+    pub(crate) fn expression() -> impl Strategy<Value = String> {
+        (
+            proptest::option::of(field(&SECOND)),
+            field(&MINUTE),
+            field(&HOUR),
+            field(&DAY_OF_MONTH),
+            field(&MONTH),
+            field(&DAY_OF_WEEK),
+        )
+            .prop_map(|(second, minute, hour, dom, month, dow)| {
+                let rest = format!("{minute} {hour} {dom} {month} {dow}");
+                match second {
+                    Some(second) => format!("{second} {rest}"),
+                    None => rest,
+                }
+            })
+    }
+
+    /// Whether some item of the expression steps by more than its field's span.
+    pub(crate) fn has_long_step(text: &str) -> bool {
+        let mut fields: Vec<&str> = text.split_whitespace().collect();
+        if fields.len() == 5 {
+            fields.insert(0, "0");
+        }
+        let specs = [&SECOND, &MINUTE, &HOUR, &DAY_OF_MONTH, &MONTH, &DAY_OF_WEEK];
+        fields.iter().zip(specs).any(|(field, spec)| {
+            field.split(',').any(|item| {
+                item.split_once('/')
+                    .and_then(|(_, n)| n.parse::<u32>().ok())
+                    .is_some_and(|n| n > spec.max - spec.min + 1)
+            })
+        })
+    }
 }
 
 #[cfg(test)]
@@ -368,6 +612,244 @@ mod tests {
         ] {
             let err = parse(expr).unwrap_err();
             assert!(err.contains(says), "{expr:?}: {err}");
+        }
+    }
+
+    use super::croner_oracle::{self, Instant, UTC};
+    use croner::{Cron, Weekday};
+    use proptest::test_runner::{Config, TestRunner};
+    use std::cell::RefCell;
+
+    /// Midnight UTC of 2027-01-01, a Friday: 2027 and 2028 (a leap year) hold every day of every
+    /// month and every weekday.
+    const FIRST_DAY: i64 = 1_798_761_600;
+    const DAYS: i64 = 731;
+
+    fn day(n: i64) -> i64 {
+        FIRST_DAY + n * 86_400
+    }
+
+    fn matches_at(expr: &CronExpr, secs: i64) -> bool {
+        let c = crate::time::civil(secs);
+        expr.matches(c.second, c.minute, c.hour, c.day, c.month, c.weekday)
+    }
+
+    fn croner_matches_at(cron: &Cron, secs: i64) -> bool {
+        cron.is_time_matching(&Instant { secs, zone: UTC })
+            .expect("croner matches a real date")
+    }
+
+    /// Whether croner's month and day fields take the date of `secs`.
+    fn croner_day_at(cron: &Cron, secs: i64) -> bool {
+        let c = crate::time::civil(secs);
+        let weekday = Weekday::from_days_from_sunday(c.weekday);
+        cron.pattern.month_match(c.month).unwrap()
+            && cron
+                .pattern
+                .day_match(c.year as i32, c.month, c.day, weekday)
+                .unwrap()
+    }
+
+    fn bits_of(values: impl IntoIterator<Item = u16>) -> u64 {
+        values.into_iter().fold(0, |bits, v| bits | 1 << v)
+    }
+
+    /// croner's reading of `text` under this parser's day rule. Where a day field starts with `*`
+    /// without being exactly `*` (`*/2`), this parser ANDs the day fields, as Vixie cron and cronie
+    /// do (the crons most crontab lines are written and checked against); croner ORs them unless
+    /// one is exactly `*`. Its `+` before the weekday asks it for the AND.
+    fn under_our_day_rule(text: &str, we_or: bool, theirs: Cron) -> (Cron, bool) {
+        let croner_ors = !theirs.pattern.is_dom_wildcard() && !theirs.pattern.is_dow_wildcard();
+        if we_or || !croner_ors {
+            return (theirs, false);
+        }
+        let (rest, dow) = text.trim_end().rsplit_once(' ').expect("5 or 6 fields");
+        let anded = croner_oracle::parse(&format!("{rest} +{dow}")).expect("croner's AND");
+        (anded, true)
+    }
+
+    /// What the differential test met, for its message.
+    #[derive(Debug, Default)]
+    struct Tally {
+        both_refuse: u32,
+        refused_long_step: u32,
+        refused_never_fires: u32,
+        same_matches: u32,
+        same_matches_under_and: u32,
+    }
+
+    fn compare_with_croner(text: &str, tally: &mut Tally) {
+        match (parse(text), croner_oracle::parse(text)) {
+            (Err(_), Err(_)) => tally.both_refuse += 1,
+            (Ok(_), Err(why)) => {
+                panic!("{text:?}: croner refuses it ({why}); this parser reads it")
+            }
+            // Deliberate: croner runs `*/90` in the minute field at :00 only; whoever wrote it
+            // meant every 90 minutes, which cron cannot say, so it is refused.
+            (Err(why), Ok(_)) if why.contains("is longer than the range") => {
+                assert!(croner_oracle::has_long_step(text), "{text:?}: {why}");
+                tally.refused_long_step += 1;
+            }
+            // Deliberate: refused when the package loads; croner takes it and would search for a
+            // date that never comes. No day of a leap and a common year matches under our rule.
+            (Err(why), Ok(theirs)) if why.contains("never fires") => {
+                let (theirs, _) = under_our_day_rule(text, false, theirs);
+                let fires = (0..DAYS).find(|&n| croner_day_at(&theirs, day(n)));
+                assert_eq!(fires, None, "{text:?}: {why}");
+                tally.refused_never_fires += 1;
+            }
+            (Err(why), Ok(_)) => {
+                panic!("{text:?}: this parser refuses it ({why}); croner reads it")
+            }
+            (Ok(ours), Ok(theirs)) => {
+                assert!(!croner_oracle::has_long_step(text), "{text:?}");
+                let we_or = ours.days_of_month.restricted && ours.days_of_week.restricted;
+                let (theirs, anded) = under_our_day_rule(text, we_or, theirs);
+                assert_same_matches(text, &ours, &theirs);
+                if anded {
+                    tally.same_matches_under_and += 1;
+                } else {
+                    tally.same_matches += 1;
+                }
+            }
+        }
+    }
+
+    /// The same values in every field, and the same verdict on every day of two years (at the
+    /// first time of day the expression takes), on every minute of the first day it fires and on
+    /// every second of that day's first minute.
+    fn assert_same_matches(text: &str, ours: &CronExpr, theirs: &Cron) {
+        let p = &theirs.pattern;
+        for (what, field, component) in [
+            ("seconds", ours.seconds, &p.seconds),
+            ("minutes", ours.minutes, &p.minutes),
+            ("hours", ours.hours, &p.hours),
+            ("days of month", ours.days_of_month, &p.days),
+            ("months", ours.months, &p.months),
+            ("days of week", ours.days_of_week, &p.days_of_week),
+        ] {
+            assert_eq!(field.bits, bits_of(component.values()), "{text:?}: {what}");
+        }
+        let first = |field: Field| i64::from(field.bits.trailing_zeros());
+        let (second, minute, hour) = (first(ours.seconds), first(ours.minutes), first(ours.hours));
+        let at_first_time = |n: i64| day(n) + hour * 3600 + minute * 60 + second;
+        let agree = |secs: i64| {
+            let verdict = matches_at(ours, secs);
+            let at = crate::time::iso8601(secs as u64 * 1000);
+            assert_eq!(verdict, croner_matches_at(theirs, secs), "{text:?} at {at}");
+            verdict
+        };
+        let mut first_day = None;
+        for n in 0..DAYS {
+            if agree(at_first_time(n)) && first_day.is_none() {
+                first_day = Some(day(n));
+            }
+        }
+        if let Some(midnight) = first_day {
+            let minutes = (0..1440).map(|m| midnight + m * 60 + second);
+            let seconds = (0..60).map(|s| midnight + hour * 3600 + minute * 60 + s);
+            for secs in minutes.chain(seconds) {
+                agree(secs);
+            }
+        }
+    }
+
+    #[test]
+    fn croner_reads_generated_expressions_as_this_parser_does() {
+        let tally = RefCell::new(Tally::default());
+        let config = Config {
+            failure_persistence: None,
+            ..Config::default()
+        };
+        TestRunner::new(config)
+            .run(&croner_oracle::expression(), |text| {
+                compare_with_croner(&text, &mut tally.borrow_mut());
+                Ok(())
+            })
+            .unwrap();
+        let tally = tally.into_inner();
+        eprintln!("cron expressions against croner: {tally:?}");
+        assert!(tally.same_matches > 0, "{tally:?}");
+    }
+
+    #[test]
+    fn where_croner_takes_more_the_refusal_says_why() {
+        for (expr, says) in [
+            // The spec (§3 `triggers[].expr`) asks for 5 fields or 6; a macro is neither.
+            ("@daily", "macros such as @daily are not supported"),
+            // Quartz's L, W and # are not the standard cron the spec names: another runtime
+            // reading the same package would refuse them or run them otherwise.
+            ("0 0 L * *", "day of month field"),
+            ("0 0 15W * *", "day of month field"),
+            ("0 0 * * 5#2", "day of week field"),
+            ("0 0 * * 5L", "day of week field"),
+            // croner reads a leading `+` on the weekday as "the 13th AND a Friday"; standard cron
+            // has no such sign, and reading it as weekday 5 would OR the fields instead.
+            ("0 0 13 * +5", "\"+5\" is not a number or a name"),
+            // croner reads month names in any field (this is minute 1): outside its field a name
+            // is a slip.
+            ("jan * * * *", "minute field"),
+            // croner skips an empty list item; it is a slip too.
+            ("1,,2 * * * *", "minute field"),
+            ("*/90 * * * *", "step 90 is longer than the range 0-59"),
+            ("0 0 30 2 *", "never fires"),
+        ] {
+            let err = parse(expr).unwrap_err();
+            assert!(err.contains(says), "{expr:?}: {err}");
+            assert!(croner_oracle::parse(expr).is_ok(), "croner reads {expr:?}");
+        }
+    }
+
+    #[test]
+    fn where_this_parser_reads_otherwise_the_test_says_why() {
+        // `*` in a list is the whole range, as Vixie cron and cronie read it; croner refuses it.
+        for expr in ["*,5 * * * *", "0 0 * * 1,*"] {
+            assert!(parse(expr).is_ok(), "{expr:?}");
+            assert!(croner_oracle::parse(expr).is_err(), "{expr:?}");
+        }
+        // A day field starting with `*` restricts nothing, as in Vixie cron and cronie: every
+        // other day that is a Friday. croner ORs the fields (any odd day, or any Friday).
+        let ours = parse("0 0 */2 * 5").unwrap();
+        let theirs = croner_oracle::parse("0 0 */2 * 5").unwrap();
+        for (n, we_fire, croner_fires) in [
+            (0, true, true),   // Friday the 1st
+            (7, false, true),  // Friday the 8th
+            (2, false, true),  // Sunday the 3rd
+            (1, false, false), // Saturday the 2nd
+        ] {
+            assert_eq!(matches_at(&ours, day(n)), we_fire, "day {n}");
+            assert_eq!(croner_matches_at(&theirs, day(n)), croner_fires, "day {n}");
+        }
+    }
+
+    #[test]
+    fn question_marks_and_ranges_to_sunday_read_as_croner_reads_them() {
+        // `?` is for the day fields only, in both.
+        for expr in ["? * * * *", "0 ? * * *", "0 0 * ? *"] {
+            let err = parse(expr).unwrap_err();
+            assert!(
+                err.contains("`?` is for the day fields only"),
+                "{expr:?}: {err}"
+            );
+            assert!(croner_oracle::parse(expr).is_err(), "{expr:?}");
+        }
+        for (expr, days) in [
+            ("0 0 * * fri-sun", &[0, 5, 6][..]),
+            ("0 0 * * Mon-SUN/2", &[0, 1, 3, 5]),
+            ("0 0 ? * sat-sun", &[0, 6]),
+            ("0 0 * * 5-7", &[0, 5, 6]),
+        ] {
+            let ours = parse(expr).unwrap();
+            assert_eq!(
+                ours.days_of_week.bits,
+                bits_of(days.iter().copied()),
+                "{expr:?}"
+            );
+            let theirs = croner_oracle::parse(expr).unwrap();
+            assert_eq!(
+                bits_of(theirs.pattern.days_of_week.values()),
+                ours.days_of_week.bits
+            );
         }
     }
 }
