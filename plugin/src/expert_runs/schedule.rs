@@ -131,11 +131,11 @@ impl<'z> Offsets<'z> {
     }
 }
 
-/// The first second of local minute `local_secs` (seconds since the epoch, in local time) at which
-/// the schedule fires, if any.
-fn fires_in_local_minute(expr: &CronExpr, local_secs: i64) -> Option<u32> {
+/// The seconds of local minute `local_secs` (seconds since the epoch, in local time) at which the
+/// schedule fires.
+fn seconds_in_local_minute(expr: &CronExpr, local_secs: i64) -> impl Iterator<Item = u32> + '_ {
     let local = civil(local_secs);
-    (0..60u32).find(|&sec| {
+    (0..60u32).filter(move |&sec| {
         expr.matches(
             sec,
             local.minute,
@@ -147,22 +147,38 @@ fn fires_in_local_minute(expr: &CronExpr, local_secs: i64) -> Option<u32> {
     })
 }
 
-/// When the schedule fires in the minute starting at `minute_ms`, in the zone's local time. A local
-/// time that repeats after a backward change fires only at its first occurrence (as OpenClaw's cron);
-/// local times a forward change skips fire once, at the change, so a daily job is not lost for a day.
-fn fires_in_minute(expr: &CronExpr, offsets: &Offsets, minute_ms: u64) -> Option<u64> {
+/// The slots in the minute starting at `minute_ms`, in order: every second the schedule fires on
+/// in the zone's local time (a 6-field schedule may fire more than once a minute). A schedule
+/// whose seconds, minute or hour field starts with `*` (every 15 minutes, hourly) follows elapsed
+/// time across a daylight-saving change, as cron's wildcard jobs do: a repeated local time fires in
+/// both passes and a skipped one not at all, so the runs stay evenly spaced. A fixed-time schedule
+/// follows the wall clock: a local time that repeats after a backward change fires only at its
+/// first occurrence (as OpenClaw's cron); local times a forward change skips fire once, at the
+/// change, so a daily job is not lost for a day.
+fn slots_in_minute(expr: &CronExpr, offsets: &Offsets, minute_ms: u64) -> Vec<u64> {
     let offset = offsets.at(minute_ms);
     let local = |ms: u64, offset: i32| (ms / 1000) as i64 + i64::from(offset) * 60;
-    let fired = if offsets.repeats(minute_ms) {
-        None
-    } else {
-        fires_in_local_minute(expr, local(minute_ms, offset))
-    };
+    let on_the_clock: Vec<u64> = seconds_in_local_minute(expr, local(minute_ms, offset))
+        .map(|sec| minute_ms + u64::from(sec) * 1000)
+        .collect();
+    if expr.follows_elapsed_time() {
+        return on_the_clock;
+    }
+    if offsets.repeats(minute_ms) {
+        return Vec::new();
+    }
     let before = offsets.at(minute_ms.saturating_sub(MINUTE_MS));
-    let skipped =
-        || (before..offset).find_map(|shift| fires_in_local_minute(expr, local(minute_ms, shift)));
-    let fired = fired.or_else(|| (offset > before).then(skipped).flatten());
-    fired.map(|sec| minute_ms + u64::from(sec) * 1000)
+    let skipped = || {
+        (before..offset).any(|shift| {
+            seconds_in_local_minute(expr, local(minute_ms, shift))
+                .next()
+                .is_some()
+        })
+    };
+    if on_the_clock.is_empty() && offset > before && skipped() {
+        return vec![minute_ms];
+    }
+    on_the_clock
 }
 
 /// The slot due in (`after_ms`, `up_to_ms`]: the latest one, with how many earlier ones are skipped.
@@ -188,11 +204,11 @@ pub fn due(
     let mut minute = from - from % MINUTE_MS;
     while minute <= up_to_ms {
         let offset = offsets.at(minute);
-        if let Some(slot) =
-            fires_in_minute(expr, &offsets, minute).filter(|s| *s > after_ms && *s <= up_to_ms)
-        {
-            count += 1;
-            found = Some((slot, offset));
+        for slot in slots_in_minute(expr, &offsets, minute) {
+            if slot > after_ms && slot <= up_to_ms {
+                count += 1;
+                found = Some((slot, offset));
+            }
         }
         minute += MINUTE_MS;
     }
@@ -219,7 +235,10 @@ pub fn next_slot(
     )?;
     let mut minute = after_ms - after_ms % MINUTE_MS;
     while minute <= until {
-        if let Some(slot) = fires_in_minute(expr, &offsets, minute).filter(|s| *s > after_ms) {
+        if let Some(slot) = slots_in_minute(expr, &offsets, minute)
+            .into_iter()
+            .find(|s| *s > after_ms)
+        {
             return Ok(Some(slot));
         }
         minute += MINUTE_MS;
@@ -307,6 +326,7 @@ mod tests {
     }
 
     /// A zone with one offset change: `before` minutes east until `change_ms`, `after` from then.
+    #[derive(Clone, Copy)]
     struct OneChange {
         change_ms: u64,
         before: i32,
@@ -423,5 +443,209 @@ mod tests {
         let saturday = 1_795_392_000_000 - 2 * 86_400_000;
         let next = next_slot(&expr, "UTC", &mut UtcOnly, saturday).unwrap();
         assert_eq!(next, Some(1_795_392_000_000 + 8 * 3_600_000));
+    }
+
+    use crate::experts::cron::croner_oracle::{self, Instant, Zone};
+    use croner::{Cron, JobType};
+    use proptest::prelude::*;
+
+    impl OneChange {
+        fn for_croner(&self) -> Zone {
+            Zone {
+                change: (self.change_ms / 1000) as i64,
+                before: self.before,
+                after: self.after,
+            }
+        }
+    }
+
+    /// The runtime's next slot after `after_ms` (whole seconds) and croner's, both within the
+    /// look-ahead (a slot in its last minute is left out: the runtime scans whole minutes).
+    fn next_slots(
+        expr: &CronExpr,
+        cron: &Cron,
+        zone: &mut OneChange,
+        after_ms: u64,
+    ) -> (Option<u64>, Option<u64>) {
+        let horizon = after_ms + LOOK_AHEAD_MS - MINUTE_MS;
+        let ours = next_slot(expr, "Zone/Test", zone, after_ms)
+            .unwrap()
+            .filter(|&ms| ms <= horizon);
+        let start = Instant {
+            secs: (after_ms / 1000) as i64,
+            zone: zone.for_croner(),
+        };
+        let theirs = cron
+            .find_next_occurrence(&start, false)
+            .ok()
+            .map(|next| next.secs as u64 * 1000)
+            .filter(|&ms| ms <= horizon);
+        (ours, theirs)
+    }
+
+    /// Where the runtime and croner pick different next slots across a change, the difference is
+    /// one the runtime means: a fixed-time schedule written as a list or range (`0,30 2 * * *`),
+    /// which croner treats as an interval. The runtime runs a fixed time once a day, as whoever
+    /// wrote it expects of a wall-clock schedule: once at the change when spring skips it (croner
+    /// skips it), and only in the first pass when autumn repeats it (croner runs both).
+    fn assert_meant(
+        text: &str,
+        expr: &CronExpr,
+        cron: &Cron,
+        zone: &OneChange,
+        slots: (Option<u64>, Option<u64>),
+    ) {
+        let (ours, theirs) = slots;
+        let later = |a: Option<u64>, b: u64| a.is_none_or(|a| a > b);
+        let repeated = zone.before.saturating_sub(zone.after).max(0) as u64 * MINUTE_MS;
+        let caught_up = zone.after > zone.before
+            && ours == Some(zone.change_ms)
+            && later(theirs, zone.change_ms);
+        let second_pass = theirs.is_some_and(|t| {
+            (zone.change_ms..zone.change_ms + repeated).contains(&t) && later(ours, t)
+        });
+        assert!(
+            !expr.follows_elapsed_time()
+                && cron.determine_job_type() == JobType::IntervalWildcard
+                && (caught_up || second_pass),
+            "{text:?}: ours {:?}, croner's {:?}",
+            ours.map(crate::time::iso8601),
+            theirs.map(crate::time::iso8601),
+        );
+    }
+
+    /// The slots in the 4 hours from each start, each found from the one before by both; returns
+    /// how many steps differed (as the runtime means).
+    fn compare_across_the_change(text: &str, mut zone: OneChange, starts: &[u64]) -> u32 {
+        let expr = cron::parse(text).unwrap();
+        let oracle = croner_oracle::parse(text).unwrap();
+        let mut differed = 0;
+        for &start in starts {
+            let (mut after, end) = (start, start + 4 * HOUR_MS);
+            for _ in 0..100 {
+                let slots = next_slots(&expr, &oracle, &mut zone, after);
+                if slots.0 != slots.1 {
+                    assert_meant(text, &expr, &oracle, &zone, slots);
+                    differed += 1;
+                }
+                match [slots.0, slots.1].into_iter().flatten().min() {
+                    Some(next) if next < end => after = next,
+                    _ => break,
+                }
+            }
+        }
+        differed
+    }
+
+    /// Schedules that fire around 02:00–03:00, where the 2026 changes are: fixed times, lists,
+    /// ranges and intervals, with and without seconds.
+    fn around_the_change() -> impl Strategy<Value = String> {
+        let seconds = prop::sample::select(vec!["", "0 ", "30 ", "*/20 ", "10,40 "]);
+        let minutes = prop::sample::select(vec![
+            "0", "30", "59", "*/15", "*", "0,30", "15-45/15", "5/20",
+        ]);
+        let hours = prop::sample::select(vec!["*", "1", "2", "3", "1-3", "2,3", "*/2", "0-23/3"]);
+        let days = prop::sample::select(vec![
+            "* * *",
+            "* * 0",
+            "* * 1-5",
+            "25-31 * *",
+            "* 3,10,11 *",
+        ]);
+        (seconds, minutes, hours, days).prop_map(|(s, m, h, d)| format!("{s}{m} {h} {d}"))
+    }
+
+    #[test]
+    fn croner_finds_the_same_slots_across_the_changes_but_where_meant() {
+        let schedules = [
+            "0,30 2 * * *",
+            "0 1-3 * * *",
+            "30 2,3 * * *",
+            "30 2 * * *",
+            "*/15 * * * *",
+        ];
+        for (zone, differ) in [
+            (BERLIN_SPRING, [1, 0, 1, 0, 0]),
+            (BERLIN_AUTUMN, [2, 1, 1, 0, 0]),
+            (NEW_YORK_SPRING, [1, 0, 1, 0, 0]),
+            (NEW_YORK_AUTUMN, [0, 1, 0, 0, 0]),
+        ] {
+            let start = zone.change_ms - 3 * HOUR_MS;
+            for (text, differ) in schedules.iter().zip(differ) {
+                let differed = compare_across_the_change(text, zone, &[start]);
+                assert_eq!(
+                    differed,
+                    differ,
+                    "{text:?} from {}",
+                    crate::time::iso8601(start)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_interval_schedule_keeps_its_pace_across_the_changes() {
+        let between = |slots: Vec<String>, from: &str, to: &str| {
+            slots
+                .into_iter()
+                .filter(|slot| slot.as_str() >= from && slot.as_str() < to)
+                .collect::<Vec<_>>()
+        };
+        // Autumn: the repeated 02:30 runs in both passes, an hour apart.
+        assert_eq!(
+            between(
+                ticked("30 * * * *", BERLIN_AUTUMN),
+                "2026-10-24T23",
+                "2026-10-25T03"
+            ),
+            [
+                "2026-10-24T23:30:00.000Z 2026-10-25 01:30 +02:00",
+                "2026-10-25T00:30:00.000Z 2026-10-25 02:30 +02:00",
+                "2026-10-25T01:30:00.000Z 2026-10-25 02:30 +01:00",
+                "2026-10-25T02:30:00.000Z 2026-10-25 03:30 +01:00",
+            ]
+        );
+        // Spring: the skipped 02:30 is not made up at 03:00, half an hour before 03:30.
+        assert_eq!(
+            between(
+                ticked("30 * * * *", BERLIN_SPRING),
+                "2026-03-28T23",
+                "2026-03-29T03"
+            ),
+            [
+                "2026-03-28T23:30:00.000Z 2026-03-29 00:30 +01:00",
+                "2026-03-29T00:30:00.000Z 2026-03-29 01:30 +01:00",
+                "2026-03-29T01:30:00.000Z 2026-03-29 03:30 +02:00",
+                "2026-03-29T02:30:00.000Z 2026-03-29 04:30 +02:00",
+            ]
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn croner_agrees_across_daylight_saving_changes(text in around_the_change(), zone in 0..4usize) {
+            let zone = [BERLIN_SPRING, BERLIN_AUTUMN, NEW_YORK_SPRING, NEW_YORK_AUTUMN][zone];
+            let change = zone.change_ms;
+            // From well before, from just before, and from inside an autumn's repeated hour.
+            let starts = [change - 3 * HOUR_MS, change - 5 * MINUTE_MS, change + 55 * MINUTE_MS];
+            compare_across_the_change(&text, zone, &starts);
+        }
+
+        #[test]
+        fn croner_finds_the_same_next_slot_in_utc(
+            text in croner_oracle::expression(),
+            after_secs in 1_798_761_600u64..1_861_920_000,
+        ) {
+            let (Ok(expr), Ok(oracle)) = (cron::parse(&text), croner_oracle::parse(&text)) else {
+                return Ok(());
+            };
+            // Where the day rules differ (`*/2` in a day field) cron.rs's own test compares.
+            if !croner_oracle::same_day_rule(&expr, &oracle) {
+                return Ok(());
+            }
+            let mut utc = OneChange { change_ms: 0, before: 0, after: 0 };
+            let (ours, theirs) = next_slots(&expr, &oracle, &mut utc, after_secs * 1000);
+            prop_assert_eq!(ours, theirs, "{}", text);
+        }
     }
 }

@@ -165,6 +165,13 @@ impl CronExpr {
         })
     }
 
+    /// Whether the seconds, minute or hour field starts with `*` (`*/15 * * * *`, `0 * * * *`): such
+    /// a schedule follows elapsed time across a daylight-saving change, as cron's wildcard jobs do,
+    /// where a fixed-time one (`30 2 * * *`) follows the wall clock.
+    pub fn follows_elapsed_time(&self) -> bool {
+        !(self.seconds.restricted && self.minutes.restricted && self.hours.restricted)
+    }
+
     /// Whether the expression fires at this time: `dow` 0 = Sunday (7 accepted too), `month` 1–12,
     /// `dom` 1–31. When both day fields are restricted, either may match (standard cron); otherwise
     /// both must.
@@ -462,6 +469,13 @@ pub(crate) mod croner_oracle {
                     None => rest,
                 }
             })
+    }
+
+    /// Whether croner reads the day fields as restrictions exactly where this parser does (not
+    /// for a day field starting with `*` without being `*`, which cron.rs's own test compares).
+    pub(crate) fn same_day_rule(expr: &super::CronExpr, cron: &Cron) -> bool {
+        expr.days_of_month.restricted != cron.pattern.is_dom_wildcard()
+            && expr.days_of_week.restricted != cron.pattern.is_dow_wildcard()
     }
 
     /// Whether some item of the expression steps by more than its field's span.
