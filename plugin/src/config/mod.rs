@@ -11,7 +11,7 @@ mod settings;
 mod source;
 
 pub(crate) use crate::documents::errors::split_path;
-pub use crate::documents::nesting::{MAX_NESTING, TooDeep, check_json, check_yaml};
+pub use crate::documents::nesting::{MAX_NESTING, Refused, check_json, check_yaml};
 pub use settings::{
     HOST_SETTINGS, LoadedSettings, layered_settings, load_settings, validate_plugin_settings,
 };

@@ -155,7 +155,8 @@ fn io_reason(e: &std::io::Error) -> String {
 }
 
 /// Parses a YAML or JSON file (by extension) into `T`, turning parser errors into located errors.
-/// Nesting is capped first ([`nesting::MAX_NESTING`]): deeper documents cost the parser quadratic time.
+/// Nesting and aliases are capped first ([`nesting::check_yaml`]): deeper documents cost the parser
+/// quadratic time, and aliases can repeat a small document into a huge one.
 pub fn parse<T: DeserializeOwned>(file: &SourceFile) -> Result<T, ConfigError> {
     let located = |line: Option<u32>, field: Option<String>, message: String| ConfigError {
         file: file.display.clone(),
@@ -164,16 +165,13 @@ pub fn parse<T: DeserializeOwned>(file: &SourceFile) -> Result<T, ConfigError> {
         message,
     };
     let json = file.display.ends_with(".json");
-    if !json && let Some(value) = yaml::from_common(&file.text) {
-        return Ok(value); // nested no deeper than the cap, or it would have been declined
-    }
-    let depth = if json {
+    let checked = if json {
         nesting::check_json(&file.text)
     } else {
         nesting::check_yaml(&file.text)
     };
-    if let Err(too_deep) = depth {
-        return Err(located(Some(too_deep.line), None, too_deep.message()));
+    if let Err(refused) = checked {
+        return Err(located(Some(refused.line), None, refused.message()));
     }
     if json {
         serde_json::from_slice(file.text.as_bytes()).map_err(|e| {
@@ -181,7 +179,7 @@ pub fn parse<T: DeserializeOwned>(file: &SourceFile) -> Result<T, ConfigError> {
             located(Some(e.line() as u32), field, strip_location(&message))
         })
     } else {
-        yaml::from_libyaml(&file.text).map_err(|e| {
+        yaml::from_str(&file.text).map_err(|e| {
             let (line, message) = e.located(&file.text);
             let (field, message) = split_path(&message);
             located(line, field, message)

@@ -1,4 +1,5 @@
-//! A cap on how deeply a YAML or JSON document nests, checked before it is deserialized.
+//! Caps on what a YAML or JSON document may make its reader do, checked before it is deserialized:
+//! how deeply it nests, and how many nodes its aliases repeat.
 //!
 //! libyaml's scanner does work proportional to the open flow collections for every token, so a
 //! document such as `[[[[…]]]]` parses in time quadratic in its size (100 KB took over a minute in the
@@ -6,56 +7,138 @@
 //! parser is walked event by event and stopped at the first collection deeper than the cap: the work
 //! done until then is linear. JSON nesting is counted directly (its syntax is unambiguous).
 //!
+//! serde_norway's own alias limit counts the aliases a document replays, not what they repeat: one
+//! large anchor repeated a few thousand times took seconds and a gigabyte to read. The same walk
+//! weighs each alias by the nodes of what it names and stops past [`MAX_ALIAS_NODES`].
+//!
 //! That walk parses the document a second time (serde's parse is the first), nearly half of loading a
 //! large rules file; so it runs only when a single pass over the bytes ([`depth_bound_at_most`]) cannot
-//! prove that the document nests no deeper than the cap.
+//! prove that the document nests no deeper than the cap, or the document may hold an alias.
 
+use std::collections::HashMap;
 use unsafe_libyaml_norway as unsafe_libyaml;
 
 /// Deepest nesting of collections accepted in a configuration or expert file.
 pub const MAX_NESTING: usize = 64;
 
-/// Where a document first nests deeper than [`MAX_NESTING`].
+/// Most nodes the aliases of one document may repeat, all aliases together.
+pub const MAX_ALIAS_NODES: u64 = 100_000;
+
+/// Why a document was refused before it was read, and where.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TooDeep {
+pub struct Refused {
     /// 1-based.
     pub line: u32,
+    pub reason: Reason,
 }
 
-impl TooDeep {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// A collection deeper than [`MAX_NESTING`].
+    TooDeep,
+    /// Aliases repeating more than [`MAX_ALIAS_NODES`] nodes.
+    AliasesRepeatTooMuch,
+}
+
+impl Refused {
     pub fn message(&self) -> String {
-        format!("nested deeper than {MAX_NESTING} levels")
+        match self.reason {
+            Reason::TooDeep => format!("nested deeper than {MAX_NESTING} levels"),
+            Reason::AliasesRepeatTooMuch => format!(
+                "its aliases (`*name`) repeat more than {MAX_ALIAS_NODES} nodes; write the values out or repeat less"
+            ),
+        }
     }
 }
 
 /// Checks a YAML text. Syntax errors are left for the deserializer to report (it stops at the same
-/// place), so only a nesting problem is an error here.
-pub fn check_yaml(text: &str) -> Result<(), TooDeep> {
-    if depth_bound_at_most(text, MAX_NESTING) {
+/// place), so only a nesting or alias problem is an error here.
+pub fn check_yaml(text: &str) -> Result<(), Refused> {
+    let may_alias = memchr::memchr(b'&', text.as_bytes()).is_some()
+        && memchr::memchr(b'*', text.as_bytes()).is_some();
+    if !may_alias && depth_bound_at_most(text, MAX_NESTING) {
         return Ok(());
     }
     let mut parser = super::libyaml::Parser::new(text);
-    let mut depth = 0usize;
+    let mut walk = Walk::default();
     loop {
         let Ok((kind, offset)) = parser.next(|e| (e.type_, e.start_mark.index as usize)) else {
             return Ok(());
         };
+        let refused = |reason| Refused {
+            line: super::errors::line_at(text, offset),
+            reason,
+        };
         match kind {
             unsafe_libyaml::YAML_SEQUENCE_START_EVENT
             | unsafe_libyaml::YAML_MAPPING_START_EVENT => {
-                depth += 1;
-                if depth > MAX_NESTING {
-                    let line = super::errors::line_at(text, offset);
-                    return Err(TooDeep { line });
+                walk.nodes += 1;
+                walk.open.push((anchor_at(text, offset), walk.nodes));
+                if walk.open.len() > MAX_NESTING {
+                    return Err(refused(Reason::TooDeep));
                 }
             }
             unsafe_libyaml::YAML_SEQUENCE_END_EVENT | unsafe_libyaml::YAML_MAPPING_END_EVENT => {
-                depth = depth.saturating_sub(1);
+                if let Some((Some(anchor), first)) = walk.open.pop() {
+                    walk.anchors.insert(anchor, walk.nodes - first + 1);
+                }
+            }
+            unsafe_libyaml::YAML_SCALAR_EVENT => {
+                walk.nodes += 1;
+                if let Some(anchor) = anchor_at(text, offset) {
+                    walk.anchors.insert(anchor, 1);
+                }
+            }
+            unsafe_libyaml::YAML_ALIAS_EVENT => {
+                let repeated = name_at(text, offset.saturating_add(1))
+                    .and_then(|name| walk.anchors.get(name))
+                    .copied()
+                    .unwrap_or(1);
+                walk.nodes = walk.nodes.saturating_add(repeated);
+                walk.repeated = walk.repeated.saturating_add(repeated);
+                if walk.repeated > MAX_ALIAS_NODES {
+                    return Err(refused(Reason::AliasesRepeatTooMuch));
+                }
             }
             unsafe_libyaml::YAML_STREAM_END_EVENT => return Ok(()),
             _ => {}
         }
     }
+}
+
+/// The walk's count: nodes so far (an alias counting the nodes it repeats), the open collections
+/// (each with its anchor and its first node's number), each anchor's size, and what aliases repeat.
+#[derive(Default)]
+struct Walk<'t> {
+    nodes: u64,
+    open: Vec<(Option<&'t str>, u64)>,
+    anchors: HashMap<&'t str, u64>,
+    repeated: u64,
+}
+
+/// The anchor of the node whose event starts at `offset`: libyaml starts a node's event at its
+/// first property, an anchor (`&name`) or a tag (`!tag`), in either order.
+fn anchor_at(text: &str, offset: usize) -> Option<&str> {
+    let mut rest = text.get(offset..)?;
+    for _ in 0..2 {
+        if let Some(after) = rest.strip_prefix('&') {
+            return name_at(after, 0);
+        }
+        let tag = rest.strip_prefix('!')?;
+        rest = tag
+            .trim_start_matches(|c: char| !c.is_whitespace())
+            .trim_start();
+    }
+    None
+}
+
+/// The anchor or alias name starting at `offset`: up to a blank, a line break or a flow indicator.
+fn name_at(text: &str, offset: usize) -> Option<&str> {
+    let rest = text.get(offset..)?;
+    let end = rest
+        .find(|c: char| c.is_whitespace() || matches!(c, ',' | '[' | ']' | '{' | '}'))
+        .unwrap_or(rest.len());
+    (end > 0).then(|| &rest[..end])
 }
 
 /// Whether `text` holds NEL, LS, PS or a BOM. Their encodings start with 0xC2, 0xE2 or 0xEF: those
@@ -128,7 +211,7 @@ fn depth_bound_at_most(text: &str, cap: usize) -> bool {
 }
 
 /// Checks a JSON text: brackets outside strings. Malformed JSON is left for the deserializer.
-pub fn check_json(text: &str) -> Result<(), TooDeep> {
+pub fn check_json(text: &str) -> Result<(), Refused> {
     let (mut depth, mut line, mut in_string, mut escaped) = (0usize, 1u32, false, false);
     for byte in text.bytes() {
         match byte {
@@ -143,7 +226,10 @@ pub fn check_json(text: &str) -> Result<(), TooDeep> {
             b'[' | b'{' => {
                 depth += 1;
                 if depth > MAX_NESTING {
-                    return Err(TooDeep { line });
+                    return Err(Refused {
+                        line,
+                        reason: Reason::TooDeep,
+                    });
                 }
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
@@ -177,7 +263,13 @@ mod tests {
     fn shallow_documents_pass_and_deep_ones_name_their_line() {
         assert_eq!(check_yaml("a: [1, {b: [2]}]\nc:\n  - d: e\n"), Ok(()));
         let deep = format!("a: 1\nb: {}{}\n", "[".repeat(65), "]".repeat(65));
-        assert_eq!(check_yaml(&deep), Err(TooDeep { line: 2 }));
+        assert_eq!(
+            check_yaml(&deep),
+            Err(Refused {
+                line: 2,
+                reason: Reason::TooDeep
+            })
+        );
         assert_eq!(
             check_yaml(&format!("{}{}", "[".repeat(64), "]".repeat(64))),
             Ok(())
@@ -186,12 +278,50 @@ mod tests {
         for level in 0..70 {
             block.push_str(&format!("{}k:\n", " ".repeat(level)));
         }
-        assert_eq!(check_yaml(&block), Err(TooDeep { line: 65 }));
+        assert_eq!(
+            check_yaml(&block),
+            Err(Refused {
+                line: 65,
+                reason: Reason::TooDeep
+            })
+        );
         assert_eq!(
             check_yaml("a: [unclosed\n"),
             Ok(()),
             "syntax is the parser's"
         );
+    }
+
+    #[test]
+    fn aliases_are_weighed_by_what_they_repeat() {
+        assert_eq!(
+            check_yaml("a: &x [1, 2, {b: 3}]\nc: *x\nd: [*x, *x]\n"),
+            Ok(())
+        );
+        assert_eq!(
+            check_yaml("a: R&D\nb: 2 * 3\n"),
+            Ok(()),
+            "no anchor, no alias"
+        );
+        let mut bomb = String::from("l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for level in 1..10 {
+            let aliases = vec![format!("*l{}", level - 1); 10].join(", ");
+            bomb += &format!("l{level}: &l{level} [{aliases}]\n");
+        }
+        let refused = check_yaml(&bomb).unwrap_err();
+        assert_eq!(refused.reason, Reason::AliasesRepeatTooMuch);
+        assert!(refused.line <= 10, "{refused:?}");
+        // One large anchor repeated: few aliases, many nodes (serde_norway's own limit lets it by).
+        let keywords = vec!["k"; 5_000].join(", ");
+        let repeated = vec!["*big"; 2_000].join(", ");
+        let wide = format!("big: &big [{keywords}]\nall: [{repeated}]\n");
+        assert_eq!(
+            check_yaml(&wide).map_err(|r| r.reason),
+            Err(Reason::AliasesRepeatTooMuch)
+        );
+        let tagged = "a: !!seq &x [1, 2]\nb: *x\n";
+        assert_eq!(anchor_at(tagged, 3), Some("x"));
+        assert_eq!(check_yaml(tagged), Ok(()));
     }
 
     /// The deepest nesting libyaml reports before the end or its first error.
@@ -278,7 +408,13 @@ mod tests {
     #[test]
     fn json_brackets_inside_strings_do_not_count() {
         let deep = format!("{{\n\"a\": {}1{}}}", "[".repeat(70), "]".repeat(70));
-        assert_eq!(check_json(&deep), Err(TooDeep { line: 2 }));
+        assert_eq!(
+            check_json(&deep),
+            Err(Refused {
+                line: 2,
+                reason: Reason::TooDeep
+            })
+        );
         let quoted = format!("{{\"a\": \"{}\\\"[\"}}", "[".repeat(100));
         assert_eq!(check_json(&quoted), Ok(()));
     }

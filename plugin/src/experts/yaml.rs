@@ -52,9 +52,8 @@ pub struct ParseError {
 }
 
 /// Parses YAML into `T`. An empty document parses as `T::default()` (an empty frontmatter block is
-/// not an error; missing required fields are reported by the caller). The common reader reads what it
-/// can (within the nesting cap); nesting is capped before libyaml reads the rest: deeper documents
-/// would cost it quadratic time (see `config::check_yaml`).
+/// not an error; missing required fields are reported by the caller). Nesting is capped before
+/// libyaml reads it: deeper documents would cost it quadratic time (see `config::check_yaml`).
 pub fn parse<T: DeserializeOwned + Default>(text: &str) -> Result<T, ParseError> {
     let meaningful = text.lines().any(|l| {
         let t = l.trim();
@@ -63,24 +62,16 @@ pub fn parse<T: DeserializeOwned + Default>(text: &str) -> Result<T, ParseError>
     if !meaningful {
         return Ok(T::default());
     }
-    if let Some(value) = crate::documents::yaml::from_common(text) {
-        return Ok(value);
-    }
-    if let Err(too_deep) = crate::config::check_yaml(text) {
+    if let Err(refused) = crate::config::check_yaml(text) {
         return Err(ParseError {
-            line: Some(too_deep.line),
+            line: Some(refused.line),
             field: None,
-            message: too_deep.message(),
+            message: refused.message(),
         });
     }
     // A document that is just `~`/`null` is as empty as no document.
-    if matches!(
-        crate::documents::yaml::from_libyaml::<serde_norway::Value>(text),
-        Ok(serde_norway::Value::Null)
-    ) {
-        return Ok(T::default());
-    }
-    crate::documents::yaml::from_libyaml(text).map_err(|e| {
+    let read = crate::documents::yaml::from_str::<Option<T>>(text);
+    read.map(Option::unwrap_or_default).map_err(|e| {
         let (line, message) = e.located(text);
         let (field, message) = crate::config::split_path(&message);
         let message = match message

@@ -36,6 +36,7 @@ fn main() {
         println!("start-up, configuration load and size:");
         startup::intent_test_process(if quick { 5 } else { 30 });
         startup::config_loads(if quick { 1 } else { 5 });
+        startup::hostile_loads(if quick { 1 } else { 5 });
         startup::size();
     }
     if !only.is_empty() && only != "surfaces" {
@@ -44,6 +45,7 @@ fn main() {
     println!("large files and the expert runtime under load:");
     startup::large_file_loads(if quick { 1 } else { 3 });
     surfaces::nested_bindings(if quick { 1 } else { 3 });
+    surfaces::alias_bomb_manifest(if quick { 1 } else { 3 });
     surfaces::full_record(if quick { 1 } else { 3 });
     surfaces::quiet_cron(if quick { 1 } else { 3 });
 }

@@ -227,3 +227,60 @@ pub fn nested_bindings(runs: usize) {
     }
     .record();
 }
+
+/// An alias bomb in an expert's manifest: ten levels of ten aliases (10^10 nodes if expanded) in
+/// `spec`, which is kept as a YAML value.
+fn alias_bomb() -> String {
+    let mut levels = vec!["&l0 [x, x, x, x, x, x, x, x, x, x]".to_string()];
+    for level in 1..10 {
+        let aliases = vec![format!("*l{}", level - 1); 10].join(", ");
+        levels.push(format!("&l{level} [{aliases}]"));
+    }
+    format!("spec: [{}]\n", levels.join(", "))
+}
+
+/// `experts validate` refusing a manifest with an alias bomb, against validating the valid one.
+pub fn alias_bomb_manifest(runs: usize) {
+    let time_validate = |bomb: bool| {
+        let experts = temp_dir("bench-alias-bomb");
+        copy_dir(&workspace().join("tests/fixtures/experts"), experts.path());
+        let manifest = experts.path().join("ops-expert/expert.yaml");
+        if bomb {
+            let text = std::fs::read_to_string(&manifest).unwrap();
+            let text = text.replacen("spec: \"1.0\"\n", &alias_bomb(), 1);
+            assert!(text.contains("&l9"), "the fixture's spec line was replaced");
+            std::fs::write(&manifest, text).unwrap();
+        }
+        let (state, agents) = (temp_dir("bench-bomb-state"), temp_dir("bench-bomb-agents"));
+        let mut shim = shim(experts.path(), state.path(), agents.path());
+        let validate = Command::Experts(ExpertsCommand::Validate("ops-expert".into()));
+        let started = Instant::now();
+        let out = shim.run_command(&validate);
+        let took = started.elapsed();
+        if bomb {
+            let said = format!("{}{}", out.stdout, out.stderr);
+            assert!(said.contains("aliases (`*name`) repeat more than"), "{said}");
+        } else {
+            assert_eq!(out.exit_code, 0, "{}", out.stderr);
+        }
+        took
+    };
+    let (mut bomb, mut valid): (Vec<_>, Vec<_>) = (0..runs.max(3))
+        .map(|_| (time_validate(true), time_validate(false)))
+        .unzip();
+    let (bomb, valid) = (median(&mut bomb), median(&mut valid));
+    println!(
+        "  experts validate: an alias bomb in expert.yaml refused in {:.1} ms, the valid package validated in {:.1} ms",
+        ms(bomb),
+        ms(valid)
+    );
+    Row {
+        what: "experts validate refusing an alias bomb in expert.yaml, median",
+        value: ms(bomb),
+        unit: "ms",
+        goal: 1_000.0,
+        baseline: "validating the valid package",
+        baseline_value: ms(valid),
+    }
+    .record();
+}
