@@ -4,11 +4,11 @@
 //! line costs only itself.
 
 use graphiti_openclaw::Engine;
-use graphiti_openclaw::api::{AgentEndEvent, Command, HookContext, SpoolCommand};
 use graphiti_openclaw::config::ConfigRoots;
-use graphiti_openclaw::decision::CaptureOutcome;
-use graphiti_openclaw::graphiti::http::{Http, HttpError, Request, Response};
-use graphiti_openclaw::locks::{LockError, Locks, ThisProcess};
+use graphiti_openclaw::memory::graphiti::http::{Http, HttpError, Request, Response};
+use graphiti_openclaw::platform::api::{AgentEndEvent, Command, HookContext, SpoolCommand};
+use graphiti_openclaw::platform::locks::{LockError, Locks, ThisProcess};
+use graphiti_openclaw::routing::decision::CaptureOutcome;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};

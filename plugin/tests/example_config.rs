@@ -1,9 +1,9 @@
 //! The shipped example configuration loads, routes the README's demo prompt, and lints clean.
 
 use graphiti_openclaw::Engine;
-use graphiti_openclaw::api::{Command, IntentTestRequest, OutputFormat};
 use graphiti_openclaw::config::ConfigRoots;
-use graphiti_openclaw::graphiti::http::NoNetwork;
+use graphiti_openclaw::memory::graphiti::http::NoNetwork;
+use graphiti_openclaw::platform::api::{Command, IntentTestRequest, OutputFormat};
 use std::path::PathBuf;
 
 fn engine() -> Engine {

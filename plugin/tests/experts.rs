@@ -1012,8 +1012,8 @@ fn idle_sessions_state_is_pruned_never_the_current_sessions() {
 
 #[test]
 fn concurrent_runs_of_one_expert_keep_their_own_session_state() {
-    use graphiti_openclaw::api::HookContext;
-    use graphiti_openclaw::expert_sessions::{ExpertRoots, ExpertSessions, ExpertsSettings};
+    use graphiti_openclaw::experts::sessions::{ExpertRoots, ExpertSessions, ExpertsSettings};
+    use graphiti_openclaw::platform::api::HookContext;
     let root_temp = temp_dir("session-state-packages");
     let root = root_temp.path();
     copy_dir(&examples_root().join(EXAMPLE), &root.join(EXAMPLE));

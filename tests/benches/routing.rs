@@ -10,7 +10,7 @@
 //! `ROUTING_BENCH_QUICK=1` for a short run.
 
 use graphiti_openclaw::config::ConfigRoots;
-use graphiti_openclaw::recall::Recall;
+use graphiti_openclaw::memory::recall::Recall;
 use graphiti_openclaw::routing::{PreviousTurn, RouteInput, Router};
 use graphiti_openclaw_tests::bench_rows::{Row, write_rules_config};
 use graphiti_openclaw_tests::{plugin_wasm, temp_dir};

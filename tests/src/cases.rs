@@ -1,6 +1,6 @@
 //! The routing case tables: one YAML file per property, one row per case (see `tests/cases/README.md`).
 
-use graphiti_openclaw::api::IntentTestRequest;
+use graphiti_openclaw::platform::api::IntentTestRequest;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -61,8 +61,8 @@ pub struct Observed {
     pub prepend_context: Option<String>,
 }
 
-impl From<graphiti_openclaw::decision::Injection> for Observed {
-    fn from(i: graphiti_openclaw::decision::Injection) -> Observed {
+impl From<graphiti_openclaw::routing::decision::Injection> for Observed {
+    fn from(i: graphiti_openclaw::routing::decision::Injection) -> Observed {
         Observed {
             intent: i.decision.intent,
             no_pack_reason: i.decision.no_pack_reason,

@@ -3,7 +3,7 @@
 
 use graphiti_openclaw::Engine;
 use graphiti_openclaw::config::ConfigRoots;
-use graphiti_openclaw::graphiti::http::NoNetwork;
+use graphiti_openclaw::memory::graphiti::http::NoNetwork;
 use graphiti_openclaw_tests::cases::{self, Observed};
 use graphiti_openclaw_tests::plugin_wasm;
 use host_shim::{Limits, Shim, ShimOptions};
@@ -138,7 +138,7 @@ fn generated_prompts_route_alike_in_the_component_and_natively() {
             };
             let component = observed(shim.dry_run(&request).expect("component dry run"));
             let native: Observed = engine
-                .dry_run(&graphiti_openclaw::api::IntentTestRequest {
+                .dry_run(&graphiti_openclaw::platform::api::IntentTestRequest {
                     prompt: prompt.clone(),
                     now_ms: Some(0),
                     ..Default::default()

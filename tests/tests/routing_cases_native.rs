@@ -3,7 +3,7 @@
 
 use graphiti_openclaw::Engine;
 use graphiti_openclaw::config::ConfigRoots;
-use graphiti_openclaw::graphiti::http::NoNetwork;
+use graphiti_openclaw::memory::graphiti::http::NoNetwork;
 use graphiti_openclaw_tests::cases::{self, Observed};
 use std::collections::BTreeMap;
 

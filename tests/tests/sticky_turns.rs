@@ -161,7 +161,7 @@ fn a_session_state_from_before_expiry_has_no_time_and_is_not_carried() {
     let state = temp_dir("sticky-old-state");
     let routing = state.path().join("routing");
     std::fs::create_dir_all(&routing).unwrap();
-    let file = graphiti_openclaw::state::file_for(&routing, "s");
+    let file = graphiti_openclaw::routing::state::file_for(&routing, "s");
     std::fs::write(&file, r#"{"session_key":"s","intent":"content_tweet"}"#).unwrap();
     let clock = SetClock::at(T0);
     let mut shim = shim(state.path(), &clock, None);

@@ -447,3 +447,11 @@ export class ExpertRunner {
     }
   }
 }
+
+/**
+ * The expert runner of this process by state directory, shared by every copy of this module: OpenClaw
+ * runs hooks and commands from other registrations than the one whose service runs the runner, and
+ * they wake it after queueing something (a channel message, an approval). Only a wake-up passes
+ * here; what is queued is on disk.
+ */
+export const expertRunners = (globalThis[Symbol.for('graphiti-openclaw.expert-runners')] ??= new Map());

@@ -11,11 +11,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ComponentPool } from './component.js';
 import { agentEndEvent, hookContext, promptEvent } from './context.js';
-import { checkToolCommand, dueMoment, expertsCommand, expertsSlashCommand, graphitiSlashCommand, intentTest, functionCommand, knowledgeCommand, learnCommand, outputText, queuesWork, recallSlashCommand, spoolCommand, stepCommand } from './commands.js';
+import { checkToolCommand, dueMoment, expertsCommand, expertsSlashCommand, graphitiSlashCommand, intentTest, outputText, queuesWork, recallSlashCommand, spoolCommand } from './commands.js';
 import { defaultOpenclawStateDir, resolveOptions } from './options.js';
 import { blockedTurnHooks, describeBlockedHooks, hookStatusLines } from './hook-access.js';
 import { memoryCoreState, slotStatusLines, slotWarning } from './memory-slot.js';
-import { ExpertRunner } from './expert-runner.js';
+import { ExpertRunner, expertRunners } from './expert-runner.js';
+import { registerTools } from './tools.js';
 import { WEBHOOK_PREFIX, webhookHandler } from './webhook.js';
 import { boundServers, checkServers } from './mcp-check.js';
 
@@ -145,13 +146,6 @@ const MANAGING_COMMANDS = new Set(['install', 'bind', 'remove']);
 /** Largest package archive `experts install` reads (as the shim). */
 const MAX_ARCHIVE_BYTES = 16 << 20;
 
-/**
- * The expert runner of this process by state directory, shared by every copy of this module: OpenClaw
- * runs hooks and commands from other registrations than the one whose service runs the runner, and
- * they wake it after queueing something (a channel message, an approval). Only a wake-up passes
- * here; what is queued is on disk.
- */
-const expertRunners = (globalThis[Symbol.for('graphiti-openclaw.expert-runners')] ??= new Map());
 
 /** Warnings already logged by this process, shared by every copy of this module in it: OpenClaw may
  * register the plugin more than once, from a fresh copy each time. */
@@ -235,129 +229,6 @@ export function toolCall(event, ctx) {
     argumentsJson: JSON.stringify(event?.params ?? {}),
     callId: typeof callId === 'string' && callId !== '' ? callId : undefined,
   };
-}
-
-function textResult(text, details = {}) {
-  return { content: [{ type: 'text', text }], details };
-}
-
-function registerTools(api, runtime) {
-  api.registerTool((toolCtx) => ({
-    name: 'graphiti_search',
-    label: 'Graphiti search',
-    description: 'Search long-term memory (the Graphiti knowledge graph) of this conversation for facts and entities. Use it when the injected <graphiti-context> does not answer the question.',
-    parameters: {
-      type: 'object',
-      properties: { query: { type: 'string', description: 'What to look for, in a few words.' } },
-      required: ['query'],
-      additionalProperties: false,
-    },
-    resultContentSource: 'network',
-    async execute(_toolCallId, params) {
-      const output = await runtime.command({ tag: 'search', val: { query: String(params?.query ?? ''), ctx: hookContext(toolCtx) } });
-      if (output.exitCode !== 0) throw new Error(outputText(output));
-      return textResult(output.stdout);
-    },
-  }), { name: 'graphiti_search' });
-  api.registerTool((toolCtx) => ({
-    name: 'graphiti_ingest',
-    label: 'Graphiti ingest',
-    description: 'Store a fact or note in long-term memory (Graphiti) for this conversation, e.g. a preference the user stated. It is queued durably and sent in the background.',
-    parameters: {
-      type: 'object',
-      properties: { text: { type: 'string', description: 'The fact or note, as a complete sentence.' } },
-      required: ['text'],
-      additionalProperties: false,
-    },
-    async execute(_toolCallId, params) {
-      const output = await runtime.command({ tag: 'ingest', val: { text: String(params?.text ?? ''), source: 'OpenClaw agent (graphiti_ingest tool)', ctx: hookContext(toolCtx) } });
-      if (output.exitCode !== 0) throw new Error(outputText(output));
-      runtime.flushSoon();
-      return textResult(output.stdout);
-    },
-  }), { name: 'graphiti_ingest' });
-  // The calling session comes from OpenClaw's tool context; the component answers only an expert's
-  // own session, with that expert's knowledge (private knowledge is in no file an agent can read).
-  api.registerTool((toolCtx) => ({
-    name: 'expert_knowledge',
-    label: 'Expert knowledge',
-    description: 'In an expert session: list the knowledge of your expert package, or read one file by name (private knowledge included; it stays in this session). Other sessions are refused.',
-    parameters: {
-      type: 'object',
-      properties: { name: { type: 'string', description: 'The knowledge file to read; leave out to list them.' } },
-      additionalProperties: false,
-    },
-    async execute(_toolCallId, params) {
-      const name = typeof params?.name === 'string' && params.name.trim() ? params.name.trim() : undefined;
-      const output = await runtime.command(knowledgeCommand(name, toolCtx));
-      if (output.exitCode !== 0) throw new Error(outputText(output));
-      return textResult(output.stdout);
-    },
-  }), { name: 'expert_knowledge' });
-  // An expert run's progress and proposals: the component finds the invocation and the expert from
-  // the calling session (OpenClaw's tool context) and refuses other sessions.
-  api.registerTool((toolCtx) => ({
-    name: 'expert_step',
-    label: 'Expert step',
-    description: 'In an expert process run: mark one checklist step of your process complete (its text as in the checklist), so that a retry resumes after it.',
-    parameters: {
-      type: 'object',
-      properties: { step: { type: 'string', description: 'The step completed, as the process\'s checklist names it.' } },
-      required: ['step'],
-      additionalProperties: false,
-    },
-    async execute(_toolCallId, params) {
-      const output = await runtime.command(stepCommand(params?.step, toolCtx));
-      if (output.exitCode !== 0) throw new Error(outputText(output));
-      return textResult(output.stdout);
-    },
-  }), { name: 'expert_step' });
-  // spec §6: a function with `session: isolated` runs in a child session of its own; the caller gets
-  // only the reply. The component names the session and writes the message; the Gateway's runner runs it.
-  api.registerTool((toolCtx) => ({
-    name: 'expert_function',
-    label: 'Expert function',
-    description: 'In an expert session: run one of your functions marked isolated in a fresh child session, with its inputs; you get its outputs back.',
-    parameters: {
-      type: 'object',
-      properties: {
-        name: { type: 'string', description: 'The function, as your prompt lists it.' },
-        inputs: { type: 'object', description: 'Its inputs, by name.' },
-      },
-      required: ['name'],
-      additionalProperties: false,
-    },
-    async execute(_toolCallId, params) {
-      const output = await runtime.command(functionCommand(params?.name, params?.inputs ?? {}, toolCtx));
-      if (output.exitCode !== 0) throw new Error(outputText(output));
-      const runner = expertRunners.get(runtime.options.stateDir);
-      if (!runner) throw new Error('isolated functions run in the OpenClaw Gateway only (no expert runner in this process)');
-      return textResult(await runner.runFunction(JSON.parse(output.stdout)));
-    },
-  }), { name: 'expert_function' });
-  api.registerTool((toolCtx) => ({
-    name: 'expert_learning',
-    label: 'Expert learning',
-    description: 'In an expert session: propose a learning for your expert package (a correction to apply next time). The package\'s learning policy decides whether it is kept at once or waits for the user\'s approval.',
-    parameters: {
-      type: 'object',
-      properties: {
-        scope: { type: 'string', description: '"package", or the name of one of your functions.' },
-        title: { type: 'string', description: 'A short title.' },
-        observation: { type: 'string', description: 'What happened.' },
-        correction: { type: 'string', description: 'What to do instead next time.' },
-        confidence: { type: 'string', enum: ['high', 'medium', 'low'] },
-        source: { type: 'string', description: 'Where it was learned (default: this invocation).' },
-      },
-      required: ['scope', 'title', 'observation', 'correction', 'confidence'],
-      additionalProperties: false,
-    },
-    async execute(_toolCallId, params) {
-      const output = await runtime.command(learnCommand(params, toolCtx));
-      if (output.exitCode !== 0) throw new Error(outputText(output));
-      return textResult(output.stdout);
-    },
-  }), { name: 'expert_learning' });
 }
 
 function registerSlashCommands(api, runtime) {

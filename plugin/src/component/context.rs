@@ -2,7 +2,7 @@
 //! that acts for a session).
 
 use super::bindings::graphiti::openclaw::types as wit;
-use crate::api;
+use crate::platform::api;
 
 pub fn hook_context(ctx: wit::HookContext) -> api::HookContext {
     api::HookContext {

@@ -2,8 +2,8 @@
 
 use super::bindings::graphiti::openclaw::host;
 use super::bindings::graphiti::openclaw::types as wit;
-use crate::api;
-use crate::expert_runs::TimeZones;
+use crate::experts::runs::TimeZones;
+use crate::platform::api;
 
 /// The host's `utc-offset` import.
 pub struct HostZones;

@@ -1,13 +1,13 @@
 //! WIT glue: maps the `graphiti:openclaw` exports onto [`Engine`] and its types onto the WIT records.
 //! No decisions here.
 
-use crate::api;
 use crate::config::{ConfigError as NativeConfigError, ConfigRoots};
-use crate::decision;
 use crate::engine::Engine;
-use crate::expert_sessions::{ExpertsCommand, ToolVerdict};
-use crate::graphiti::http as net;
-use crate::locks;
+use crate::experts::sessions::{ExpertsCommand, ToolVerdict};
+use crate::memory::graphiti::http as net;
+use crate::platform::api;
+use crate::platform::locks;
+use crate::routing::decision;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 

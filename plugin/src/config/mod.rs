@@ -4,14 +4,14 @@
 
 use serde::Deserialize;
 
-pub use crate::api::ConfigError;
-pub use crate::group_id::GroupIdSettings;
+pub use crate::platform::api::ConfigError;
+pub use group_ids::GroupIdSettings;
 
+pub mod group_ids;
 mod settings;
 mod source;
 
-pub(crate) use crate::documents::errors::split_path;
-pub use crate::documents::nesting::{MAX_NESTING, Refused, check_json, check_yaml};
+pub use crate::platform::documents::nesting::{MAX_NESTING, Refused, check_json, check_yaml};
 pub use settings::{
     HOST_SETTINGS, LoadedSettings, layered_settings, load_settings, validate_plugin_settings,
 };
@@ -238,7 +238,7 @@ pub struct PluginSettings {
 pub struct GraphitiSettings {
     /// The MCP endpoint (`…/mcp`) or the REST server's base URL.
     pub url: String,
-    pub transport: crate::graphiti::Transport,
+    pub transport: Transport,
     pub group_id: GroupIdSettings,
 }
 
@@ -486,5 +486,23 @@ pub fn display_name(source: &SourceFile) -> String {
         format!("{} (overlay)", source.display)
     } else {
         source.display.clone()
+    }
+}
+
+/// How the component talks to Graphiti: its MCP server or its REST API.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    #[default]
+    Mcp,
+    Rest,
+}
+
+impl Transport {
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Mcp => "mcp",
+            Transport::Rest => "rest",
+        }
     }
 }

@@ -117,7 +117,7 @@ pub fn validate_plugin_settings(
         ("direct", &settings.graphiti.group_id.direct),
         ("group", &settings.graphiti.group_id.group),
     ] {
-        if let Err(why) = crate::group_id::check_group_template(template) {
+        if let Err(why) = super::group_ids::check_group_template(template) {
             error("graphiti.group_id", field, why);
         }
     }
@@ -210,7 +210,7 @@ pub fn layered_settings(
             serde_json::from_slice(file.text.as_bytes())
                 .map_err(|e| host_error(None, e.to_string()))?
         }
-        Some(file) => crate::documents::yaml::from_str::<serde_json::Value>(&file.text)
+        Some(file) => crate::platform::documents::yaml::from_str::<serde_json::Value>(&file.text)
             .map_err(|e| host_error(None, e.to_string()))?,
         None => serde_json::Value::Object(Default::default()),
     };
@@ -370,20 +370,44 @@ mod tests {
     fn a_host_settings_error_names_the_full_path_of_its_field() {
         for (json, field) in [
             (r#"{"recall": {"timeout": 250}}"#, Some("recall.timeout")),
-            (r#"{"recall": {"timeout_ms": "soon"}}"#, Some("recall.timeout_ms")),
-            (r#"{"recall": {"timeout_ms": -1}}"#, Some("recall.timeout_ms")),
+            (
+                r#"{"recall": {"timeout_ms": "soon"}}"#,
+                Some("recall.timeout_ms"),
+            ),
+            (
+                r#"{"recall": {"timeout_ms": -1}}"#,
+                Some("recall.timeout_ms"),
+            ),
             (
                 r#"{"recall": {"fallback_tools": ["a", 7, "b"]}}"#,
                 Some("recall.fallback_tools[1]"),
             ),
-            (r#"{"recall": {"invalid_facts": "burn"}}"#, Some("recall.invalid_facts")),
+            (
+                r#"{"recall": {"invalid_facts": "burn"}}"#,
+                Some("recall.invalid_facts"),
+            ),
             (r#"{"recall": 5}"#, Some("recall")),
-            (r#"{"graphiti": {"transport": "carrier pigeon"}}"#, Some("graphiti.transport")),
-            (r#"{"capture": {"flush_batch": 1e40}}"#, Some("capture.flush_batch")),
+            (
+                r#"{"graphiti": {"transport": "carrier pigeon"}}"#,
+                Some("graphiti.transport"),
+            ),
+            (
+                r#"{"capture": {"flush_batch": 1e40}}"#,
+                Some("capture.flush_batch"),
+            ),
             (r#"{"routing": {"nope": true}}"#, Some("routing.nope")),
-            (r#"{"experts": {"sessions": {"agent:main:x": 5}}}"#, Some("experts.sessions.agent:main:x")),
-            (r#"{"experts": {"channels": {"e/t": ["a", ["b"]]}}}"#, Some("experts.channels.e/t[1]")),
-            (r#"{"experts": {"known_servers": [null]}}"#, Some("experts.known_servers[0]")),
+            (
+                r#"{"experts": {"sessions": {"agent:main:x": 5}}}"#,
+                Some("experts.sessions.agent:main:x"),
+            ),
+            (
+                r#"{"experts": {"channels": {"e/t": ["a", ["b"]]}}}"#,
+                Some("experts.channels.e/t[1]"),
+            ),
+            (
+                r#"{"experts": {"known_servers": [null]}}"#,
+                Some("experts.known_servers[0]"),
+            ),
             (r#"{"zzz": {"a": [1, {"b": 2}]}}"#, Some("zzz")),
             (r#"[1]"#, None),
         ] {

@@ -2,8 +2,8 @@
 //! their directories, and parsing with located errors.
 
 use super::ConfigError;
-use crate::documents::errors::{split_path, strip_location};
-use crate::documents::{nesting, yaml};
+use crate::platform::documents::errors::{split_path, strip_location};
+use crate::platform::documents::{nesting, yaml};
 use serde::de::DeserializeOwned;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -90,7 +90,7 @@ impl ConfigRoots {
         relative: &str,
     ) -> Result<Option<SourceFile>, ConfigError> {
         let display = self.display(from_overlay, relative);
-        match crate::files::read_to_string(dir.join(relative)) {
+        match crate::platform::files::read_to_string(dir.join(relative)) {
             Ok(text) => Ok(Some(SourceFile {
                 display,
                 text,
@@ -282,7 +282,7 @@ pub fn locate(text: &str, key: &str, item: &str, field: Option<&str>) -> Option<
 mod tests {
     use super::*;
     use crate::config::RulesFile;
-    use crate::files::temp_dir;
+    use crate::platform::files::temp_dir;
 
     fn yaml(text: &str) -> SourceFile {
         SourceFile {

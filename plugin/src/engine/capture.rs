@@ -2,18 +2,18 @@
 //! it is on disk when the hook returns.
 
 use super::Engine;
-use crate::api::{AgentEndEvent, HookContext};
-use crate::decision::CaptureOutcome;
-use crate::graphiti::{Episode, EpisodeKind, speaker_name};
-use crate::group_id;
-use crate::spool::{self, Appended, Spool};
-use crate::time;
-use crate::turns;
+use crate::engine::turns;
+use crate::memory::graphiti::{Episode, EpisodeKind, speaker_name};
+use crate::memory::group_id;
+use crate::memory::spool::{self, Appended, Spool};
+use crate::platform::api::{AgentEndEvent, HookContext};
+use crate::platform::time;
+use crate::routing::decision::CaptureOutcome;
 
 impl Engine {
     /// Captures the turn; its counts (this hook's and `before-agent-start`'s) are saved before it
     /// returns, since the process may end with the turn (`openclaw agent --local`, the CLI): a line
-    /// of this instance's count log, without the `stats` lock (see [`crate::stats::append_counts`]).
+    /// of this instance's count log, without the `stats` lock (see [`crate::memory::stats::append_counts`]).
     pub fn agent_end(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> CaptureOutcome {
         // It waits on nothing: the episode, its spool file and the count log share one reading.
         time::with_one_reading(|| self.capture_and_count(event, ctx))
@@ -70,7 +70,7 @@ impl Engine {
             _ => None,
         };
         let (user, assistant) =
-            match crate::capture::last_exchange(&event.messages_json, record.as_ref()) {
+            match crate::memory::capture::last_exchange(&event.messages_json, record.as_ref()) {
                 Ok(exchange) => exchange,
                 Err(why) => return CaptureOutcome::Skipped(why),
             };
@@ -87,7 +87,9 @@ impl Engine {
         };
         let group_id = match group_id::group_id(&self.settings.graphiti.group_id, ctx) {
             Ok(group) => group,
-            Err(why) => return CaptureOutcome::Dropped(format!("{why}: this turn was NOT captured")),
+            Err(why) => {
+                return CaptureOutcome::Dropped(format!("{why}: this turn was NOT captured"));
+            }
         };
         let episode = Episode {
             name: episode_name(ctx, &group_id, &user, &assistant),

@@ -2,21 +2,21 @@
 //! flush, spool, experts): each runs on the engine's state and is rendered by `reports`.
 
 use super::Engine;
-use crate::api::{ChatType, Command, CommandOutput, HookContext, IntentTestRequest};
-use crate::boundary_audit;
 use crate::config::PluginSettings;
-use crate::decision::Injection;
-use crate::graphiti::EpisodeKind;
-use crate::graphiti::{Episode, http::Deadline, speaker_name};
-use crate::group_id;
-use crate::recall::Recall;
-use crate::relevance;
-use crate::reports;
+use crate::engine::turns;
+use crate::memory::graphiti::EpisodeKind;
+use crate::memory::graphiti::{Episode, http::Deadline, speaker_name};
+use crate::memory::group_id;
+use crate::memory::recall::Recall;
+use crate::memory::relevance;
+use crate::memory::spool::{self, Appended, Spool};
+use crate::memory::stats;
+use crate::ops::boundary_audit;
+use crate::ops::reports;
+use crate::platform::api::{ChatType, Command, CommandOutput, HookContext, IntentTestRequest};
+use crate::platform::time;
+use crate::routing::decision::Injection;
 use crate::routing::{PreviousTurn, RouteInput};
-use crate::spool::{self, Appended, Spool};
-use crate::stats;
-use crate::time;
-use crate::turns;
 use std::time::Duration;
 
 /// How long `status` waits for Graphiti's health check.
@@ -365,7 +365,11 @@ impl Engine {
             };
             if new != old {
                 // An older record did not keep who the turn was with: the key may not name them.
-                let guessed = if record.conversation.is_none() { " (read off the key)" } else { "" };
+                let guessed = if record.conversation.is_none() {
+                    " (read off the key)"
+                } else {
+                    ""
+                };
                 let session = format!("{}{guessed}", record.session_key);
                 moved.entry((old, new)).or_default().push(session);
             }
@@ -375,7 +379,10 @@ impl Engine {
             moved.len()
         );
         for ((old, new), sessions) in &moved {
-            out.push_str(&format!("{old} -> {new}  (sessions: {})\n", sessions.join(", ")));
+            out.push_str(&format!(
+                "{old} -> {new}  (sessions: {})\n",
+                sessions.join(", ")
+            ));
         }
         if !moved.is_empty() {
             out.push_str(
@@ -407,7 +414,11 @@ fn recorded_context(record: &turns::TurnRecord) -> HookContext {
             ctx.sender_id = c.sender_id.clone();
             ctx.chat_id = c.chat_id.clone();
             ctx.channel = c.channel.clone();
-            ctx.chat_type = if c.group_chat { ChatType::Group } else { ChatType::Direct };
+            ctx.chat_type = if c.group_chat {
+                ChatType::Group
+            } else {
+                ChatType::Direct
+            };
         }
         None => {
             let key = group_id::SessionKey::parse(&record.session_key);

@@ -2,14 +2,14 @@
 //! `expert-run-ended`), its `experts …` commands, and what a held tool call does to a run.
 
 use super::Engine;
-use crate::api::{
+use crate::experts::runs::Runtime;
+use crate::experts::runs::in_flight::HeldCall;
+use crate::experts::sessions::{Held, ToolCheck, ToolVerdict};
+use crate::platform::api::{
     ChannelMessage, CommandOutput, ExpertsCommand, HookContext, RunReport, RuntimeWork,
     WebhookAnswer, WebhookRequest,
 };
-use crate::expert_runs::Runtime;
-use crate::expert_runs::in_flight::HeldCall;
-use crate::expert_sessions::{Held, ToolCheck, ToolVerdict};
-use crate::time;
+use crate::platform::time;
 
 fn output(result: Result<String, String>) -> CommandOutput {
     match result {
@@ -30,7 +30,7 @@ impl Engine {
     /// Runs `f` on the runtime; without one (no state directory, no experts), the error.
     fn with_runtime<T>(
         &mut self,
-        f: impl FnOnce(&mut Runtime, &mut crate::expert_runs::tick::RunnerState) -> T,
+        f: impl FnOnce(&mut Runtime, &mut crate::experts::runs::tick::RunnerState) -> T,
     ) -> Result<T, String> {
         self.ensure_loaded();
         let (mut runtime, runner) = self

@@ -4,25 +4,26 @@
 
 mod capture;
 mod commands;
+pub mod config_in_force;
 mod expert_runs;
 mod recall_turn;
 mod sending;
 mod tool_calls;
 mod turn;
+pub mod turns;
 
-use crate::api::{ConfigResult, HookContext};
 use crate::config::{ConfigRoots, PluginSettings};
-use crate::config_in_force::ConfigInForce;
-use crate::expert_sessions::{ExpertRoots, ExpertSessions};
-use crate::files::Kept;
-use crate::graphiti::http::Http;
-use crate::graphiti::{Client, Transport};
-use crate::locks::{self, Locks};
-use crate::mcp_session;
+use crate::engine::config_in_force::ConfigInForce;
+use crate::experts::sessions::{ExpertRoots, ExpertSessions};
+use crate::memory::graphiti::http::Http;
+use crate::memory::graphiti::{Client, Transport};
+use crate::memory::mcp_session;
+use crate::memory::stats;
+use crate::platform::api::{ConfigResult, HookContext};
+use crate::platform::files::Kept;
+use crate::platform::locks::{self, Locks};
+use crate::platform::time;
 use crate::routing::Router;
-use crate::stats;
-use crate::time;
-use crate::turns;
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -61,16 +62,16 @@ pub struct Engine {
     temp_swept_at_ms: u64,
     /// Session routing states, last-turn records and the recall cache as this instance last read or
     /// wrote them (each used while its file is unchanged).
-    kept_sessions: Kept<crate::state::SessionState>,
+    kept_sessions: Kept<crate::routing::state::SessionState>,
     kept_turns: Kept<turns::TurnRecord>,
-    kept_recall: Kept<crate::recall_cache::CacheFile>,
+    kept_recall: Kept<crate::memory::recall_cache::CacheFile>,
     /// The capture spool's depth as last counted, with its directory's stamp then.
-    spool_depth: Option<crate::spool::Depth>,
+    spool_depth: Option<crate::memory::spool::Depth>,
     experts: ExpertSessions,
     /// The host's cross-process locks on the state directory.
     locks: Box<dyn Locks>,
     /// The host's time-zone offsets, for cron triggers.
-    zones: Box<dyn crate::expert_runs::TimeZones>,
+    zones: Box<dyn crate::experts::runs::TimeZones>,
     /// The same zones, for validating packages' cron triggers; none until the host gives zones.
     zone_check: Option<crate::experts::ZoneCheck>,
 }
@@ -120,8 +121,8 @@ impl Engine {
             counts_seen: stats::CountsSeen::default(),
             pruned_at_ms: 0,
             temp_swept_at_ms: 0,
-            kept_sessions: Kept::new(crate::state::KEPT_SESSIONS),
-            kept_turns: Kept::new(crate::state::KEPT_SESSIONS),
+            kept_sessions: Kept::new(crate::routing::state::KEPT_SESSIONS),
+            kept_turns: Kept::new(crate::routing::state::KEPT_SESSIONS),
             kept_recall: Kept::new(1),
             spool_depth: None,
             experts: ExpertSessions::new(ExpertRoots {
@@ -129,18 +130,18 @@ impl Engine {
                 ..ExpertRoots::default()
             }),
             locks: Box::new(locks::Unshared),
-            zones: Box::new(crate::expert_runs::UtcOnly),
+            zones: Box::new(crate::experts::runs::UtcOnly),
             zone_check: None,
         }
     }
 
     /// The host's time zones (without them, cron triggers know UTC only, and validation does not
     /// judge a trigger's zone).
-    pub fn with_time_zones(mut self, zones: Box<dyn crate::expert_runs::TimeZones>) -> Engine {
+    pub fn with_time_zones(mut self, zones: Box<dyn crate::experts::runs::TimeZones>) -> Engine {
         let shared = SharedZones(Rc::new(RefCell::new(zones)));
         let check = shared.0.clone();
         self.zone_check = Some(crate::experts::ZoneCheck::new(move |zone| {
-            let now = crate::time::now_ms();
+            let now = crate::platform::time::now_ms();
             check.borrow_mut().utc_offset_minutes(zone, now).map(|_| ())
         }));
         self.experts.check_zones_with(self.zone_check.clone());
@@ -360,9 +361,9 @@ impl Engine {
 }
 
 /// The host's zones, shared by the runtime and package validation (one instance, one thread).
-struct SharedZones(Rc<RefCell<Box<dyn crate::expert_runs::TimeZones>>>);
+struct SharedZones(Rc<RefCell<Box<dyn crate::experts::runs::TimeZones>>>);
 
-impl crate::expert_runs::TimeZones for SharedZones {
+impl crate::experts::runs::TimeZones for SharedZones {
     fn utc_offset_minutes(&mut self, zone: &str, at_ms: u64) -> Result<i32, String> {
         self.0.borrow_mut().utc_offset_minutes(zone, at_ms)
     }

@@ -2,13 +2,13 @@
 //! miss it, the relevance floor on what is shown, and the outcome for the turn's record and counters.
 
 use super::Engine;
-use crate::api::PromptEvent;
-use crate::graphiti::GraphitiError;
-use crate::graphiti::http::Deadline;
-use crate::recall::{self, Recall};
-use crate::recall_cache;
-use crate::relevance;
-use crate::time;
+use crate::memory::graphiti::GraphitiError;
+use crate::memory::graphiti::http::Deadline;
+use crate::memory::recall::{self, Recall};
+use crate::memory::recall_cache;
+use crate::memory::relevance;
+use crate::platform::api::PromptEvent;
+use crate::platform::time;
 use serde_json::Value;
 use std::time::Duration;
 

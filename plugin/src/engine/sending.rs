@@ -1,10 +1,10 @@
 //! Sending: the spool passed to Graphiti on `tick` and `flush`, and the `spool` command.
 
 use super::Engine;
-use crate::api::{CommandOutput, SpoolCommand, TickReport};
-use crate::delivery::{self, Pass, Sender};
-use crate::reports;
-use crate::spool::Spool;
+use crate::memory::delivery::{self, Pass, Sender};
+use crate::memory::spool::Spool;
+use crate::ops::reports;
+use crate::platform::api::{CommandOutput, SpoolCommand, TickReport};
 
 impl Engine {
     /// Makes the state directory's spare files (see `spare_files`), sends spooled turns to
@@ -12,7 +12,7 @@ impl Engine {
     pub fn tick(&mut self) -> TickReport {
         // Spares first: making them never overlaps the hooks that follow a turn's delivery.
         if let Some(state_dir) = &self.state_dir {
-            crate::spare_files::renew(state_dir);
+            crate::platform::spare_files::renew(state_dir);
         }
         let report = self.send_pass(Pass::Tick);
         self.flush_stats();
@@ -65,7 +65,10 @@ impl Engine {
             }
         };
         self.flush_stats_now();
-        let strays = self.state_dir.as_deref().and_then(|dir| Spool::new(dir).strays());
+        let strays = self
+            .state_dir
+            .as_deref()
+            .and_then(|dir| Spool::new(dir).strays());
         let mut out = reports::render_flush(sent, &report, &notes);
         if let Some(strays) = strays {
             // Something stays in the spool that no flush will send.

@@ -1,9 +1,9 @@
 //! Tool calls: the approval policy of expert sessions, before a call runs.
 
 use super::Engine;
-use crate::api::{HookContext, ToolCall};
-use crate::expert_sessions::ToolCheck;
-use crate::time;
+use crate::experts::sessions::ToolCheck;
+use crate::platform::api::{HookContext, ToolCall};
+use crate::platform::time;
 
 impl Engine {
     /// Before a tool call: expert sessions' approval policy; other sessions are not checked.

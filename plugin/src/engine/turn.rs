@@ -3,15 +3,15 @@
 
 use super::Engine;
 use super::recall_turn::RecallOutcome;
-use crate::api::{self, ChatType, HookContext, PromptEvent};
-use crate::decision::{Decision, Injection};
-use crate::expert_runs;
-use crate::group_id;
-use crate::recall::Recall;
+use crate::engine::turns::{self, TurnRecord};
+use crate::experts::runs;
+use crate::memory::group_id;
+use crate::memory::recall::Recall;
+use crate::platform::api::{self, ChatType, HookContext, PromptEvent};
+use crate::platform::time;
+use crate::routing::decision::{Decision, Injection};
+use crate::routing::state::{self, SessionState};
 use crate::routing::{PreviousTurn, RouteInput, Routed};
-use crate::state::{self, SessionState};
-use crate::time;
-use crate::turns::{self, TurnRecord};
 
 impl Engine {
     /// Recall and routing (the user's own words, outside expert runs), plus the experts' system
@@ -48,7 +48,7 @@ impl Engine {
         let run = ctx
             .session_key
             .as_deref()
-            .and_then(expert_runs::invocation_of_session);
+            .and_then(runs::invocation_of_session);
         if let Some(invocation) = run {
             let reason = format!(
                 "the session of expert run {invocation}: no recall and no pack (its context is its \

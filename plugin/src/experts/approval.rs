@@ -8,7 +8,7 @@
 //! themselves are in [`super::gate`].
 
 use super::policy::OnTimeout;
-use crate::files::write_atomically;
+use crate::platform::files::write_atomically;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -237,7 +237,7 @@ impl ApprovalStore {
                 .iter()
                 .map(|(digest, r)| (!finished(r), r.requested_at, digest.clone()))
                 .collect();
-            crate::sorting::sort(&mut by_age);
+            crate::platform::sorting::sort(&mut by_age);
             for (_, _, digest) in by_age.into_iter().take(self.requests.len() - MAX_REQUESTS) {
                 self.requests.remove(&digest);
             }
@@ -253,7 +253,7 @@ impl ApprovalStore {
             .filter(|r| r.status == Status::Pending)
             .cloned()
             .collect();
-        crate::sorting::sort_by(&mut pending, |a, b| {
+        crate::platform::sorting::sort_by(&mut pending, |a, b| {
             (a.requested_at, &a.id).cmp(&(b.requested_at, &b.id))
         });
         pending

@@ -107,7 +107,7 @@ fn write_canonical(value: &Value, out: &mut String) {
         }
         Value::Object(object) => {
             let mut keys: Vec<&String> = object.keys().collect();
-            crate::sorting::sort(&mut keys);
+            crate::platform::sorting::sort(&mut keys);
             out.push('{');
             for (i, key) in keys.into_iter().enumerate() {
                 if i > 0 {

@@ -59,7 +59,7 @@ pub fn load_bindings(
 ) -> (Bindings, Vec<Finding>) {
     let mut findings = Vec::new();
     let bindings = check(package, known_servers, limits, &mut findings);
-    crate::sorting::sort(&mut findings);
+    crate::platform::sorting::sort(&mut findings);
     (bindings, findings)
 }
 
@@ -189,7 +189,7 @@ fn check_binding(
         && !known.iter().any(|k| k == server)
     {
         let mut sorted: Vec<&str> = known.iter().map(String::as_str).collect();
-        crate::sorting::sort(&mut sorted);
+        crate::platform::sorting::sort(&mut sorted);
         let list = if sorted.is_empty() {
             "none are configured".to_string()
         } else {

@@ -95,7 +95,9 @@ enum Check {
 fn check_of(rule: Rule) -> Check {
     use Rule::*;
     match rule {
-        ManifestValues | TriggerPreset | TriggerSeconds | PolicyValues | LearningApproval => Check::Settings,
+        ManifestValues | TriggerPreset | TriggerSeconds | PolicyValues | LearningApproval => {
+            Check::Settings
+        }
         XrefTriggerProcess
         | XrefProcessTrigger
         | XrefProcessFunctions

@@ -133,7 +133,7 @@ pub fn resolve_operations(
             found.push((op.clone(), effective_tier(package, op)));
         }
     }
-    crate::sorting::sort(&mut found);
+    crate::platform::sorting::sort(&mut found);
     found
 }
 

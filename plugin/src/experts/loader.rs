@@ -75,7 +75,7 @@ pub fn load_expert(dir: &Path, options: &LoadOptions) -> LoadedExpert {
             load_bindings(package, options.known_servers.as_deref(), &options.limits);
         bindings = bound;
         findings.extend(more);
-        crate::sorting::sort(&mut findings);
+        crate::platform::sorting::sort(&mut findings);
     }
     LoadedExpert {
         dir: load.dir,
@@ -116,7 +116,7 @@ impl Discovered {
 /// The package directories under `root` (those holding `expert.yaml`), sorted by directory name.
 /// Symbolic links to package directories are followed (a common way to install); only one level deep.
 pub fn discover(root: &Path) -> Result<Discovered, String> {
-    let listing = crate::files::list(root)
+    let listing = crate::platform::files::list(root)
         .map_err(|e| format!("cannot read the experts directory {}: {e}", root.display()))?;
     let mut dirs: Vec<PathBuf> = listing
         .names
@@ -126,7 +126,7 @@ pub fn discover(root: &Path) -> Result<Discovered, String> {
         .filter(|p| fs::metadata(p).is_ok_and(|m| m.is_dir()))
         .filter(|p| fs::symlink_metadata(p.join(MANIFEST_FILE)).is_ok())
         .collect();
-    crate::sorting::sort(&mut dirs);
+    crate::platform::sorting::sort(&mut dirs);
     let left_out = dirs.split_off(MAX_PACKAGES.min(dirs.len()));
     Ok(Discovered {
         dirs,
@@ -165,7 +165,7 @@ fn load_discovered(root: &Path, found: &Discovered, options: &LoadOptions) -> Ve
         })
         .collect();
     experts.extend(not_loaded_entries(root, found));
-    crate::sorting::sort_by(&mut experts, |a, b| {
+    crate::platform::sorting::sort_by(&mut experts, |a, b| {
         a.name.cmp(&b.name).then(a.dir.cmp(&b.dir))
     });
     let keys: Vec<(String, PathBuf)> = experts
@@ -209,7 +209,7 @@ fn load_discovered(root: &Path, found: &Discovered, options: &LoadOptions) -> Ve
                 field,
                 message,
             });
-            crate::sorting::sort(&mut expert.findings);
+            crate::platform::sorting::sort(&mut expert.findings);
         }
     }
     experts
@@ -371,7 +371,7 @@ mod tests {
 
     #[test]
     fn names_that_differ_only_in_case_are_one_duplicate_name() {
-        let root_temp = crate::files::temp_dir("graphiti-openclaw-loader-case");
+        let root_temp = crate::platform::files::temp_dir("graphiti-openclaw-loader-case");
         let root = root_temp.path();
         package(root, "Ops-Expert", 10);
         package(root, "ops-expert", 10);
@@ -398,7 +398,7 @@ mod tests {
 
     #[test]
     fn packages_past_the_count_limit_are_named_not_dropped_silently() {
-        let root_temp = crate::files::temp_dir("graphiti-openclaw-loader-count");
+        let root_temp = crate::platform::files::temp_dir("graphiti-openclaw-loader-count");
         let root = root_temp.path();
         for n in 0..MAX_PACKAGES + 3 {
             let dir = root.join(format!("pkg-{n:04}"));
@@ -434,7 +434,7 @@ mod tests {
 
     #[test]
     fn packages_past_the_root_budget_are_refused_each_with_an_error() {
-        let root_temp = crate::files::temp_dir("graphiti-openclaw-loader-budget");
+        let root_temp = crate::platform::files::temp_dir("graphiti-openclaw-loader-budget");
         let root = root_temp.path();
         let mib = 1 << 20;
         package(root, "a-small", 2 * mib);

@@ -8,7 +8,7 @@
 //! No clock is read: `now` is given, and the session is whatever id the caller says.
 
 use super::package::{KnowledgeKind, Package, StateScope};
-use crate::files::write_atomically;
+use crate::platform::files::write_atomically;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fs;
@@ -170,7 +170,7 @@ pub fn prepare_workspace(
         &mut prepared.files_refreshed,
         &mut prepared.sessions_pruned,
     ] {
-        crate::sorting::sort(list);
+        crate::platform::sorting::sort(list);
     }
     Ok(prepared)
 }
@@ -190,7 +190,7 @@ pub fn remove_private_copies(package: &Package, workspace: &Path) -> Result<Vec<
             removed.push(knowledge.path.clone());
         }
     }
-    crate::sorting::sort(&mut removed);
+    crate::platform::sorting::sort(&mut removed);
     Ok(removed)
 }
 
@@ -214,7 +214,7 @@ pub fn prune_scratch(workspace: &Path, now: u64, retention_secs: u64) -> Vec<Str
         0,
         &mut removed,
     );
-    crate::sorting::sort(&mut removed);
+    crate::platform::sorting::sort(&mut removed);
     removed
 }
 
@@ -268,7 +268,7 @@ fn prune_dir(
         .filter_map(Result::ok)
         .map(|e| e.file_name())
         .collect();
-    crate::sorting::sort(&mut names);
+    crate::platform::sorting::sort(&mut names);
     let mut left = 0;
     for name in names {
         let path = dir.join(&name);

@@ -62,7 +62,7 @@ pub fn parse<T: DeserializeOwned + Default>(text: &str) -> Result<T, ParseError>
     if !meaningful {
         return Ok(T::default());
     }
-    if let Err(refused) = crate::config::check_yaml(text) {
+    if let Err(refused) = crate::platform::documents::nesting::check_yaml(text) {
         return Err(ParseError {
             line: Some(refused.line),
             field: None,
@@ -70,10 +70,10 @@ pub fn parse<T: DeserializeOwned + Default>(text: &str) -> Result<T, ParseError>
         });
     }
     // A document that is just `~`/`null` is as empty as no document.
-    let read = crate::documents::yaml::from_str::<Option<T>>(text);
+    let read = crate::platform::documents::yaml::from_str::<Option<T>>(text);
     read.map(Option::unwrap_or_default).map_err(|e| {
         let (line, message) = e.located(text);
-        let (field, message) = crate::config::split_path(&message);
+        let (field, message) = crate::platform::documents::errors::split_path(&message);
         let message = match message
             .strip_prefix("duplicate field `")
             .and_then(|rest| rest.strip_suffix('`'))

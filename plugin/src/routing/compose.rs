@@ -4,9 +4,9 @@
 
 use super::model::{Additional, Line, Routed, Rule, no_pack};
 use crate::config::Scope;
-use crate::decision::{Decision, SkippedPack};
-use crate::packs::PackRegistry;
-use crate::text;
+use crate::platform::text;
+use crate::routing::decision::{Decision, SkippedPack};
+use crate::routing::packs::PackRegistry;
 
 /// Scope (P5), then composition, then the block.
 pub(super) fn compose(

@@ -345,7 +345,7 @@ mod tests {
     #[test]
     fn agrees_with_brute_force_on_generated_inputs() {
         // A small alphabet makes overlaps, shared prefixes and deep failure chains common.
-        let mut next = crate::text::test_numbers(0x2545_f491_u64);
+        let mut next = crate::platform::text::test_numbers(0x2545_f491_u64);
         for _ in 0..300 {
             let count = 1 + next(12) as usize;
             let mut patterns: Vec<String> = Vec::new();
@@ -372,7 +372,7 @@ mod tests {
     fn long_shared_prefixes_and_duplicates() {
         // Patterns equal in their first eight bytes are ordered by the rest; of duplicates, the
         // first is reported whatever the order the sort met them in.
-        let mut next = crate::text::test_numbers(0x9e37_79b9_u64);
+        let mut next = crate::platform::text::test_numbers(0x9e37_79b9_u64);
         for _ in 0..200 {
             let mut patterns: Vec<String> = (0..1 + next(10))
                 .map(|_| {

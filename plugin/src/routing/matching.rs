@@ -4,7 +4,7 @@
 use super::keyword_table::{KeywordTable, Owners};
 use super::keywords::Automaton;
 use super::model::Rule;
-use crate::text;
+use crate::platform::text;
 
 /// Who owns a keyword pattern of the automaton.
 #[derive(Clone, Copy, Debug, Default)]

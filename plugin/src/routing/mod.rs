@@ -9,15 +9,16 @@
 //! Scores are kept in thousandths (integers), so ties are exact and the same inputs give the same bytes.
 
 use crate::config::RoutingSettings;
-use crate::decision::Decision;
-use crate::packs::PackRegistry;
-use crate::recall::Recall;
-use crate::text;
+use crate::memory::recall::Recall;
+use crate::platform::text;
+use crate::routing::decision::Decision;
+use crate::routing::packs::PackRegistry;
 use matching::KeywordIndex;
 use std::collections::HashMap;
 
 mod compose;
 mod decide;
+pub mod decision;
 mod keyword_table;
 mod keywords;
 mod load;
@@ -25,7 +26,9 @@ mod matching;
 mod model;
 mod names;
 mod overlaps;
+pub mod packs;
 mod scoring;
+pub mod state;
 mod sticky;
 
 pub use model::{PreviousTurn, Routed, Rule};

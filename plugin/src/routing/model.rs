@@ -2,7 +2,7 @@
 //! thousandths, and what a turn's routing returns. Depends on no other part of routing.
 
 use crate::config::Scope;
-use crate::decision::Decision;
+use crate::routing::decision::Decision;
 use regex_automata::Input;
 use regex_automata::hybrid;
 use regex_automata::nfa::thompson::{NFA, backtrack, pikevm};

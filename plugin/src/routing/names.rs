@@ -7,8 +7,8 @@
 //!
 //! Names are compared word by word, in lower case: "Priya" is named by a turn that named "Priya Shah".
 
-use crate::recall::Recall;
-use crate::text;
+use crate::memory::recall::Recall;
+use crate::platform::text;
 
 /// Names kept from one prompt at most (a long prompt is not a follow-up anyway).
 const MAX_NAMES_PER_PROMPT: usize = 64;
@@ -93,7 +93,7 @@ fn occurs_as_phrase(text: &str, phrase: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recall::RecalledNode;
+    use crate::memory::recall::RecalledNode;
 
     fn shown(prompt: &str, recall: &Recall) -> Vec<String> {
         named_in(prompt, &text::normalize(prompt), recall)

@@ -122,7 +122,7 @@ mod tests {
 
     #[test]
     fn agrees_with_comparing_every_pair() {
-        let mut next = crate::text::test_numbers(0x5851_f42d_u64);
+        let mut next = crate::platform::text::test_numbers(0x5851_f42d_u64);
         for _ in 0..300 {
             let rules: Vec<Rule> = (0..1 + next(8))
                 .map(|_| {

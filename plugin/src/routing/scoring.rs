@@ -2,9 +2,9 @@
 //! (additive only, P4); then suppression, which removes candidates and never changes a score.
 
 use super::model::{Boost, Line, Milli, Rule, from_milli, glob_matches, show, to_milli};
-use crate::decision::{BoostHit, Candidate};
-use crate::recall::Recall;
-use crate::text;
+use crate::memory::recall::Recall;
+use crate::platform::text;
+use crate::routing::decision::{BoostHit, Candidate};
 
 /// How much of a matched recalled text the trace shows.
 const TRACE_TEXT_CHARS: usize = 80;

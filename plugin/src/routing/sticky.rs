@@ -6,8 +6,8 @@
 use super::model::{PreviousTurn, Rule};
 use super::names::Name;
 use crate::config::StickySettings;
-use crate::decision::Decision;
-use crate::text;
+use crate::platform::text;
+use crate::routing::decision::Decision;
 
 /// The continuation signals as prompts are matched: normalized, empty ones dropped.
 pub(super) fn continuation_signals(sticky: &StickySettings) -> Vec<String> {

@@ -3,10 +3,10 @@
 
 use super::support::TempPackage;
 use graphiti_openclaw::Engine;
-use graphiti_openclaw::api::{Command, CommandOutput, ExpertsCommand};
 use graphiti_openclaw::config::ConfigRoots;
-use graphiti_openclaw::expert_runs::TimeZones;
-use graphiti_openclaw::graphiti::http::NoNetwork;
+use graphiti_openclaw::experts::runs::TimeZones;
+use graphiti_openclaw::memory::graphiti::http::NoNetwork;
+use graphiti_openclaw::platform::api::{Command, CommandOutput, ExpertsCommand};
 use std::path::PathBuf;
 
 /// A host that knows UTC and Europe/Berlin, worded as the hosts word an unknown zone.

@@ -11,12 +11,12 @@ use crate::planned_http::{
 use crate::support::{
     answer_bytes, config, example_engine, is_one_printable_line, json_value, messages_json, text,
 };
-use graphiti_openclaw::api::{HookContext, PromptEvent};
-use graphiti_openclaw::graphiti::http::{Deadline, Http, Request};
-use graphiti_openclaw::graphiti::{
+use graphiti_openclaw::memory::graphiti::http::{Deadline, Http, Request};
+use graphiti_openclaw::memory::graphiti::{
     Client, Episode, EpisodeKind, ErrorKind, GraphitiError, MAX_ANSWER_VALUES, Transport,
     parse_bounded,
 };
+use graphiti_openclaw::platform::api::{HookContext, PromptEvent};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use std::collections::VecDeque;

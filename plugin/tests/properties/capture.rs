@@ -7,14 +7,16 @@ use crate::fake_graphiti::SearchOnly;
 use crate::support::{
     config, example_engine, messages_json, offline_example_engine, temp_dir, text,
 };
-use graphiti_openclaw::api::{AgentEndEvent, HookContext, IntentTestRequest, PromptEvent};
-use graphiti_openclaw::capture::{
+use graphiti_openclaw::config::{InvalidFacts, RecallSettings};
+use graphiti_openclaw::memory::capture::{
     Injected, last_exchange, prompt_digest, strip_injected_from_assistant,
     strip_injected_from_user, strip_leading_blocks,
 };
-use graphiti_openclaw::config::{InvalidFacts, RecallSettings};
-use graphiti_openclaw::decision::CaptureOutcome;
-use graphiti_openclaw::recall::{Recall, RecalledFact, RecalledNode, fallback_block};
+use graphiti_openclaw::memory::recall::{Recall, RecalledFact, RecalledNode, fallback_block};
+use graphiti_openclaw::platform::api::{
+    AgentEndEvent, HookContext, IntentTestRequest, PromptEvent,
+};
+use graphiti_openclaw::routing::decision::CaptureOutcome;
 use proptest::prelude::*;
 use regex::Regex;
 use serde_json::json;

@@ -6,9 +6,9 @@
 
 use crate::support::{config, example_config, example_engine_in, fragment, temp_dir};
 use graphiti_openclaw::Engine;
-use graphiti_openclaw::api::{ConfigResult, IntentTestRequest};
 use graphiti_openclaw::config::{ConfigError, HOST_SETTINGS};
-use graphiti_openclaw::graphiti::http::NoNetwork;
+use graphiti_openclaw::memory::graphiti::http::NoNetwork;
+use graphiti_openclaw::platform::api::{ConfigResult, IntentTestRequest};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! that stores episodes and speaks both APIs (REST `graph_service` and MCP over streamable HTTP with
 //! SSE answers), with an outcome chosen per send.
 
-use graphiti_openclaw::graphiti::http::{Http, HttpError, Request, Response};
+use graphiti_openclaw::memory::graphiti::http::{Http, HttpError, Request, Response};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

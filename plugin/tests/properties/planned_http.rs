@@ -2,7 +2,7 @@
 //! raw bytes, or a JSON-RPC answer (with the request's id) framed as plain JSON or as SSE.
 
 use crate::support::{answer_bytes, json_value, text};
-use graphiti_openclaw::graphiti::http::{Http, HttpError, Request, Response};
+use graphiti_openclaw::memory::graphiti::http::{Http, HttpError, Request, Response};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use std::collections::VecDeque;

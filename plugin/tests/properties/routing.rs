@@ -5,11 +5,11 @@
 
 use crate::support::{config, example_engine, fragment, json_value, offline_example_engine};
 use graphiti_openclaw::Engine;
-use graphiti_openclaw::api::{Command, IntentTestRequest, OutputFormat};
 use graphiti_openclaw::config::Scope;
-use graphiti_openclaw::decision::Injection;
-use graphiti_openclaw::graphiti::http::NoNetwork;
-use graphiti_openclaw::text::is_spaceless_script;
+use graphiti_openclaw::memory::graphiti::http::NoNetwork;
+use graphiti_openclaw::platform::api::{Command, IntentTestRequest, OutputFormat};
+use graphiti_openclaw::platform::text::is_spaceless_script;
+use graphiti_openclaw::routing::decision::Injection;
 use proptest::prelude::*;
 use serde_json::json;
 use std::cell::RefCell;
@@ -285,7 +285,7 @@ proptest! {
             prop_assert!(age_ms <= 30 * 60_000, "carried {} ms after", age_ms);
             prop_assert!(carried < 3, "carried after {} carried turns", carried);
         }
-        let short = graphiti_openclaw::text::word_count(&normalized(&request.prompt)) < 20;
+        let short = graphiti_openclaw::platform::text::word_count(&normalized(&request.prompt)) < 20;
         let no_keyword = routed.decision.candidates.is_empty();
         let known = request.previous_pack.as_ref().is_some_and(|p| VOCABULARY.rule_ids.contains(p));
         if short && no_keyword && known && age_ms <= 30 * 60_000 && carried < 3 && !request.group_chat {

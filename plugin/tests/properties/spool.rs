@@ -9,10 +9,10 @@
 use crate::fake_graphiti::{Outcome, Scripted};
 use crate::support::{config, example_engine, temp_dir};
 use graphiti_openclaw::Engine;
-use graphiti_openclaw::api::{AgentEndEvent, Command, HookContext, SpoolCommand};
-use graphiti_openclaw::decision::CaptureOutcome;
-use graphiti_openclaw::spool::{Spool, State};
-use graphiti_openclaw::stats;
+use graphiti_openclaw::memory::spool::{Spool, State};
+use graphiti_openclaw::memory::stats;
+use graphiti_openclaw::platform::api::{AgentEndEvent, Command, HookContext, SpoolCommand};
+use graphiti_openclaw::routing::decision::CaptureOutcome;
 use proptest::prelude::*;
 use serde_json::json;
 use std::collections::{HashMap, HashSet};

@@ -3,7 +3,7 @@
 
 use graphiti_openclaw::Engine;
 use graphiti_openclaw::config::ConfigRoots;
-use graphiti_openclaw::graphiti::http::{Http, NoNetwork};
+use graphiti_openclaw::memory::graphiti::http::{Http, NoNetwork};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
 use serde_json::{Map, Number, Value};

@@ -1,6 +1,7 @@
 //! Phase 1 of validation for one package: read the manifest, check it and every component, then check
 //! cross-references, and assemble the [`Package`] when nothing was wrong.
 
+use super::ZoneCheck;
 use super::components::Components;
 use super::files::read_text;
 use super::formats::{ComponentsSpec, ManifestFile};
@@ -13,7 +14,6 @@ use super::runtime::{
 use super::triggers::{check_concurrency, check_triggers};
 use super::validate;
 use crate::experts::findings::{Finding, Rule, finding};
-use super::ZoneCheck;
 use crate::experts::yaml::{self, FieldPath, Lines};
 use std::path::{Path, PathBuf};
 
@@ -44,7 +44,7 @@ pub fn load_package_checking_zones(
         .unwrap_or_else(|| dir.display().to_string());
     let mut findings = Vec::new();
     let package = load_inner(dir, limits, zones, &mut findings);
-    crate::sorting::sort(&mut findings);
+    crate::platform::sorting::sort(&mut findings);
     findings.dedup();
     let has_errors = findings.iter().any(Finding::is_error);
     let name = match &package {
@@ -94,15 +94,23 @@ fn load_inner(
         return None;
     };
     let mut functions = loaded.functions;
-    crate::sorting::sort_by(&mut functions, |a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
+    crate::platform::sorting::sort_by(&mut functions, |a, b| {
+        a.name.cmp(&b.name).then(a.path.cmp(&b.path))
+    });
     let mut processes = loaded.processes;
-    crate::sorting::sort_by(&mut processes, |a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
+    crate::platform::sorting::sort_by(&mut processes, |a, b| {
+        a.name.cmp(&b.name).then(a.path.cmp(&b.path))
+    });
     let mut tools = loaded.tools;
-    crate::sorting::sort_by(&mut tools, |a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
+    crate::platform::sorting::sort_by(&mut tools, |a, b| {
+        a.name.cmp(&b.name).then(a.path.cmp(&b.path))
+    });
     let mut knowledge = loaded.knowledge;
-    crate::sorting::sort_by(&mut knowledge, |a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
+    crate::platform::sorting::sort_by(&mut knowledge, |a, b| {
+        a.name.cmp(&b.name).then(a.path.cmp(&b.path))
+    });
     let mut state = loaded.state;
-    crate::sorting::sort_by(&mut state, |a, b| a.path.cmp(&b.path));
+    crate::platform::sorting::sort_by(&mut state, |a, b| a.path.cmp(&b.path));
     let mut outputs = manifest.outputs.clone().unwrap_or_default();
     outputs.retain(|o| !o.trim().is_empty());
     Some(Package {

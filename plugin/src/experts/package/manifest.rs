@@ -143,7 +143,7 @@ pub(super) fn required_tools(m: &mut ManifestCtx, manifest: &ManifestFile) -> Ve
             tools.push(tool.clone());
         }
     }
-    crate::sorting::sort(&mut tools);
+    crate::platform::sorting::sort(&mut tools);
     tools
 }
 

@@ -26,8 +26,9 @@ pub use load::{PackageLoad, load_package, load_package_checking_zones};
 pub use manifest::{is_name_char, is_safe_name};
 pub use model::{
     Backoff, Concurrency, Delivery, DeliveryFormat, Document, Execution, Function, Knowledge,
-    KnowledgeKind, Learning, LoadLimits, MANIFEST_FILE, OnFailure, Operation, Package, Process, ZoneCheck,
-    Retry, SessionMode, SlaBreach, StateFile, StateScope, Tool, Trigger, split_operation,
+    KnowledgeKind, Learning, LoadLimits, MANIFEST_FILE, OnFailure, Operation, Package, Process,
+    Retry, SessionMode, SlaBreach, StateFile, StateScope, Tool, Trigger, ZoneCheck,
+    split_operation,
 };
 pub use values::{looks_like_time_zone, parse_payload_path};
 

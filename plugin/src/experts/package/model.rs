@@ -1,9 +1,9 @@
 //! The package as loaded (spec §2–§11): the validated data every other part of `experts` reads, and
 //! the naming rules (tool names, `tool.operation` keys) the checks share.
 
-use std::rc::Rc;
 use crate::experts::policy::{Policy, Tier};
 use std::path::PathBuf;
+use std::rc::Rc;
 
 pub const MANIFEST_FILE: &str = "expert.yaml";
 
@@ -85,7 +85,7 @@ impl Package {
                 .filter(|k| split_operation(k).is_some())
                 .cloned(),
         );
-        crate::sorting::sort(&mut ops);
+        crate::platform::sorting::sort(&mut ops);
         ops.dedup();
         ops
     }

@@ -81,7 +81,7 @@ pub(super) fn load_tool(
     if !ok {
         return None;
     }
-    crate::sorting::sort_by(&mut operations, |a, b| a.name.cmp(&b.name));
+    crate::platform::sorting::sort_by(&mut operations, |a, b| a.name.cmp(&b.name));
     Some((
         Tool {
             path: path.to_string(),

@@ -2,13 +2,13 @@
 //! cron schedule, webhook source, dedupe key and payload mapping, checked and resolved against the
 //! package defaults.
 
+use super::ZoneCheck;
 use super::formats::{ManifestFile, TriggerSpec};
 use super::manifest::ManifestCtx;
 use super::model::{Concurrency, SessionMode, Trigger};
 use super::values::{Report, check_enum, check_payload_path, looks_like_time_zone};
 use crate::experts::cron;
 use crate::experts::findings::Rule;
-use super::ZoneCheck;
 use crate::experts::yaml::FieldPath;
 
 const CONCURRENCY_MODES: [&str; 3] = ["parallel", "serial", "serial_per_key"];
@@ -62,7 +62,7 @@ pub(super) fn check_triggers(
         }
         triggers.push(trigger);
     }
-    crate::sorting::sort_by(&mut triggers, |a, b| a.name.cmp(&b.name));
+    crate::platform::sorting::sort_by(&mut triggers, |a, b| a.name.cmp(&b.name));
     triggers
 }
 

@@ -333,7 +333,7 @@ pub(crate) fn learnings(
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".md"))
         .collect();
-    crate::sorting::sort(&mut names);
+    crate::platform::sorting::sort(&mut names);
     names.truncate(MAX_LEARNINGS_FILES);
     for name in names {
         let path = format!("learnings/{name}");

@@ -91,6 +91,6 @@ fn listed_operations(package: &Package, max: usize) -> (Vec<String>, usize) {
     let room = max.saturating_sub(listed.len());
     let omitted = defaulted.len().saturating_sub(room);
     listed.extend(defaulted.into_iter().take(room));
-    crate::sorting::sort(&mut listed);
+    crate::platform::sorting::sort(&mut listed);
     (listed, omitted)
 }

@@ -6,7 +6,7 @@ use super::limits::PromptLimits;
 use super::section::Section;
 use crate::experts::package::Package;
 use crate::experts::yaml::split_frontmatter;
-use crate::text::truncate_chars;
+use crate::platform::text::truncate_chars;
 
 /// The persona (identity, then rules) and the orchestrator, each in full up to the document limit.
 pub(super) fn document_sections(
@@ -57,7 +57,7 @@ fn file_stem(path: &str) -> &str {
 /// One line: white space folded (so an entry cannot start a line of its own), control characters
 /// written out, cut to `max` characters.
 pub(crate) fn one_line(text: &str, max: usize) -> String {
-    truncate_chars(&crate::text::one_line(text), max)
+    truncate_chars(&crate::platform::text::one_line(text), max)
 }
 
 /// A markdown document placed in the prompt: frontmatter dropped, cut to `max` characters (marked),

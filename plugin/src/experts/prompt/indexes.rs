@@ -71,7 +71,7 @@ fn processes_index(
                 .filter(|t| t.process == p.name)
                 .map(|t| t.name.as_str())
                 .collect();
-            crate::sorting::sort(&mut triggers);
+            crate::platform::sorting::sort(&mut triggers);
             triggers.dedup();
             let trigger = match triggers.len() {
                 0 => String::new(),

@@ -2,7 +2,7 @@
 //! instructions are never cut).
 
 use super::cut::cut_at_line;
-use crate::text::truncate_chars;
+use crate::platform::text::truncate_chars;
 
 pub(super) struct Section {
     pub title: &'static str,
@@ -40,7 +40,7 @@ pub(super) fn fit_total(sections: &mut [Section], max_total: usize, truncations:
     let mut order: Vec<usize> = (0..sections.len())
         .filter(|&i| !sections[i].reserved)
         .collect();
-    crate::sorting::sort_by_key(&mut order, |&i| (len(&sections[i]), i));
+    crate::platform::sorting::sort_by_key(&mut order, |&i| (len(&sections[i]), i));
     let mut left = order.len();
     for i in order {
         let share = budget / left.max(1);
@@ -86,7 +86,7 @@ pub(super) fn fit_total(sections: &mut [Section], max_total: usize, truncations:
         budget = budget.saturating_sub(len(&sections[i]));
     }
     if !omitted.is_empty() {
-        crate::sorting::sort(&mut omitted);
+        crate::platform::sorting::sort(&mut omitted);
         let titles: Vec<&str> = omitted.iter().map(|(_, t)| *t).collect();
         let note = format!(
             "[… left out to fit the prompt size limit: {}]\n",

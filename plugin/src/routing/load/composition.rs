@@ -2,8 +2,8 @@
 //! a registered pack (an unavailable one is a warning, a wrong one an error).
 
 use crate::config::{self, ConfigError};
-use crate::packs::PackRegistry;
 use crate::routing::model::{Additional, Rule};
+use crate::routing::packs::PackRegistry;
 use std::collections::{HashMap, HashSet};
 
 pub(super) fn attach_compositions(

@@ -6,7 +6,7 @@ use super::matching::KeywordIndex;
 use super::model::Rule;
 use super::{LoadedRouting, Router};
 use crate::config::{self, ConfigError, ConfigRoots, RoutingSettings};
-use crate::packs::{self, PackRegistry};
+use crate::routing::packs::{self, PackRegistry};
 use std::collections::{HashMap, HashSet};
 
 mod boosts;

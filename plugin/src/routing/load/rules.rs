@@ -3,9 +3,9 @@
 
 use super::boosts::BoostCompiler;
 use crate::config::{self, ConfigError, KeywordMatch};
-use crate::packs::{self, PackRegistry};
+use crate::platform::text;
 use crate::routing::model::{Boost, Rule, to_milli};
-use crate::text;
+use crate::routing::packs::{self, PackRegistry};
 use std::collections::HashSet;
 
 /// The rules that compiled, and the ids of all the file declares (those that failed included: a

@@ -1,0 +1,156 @@
+//! Tool calls of a running invocation that the approval policy holds (loader design §5 "Approval
+//! Enforcement"). No hook may wait for a human, so a CONFIRM call is refused at once and the run
+//! pauses: the request goes to the main session, the run ends, and approval queues the invocation
+//! again (a new attempt, told that the call is approved); rejection or the approval timeout fails
+//! the step and `on_failure` applies. A MANUAL call's draft is delivered and the step is complete.
+
+use super::attempts::store_back;
+use super::store::{Status, Waiting};
+use super::{Runtime, invocation_of_session, post, texts};
+use crate::experts::package::OnFailure;
+use crate::platform::api::DeliveryKind;
+
+/// A call the gate held, as the runtime needs it.
+pub struct HeldCall<'a> {
+    pub session_key: &'a str,
+    pub operation: &'a str,
+    /// The arguments as shown to the user (bounded).
+    pub arguments: &'a str,
+    /// The approval request's id (CONFIRM only).
+    pub request: Option<&'a str>,
+}
+
+impl Runtime<'_> {
+    /// A CONFIRM call in an invocation's session: the invocation waits; the user is asked. Returns
+    /// the sentence for the agent, or None when the session is no invocation's.
+    pub fn hold_for_approval(
+        &mut self,
+        call: &HeldCall,
+        timeout_secs: Option<u64>,
+        now_ms: u64,
+    ) -> Option<String> {
+        let id = invocation_of_session(call.session_key)?.to_string();
+        let request = call.request?.to_string();
+        let result = self.with_record(now_ms, |rt, runs, _| {
+            let Some(mut inv) = runs.get(&id).cloned() else {
+                return Ok((None, false));
+            };
+            if inv.status != Status::Running {
+                return Ok((None, false));
+            }
+            let deadline_ms = timeout_secs.map(|s| now_ms + s * 1000);
+            inv.status = Status::WaitingApproval;
+            inv.deadline_ms = None;
+            inv.waiting = Some(Waiting {
+                request: request.clone(),
+                operation: call.operation.to_string(),
+                since_ms: now_ms,
+                deadline_ms,
+                escalated: false,
+            });
+            inv.note(
+                now_ms,
+                format!("waiting for the approval of {} ({request})", call.operation),
+            );
+            let deadline = deadline_ms.map(crate::platform::time::iso8601);
+            let text = texts::approval_request(
+                &inv,
+                call.operation,
+                call.arguments,
+                &request,
+                deadline.as_deref(),
+            );
+            post(
+                runs,
+                &inv.expert,
+                Some(&inv.id),
+                DeliveryKind::Approval,
+                text,
+            );
+            store_back(runs, inv);
+            let _ = rt;
+            Ok((Some(()), true))
+        });
+        match result {
+            Ok((Some(()), _)) => Some(format!(
+                "{} needs the user's approval (CONFIRM tier); it was not executed. The request ({}) \
+                 is posted to the user. End this run now with a one-line note of what you proposed: \
+                 when the user approves, the process resumes in a new attempt that may make exactly \
+                 this call once.",
+                call.operation,
+                call.request.unwrap_or_default()
+            )),
+            _ => None,
+        }
+    }
+
+    /// A MANUAL call in an invocation's session: its draft goes to the user, the step is complete.
+    pub fn deliver_draft(&mut self, call: &HeldCall, now_ms: u64) -> Option<String> {
+        let id = invocation_of_session(call.session_key)?.to_string();
+        let result = self.with_record(now_ms, |_, runs, _| {
+            let Some(mut inv) = runs.get(&id).cloned() else {
+                return Ok((false, false));
+            };
+            let step = format!("draft of {} delivered to the user", call.operation);
+            inv.steps.push(step.clone());
+            inv.note(now_ms, step);
+            post(
+                runs,
+                &inv.expert,
+                Some(&inv.id),
+                DeliveryKind::Draft,
+                texts::draft(&inv, call.operation, call.arguments),
+            );
+            store_back(runs, inv);
+            Ok((true, true))
+        });
+        matches!(result, Ok((true, _))).then(|| {
+            format!(
+                "{} is MANUAL: it was not executed; this call, as your draft, was delivered to the user, who carries it out. The \
+                 step is complete; go on with the next one.",
+                call.operation
+            )
+        })
+    }
+
+    /// The user's answer to a request an invocation waits on: approval queues it again, rejection
+    /// fails the step (then `on_failure`). Returns what happened, or None when no invocation waits
+    /// on `request`.
+    pub fn approval_answered(
+        &mut self,
+        request: &str,
+        approved: bool,
+        now_ms: u64,
+    ) -> Option<String> {
+        let result = self.with_record(now_ms, |rt, runs, notes| {
+            let Some(mut inv) = runs
+                .invocations
+                .iter()
+                .find(|i| {
+                    i.status == Status::WaitingApproval
+                        && i.waiting.as_ref().is_some_and(|w| w.request == request)
+                })
+                .cloned()
+            else {
+                return Ok((None, false));
+            };
+            let operation = inv.waiting.take().map(|w| w.operation).unwrap_or_default();
+            let said = if approved {
+                inv.status = Status::Queued;
+                inv.note(now_ms, format!("approved: {operation} ({request})"));
+                format!("{} resumes: {operation} is approved", inv.id)
+            } else {
+                let why = format!("the user rejected {operation}");
+                inv.note(now_ms, why.clone());
+                let on_failure = rt
+                    .execution(&inv)
+                    .map_or(OnFailure::Escalate, |e| e.on_failure);
+                rt.give_up(runs, &mut inv, &why, on_failure, now_ms, notes);
+                format!("{} stopped: {why} ({})", inv.id, inv.status.as_str())
+            };
+            store_back(runs, inv);
+            Ok((Some(said), true))
+        });
+        result.ok().and_then(|(said, _)| said)
+    }
+}
