@@ -52,21 +52,21 @@ impl Engine {
         {
             return CaptureOutcome::Skipped(why);
         }
-        if !self.settings.capture.enabled {
+        if !self.config.settings.capture.enabled {
             return CaptureOutcome::Skipped("capture is disabled in settings".into());
         }
         // An expert may read private knowledge in its session; nothing said there leaves it.
-        if let Some(expert) = self.experts.expert_of(ctx) {
+        if let Some(expert) = self.experts.sessions.expert_of(ctx) {
             return CaptureOutcome::Skipped(format!(
                 "a session of expert {expert}: not captured (its private knowledge stays in the session)"
             ));
         }
         // What this session's last turn prepended: capture removes exactly that.
         let record = match (
-            &self.state_dir,
+            &self.host.state_dir,
             ctx.session_key.as_deref().or(ctx.session_id.as_deref()),
         ) {
-            (Some(dir), Some(key)) => turns::injection_of(&mut self.kept_turns, dir, key),
+            (Some(dir), Some(key)) => turns::injection_of(&mut self.turns.kept, dir, key),
             _ => None,
         };
         let (user, assistant) =
@@ -77,15 +77,15 @@ impl Engine {
         if self.too_short(&user) {
             return CaptureOutcome::Skipped(format!(
                 "prompt shorter than {} characters",
-                self.settings.skip.min_prompt_chars
+                self.config.settings.skip.min_prompt_chars
             ));
         }
-        let Some(state_dir) = &self.state_dir else {
+        let Some(state_dir) = &self.host.state_dir else {
             return CaptureOutcome::Dropped(
                 "no state directory: the host mounted none, so nothing can be spooled".into(),
             );
         };
-        let group_id = match group_id::group_id(&self.settings.graphiti.group_id, ctx) {
+        let group_id = match group_id::group_id(&self.config.settings.graphiti.group_id, ctx) {
             Ok(group) => group,
             Err(why) => {
                 return CaptureOutcome::Dropped(format!("{why}: this turn was NOT captured"));
@@ -98,13 +98,13 @@ impl Engine {
             assistant: assistant.clone(),
             user_name: speaker_name(ctx.sender_name.as_deref(), ctx.sender_id.as_deref()),
             reference_time: time::iso8601(time::now_ms()),
-            source_description: self.settings.capture.source_description.clone(),
+            source_description: self.config.settings.capture.source_description.clone(),
             kind: EpisodeKind::Turn,
         };
         let appended = Spool::new(state_dir).append_counted(
             &episode,
-            self.settings.capture.spool_max_episodes,
-            &mut self.spool_depth,
+            self.config.settings.capture.spool_max_episodes,
+            &mut self.memory.spool_depth,
         );
         match appended {
             Ok(Appended::Spooled) => CaptureOutcome::Spooled {
@@ -123,9 +123,9 @@ impl Engine {
 
     /// What this turn's `before-agent-start` found: its input was not the user's.
     fn not_users_by_prompt_hook(&mut self, ctx: &HookContext) -> Option<String> {
-        let dir = self.state_dir.as_ref()?;
+        let dir = self.host.state_dir.as_ref()?;
         let key = ctx.session_key.as_deref().or(ctx.session_id.as_deref())?;
-        turns::not_users(&mut self.kept_turns, dir, key, ctx.run_id.as_deref())
+        turns::not_users(&mut self.turns.kept, dir, key, ctx.run_id.as_deref())
     }
 }
 

@@ -98,7 +98,7 @@ impl Engine {
             Command::Ingest(text, source, ctx) => self.ingest(text, source.as_deref(), ctx),
             Command::Debug(session_key) => self.debug(session_key.as_deref()),
             Command::Flush => self.flush(),
-            Command::AuditBoundary => boundary_audit::audit(&self.roots),
+            Command::AuditBoundary => boundary_audit::audit(&self.host.roots),
             Command::GroupIds => self.group_ids(),
             Command::Spool(command) => self.spool_command(*command),
             Command::Experts(command) => {
@@ -107,7 +107,10 @@ impl Engine {
                 if let Some(out) = self.runtime_command(command) {
                     return out;
                 }
-                let (exit_code, stdout) = self.experts.command(command, time::now_ms() / 1000);
+                let (exit_code, stdout) = self
+                    .experts
+                    .sessions
+                    .command(command, time::now_ms() / 1000);
                 CommandOutput {
                     exit_code,
                     stdout,
@@ -124,13 +127,13 @@ impl Engine {
         if text.is_empty() {
             return reports::failure(2, "nothing to ingest: the text is empty");
         }
-        let Some(state_dir) = &self.state_dir else {
+        let Some(state_dir) = &self.host.state_dir else {
             return reports::failure(
                 1,
                 "no state directory: the host mounted none, so nothing can be spooled",
             );
         };
-        let group_id = match group_id::group_id(&self.settings.graphiti.group_id, ctx) {
+        let group_id = match group_id::group_id(&self.config.settings.graphiti.group_id, ctx) {
             Ok(group) => group,
             Err(why) => return reports::failure(1, format!("not stored: {why}")),
         };
@@ -144,12 +147,14 @@ impl Engine {
             user_name: speaker_name(ctx.sender_name.as_deref(), ctx.sender_id.as_deref()),
             reference_time: time::iso8601(now),
             source_description: source.map_or_else(
-                || self.settings.capture.source_description.clone(),
+                || self.config.settings.capture.source_description.clone(),
                 str::to_string,
             ),
             kind: EpisodeKind::Note,
         };
-        match Spool::new(state_dir).append(&episode, self.settings.capture.spool_max_episodes) {
+        match Spool::new(state_dir)
+            .append(&episode, self.config.settings.capture.spool_max_episodes)
+        {
             Ok(Appended::Spooled) => CommandOutput {
                 exit_code: 0,
                 stdout: format!(
@@ -167,7 +172,7 @@ impl Engine {
     }
 
     fn debug(&mut self, session_key: Option<&str>) -> CommandOutput {
-        let Some(state_dir) = &self.state_dir else {
+        let Some(state_dir) = &self.host.state_dir else {
             return reports::failure(1, "no state directory: turns are not recorded");
         };
         match turns::load(state_dir, session_key) {
@@ -198,11 +203,11 @@ impl Engine {
         if query.trim().is_empty() {
             return reports::failure(2, "nothing to search for: the query is empty");
         }
-        let group = match group(&self.settings) {
+        let group = match group(&self.config.settings) {
             Ok(group) => group,
             Err(why) => return reports::failure(1, format!("nothing searched: {why}")),
         };
-        let settings = self.settings.recall.clone();
+        let settings = self.config.settings.recall.clone();
         let mut notes = Vec::new();
         match self.search(
             query,
@@ -254,19 +259,20 @@ impl Engine {
 
     fn status(&mut self) -> CommandOutput {
         self.ensure_loaded();
-        let config = self.config.status_lines();
-        let graphiti = self.settings.graphiti.clone();
+        let config = self.config.in_force.status_lines();
+        let graphiti = self.config.settings.graphiti.clone();
         let (client, http) = self.graphiti();
         let health = client.health(http, Deadline::after(STATUS_HEALTH_TIMEOUT));
         let (cannot_confirm, database_named) =
             (client.cannot_confirm(), client.database().is_some());
         self.flush_stats_now();
         let stats = self
+            .host
             .state_dir
             .as_deref()
             .map(stats::load)
             .unwrap_or_default();
-        let spool = self.state_dir.as_deref().map(Spool::new);
+        let spool = self.host.state_dir.as_deref().map(Spool::new);
         let entries = spool
             .as_ref()
             .and_then(|s| s.entries().ok())
@@ -282,8 +288,8 @@ impl Engine {
                 .map(|unlisted| reports::unlisted_text(&unlisted))
         });
         let doubts = reports::Doubts {
-            when_unconfirmed: self.settings.capture.when_unconfirmed,
-            resend_after_doubt_ms: self.settings.capture.resend_after_doubt_ms,
+            when_unconfirmed: self.config.settings.capture.when_unconfirmed,
+            resend_after_doubt_ms: self.config.settings.capture.resend_after_doubt_ms,
             cannot_confirm,
         };
         let mut out = reports::render_status(
@@ -346,14 +352,14 @@ impl Engine {
     /// group, so what was remembered there stays there until forgotten.
     fn group_ids(&mut self) -> CommandOutput {
         self.ensure_loaded();
-        let Some(state_dir) = &self.state_dir else {
+        let Some(state_dir) = &self.host.state_dir else {
             return reports::failure(1, "no state directory: no turns are recorded to list");
         };
         let records = match turns::all(state_dir) {
             Ok(records) => records,
             Err(e) => return reports::failure(1, e),
         };
-        let templates = &self.settings.graphiti.group_id;
+        let templates = &self.config.settings.graphiti.group_id;
         let mut moved = std::collections::BTreeMap::<(String, String), Vec<String>>::new();
         for record in records {
             let Some(old) = record.group_id.clone() else {

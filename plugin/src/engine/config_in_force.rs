@@ -182,3 +182,14 @@ fn first_errors(errors: &[ConfigError]) -> String {
         [first, rest @ ..] => format!("{first} (and {} more: check-config lists them)", rest.len()),
     }
 }
+
+/// The configuration an instance holds: routing and settings in force, the last settings that
+/// loaded (the defaults until some do) and the settings the host lays over the settings file
+/// (OpenClaw's plugin config, as JSON).
+#[derive(Default)]
+pub struct ConfigState {
+    pub in_force: ConfigInForce,
+    pub settings: crate::config::PluginSettings,
+    pub host_settings: Option<String>,
+    pub loaded_once: bool,
+}

@@ -35,7 +35,8 @@ impl Engine {
         self.ensure_loaded();
         let (mut runtime, runner) = self
             .experts
-            .runtime(self.locks.as_mut(), self.zones.as_mut())?;
+            .sessions
+            .runtime(self.host.locks.as_mut(), self.host.zones.as_mut())?;
         Ok(f(&mut runtime, runner))
     }
 
@@ -75,7 +76,7 @@ impl Engine {
             session_key: message.session_key.clone(),
             ..HookContext::default()
         };
-        let expert = self.experts.expert_of(&session)?;
+        let expert = self.experts.sessions.expert_of(&session)?;
         Some(format!("it is in a session of expert {expert}"))
     }
 
@@ -186,7 +187,7 @@ impl Engine {
                 rt.step(ctx.session_key.as_deref().unwrap_or_default(), step, now_ms)
             }),
             ExpertsCommand::Learn { proposal_json, ctx } => {
-                let Some(expert) = self.experts.expert_of(ctx) else {
+                let Some(expert) = self.experts.sessions.expert_of(ctx) else {
                     return Some(output(Err(
                         "expert_learning works in an expert's session only".into(),
                     )));
@@ -200,7 +201,7 @@ impl Engine {
                 let approve = matches!(command, ExpertsCommand::Approve(_));
                 return self.answer(id.trim(), approve, now_ms);
             }
-            other => return self.experts.manage(other, now_ms).map(output),
+            other => return self.experts.sessions.manage(other, now_ms).map(output),
         };
         Some(output(result.and_then(|r| r)))
     }
@@ -216,7 +217,7 @@ impl Engine {
         } else {
             ExpertsCommand::Reject(id.to_string())
         };
-        let (exit_code, mut stdout) = self.experts.command(&command, now_ms / 1000);
+        let (exit_code, mut stdout) = self.experts.sessions.command(&command, now_ms / 1000);
         if exit_code == 0
             && let Ok(Some(said)) =
                 self.with_runtime(|rt, _| rt.approval_answered(id, approve, now_ms))

@@ -12,68 +12,44 @@ mod tool_calls;
 mod turn;
 pub mod turns;
 
-use crate::config::{ConfigRoots, PluginSettings};
-use crate::engine::config_in_force::ConfigInForce;
-use crate::experts::sessions::{ExpertRoots, ExpertSessions};
+use crate::config::ConfigRoots;
+use crate::engine::config_in_force::ConfigState;
+use crate::engine::turns::TurnsState;
+use crate::experts::sessions::{ExpertRoots, ExpertSessions, ExpertsState};
+use crate::memory::graphiti::Client;
 use crate::memory::graphiti::http::Http;
-use crate::memory::graphiti::{Client, Transport};
 use crate::memory::mcp_session;
+use crate::memory::state::MemoryState;
 use crate::memory::stats;
 use crate::platform::api::{ConfigResult, HookContext};
-use crate::platform::files::Kept;
 use crate::platform::locks::{self, Locks};
 use crate::platform::time;
 use crate::routing::Router;
+use crate::routing::state::RoutingState;
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
 
 pub struct Engine {
+    host: Host,
+    config: ConfigState,
+    memory: MemoryState,
+    routing: RoutingState,
+    experts: ExpertsState,
+    turns: TurnsState,
+}
+
+/// What the host gives the engine: where the configuration and the state are, and its HTTP, its
+/// cross-process locks and its time zones.
+struct Host {
     roots: ConfigRoots,
     state_dir: Option<PathBuf>,
     http: Box<dyn Http>,
-    /// Routing and settings, loaded and failed apart.
-    config: ConfigInForce,
-    /// The last settings that loaded, the defaults until some do.
-    settings: PluginSettings,
-    /// Settings the host lays over the settings file (OpenClaw's plugin config), as JSON.
-    host_settings: Option<String>,
-    loaded_once: bool,
-    /// The Graphiti client, for the transport and URL it was made for (MCP keeps a session).
-    client: Option<(Transport, String, Client)>,
-    /// The MCP session last saved to (or resumed from) the state directory.
-    saved_session: Option<String>,
-    /// Counts not yet merged into the state directory's file.
-    unsaved: stats::Stats,
-    unsaved_updates: u32,
-    /// Names this instance's count logs apart from every other writer's (random), with
-    /// `count_logs_started`.
-    instance_id: u64,
-    count_logs_started: u64,
-    /// The count log this instance appends its counts to (see [`stats::append_counts`]).
-    count_log: Option<stats::CountLog>,
-    /// When this instance last folded the count logs, and what `counts/` held then.
-    folded_at_ms: u64,
-    counts_seen: stats::CountsSeen,
-    /// When the last-turn records were last pruned (at most once a minute).
-    pruned_at_ms: u64,
-    /// When a tick last looked for temporary files a crash left in the spool.
-    temp_swept_at_ms: u64,
-    /// Session routing states, last-turn records and the recall cache as this instance last read or
-    /// wrote them (each used while its file is unchanged).
-    kept_sessions: Kept<crate::routing::state::SessionState>,
-    kept_turns: Kept<turns::TurnRecord>,
-    kept_recall: Kept<crate::memory::recall_cache::CacheFile>,
-    /// The capture spool's depth as last counted, with its directory's stamp then.
-    spool_depth: Option<crate::memory::spool::Depth>,
-    experts: ExpertSessions,
     /// The host's cross-process locks on the state directory.
     locks: Box<dyn Locks>,
     /// The host's time-zone offsets, for cron triggers.
     zones: Box<dyn crate::experts::runs::TimeZones>,
-    /// The same zones, for validating packages' cron triggers; none until the host gives zones.
-    zone_check: Option<crate::experts::ZoneCheck>,
 }
 
 /// Counts are saved at the end of every turn (`agent-end`, a line of the instance's count log),
@@ -98,40 +74,24 @@ impl Engine {
     pub fn new(roots: ConfigRoots, state_dir: Option<PathBuf>, http: Box<dyn Http>) -> Engine {
         let state_dir_for_experts = state_dir.clone();
         Engine {
-            roots,
-            state_dir,
-            http,
-            config: ConfigInForce::default(),
-            settings: PluginSettings::default(),
-            host_settings: None,
-            loaded_once: false,
-            client: None,
-            saved_session: None,
-            unsaved: stats::Stats::default(),
-            unsaved_updates: 0,
-            instance_id: {
-                use std::hash::{BuildHasher, Hasher};
-                std::collections::hash_map::RandomState::new()
-                    .build_hasher()
-                    .finish()
+            host: Host {
+                roots,
+                state_dir,
+                http,
+                locks: Box::new(locks::Unshared),
+                zones: Box::new(crate::experts::runs::UtcOnly),
             },
-            count_logs_started: 0,
-            count_log: None,
-            folded_at_ms: 0,
-            counts_seen: stats::CountsSeen::default(),
-            pruned_at_ms: 0,
-            temp_swept_at_ms: 0,
-            kept_sessions: Kept::new(crate::routing::state::KEPT_SESSIONS),
-            kept_turns: Kept::new(crate::routing::state::KEPT_SESSIONS),
-            kept_recall: Kept::new(1),
-            spool_depth: None,
-            experts: ExpertSessions::new(ExpertRoots {
-                state: state_dir_for_experts,
-                ..ExpertRoots::default()
-            }),
-            locks: Box::new(locks::Unshared),
-            zones: Box::new(crate::experts::runs::UtcOnly),
-            zone_check: None,
+            config: ConfigState::default(),
+            memory: MemoryState::new(),
+            routing: RoutingState::default(),
+            experts: ExpertsState {
+                sessions: ExpertSessions::new(ExpertRoots {
+                    state: state_dir_for_experts,
+                    ..ExpertRoots::default()
+                }),
+                zone_check: None,
+            },
+            turns: TurnsState::default(),
         }
     }
 
@@ -140,18 +100,20 @@ impl Engine {
     pub fn with_time_zones(mut self, zones: Box<dyn crate::experts::runs::TimeZones>) -> Engine {
         let shared = SharedZones(Rc::new(RefCell::new(zones)));
         let check = shared.0.clone();
-        self.zone_check = Some(crate::experts::ZoneCheck::new(move |zone| {
+        self.experts.zone_check = Some(crate::experts::ZoneCheck::new(move |zone| {
             let now = crate::platform::time::now_ms();
             check.borrow_mut().utc_offset_minutes(zone, now).map(|_| ())
         }));
-        self.experts.check_zones_with(self.zone_check.clone());
-        self.zones = Box::new(shared);
+        self.experts
+            .sessions
+            .check_zones_with(self.experts.zone_check.clone());
+        self.host.zones = Box::new(shared);
         self
     }
 
     /// The host's cross-process locks (without them, the engine assumes it owns its state alone).
     pub fn with_locks(mut self, locks: Box<dyn Locks>) -> Engine {
-        self.locks = locks;
+        self.host.locks = locks;
         self
     }
 
@@ -163,13 +125,15 @@ impl Engine {
         packages_named: Option<String>,
         workspace: Option<PathBuf>,
     ) -> Engine {
-        self.experts = ExpertSessions::new(ExpertRoots {
+        self.experts.sessions = ExpertSessions::new(ExpertRoots {
             packages,
             packages_named,
             workspace,
-            state: self.state_dir.clone(),
+            state: self.host.state_dir.clone(),
         });
-        self.experts.check_zones_with(self.zone_check.clone());
+        self.experts
+            .sessions
+            .check_zones_with(self.experts.zone_check.clone());
         self
     }
 
@@ -179,9 +143,9 @@ impl Engine {
 
     /// [`Engine::count`], saving once `bound` updates are unsaved.
     fn count_within(&mut self, bound: u32, change: impl FnOnce(&mut stats::Stats)) {
-        change(&mut self.unsaved);
-        self.unsaved_updates += 1;
-        if self.unsaved_updates >= bound {
+        change(&mut self.memory.unsaved);
+        self.memory.unsaved_updates += 1;
+        if self.memory.unsaved_updates >= bound {
             self.save_counts();
         }
     }
@@ -201,25 +165,26 @@ impl Engine {
     }
 
     fn merge_stats(&mut self, fold_now: bool) {
-        let Some(dir) = &self.state_dir else {
-            self.unsaved = stats::Stats::default();
+        let Some(dir) = &self.host.state_dir else {
+            self.memory.unsaved = stats::Stats::default();
             return;
         };
         let now = time::now_ms();
-        let due = fold_now || now.saturating_sub(self.folded_at_ms) >= FOLD_INTERVAL_MS;
+        let due = fold_now || now.saturating_sub(self.memory.folded_at_ms) >= FOLD_INTERVAL_MS;
         let seen = due.then(|| stats::look_at_counts(dir));
         let fold = seen.as_ref().is_some_and(|seen| {
             if fold_now {
                 !seen.is_empty()
             } else {
-                seen.worth_folding(&self.counts_seen, now)
+                seen.worth_folding(&self.memory.counts_seen, now)
             }
         });
-        if self.unsaved.is_empty() && !fold {
+        if self.memory.unsaved.is_empty() && !fold {
             return;
         }
         let lease = Duration::from_millis(STATS_LOCK_LEASE_MS);
         if self
+            .host
             .locks
             .acquire(
                 locks::STATS,
@@ -230,19 +195,19 @@ impl Engine {
         {
             return;
         }
-        let merged = stats::fold_into_file(dir, &self.unsaved, fold.then_some(now));
-        self.locks.release(locks::STATS);
+        let merged = stats::fold_into_file(dir, &self.memory.unsaved, fold.then_some(now));
+        self.host.locks.release(locks::STATS);
         if merged.is_ok() {
             if fold {
-                self.folded_at_ms = now;
-                self.counts_seen = seen.unwrap_or_default();
+                self.memory.folded_at_ms = now;
+                self.memory.counts_seen = seen.unwrap_or_default();
             }
-            if now.saturating_sub(self.pruned_at_ms) >= PRUNE_INTERVAL_MS {
+            if now.saturating_sub(self.turns.pruned_at_ms) >= PRUNE_INTERVAL_MS {
                 turns::prune(dir);
-                self.pruned_at_ms = now;
+                self.turns.pruned_at_ms = now;
             }
-            self.unsaved = stats::Stats::default();
-            self.unsaved_updates = 0;
+            self.memory.unsaved = stats::Stats::default();
+            self.memory.unsaved_updates = 0;
         }
     }
 
@@ -250,22 +215,30 @@ impl Engine {
     /// this instance's count log, which the next merge (`tick`, `status`) folds into the counters.
     /// When it cannot be written, they are merged under the lock as before.
     fn save_counts(&mut self) {
-        let Some(dir) = &self.state_dir else {
-            self.unsaved = stats::Stats::default();
+        let Some(dir) = &self.host.state_dir else {
+            self.memory.unsaved = stats::Stats::default();
             return;
         };
-        if self.unsaved.is_empty() {
+        if self.memory.unsaved.is_empty() {
             return;
         }
         let now = time::now_ms();
-        let (instance, started) = (self.instance_id, &mut self.count_logs_started);
+        let (instance, started) = (self.memory.instance_id, &mut self.memory.count_logs_started);
         let unique = || {
             *started += 1;
             format!("{now:013x}-{instance:016x}-{started}")
         };
-        if stats::append_counts(dir, &mut self.count_log, unique, &self.unsaved, now).is_ok() {
-            self.unsaved = stats::Stats::default();
-            self.unsaved_updates = 0;
+        if stats::append_counts(
+            dir,
+            &mut self.memory.count_log,
+            unique,
+            &self.memory.unsaved,
+            now,
+        )
+        .is_ok()
+        {
+            self.memory.unsaved = stats::Stats::default();
+            self.memory.unsaved_updates = 0;
         } else {
             self.flush_stats();
         }
@@ -273,26 +246,28 @@ impl Engine {
 
     /// Replaces the host's settings (a JSON object laid over the settings file) for the next reload.
     pub fn set_host_settings(&mut self, json: Option<String>) {
-        self.host_settings = json;
+        self.config.host_settings = json;
     }
 
-    /// Loads the configuration, concern by concern (see [`ConfigInForce::reload`]); settings that
+    /// Loads the configuration, concern by concern (see [`config_in_force::ConfigInForce::reload`]); settings that
     /// loaded are put in force, with the experts' part.
     pub fn reload(&mut self) -> ConfigResult {
-        self.loaded_once = true;
-        let (result, settings) =
-            self.config
-                .reload(&self.roots, self.host_settings.as_deref(), &self.settings);
+        self.config.loaded_once = true;
+        let (result, settings) = self.config.in_force.reload(
+            &self.host.roots,
+            self.config.host_settings.as_deref(),
+            &self.config.settings,
+        );
         if let Some(settings) = settings {
-            self.experts.configure(settings.experts.clone());
-            self.settings = settings;
+            self.experts.sessions.configure(settings.experts.clone());
+            self.config.settings = settings;
         }
         result
     }
 
     /// Loads the configuration on first use.
     fn ensure_loaded(&mut self) {
-        if !self.loaded_once {
+        if !self.config.loaded_once {
             let _ = self.reload();
         }
     }
@@ -300,9 +275,9 @@ impl Engine {
     /// The routing configuration in force, loading the configuration on first use.
     pub fn router(&mut self) -> Result<&Router, String> {
         self.ensure_loaded();
-        match self.config.router() {
+        match self.config.in_force.router() {
             Some(router) => Ok(router),
-            None => Err(self.config.routing_off_reason()),
+            None => Err(self.config.in_force.routing_off_reason()),
         }
     }
 
@@ -310,6 +285,7 @@ impl Engine {
         let trigger = ctx.trigger.as_deref().map(str::trim);
         trigger.is_none_or(|t| {
             !self
+                .config
                 .settings
                 .skip
                 .triggers
@@ -319,22 +295,23 @@ impl Engine {
     }
 
     fn too_short(&self, text: &str) -> bool {
-        text.trim().chars().count() < self.settings.skip.min_prompt_chars
+        text.trim().chars().count() < self.config.settings.skip.min_prompt_chars
     }
 
     /// Saves the client's MCP session for the next process when it is new; trouble saving is a note.
     fn save_graphiti_session(&mut self, notes: &mut Vec<String>) {
-        let (Some(dir), Some((_, url, client))) = (&self.state_dir, &self.client) else {
+        let (Some(dir), Some((_, url, client))) = (&self.host.state_dir, &self.memory.client)
+        else {
             return;
         };
         let Some(session) = client.session() else {
             return;
         };
-        if self.saved_session.as_deref() == Some(session) {
+        if self.memory.saved_session.as_deref() == Some(session) {
             return;
         }
         match mcp_session::save(dir, url, session, time::now_ms()) {
-            Ok(()) => self.saved_session = Some(session.to_string()),
+            Ok(()) => self.memory.saved_session = Some(session.to_string()),
             Err(e) => notes.push(e),
         }
     }
@@ -342,21 +319,21 @@ impl Engine {
     /// The client for the configured Graphiti, and the host's HTTP to drive it.
     fn graphiti(&mut self) -> (&mut Client, &mut dyn Http) {
         let (transport, url) = (
-            self.settings.graphiti.transport,
-            self.settings.graphiti.url.clone(),
+            self.config.settings.graphiti.transport,
+            self.config.settings.graphiti.url.clone(),
         );
-        if !matches!(&self.client, Some((t, u, _)) if *t == transport && *u == url) {
+        if !matches!(&self.memory.client, Some((t, u, _)) if *t == transport && *u == url) {
             let mut client = Client::new(transport, &url);
-            if let Some(dir) = &self.state_dir
+            if let Some(dir) = &self.host.state_dir
                 && let Some(session) = mcp_session::load(dir, &url, time::now_ms())
             {
                 client.resume_session(session.clone());
-                self.saved_session = Some(session);
+                self.memory.saved_session = Some(session);
             }
-            self.client = Some((transport, url.clone(), client));
+            self.memory.client = Some((transport, url.clone(), client));
         }
-        let client = &mut self.client.as_mut().expect("set above").2;
-        (client, self.http.as_mut())
+        let client = &mut self.memory.client.as_mut().expect("set above").2;
+        (client, self.host.http.as_mut())
     }
 }
 

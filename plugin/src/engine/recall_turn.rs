@@ -23,7 +23,7 @@ impl Engine {
         notes: &mut Vec<String>,
         relevance: &mut Vec<String>,
     ) -> (Option<String>, Recall, RecallOutcome) {
-        let settings = self.settings.recall.clone();
+        let settings = self.config.settings.recall.clone();
         if !settings.enabled || self.too_short(&event.prompt) {
             return (None, Recall::default(), RecallOutcome::Skipped);
         }
@@ -79,9 +79,9 @@ impl Engine {
     /// Keeps a fresh answer for turns whose search will miss its budget; trouble is a note.
     fn cache_answer(&mut self, group: &str, query: &str, found: &Recall, notes: &mut Vec<String>) {
         let on = self.cache_max_age_ms() > 0;
-        if let Some(dir) = self.state_dir.as_deref().filter(|_| on)
+        if let Some(dir) = self.host.state_dir.as_deref().filter(|_| on)
             && let Err(e) = recall_cache::store(
-                &mut self.kept_recall,
+                &mut self.memory.kept_recall,
                 dir,
                 group,
                 query,
@@ -103,9 +103,9 @@ impl Engine {
         notes: &mut Vec<String>,
     ) -> Option<Recall> {
         let max_age_ms = self.cache_max_age_ms();
-        let dir = self.state_dir.as_deref().filter(|_| max_age_ms > 0)?;
+        let dir = self.host.state_dir.as_deref().filter(|_| max_age_ms > 0)?;
         match recall_cache::lookup(
-            &mut self.kept_recall,
+            &mut self.memory.kept_recall,
             dir,
             group,
             query,
@@ -132,7 +132,8 @@ impl Engine {
     }
 
     fn cache_max_age_ms(&self) -> u64 {
-        self.settings
+        self.config
+            .settings
             .recall
             .cache_max_age_minutes
             .saturating_mul(60_000)
@@ -161,8 +162,8 @@ impl Engine {
         notes: &mut Vec<String>,
     ) -> (Result<Vec<Value>, GraphitiError>, Option<Vec<Value>>) {
         let (max_facts, max_nodes) = (
-            self.settings.recall.max_facts,
-            self.settings.recall.max_nodes,
+            self.config.settings.recall.max_facts,
+            self.config.settings.recall.max_nodes,
         );
         let (client, http) = self.graphiti();
         // Ask for more facts than shown: invalidated ones and duplicates are filtered out after.

@@ -11,7 +11,7 @@ impl Engine {
     /// Graphiti, oldest first (see `delivery`), then saves the counters.
     pub fn tick(&mut self) -> TickReport {
         // Spares first: making them never overlaps the hooks that follow a turn's delivery.
-        if let Some(state_dir) = &self.state_dir {
+        if let Some(state_dir) = &self.host.state_dir {
             crate::platform::spare_files::renew(state_dir);
         }
         let report = self.send_pass(Pass::Tick);
@@ -21,31 +21,24 @@ impl Engine {
 
     fn send_pass(&mut self, pass: Pass) -> TickReport {
         self.ensure_loaded();
-        let Some(state_dir) = self.state_dir.clone() else {
+        let Some(state_dir) = self.host.state_dir.clone() else {
             return TickReport {
                 notes: vec!["no state directory: no spool".into()],
                 ..TickReport::default()
             };
         };
-        let capture = self.settings.capture.clone();
+        let capture = self.config.settings.capture.clone();
         self.graphiti();
-        let Engine {
-            client,
-            http,
-            locks,
-            unsaved,
-            temp_swept_at_ms,
-            ..
-        } = self;
-        let client = &mut client.as_mut().expect("made by graphiti()").2;
+        let Engine { host, memory, .. } = self;
+        let client = &mut memory.client.as_mut().expect("made by graphiti()").2;
         let mut sender = Sender {
             spool: Spool::new(&state_dir),
             capture: &capture,
             client,
-            http: http.as_mut(),
-            locks: locks.as_mut(),
-            counts: unsaved,
-            temp_swept_at_ms,
+            http: host.http.as_mut(),
+            locks: host.locks.as_mut(),
+            counts: &mut memory.unsaved,
+            temp_swept_at_ms: &mut memory.temp_swept_at_ms,
         };
         let mut report = sender.pass(pass);
         self.save_graphiti_session(&mut report.notes);
@@ -66,6 +59,7 @@ impl Engine {
         };
         self.flush_stats_now();
         let strays = self
+            .host
             .state_dir
             .as_deref()
             .and_then(|dir| Spool::new(dir).strays());
@@ -79,7 +73,7 @@ impl Engine {
     }
 
     pub(super) fn spool_command(&mut self, command: SpoolCommand) -> CommandOutput {
-        let Some(state_dir) = &self.state_dir else {
+        let Some(state_dir) = &self.host.state_dir else {
             return reports::failure(1, "no state directory: there is no spool");
         };
         let spool = Spool::new(state_dir);

@@ -11,6 +11,7 @@ impl Engine {
         self.ensure_loaded();
         let mut check = self
             .experts
+            .sessions
             .before_tool_call(call, ctx, time::now_ms() / 1000);
         self.held_call(&mut check, ctx);
         check

@@ -20,7 +20,7 @@ impl Engine {
         // The turn's one reading of the host's clock: routing and the records take it as an input.
         let now_ms = time::now_ms();
         let mut injection = self.recall_and_route(event, ctx, now_ms);
-        let system = self.experts.for_turn(ctx, now_ms / 1000);
+        let system = self.experts.sessions.for_turn(ctx, now_ms / 1000);
         injection.system_context = system.expert_prompt;
         injection.append_system_context = system.registry;
         injection.notes.extend(system.notes);
@@ -67,7 +67,7 @@ impl Engine {
         let previous = self.previous_turn(session_key, &mut notes);
         let mut relevance = Vec::new();
         let (memory_block, recall, outcome, searched_group) =
-            match group_id::group_id(&self.settings.graphiti.group_id, ctx) {
+            match group_id::group_id(&self.config.settings.graphiti.group_id, ctx) {
                 Ok(group) => {
                     let (block, recall, outcome) =
                         self.recall_for_turn(event, &group, &mut notes, &mut relevance);
@@ -133,14 +133,14 @@ impl Engine {
             ..Injection::default()
         };
         let session_key = ctx.session_key.as_deref().or(ctx.session_id.as_deref());
-        let (Some(dir), Some(key)) = (&self.state_dir, session_key) else {
+        let (Some(dir), Some(key)) = (&self.host.state_dir, session_key) else {
             return injection;
         };
         let recall = "skipped: the input is not the user's".to_string();
         let mut record = TurnRecord::new(now_ms, key, &event.prompt, None, recall, &injection);
         record.not_users = Some(why);
         record.run_id = ctx.run_id.clone();
-        if let Err(e) = turns::save(&mut self.kept_turns, dir, record) {
+        if let Err(e) = turns::save(&mut self.turns.kept, dir, record) {
             injection.notes.push(e);
         }
         injection
@@ -152,12 +152,15 @@ impl Engine {
         session_key: Option<&str>,
         notes: &mut Vec<String>,
     ) -> Option<SessionState> {
-        match (&self.state_dir, session_key) {
-            (Some(dir), Some(key)) => state::previous_turn(&mut self.kept_sessions, dir, key)
-                .unwrap_or_else(|e| {
-                    notes.push(e);
-                    None
-                }),
+        match (&self.host.state_dir, session_key) {
+            (Some(dir), Some(key)) => {
+                state::previous_turn(&mut self.routing.kept_sessions, dir, key).unwrap_or_else(
+                    |e| {
+                        notes.push(e);
+                        None
+                    },
+                )
+            }
             _ => None,
         }
     }
@@ -179,7 +182,7 @@ impl Engine {
                 named: p.named.as_deref(),
             })
         });
-        match self.config.router() {
+        match self.config.in_force.router() {
             Some(router) => router.route(&RouteInput {
                 prompt: &event.prompt,
                 recall,
@@ -189,7 +192,7 @@ impl Engine {
             }),
             // The load reported why; the decision says it, the turn's notes do not repeat it.
             None => Routed {
-                decision: Decision::none(self.config.routing_off_reason()),
+                decision: Decision::none(self.config.in_force.routing_off_reason()),
                 ..Routed::default()
             },
         }
@@ -205,7 +208,7 @@ impl Engine {
         now_ms: u64,
         notes: &mut Vec<String>,
     ) {
-        if let (Some(dir), Some(key)) = (&self.state_dir, session_key) {
+        if let (Some(dir), Some(key)) = (&self.host.state_dir, session_key) {
             let injected = routed
                 .pack_context
                 .as_ref()
@@ -221,7 +224,8 @@ impl Engine {
                 },
                 None => SessionState::nothing(key),
             };
-            if let Err(e) = state::remember(&mut self.kept_sessions, dir, previous, &state) {
+            if let Err(e) = state::remember(&mut self.routing.kept_sessions, dir, previous, &state)
+            {
                 notes.push(e);
             }
         }
@@ -258,7 +262,7 @@ impl Engine {
         recalled: (Option<String>, String, Vec<String>),
         mut injection: Injection,
     ) -> Injection {
-        let Some(dir) = &self.state_dir else {
+        let Some(dir) = &self.host.state_dir else {
             return injection;
         };
         let (searched_group, recall_summary, relevance) = recalled;
@@ -272,7 +276,7 @@ impl Engine {
         );
         record.relevance = relevance;
         record.conversation = Some(turns::RecordedConversation::of(ctx));
-        if let Err(e) = turns::save(&mut self.kept_turns, dir, record) {
+        if let Err(e) = turns::save(&mut self.turns.kept, dir, record) {
             injection.notes.push(e);
         }
         injection

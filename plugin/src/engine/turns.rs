@@ -273,3 +273,19 @@ pub fn prune(state_dir: &Path) {
         let _ = fs::remove_file(path);
     }
 }
+
+/// The last-turn records as this instance last read or wrote them, and when they were last pruned
+/// (at most once a minute).
+pub struct TurnsState {
+    pub kept: Kept<TurnRecord>,
+    pub pruned_at_ms: u64,
+}
+
+impl Default for TurnsState {
+    fn default() -> Self {
+        TurnsState {
+            kept: Kept::new(crate::routing::state::KEPT_SESSIONS),
+            pruned_at_ms: 0,
+        }
+    }
+}

@@ -12,4 +12,5 @@ pub mod recall;
 pub mod recall_cache;
 pub mod relevance;
 pub mod spool;
+pub mod state;
 pub mod stats;

@@ -94,6 +94,20 @@ pub fn remember(
         .map_err(|e| format!("cannot write session state {}: {e}", path.display()))
 }
 
+/// What an instance keeps for routing between calls: the session states as it last read or wrote
+/// them (each used while its file is unchanged).
+pub struct RoutingState {
+    pub kept_sessions: Kept<SessionState>,
+}
+
+impl Default for RoutingState {
+    fn default() -> Self {
+        RoutingState {
+            kept_sessions: Kept::new(KEPT_SESSIONS),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -442,6 +442,13 @@ fn remove_private_copies(experts: &[LoadedExpert], state_root: &Path, notes: &mu
     }
 }
 
+/// What an instance keeps for experts between calls: the expert sessions (packages, approvals in
+/// flight) and the host's zones for validating cron triggers (none until the host gives zones).
+pub struct ExpertsState {
+    pub sessions: ExpertSessions,
+    pub zone_check: Option<crate::experts::ZoneCheck>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

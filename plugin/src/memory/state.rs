@@ -1,0 +1,64 @@
+//! What an instance of the component keeps for memory between calls: the Graphiti client and its MCP
+//! session, counts not yet saved and where they go, and what it last read of the recall cache and
+//! the spool.
+
+use super::graphiti::{Client, Transport};
+use super::recall_cache::CacheFile;
+use super::spool::Depth;
+use super::stats::{CountLog, CountsSeen, Stats};
+use crate::platform::files::Kept;
+
+pub struct MemoryState {
+    /// The Graphiti client, for the transport and URL it was made for (MCP keeps a session).
+    pub client: Option<(Transport, String, Client)>,
+    /// The MCP session last saved to (or resumed from) the state directory.
+    pub saved_session: Option<String>,
+    /// Counts not yet merged into the state directory's file.
+    pub unsaved: Stats,
+    pub unsaved_updates: u32,
+    /// Names this instance's count logs apart from every other writer's (random), with
+    /// `count_logs_started`.
+    pub instance_id: u64,
+    pub count_logs_started: u64,
+    /// The count log this instance appends its counts to (see [`super::stats::append_counts`]).
+    pub count_log: Option<CountLog>,
+    /// When this instance last folded the count logs, and what `counts/` held then.
+    pub folded_at_ms: u64,
+    pub counts_seen: CountsSeen,
+    /// When a tick last looked for temporary files a crash left in the spool.
+    pub temp_swept_at_ms: u64,
+    /// The recall cache as this instance last read or wrote it (used while its file is unchanged).
+    pub kept_recall: Kept<CacheFile>,
+    /// The capture spool's depth as last counted, with its directory's stamp then.
+    pub spool_depth: Option<Depth>,
+}
+
+impl MemoryState {
+    pub fn new() -> MemoryState {
+        MemoryState {
+            client: None,
+            saved_session: None,
+            unsaved: Stats::default(),
+            unsaved_updates: 0,
+            instance_id: {
+                use std::hash::{BuildHasher, Hasher};
+                std::collections::hash_map::RandomState::new()
+                    .build_hasher()
+                    .finish()
+            },
+            count_logs_started: 0,
+            count_log: None,
+            folded_at_ms: 0,
+            counts_seen: CountsSeen::default(),
+            temp_swept_at_ms: 0,
+            kept_recall: Kept::new(1),
+            spool_depth: None,
+        }
+    }
+}
+
+impl Default for MemoryState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
