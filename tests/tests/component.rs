@@ -54,6 +54,68 @@ fn dry(prompt: &str) -> IntentTestRequest {
     }
 }
 
+/// `wit/plugin.wit` without its comments and with its blanks collapsed: what hosts and guests bind.
+fn wit_contract(text: &str) -> String {
+    text.lines()
+        .map(|line| line.split("//").next().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The WIT contract changes only with its version: `wit/v<version>/` holds the contract as released
+/// at that version, and `wit/plugin.wit` must bind exactly the same while its version stays.
+#[test]
+fn the_wit_contract_changes_only_with_its_version() {
+    let wit = workspace().join("wit");
+    let current = std::fs::read_to_string(wit.join("plugin.wit")).unwrap();
+    let version = current
+        .lines()
+        .find_map(|line| {
+            line.strip_prefix("package graphiti:openclaw@")?
+                .strip_suffix(';')
+        })
+        .expect("a `package graphiti:openclaw@<version>;` line in wit/plugin.wit");
+    let frozen = wit.join(format!("v{version}/plugin.wit"));
+    let frozen = std::fs::read_to_string(&frozen).unwrap_or_else(|_| {
+        panic!(
+            "wit/plugin.wit is at {version}, but {} is missing: copy the released contract there",
+            frozen.display()
+        )
+    });
+    assert!(
+        wit_contract(&current) == wit_contract(&frozen),
+        "wit/plugin.wit differs from the contract released as {version} (wit/v{version}/plugin.wit): \
+         bump its package version, say what changed in wit/CHANGELOG.md and freeze the new version in \
+         wit/v<new version>/"
+    );
+    let changelog = std::fs::read_to_string(wit.join("CHANGELOG.md")).unwrap();
+    assert!(
+        changelog.contains(&format!("## {version}")),
+        "wit/CHANGELOG.md has no entry for {version}"
+    );
+}
+
+#[test]
+fn a_wit_change_without_a_new_version_is_caught() {
+    let current = std::fs::read_to_string(workspace().join("wit/plugin.wit")).unwrap();
+    let commented = current.replacen(
+        "package graphiti:openclaw@",
+        "// a note\npackage graphiti:openclaw@",
+        1,
+    );
+    assert_eq!(
+        wit_contract(&commented),
+        wit_contract(&current),
+        "comments bind nothing"
+    );
+    let renamed = current.replacen("expert-delivered", "expert-posted", 1);
+    assert!(renamed != current, "the planted change applies");
+    assert_ne!(wit_contract(&renamed), wit_contract(&current));
+}
+
 /// The component's size budget, in bytes (docs/decisions/size-budget.md): a change that needs more
 /// raises it in the same commit, with the figure and the reason in that record.
 const PLUGIN_WASM_BUDGET_BYTES: u64 = 2_250_000;
