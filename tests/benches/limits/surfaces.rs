@@ -169,6 +169,17 @@ pub fn quiet_cron(runs: usize) {
     .record();
 }
 
+/// Medians of `time(true)` (the hostile file) and `time(false)` (the valid one), alternating, at
+/// least three of each.
+fn hostile_and_valid_medians(
+    runs: usize,
+    mut time: impl FnMut(bool) -> Duration,
+) -> (Duration, Duration) {
+    let (mut hostile, mut valid): (Vec<_>, Vec<_>) =
+        (0..runs.max(3)).map(|_| (time(true), time(false))).unzip();
+    (median(&mut hostile), median(&mut valid))
+}
+
 /// `experts bind` on a package whose `bindings.yaml` is 100 KB of `[[[…]]]` (refused before it is
 /// parsed) against a bind on the fixture's valid file.
 pub fn nested_bindings(runs: usize) {
@@ -208,10 +219,7 @@ pub fn nested_bindings(runs: usize) {
         }
         took
     };
-    let (mut nested, mut valid): (Vec<_>, Vec<_>) = (0..runs.max(3))
-        .map(|_| (time_bind(true), time_bind(false)))
-        .unzip();
-    let (nested, valid) = (median(&mut nested), median(&mut valid));
+    let (nested, valid) = hostile_and_valid_medians(runs, time_bind);
     println!(
         "  experts bind: 100 KB of nested brackets refused in {:.1} ms, a valid file bound in {:.1} ms",
         ms(nested),
@@ -265,10 +273,7 @@ pub fn alias_bomb_manifest(runs: usize) {
         }
         took
     };
-    let (mut bomb, mut valid): (Vec<_>, Vec<_>) = (0..runs.max(3))
-        .map(|_| (time_validate(true), time_validate(false)))
-        .unzip();
-    let (bomb, valid) = (median(&mut bomb), median(&mut valid));
+    let (bomb, valid) = hostile_and_valid_medians(runs, time_validate);
     println!(
         "  experts validate: an alias bomb in expert.yaml refused in {:.1} ms, the valid package validated in {:.1} ms",
         ms(bomb),
