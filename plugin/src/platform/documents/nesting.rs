@@ -319,6 +319,17 @@ mod tests {
             check_yaml(&wide).map_err(|r| r.reason),
             Err(Reason::AliasesRepeatTooMuch)
         );
+        // Block style: the anchor is found where libyaml starts the collection's event.
+        let mut block = String::from("l0: &l0\n");
+        block += &"  - x\n".repeat(10);
+        for level in 1..10 {
+            block += &format!("l{level}: &l{level}\n");
+            block += &format!("  - *l{}\n", level - 1).repeat(10);
+        }
+        assert_eq!(
+            check_yaml(&block).map_err(|r| r.reason),
+            Err(Reason::AliasesRepeatTooMuch)
+        );
         let tagged = "a: !!seq &x [1, 2]\nb: *x\n";
         assert_eq!(anchor_at(tagged, 3), Some("x"));
         assert_eq!(check_yaml(tagged), Ok(()));
