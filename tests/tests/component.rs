@@ -116,6 +116,61 @@ fn a_wit_change_without_a_new_version_is_caught() {
     assert_ne!(wit_contract(&renamed), wit_contract(&current));
 }
 
+/// Each `graphiti:openclaw` interface of `resolve`, by name, printed without docs, its items sorted.
+fn printed_interfaces(resolve: &wit_parser::Resolve) -> std::collections::BTreeMap<String, String> {
+    let mut printed = std::collections::BTreeMap::new();
+    for (id, interface) in resolve.interfaces.iter() {
+        let ours = interface.package.is_some_and(|package| {
+            let name = &resolve.packages[package].name;
+            (name.namespace.as_str(), name.name.as_str()) == ("graphiti", "openclaw")
+        });
+        if let (true, Some(name)) = (ours, &interface.name) {
+            let mut printer = wit_component::WitPrinter::default();
+            printer.emit_docs(false);
+            printer
+                .print_interface(resolve, id)
+                .expect("an interface prints");
+            // Items in order of definition in wit/, of use in a decoded component: compared as a set.
+            let text = String::from(printer.output);
+            let mut items: Vec<&str> = text.split("\n\n").map(str::trim).collect();
+            items.sort_unstable();
+            printed.insert(name.clone(), items.join("\n\n"));
+        }
+    }
+    printed
+}
+
+/// The contract built into `plugin.wasm` is `wit/`'s: every interface of the package the component
+/// imports or exports, decoded from the component, prints as `wit/plugin.wit` defines it.
+#[test]
+fn the_world_built_into_plugin_wasm_is_wits() {
+    let bytes = std::fs::read(plugin_wasm()).unwrap();
+    let wit_parser::decoding::DecodedWasm::Component(built, _) =
+        wit_component::decode(&bytes).expect("plugin.wasm decodes")
+    else {
+        panic!("plugin.wasm is a component");
+    };
+    let mut source = wit_parser::Resolve::new();
+    source
+        .push_dir(workspace().join("wit"))
+        .expect("wit/ parses");
+    let (built, source) = (printed_interfaces(&built), printed_interfaces(&source));
+    assert!(
+        !built.is_empty(),
+        "plugin.wasm names no graphiti:openclaw interface"
+    );
+    for (name, printed) in &built {
+        let defined = source.get(name).unwrap_or_else(|| {
+            panic!("plugin.wasm uses interface {name}, which wit/ does not define: rebuild it")
+        });
+        assert!(
+            printed == defined,
+            "interface {name} in plugin.wasm differs from wit/: rebuild the component \
+             (scripts/build.sh)\n--- plugin.wasm\n{printed}\n--- wit/\n{defined}"
+        );
+    }
+}
+
 /// The component's size budget, in bytes (docs/decisions/size-budget.md): a change that needs more
 /// raises it in the same commit, with the figure and the reason in that record.
 const PLUGIN_WASM_BUDGET_BYTES: u64 = 2_250_000;
