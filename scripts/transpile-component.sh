@@ -6,7 +6,7 @@
 # traps). `before-agent-start`, `agent-end` and `run-command` may send or take a lock (recall, merging
 # counters, flush); `tick` sends; `before-tool-call` (a CONFIRM call pauses its run) and the expert
 # runtime's exports change the runs record under its lock. The export names carry the WIT package's
-# version, read from wit/plugin.wit (a name that matches no export is ignored by jco: the export
+# version, read from wit/world.wit (a name that matches no export is ignored by jco: the export
 # would stay synchronous and trap at its first lock). Needs jco on PATH (scripts/node-tools.sh). Used
 # by scripts/package-openclaw.sh, and by the adapter's tests to transpile the probe guest.
 set -euo pipefail
@@ -14,17 +14,17 @@ if [ $# -ne 2 ]; then
     echo "usage: $0 <component.wasm> <output directory>" >&2
     exit 2
 fi
-version=$(sed -n 's/^package graphiti:openclaw@\(.*\);$/\1/p' "$(dirname "$0")/../wit/plugin.wit")
+version=$(sed -n 's/^package graphiti:openclaw@\(.*\);$/\1/p' "$(dirname "$0")/../wit/world.wit")
 if [ -z "$version" ]; then
-    echo "$0: no 'package graphiti:openclaw@<version>;' line in wit/plugin.wit" >&2
+    echo "$0: no 'package graphiti:openclaw@<version>;' line in wit/world.wit" >&2
     exit 1
 fi
 host='graphiti:openclaw/host'
-plugin="graphiti:openclaw/plugin@$version"
 exports=()
-for name in before-agent-start agent-end tick run-command before-tool-call \
-    expert-webhook expert-channel-message expert-tick expert-run-ended expert-delivered; do
-    exports+=("$plugin#$name")
+for name in hooks#before-agent-start hooks#agent-end hooks#tick hooks#before-tool-call \
+    commands#run-command experts#expert-webhook experts#expert-channel-message \
+    experts#expert-tick experts#expert-run-ended experts#expert-delivered; do
+    exports+=("graphiti:openclaw/${name%%#*}@$version#${name#*#}")
 done
 jco transpile "$1" --quiet --no-typescript -o "$2" --name plugin \
     --instantiation async --async-mode jspi \

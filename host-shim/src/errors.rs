@@ -4,7 +4,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::bindings::graphiti::openclaw::types::ConfigError;
+use crate::bindings::exports::graphiti::openclaw::hooks::ConfigError;
 
 /// Why a [`Shim`](crate::Shim) could not be built. Guest misbehaviour after that is never an error of this type.
 #[derive(Debug)]

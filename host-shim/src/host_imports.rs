@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use crate::bindings;
 use crate::bindings::graphiti::openclaw::host::{
     self as wit_host, HttpError, LogLevel, Mount, Request as HttpRequest, Response as HttpResponse,
 };
@@ -39,9 +38,6 @@ impl WasiView for GuestState {
         }
     }
 }
-
-// The `types` interface has no functions to provide.
-impl bindings::graphiti::openclaw::types::Host for GuestState {}
 
 impl wit_host::Host for GuestState {
     fn log(&mut self, level: LogLevel, message: String) {

@@ -2,7 +2,7 @@
 //! `graphiti-openclaw` CLI and the workspace tests.
 //!
 //! A [`Shim`] runs one instance of a component of the `graphiti:openclaw/graphiti-plugin` world
-//! (`wit/plugin.wit`) and only moves bytes; every decision is the component's. What the host enforces:
+//! (`wit/`) and only moves bytes; every decision is the component's. What the host enforces:
 //!
 //! - **Files**: only preopens. The configuration directory is read-only at `/config`, an optional
 //!   overlay read-only at `/overlay`, an optional state directory read-write at `/state`. The guest
@@ -65,8 +65,8 @@ mod logs;
 mod options;
 
 mod cache;
-mod clock;
 mod cache_trust;
+mod clock;
 mod engine;
 
 mod guest_files;
@@ -85,16 +85,23 @@ pub use errors::{ReloadError, ShimError, config_error_line};
 pub use limits::Limits;
 pub use logs::level_name;
 pub use options::ShimOptions;
-pub use tls::EXTRA_CA_FILE;
 pub use shim::{GUEST_FAILURE_EXIT_CODE, Shim};
 pub use state_lock::{LockError, StateLocks};
+pub use tls::EXTRA_CA_FILE;
 
-pub use bindings::graphiti::openclaw::host::LogLevel;
-pub use bindings::graphiti::openclaw::types::{
-    AgentEndEvent, BoostHit, Candidate, CaptureOutcome, ChannelMessage, ChatType, Command,
-    CommandOutput, ConfigError, ConfigFailure, ConfigSummary, Decision, Delivery, DeliveryKind,
-    ExpertsCommand, HookContext, IngestRequest, Injection, InstallSource, IntentTestRequest,
-    OutputFormat, PromptEvent, RunOutcome, RunReport, RunStart, RuntimeWork, SearchRequest,
-    SkippedPack, SpoolCommand, SpooledTurn, TickReport, ToolCall, ToolVerdict, WebhookAnswer,
-    WebhookRequest,
+pub use bindings::exports::graphiti::openclaw::commands::{
+    Command, CommandOutput, EvalCommand, ExpertsCommand, FunctionCall, IngestRequest,
+    InstallSource, IntentTestCommand, KnowledgeRequest, LearningProposal, ManualRun, OutputFormat,
+    PackageArchive, RecallCommand, SearchRequest, SpoolCommand, StepDone, ToolBinding, ToolCheck,
+    TriggerFire,
 };
+pub use bindings::exports::graphiti::openclaw::experts::{
+    ChannelMessage, Delivery, DeliveryKind, RunOutcome, RunReport, RunStart, RuntimeWork,
+    WebhookAnswer, WebhookRequest,
+};
+pub use bindings::exports::graphiti::openclaw::hooks::{
+    AgentEndEvent, BoostHit, Candidate, CaptureOutcome, ChatType, ConfigError, ConfigFailure,
+    ConfigSummary, Decision, HookContext, Injection, IntentTestRequest, PromptEvent, SkippedPack,
+    SpooledTurn, TickReport, ToolCall, ToolVerdict,
+};
+pub use bindings::graphiti::openclaw::host::LogLevel;

@@ -8,13 +8,16 @@ use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
 use wasmtime::{Engine, Store, Trap};
 
-use crate::bindings::graphiti::openclaw::host::{LogLevel, Mount};
-use crate::bindings::graphiti::openclaw::types::{
-    AgentEndEvent, CaptureOutcome, ChannelMessage, Command, CommandOutput, ConfigSummary, Decision,
-    HookContext, Injection, IntentTestRequest, PromptEvent, RunReport, RuntimeWork, TickReport,
-    ToolCall, ToolVerdict, WebhookAnswer, WebhookRequest,
+use crate::bindings::exports::graphiti::openclaw::commands::{Command, CommandOutput};
+use crate::bindings::exports::graphiti::openclaw::experts::{
+    ChannelMessage, RunReport, RuntimeWork, WebhookAnswer, WebhookRequest,
 };
-use crate::bindings::{self, GraphitiPlugin, GraphitiPluginPre};
+use crate::bindings::exports::graphiti::openclaw::hooks::{
+    AgentEndEvent, CaptureOutcome, ConfigSummary, Decision, HookContext, Injection,
+    IntentTestRequest, PromptEvent, TickReport, ToolCall, ToolVerdict,
+};
+use crate::bindings::graphiti::openclaw::host::{LogLevel, Mount};
+use crate::bindings::{GraphitiPlugin, GraphitiPluginPre};
 use crate::cache::{self, CacheOutcome, WasmFile, default_cache_dir};
 use crate::engine;
 use crate::errors::{ReloadError, ShimError, config_error_line};
@@ -125,7 +128,9 @@ impl Shim {
     pub fn reload_config(&mut self) -> Result<ConfigSummary, ReloadError> {
         let host_settings = self.options.host_settings.clone();
         match self.call(RELOAD_CONFIG, |plugin, store| {
-            plugin.call_reload_config(store, host_settings.as_deref())
+            plugin
+                .graphiti_openclaw_hooks()
+                .call_reload_config(store, host_settings.as_deref())
         }) {
             Ok(Ok(summary)) => Ok(summary),
             Ok(Err(failure)) => {
@@ -144,7 +149,9 @@ impl Shim {
     /// The injection for a prompt; when the guest fails, no injection and the reason.
     pub fn before_agent_start(&mut self, event: &PromptEvent, ctx: &HookContext) -> Injection {
         self.call("before-agent-start", |plugin, store| {
-            plugin.call_before_agent_start(store, event, ctx)
+            plugin
+                .graphiti_openclaw_hooks()
+                .call_before_agent_start(store, event, ctx)
         })
         .unwrap_or_else(no_injection)
     }
@@ -152,7 +159,9 @@ impl Shim {
     /// What the turn captures; when the guest fails, the turn is reported dropped with the reason.
     pub fn agent_end(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> CaptureOutcome {
         self.call("agent-end", |plugin, store| {
-            plugin.call_agent_end(store, event, ctx)
+            plugin
+                .graphiti_openclaw_hooks()
+                .call_agent_end(store, event, ctx)
         })
         .unwrap_or_else(CaptureOutcome::Dropped)
     }
@@ -162,22 +171,26 @@ impl Shim {
     /// Runs within [`Limits::send_timeout`].
     pub fn tick(&mut self) -> TickReport {
         let timeout = self.options.limits.send_timeout;
-        self.call_within("tick", timeout, |plugin, store| plugin.call_tick(store))
-            .unwrap_or_else(|reason| TickReport {
-                sent: 0,
-                pending: 0,
-                in_doubt: 0,
-                error: Some(reason),
-                retry_in_ms: None,
-                notes: Vec::new(),
-            })
+        self.call_within("tick", timeout, |plugin, store| {
+            plugin.graphiti_openclaw_hooks().call_tick(store)
+        })
+        .unwrap_or_else(|reason| TickReport {
+            sent: 0,
+            pending: 0,
+            in_doubt: 0,
+            error: Some(reason),
+            retry_in_ms: None,
+            notes: Vec::new(),
+        })
     }
 
     /// The routing decision and injection for a request; Err holds the guest's own error or why
     /// the guest failed.
     pub fn dry_run(&mut self, request: &IntentTestRequest) -> Result<Injection, String> {
         self.call("dry-run", |plugin, store| {
-            plugin.call_dry_run(store, request)
+            plugin
+                .graphiti_openclaw_hooks()
+                .call_dry_run(store, request)
         })?
     }
 
@@ -185,7 +198,9 @@ impl Shim {
     /// fails, the call is refused (an expert must not act unchecked).
     pub fn before_tool_call(&mut self, call: &ToolCall, ctx: &HookContext) -> ToolVerdict {
         self.call("before-tool-call", |plugin, store| {
-            plugin.call_before_tool_call(store, call, ctx)
+            plugin
+                .graphiti_openclaw_hooks()
+                .call_before_tool_call(store, call, ctx)
         })
         .unwrap_or_else(|reason| {
             ToolVerdict::Block(format!("the plugin failed ({reason}); refused to be safe"))
@@ -200,7 +215,9 @@ impl Shim {
             _ => self.options.limits.call_timeout,
         };
         self.call_within("run-command", timeout, |plugin, store| {
-            plugin.call_run_command(store, command)
+            plugin
+                .graphiti_openclaw_commands()
+                .call_run_command(store, command)
         })
         .unwrap_or_else(|reason| CommandOutput {
             exit_code: GUEST_FAILURE_EXIT_CODE,
@@ -213,7 +230,9 @@ impl Shim {
     /// was not saved before the failure, and the sender retries on a 5xx).
     pub fn expert_webhook(&mut self, request: &WebhookRequest, now_ms: u64) -> WebhookAnswer {
         self.call("expert-webhook", |plugin, store| {
-            plugin.call_expert_webhook(store, request, now_ms)
+            plugin
+                .graphiti_openclaw_experts()
+                .call_expert_webhook(store, request, now_ms)
         })
         .unwrap_or_else(|reason| WebhookAnswer {
             status: 503,
@@ -224,7 +243,9 @@ impl Shim {
 
     pub fn expert_channel_message(&mut self, message: &ChannelMessage, now_ms: u64) -> RuntimeWork {
         self.call("expert-channel-message", |plugin, store| {
-            plugin.call_expert_channel_message(store, message, now_ms)
+            plugin
+                .graphiti_openclaw_experts()
+                .call_expert_channel_message(store, message, now_ms)
         })
         .unwrap_or_else(no_work)
     }
@@ -232,14 +253,18 @@ impl Shim {
     /// The runtime's tick; when the guest fails, no work and why (the record on disk is untouched).
     pub fn expert_tick(&mut self, now_ms: u64) -> RuntimeWork {
         self.call("expert-tick", |plugin, store| {
-            plugin.call_expert_tick(store, now_ms)
+            plugin
+                .graphiti_openclaw_experts()
+                .call_expert_tick(store, now_ms)
         })
         .unwrap_or_else(no_work)
     }
 
     pub fn expert_run_ended(&mut self, report: &RunReport, now_ms: u64) -> RuntimeWork {
         self.call("expert-run-ended", |plugin, store| {
-            plugin.call_expert_run_ended(store, report, now_ms)
+            plugin
+                .graphiti_openclaw_experts()
+                .call_expert_run_ended(store, report, now_ms)
         })
         .unwrap_or_else(no_work)
     }
@@ -248,7 +273,9 @@ impl Shim {
     /// again after a restart.
     pub fn expert_delivered(&mut self, run_ids: &[String], now_ms: u64) -> Result<(), String> {
         self.call("expert-delivered", |plugin, store| {
-            plugin.call_expert_delivered(store, run_ids, now_ms)
+            plugin
+                .graphiti_openclaw_experts()
+                .call_expert_delivered(store, run_ids, now_ms)
         })?
     }
 
@@ -267,10 +294,7 @@ impl Shim {
     fn call<R>(
         &mut self,
         export: &str,
-        run: impl FnOnce(
-            &bindings::exports::graphiti::openclaw::plugin::Guest,
-            &mut Store<GuestState>,
-        ) -> wasmtime::Result<R>,
+        run: impl FnOnce(&GraphitiPlugin, &mut Store<GuestState>) -> wasmtime::Result<R>,
     ) -> Result<R, String> {
         let timeout = self.options.limits.call_timeout;
         self.call_within(export, timeout, run)
@@ -281,10 +305,7 @@ impl Shim {
         &mut self,
         export: &str,
         timeout: Duration,
-        run: impl FnOnce(
-            &bindings::exports::graphiti::openclaw::plugin::Guest,
-            &mut Store<GuestState>,
-        ) -> wasmtime::Result<R>,
+        run: impl FnOnce(&GraphitiPlugin, &mut Store<GuestState>) -> wasmtime::Result<R>,
     ) -> Result<R, String> {
         if self.instance.is_none() {
             self.restart()?;
@@ -297,7 +318,7 @@ impl Shim {
         state.memory.exceeded = false;
         state.call_deadline = Instant::now() + timeout;
 
-        let error = match run(plugin.graphiti_openclaw_plugin(), store) {
+        let error = match run(plugin, store) {
             Ok(answer) => return Ok(answer),
             Err(error) => error,
         };

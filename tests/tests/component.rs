@@ -5,8 +5,8 @@ use graphiti_openclaw_tests::{
     copy_dir, example_config, hook_context, plugin_wasm, prompt, temp_dir, workspace,
 };
 use host_shim::{
-    AgentEndEvent, CaptureOutcome, ChatType, Command, HookContext, IntentTestRequest, Limits,
-    OutputFormat, ReloadError, Shim, ShimOptions,
+    AgentEndEvent, CaptureOutcome, ChatType, Command, EvalCommand, HookContext, IntentTestCommand,
+    IntentTestRequest, Limits, OutputFormat, ReloadError, Shim, ShimOptions,
 };
 use std::path::Path;
 use std::time::Duration;
@@ -54,7 +54,7 @@ fn dry(prompt: &str) -> IntentTestRequest {
     }
 }
 
-/// `wit/plugin.wit` without its comments and with its blanks collapsed: what hosts and guests bind.
+/// A `.wit` file without its comments and with its blanks collapsed: what hosts and guests bind.
 fn wit_contract(text: &str) -> String {
     text.lines()
         .map(|line| line.split("//").next().unwrap_or_default())
@@ -65,32 +65,58 @@ fn wit_contract(text: &str) -> String {
         .join(" ")
 }
 
-/// The WIT contract changes only with its version: `wit/v<version>/` holds the contract as released
-/// at that version, and `wit/plugin.wit` must bind exactly the same while its version stays.
-#[test]
-fn the_wit_contract_changes_only_with_its_version() {
-    let wit = workspace().join("wit");
-    let current = std::fs::read_to_string(wit.join("plugin.wit")).unwrap();
-    let version = current
+/// The contract in the `.wit` files of `dir` (not its subfolders), by file name.
+fn wit_files(dir: &Path) -> std::collections::BTreeMap<String, String> {
+    std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "wit"))
+        .map(|path| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, wit_contract(&std::fs::read_to_string(&path).unwrap()))
+        })
+        .collect()
+}
+
+/// The version in `wit/world.wit`'s `package graphiti:openclaw@<version>;` line.
+fn wit_version() -> String {
+    std::fs::read_to_string(workspace().join("wit/world.wit"))
+        .unwrap()
         .lines()
         .find_map(|line| {
             line.strip_prefix("package graphiti:openclaw@")?
                 .strip_suffix(';')
         })
-        .expect("a `package graphiti:openclaw@<version>;` line in wit/plugin.wit");
-    let frozen = wit.join(format!("v{version}/plugin.wit"));
-    let frozen = std::fs::read_to_string(&frozen).unwrap_or_else(|_| {
-        panic!(
-            "wit/plugin.wit is at {version}, but {} is missing: copy the released contract there",
-            frozen.display()
-        )
-    });
+        .expect("a `package graphiti:openclaw@<version>;` line in wit/world.wit")
+        .to_string()
+}
+
+/// The WIT contract changes only with its version: `wit/v<version>/` holds the contract as released
+/// at that version, and the files of `wit/` must bind exactly the same while its version stays.
+#[test]
+fn the_wit_contract_changes_only_with_its_version() {
+    let wit = workspace().join("wit");
+    let version = wit_version();
+    let frozen_dir = wit.join(format!("v{version}"));
     assert!(
-        wit_contract(&current) == wit_contract(&frozen),
-        "wit/plugin.wit differs from the contract released as {version} (wit/v{version}/plugin.wit): \
-         bump its package version, say what changed in wit/CHANGELOG.md and freeze the new version in \
-         wit/v<new version>/"
+        frozen_dir.is_dir(),
+        "wit/ is at {version}, but {} is missing: copy the released contract there",
+        frozen_dir.display()
     );
+    let (current, frozen) = (wit_files(&wit), wit_files(&frozen_dir));
+    assert_eq!(
+        current.keys().collect::<Vec<_>>(),
+        frozen.keys().collect::<Vec<_>>(),
+        "wit/ and wit/v{version}/ hold different files"
+    );
+    for (name, contract) in &current {
+        assert!(
+            *contract == frozen[name],
+            "wit/{name} differs from the contract released as {version} (wit/v{version}/{name}): \
+             bump the package version in wit/world.wit, say what changed in wit/CHANGELOG.md and \
+             freeze the new version in wit/v<new version>/"
+        );
+    }
     let changelog = std::fs::read_to_string(wit.join("CHANGELOG.md")).unwrap();
     assert!(
         changelog.contains(&format!("## {version}")),
@@ -100,12 +126,8 @@ fn the_wit_contract_changes_only_with_its_version() {
 
 #[test]
 fn a_wit_change_without_a_new_version_is_caught() {
-    let current = std::fs::read_to_string(workspace().join("wit/plugin.wit")).unwrap();
-    let commented = current.replacen(
-        "package graphiti:openclaw@",
-        "// a note\npackage graphiti:openclaw@",
-        1,
-    );
+    let current = std::fs::read_to_string(workspace().join("wit/experts.wit")).unwrap();
+    let commented = current.replacen("interface experts", "// a note\ninterface experts", 1);
     assert_eq!(
         wit_contract(&commented),
         wit_contract(&current),
@@ -141,7 +163,7 @@ fn printed_interfaces(resolve: &wit_parser::Resolve) -> std::collections::BTreeM
 }
 
 /// The contract built into `plugin.wasm` is `wit/`'s: every interface of the package the component
-/// imports or exports, decoded from the component, prints as `wit/plugin.wit` defines it.
+/// imports or exports, decoded from the component, prints as `wit/` defines it.
 #[test]
 fn the_world_built_into_plugin_wasm_is_wits() {
     let bytes = std::fs::read(plugin_wasm()).unwrap();
@@ -196,33 +218,44 @@ fn the_component_exports_the_hooks_and_imports_only_host_and_wasi() {
         .exports(&engine)
         .map(|(name, _)| name.to_string())
         .collect();
-    assert_eq!(exports, vec!["graphiti:openclaw/plugin@0.8.0"]);
-    let (_, plugin) = ty.exports(&engine).next().unwrap();
-    let wasmtime::component::types::ComponentItem::ComponentInstance(instance) = plugin.ty else {
-        panic!("the plugin export is an instance");
+    let version = wit_version();
+    let interface = |name: &str| format!("graphiti:openclaw/{name}@{version}");
+    assert_eq!(
+        exports,
+        vec![interface("hooks"), interface("commands"), interface("experts")]
+    );
+    let functions = |name: &str| -> Vec<String> {
+        let (_, export) = ty
+            .exports(&engine)
+            .find(|(export, _)| *export == interface(name))
+            .unwrap();
+        let wasmtime::component::types::ComponentItem::ComponentInstance(instance) = export.ty else {
+            panic!("the {name} export is an instance");
+        };
+        instance
+            .exports(&engine)
+            .map(|(name, _)| name.to_string())
+            .collect()
     };
-    let functions: Vec<String> = instance
-        .exports(&engine)
-        .map(|(name, _)| name.to_string())
-        .collect();
-    for f in [
-        "before-agent-start",
-        "agent-end",
-        "reload-config",
-        "dry-run",
-        "run-command",
+    for (name, expected) in [
+        ("hooks", &["before-agent-start", "agent-end", "reload-config", "dry-run", "tick"][..]),
+        ("commands", &["run-command"][..]),
+        ("experts", &["expert-webhook", "expert-tick", "expert-delivered"][..]),
     ] {
-        assert!(
-            functions.contains(&f.to_string()),
-            "missing export {f}: {functions:?}"
-        );
+        let functions = functions(name);
+        for f in expected {
+            assert!(
+                functions.contains(&f.to_string()),
+                "missing export {name}#{f}: {functions:?}"
+            );
+        }
     }
     let imports: Vec<String> = ty
         .imports(&engine)
         .map(|(name, _)| name.to_string())
         .collect();
     assert!(
-        imports.contains(&"graphiti:openclaw/host@0.8.0".to_string()),
+        imports.contains(&interface("host")),
         "{imports:?}"
     );
     assert!(
@@ -248,7 +281,7 @@ fn same_input_twice_gives_identical_bytes() {
         ..dry("Plan a dinner with a founder at Nopa")
     };
     let json = |shim: &mut Shim| {
-        shim.run_command(&Command::IntentTest((request.clone(), OutputFormat::Json)))
+        shim.run_command(&Command::IntentTest(IntentTestCommand { request: request.clone(), format: OutputFormat::Json }))
             .stdout
     };
     let mut first = shim(&example_config());
@@ -768,7 +801,7 @@ fn lint_rules_names_overlapping_rules() {
 fn eval_reports_accuracy_and_fails_below_the_threshold() {
     let cases = std::fs::read_to_string(example_config().join("eval/shadow_compare.json")).unwrap();
     let mut shim = shim(&example_config());
-    let out = shim.run_command(&Command::Eval((cases.clone(), 0.9)));
+    let out = shim.run_command(&Command::Eval(EvalCommand { cases_json: cases.clone(), threshold: 0.9 }));
     assert_eq!(out.exit_code, 0, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout.contains("eval: 20/20 correct, accuracy 100.0%"),
@@ -785,7 +818,7 @@ fn eval_reports_accuracy_and_fails_below_the_threshold() {
         "\"expected_pack_type\": \"vc_deal\"",
         1,
     );
-    let out = shim.run_command(&Command::Eval((wrong, 1.0)));
+    let out = shim.run_command(&Command::Eval(EvalCommand { cases_json: wrong, threshold: 1.0 }));
     assert_eq!(out.exit_code, 1);
     assert!(
         out.stdout
@@ -794,10 +827,10 @@ fn eval_reports_accuracy_and_fails_below_the_threshold() {
         out.stdout
     );
     assert!(out.stderr.contains("below the threshold"));
-    let out = shim.run_command(&Command::Eval((
-        "{\"cases\": [{\"prompt\": 3}]}".into(),
-        0.5,
-    )));
+    let out = shim.run_command(&Command::Eval(EvalCommand {
+        cases_json: "{\"cases\": [{\"prompt\": 3}]}".into(),
+        threshold: 0.5,
+    }));
     assert_eq!(out.exit_code, 2);
     assert!(
         out.stderr.contains("cases[0]: needs a \"prompt\""),

@@ -5,7 +5,7 @@
 mod expert_runs_common;
 
 use expert_runs_common::*;
-use host_shim::{DeliveryKind, ExpertsCommand, RunOutcome};
+use host_shim::{DeliveryKind, ExpertsCommand, ManualRun, RunOutcome, TriggerFire};
 
 #[test]
 fn a_webhook_runs_its_process_as_the_expert_and_delivers_to_the_main_session() {
@@ -445,10 +445,10 @@ fn a_flood_on_one_trigger_is_refused_with_429_and_leaves_the_others_room() {
         "another trigger of the same expert still queues"
     );
     assert!(
-        s.command(ExpertsCommand::Run((
-            EXPERT.into(),
-            "check the queue".into()
-        )))
+        s.command(ExpertsCommand::Run(ManualRun {
+            expert: EXPERT.into(),
+            message: "check the queue".into(),
+        }))
         .stdout
         .contains("inv-"),
         "and so does a manual run"
@@ -586,11 +586,11 @@ fn private_knowledge_is_preloaded_only_into_the_experts_own_run_session() {
         validate.stderr
     );
 
-    let fire = s.command(host_shim::ExpertsCommand::Fire((
-        EXPERT.into(),
-        "new_ticket".into(),
-        ticket("e-1", "T-1"),
-    )));
+    let fire = s.command(host_shim::ExpertsCommand::Fire(TriggerFire {
+        expert: EXPERT.into(),
+        trigger: "new_ticket".into(),
+        payload_json: ticket("e-1", "T-1"),
+    }));
     assert_eq!(fire.exit_code, 0, "{}", fire.stderr);
     assert!(
         fire.stdout.contains(

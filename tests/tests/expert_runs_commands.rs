@@ -5,18 +5,21 @@
 mod expert_runs_common;
 
 use expert_runs_common::*;
-use host_shim::{ExpertsCommand, InstallSource, Shim};
+use host_shim::{
+    ExpertsCommand, FunctionCall, InstallSource, ManualRun, PackageArchive, Shim, ToolBinding,
+    TriggerFire,
+};
 use std::path::Path;
 use std::process::Command as Process;
 
 #[test]
 fn fire_is_a_dry_run_that_shows_process_inputs_queue_and_message() {
     let mut s = setup();
-    let out = s.command(ExpertsCommand::Fire((
-        EXPERT.into(),
-        "new_ticket".into(),
-        ticket("e-1", "T-1"),
-    )));
+    let out = s.command(ExpertsCommand::Fire(TriggerFire {
+        expert: EXPERT.into(),
+        trigger: "new_ticket".into(),
+        payload_json: ticket("e-1", "T-1"),
+    }));
     assert_eq!(out.exit_code, 0, "{}", out.stderr);
     let head: String = out.stdout.lines().take(5).collect::<Vec<_>>().join("\n");
     assert_eq!(
@@ -35,21 +38,21 @@ fn fire_is_a_dry_run_that_shows_process_inputs_queue_and_message() {
     );
     assert!(s.queue().contains("no expert runs"), "fire records nothing");
     s.accepted("new_ticket", &ticket("e-1", "T-1"));
-    let again = s.command(ExpertsCommand::Fire((
-        EXPERT.into(),
-        "new_ticket".into(),
-        ticket("e-1", "T-1"),
-    )));
+    let again = s.command(ExpertsCommand::Fire(TriggerFire {
+        expert: EXPERT.into(),
+        trigger: "new_ticket".into(),
+        payload_json: ticket("e-1", "T-1"),
+    }));
     assert!(
         again.stdout.contains("was accepted at") && again.stdout.contains("would be skipped"),
         "{}",
         again.stdout
     );
-    let bad = s.command(ExpertsCommand::Fire((
-        EXPERT.into(),
-        "new_ticket".into(),
-        "{}".into(),
-    )));
+    let bad = s.command(ExpertsCommand::Fire(TriggerFire {
+        expert: EXPERT.into(),
+        trigger: "new_ticket".into(),
+        payload_json: "{}".into(),
+    }));
     assert_eq!(bad.exit_code, 1);
     assert!(bad.stderr.contains("refused (422)"), "{}", bad.stderr);
 }
@@ -82,11 +85,11 @@ fn webhook_and_channel_values_reach_the_terminal_escaped() {
         queue.contains("serial_per_key T-1\\u{1b}[31m\\u{202e}"),
         "{queue}"
     );
-    let fire = s.command(ExpertsCommand::Fire((
-        EXPERT.into(),
-        "new_ticket".into(),
-        ticket(event, ticket_id),
-    )));
+    let fire = s.command(ExpertsCommand::Fire(TriggerFire {
+        expert: EXPERT.into(),
+        trigger: "new_ticket".into(),
+        payload_json: ticket(event, ticket_id),
+    }));
     assert_eq!(fire.exit_code, 0, "{}", fire.stderr);
     assert!(!raw_escapes(&fire.stdout), "{:?}", fire.stdout);
     assert!(
@@ -100,10 +103,10 @@ fn webhook_and_channel_values_reach_the_terminal_escaped() {
 #[test]
 fn a_manual_run_queues_and_starts_in_its_own_session() {
     let mut s = setup();
-    let out = s.command(ExpertsCommand::Run((
-        EXPERT.into(),
-        "Summarise the open tickets".into(),
-    )));
+    let out = s.command(ExpertsCommand::Run(ManualRun {
+        expert: EXPERT.into(),
+        message: "Summarise the open tickets".into(),
+    }));
     assert_eq!(out.exit_code, 0, "{}", out.stderr);
     let run = s.tick().start.remove(0);
     assert!(
@@ -112,13 +115,13 @@ fn a_manual_run_queues_and_starts_in_its_own_session() {
         run.session_key
     );
     assert!(run.message.contains("Summarise the open tickets"));
-    let empty = s.command(ExpertsCommand::Run((EXPERT.into(), "  ".into())));
+    let empty = s.command(ExpertsCommand::Run(ManualRun { expert: EXPERT.into(), message: "  ".into() }));
     assert!(
         empty.stderr.contains("the message is empty"),
         "{}",
         empty.stderr
     );
-    let unknown = s.command(ExpertsCommand::Run(("nobody".into(), "hi".into())));
+    let unknown = s.command(ExpertsCommand::Run(ManualRun { expert: "nobody".into(), message: "hi".into() }));
     assert!(
         unknown.stderr.contains("no expert nobody"),
         "{}",
@@ -240,7 +243,7 @@ fn install_validates_before_copying_and_refuses_hostile_archives() {
     let archive = tgz(source.path(), "pkg");
     let out = manage(
         &mut shim,
-        ExpertsCommand::Install(InstallSource::Archive(("ops.tgz".into(), archive.clone()))),
+        ExpertsCommand::Install(InstallSource::Archive(PackageArchive { name: "ops.tgz".into(), bytes: archive.clone() })),
     );
     assert_eq!(out.exit_code, 0, "{}", out.stderr);
 
@@ -261,7 +264,7 @@ fn install_validates_before_copying_and_refuses_hostile_archives() {
     for (bytes, says) in hostile {
         let out = manage(
             &mut shim,
-            ExpertsCommand::Install(InstallSource::Archive(("x.tgz".into(), bytes))),
+            ExpertsCommand::Install(InstallSource::Archive(PackageArchive { name: "x.tgz".into(), bytes })),
         );
         assert_ne!(out.exit_code, 0);
         assert!(out.stderr.contains(says), "{says}: {}", out.stderr);
@@ -325,11 +328,11 @@ fn install_refuses_a_name_that_differs_only_in_case_from_an_installed_one() {
 #[test]
 fn bind_writes_bindings_and_the_experts_directory_is_read_only_otherwise() {
     let mut s = setup();
-    let read_only = s.command(ExpertsCommand::Bind((
-        EXPERT.into(),
-        "tickets".into(),
-        "helpdesk-mcp".into(),
-    )));
+    let read_only = s.command(ExpertsCommand::Bind(ToolBinding {
+        expert: EXPERT.into(),
+        tool: "tickets".into(),
+        server: "helpdesk-mcp".into(),
+    }));
     assert_ne!(
         read_only.exit_code, 0,
         "the experts directory is writable for the managing commands only"
@@ -337,14 +340,14 @@ fn bind_writes_bindings_and_the_experts_directory_is_read_only_otherwise() {
     let mut shim = managing(&s, None);
     let out = manage(
         &mut shim,
-        ExpertsCommand::Bind((EXPERT.into(), "tickets".into(), "helpdesk-mcp".into())),
+        ExpertsCommand::Bind(ToolBinding { expert: EXPERT.into(), tool: "tickets".into(), server: "helpdesk-mcp".into() }),
     );
     assert_eq!(out.exit_code, 0, "{}", out.stderr);
     let bindings = std::fs::read_to_string(s.experts.join(EXPERT).join("bindings.yaml")).unwrap();
     assert!(bindings.contains("server: helpdesk-mcp"), "{bindings}");
     let unknown = manage(
         &mut shim,
-        ExpertsCommand::Bind((EXPERT.into(), "email".into(), "x".into())),
+        ExpertsCommand::Bind(ToolBinding { expert: EXPERT.into(), tool: "email".into(), server: "x".into() }),
     );
     assert!(
         unknown.stderr.contains("requires no tool \"email\""),
@@ -365,7 +368,7 @@ fn an_isolated_function_gets_a_child_session_of_its_own_with_its_inputs() {
     s.accepted("new_ticket", &ticket("e-1", "T-1"));
     let run = s.tick().start.remove(0);
     let call = |s: &mut Setup, name: &str, inputs: &str, ctx: host_shim::HookContext| {
-        s.command(ExpertsCommand::Function((name.into(), inputs.into(), ctx)))
+        s.command(ExpertsCommand::Function(FunctionCall { name: name.into(), inputs_json: inputs.into(), ctx }))
     };
     let out = call(
         &mut s,

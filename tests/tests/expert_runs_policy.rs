@@ -5,7 +5,7 @@
 mod expert_runs_common;
 
 use expert_runs_common::*;
-use host_shim::{DeliveryKind, ExpertsCommand, RunOutcome, ToolVerdict};
+use host_shim::{DeliveryKind, ExpertsCommand, LearningProposal, RunOutcome, StepDone, ToolVerdict};
 
 /// The nightly report's 02:00 (Berlin) slot on 2026-11-23, started.
 fn nightly_run(s: &mut Setup) -> host_shim::RunStart {
@@ -24,10 +24,10 @@ fn a_failing_run_is_retried_with_backoff_resuming_after_its_steps_then_escalated
     let mut s = setup();
     let id = s.accepted("new_ticket", &ticket("e-1", "T-1"));
     let run = s.tick().start.remove(0);
-    let step = s.command(ExpertsCommand::Step((
-        "Read the ticket".into(),
-        run_context(&run),
-    )));
+    let step = s.command(ExpertsCommand::Step(StepDone {
+        step: "Read the ticket".into(),
+        ctx: run_context(&run),
+    }));
     assert_eq!(step.exit_code, 0, "{}", step.stderr);
     let work = s.ended(&run, RunOutcome::Failed("tickets-mcp timed out".into()));
     assert!(
@@ -352,7 +352,7 @@ fn proposed_learnings_need_approval_and_reach_the_prompt_within_the_limit() {
     };
     let mut ids = Vec::new();
     for n in 1..=5 {
-        let out = s.command(ExpertsCommand::Learn((propose(n), run_context(&run))));
+        let out = s.command(ExpertsCommand::Learn(LearningProposal { proposal_json: propose(n), ctx: run_context(&run) }));
         assert_eq!(out.exit_code, 0, "{}", out.stderr);
         ids.push(
             out.stdout
@@ -399,7 +399,7 @@ fn proposed_learnings_need_approval_and_reach_the_prompt_within_the_limit() {
     )
     .unwrap();
     assert!(file.contains("entry_count: 3"), "{file}");
-    let bad = s.command(ExpertsCommand::Learn((r#"{"scope": "nope", "title": "t", "observation": "o", "correction": "c", "confidence": "high"}"#.into(), run_context(&run))));
+    let bad = s.command(ExpertsCommand::Learn(LearningProposal { proposal_json: r#"{"scope": "nope", "title": "t", "observation": "o", "correction": "c", "confidence": "high"}"#.into(), ctx: run_context(&run) }));
     assert!(
         bad.stderr.contains("neither package nor a function"),
         "{}",

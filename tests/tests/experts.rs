@@ -11,7 +11,8 @@ use graphiti_openclaw_tests::{
     copy_dir, example_config, hook_context, prompt, temp_dir, workspace,
 };
 use host_shim::{
-    AgentEndEvent, CaptureOutcome, ChatType, ExpertsCommand, HookContext, ToolVerdict,
+    AgentEndEvent, CaptureOutcome, ChatType, ExpertsCommand, HookContext, KnowledgeRequest,
+    ToolCheck, ToolVerdict,
 };
 use std::path::Path;
 
@@ -180,7 +181,7 @@ fn private_knowledge_never_leaks_into_prompts_registry_commands_or_logs() {
         seen.push_str(
             &run(
                 &mut shim,
-                ExpertsCommand::Knowledge((name.map(Into::into), ctx)),
+                ExpertsCommand::Knowledge(KnowledgeRequest { file: name.map(Into::into), ctx }),
             )
             .1,
         );
@@ -188,11 +189,11 @@ fn private_knowledge_never_leaks_into_prompts_registry_commands_or_logs() {
     seen.push_str(
         &run(
             &mut shim,
-            ExpertsCommand::CheckTool((
-                None,
-                call("hold_booking", r#"{"offer_id":"X1"}"#),
-                expert_session(),
-            )),
+            ExpertsCommand::CheckTool(ToolCheck {
+                expert: None,
+                call: call("hold_booking", r#"{"offer_id":"X1"}"#),
+                ctx: expert_session(),
+            }),
         )
         .1,
     );
@@ -432,7 +433,7 @@ fn the_knowledge_tool_answers_only_in_the_experts_own_session() {
         ..
     } = setup_with(experts.path().to_path_buf());
     let knowledge = |shim: &mut host_shim::Shim, name: Option<&str>, ctx: HookContext| {
-        run(shim, ExpertsCommand::Knowledge((name.map(Into::into), ctx)))
+        run(shim, ExpertsCommand::Knowledge(KnowledgeRequest { file: name.map(Into::into), ctx }))
     };
 
     let (code, list) = knowledge(&mut shim, None, expert_session());

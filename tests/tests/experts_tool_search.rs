@@ -5,7 +5,7 @@
 mod experts_common;
 
 use experts_common::*;
-use host_shim::{ExpertsCommand, HookContext, ToolCall};
+use host_shim::{ExpertsCommand, HookContext, ToolCall, ToolCheck};
 use std::path::Path;
 
 fn tool_call(id: &str, target: &str, args: &str) -> ToolCall {
@@ -154,7 +154,7 @@ fn check(
 ) -> String {
     let (code, out) = run(
         shim,
-        ExpertsCommand::CheckTool((expert.map(Into::into), call, ctx)),
+        ExpertsCommand::CheckTool(ToolCheck { expert: expert.map(Into::into), call, ctx }),
     );
     assert_eq!(code, 0, "{out}");
     out

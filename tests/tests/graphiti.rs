@@ -7,7 +7,8 @@ use graphiti_openclaw_tests::{
 };
 use graphiti_standin::{Fault, Options, StandIn};
 use host_shim::{
-    AgentEndEvent, CaptureOutcome, ChatType, Command, HookContext, IngestRequest, SearchRequest, Shim,
+    AgentEndEvent, CaptureOutcome, ChatType, Command, HookContext, IngestRequest, RecallCommand,
+    SearchRequest, Shim,
 };
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -658,7 +659,7 @@ fn recall_from_the_cli_and_tools_applies_the_relevance_floor_as_a_turn_does() {
     let state = temp_dir("recall-floor-state");
     let mut shim = shim(config.path(), state.path(), &standin.url());
     let recall = |shim: &mut Shim, query: &str| {
-        shim.run_command(&Command::Recall((query.into(), Some("main-dm-user-1".into()))))
+        shim.run_command(&Command::Recall(RecallCommand { query: query.into(), group_id: Some("main-dm-user-1".into()) }))
     };
     let out = recall(&mut shim, "Write me a haiku about the sea");
     assert_eq!(out.exit_code, 0, "{out:?}");
@@ -890,10 +891,10 @@ fn recalled_text_cannot_forge_lines_or_drive_a_terminal() {
     assert!(!block.contains("<b>"), "{block}");
 
     // The same text printed by the CLI's `recall` command reaches a terminal: no escape byte, no forged line.
-    let out = shim.run_command(&host_shim::Command::Recall((
-        "Alice dinner".into(),
-        Some("main-dm-user-1".into()),
-    )));
+    let out = shim.run_command(&host_shim::Command::Recall(RecallCommand {
+        query: "Alice dinner".into(),
+        group_id: Some("main-dm-user-1".into()),
+    }));
     assert_eq!(out.exit_code, 0, "{}", out.stderr);
     assert!(
         !out.stdout.contains('\u{1b}') && !out.stdout.contains('\r'),

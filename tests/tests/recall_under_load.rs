@@ -6,7 +6,7 @@ use graphiti_openclaw_tests::{
     copy_dir, example_config, graphiti_shim as shim, hook_context, temp_dir,
 };
 use graphiti_standin::{Fault, Lasting, Options, StandIn};
-use host_shim::{AgentEndEvent, ChatType, Command, HookContext, PromptEvent};
+use host_shim::{AgentEndEvent, ChatType, Command, HookContext, PromptEvent, RecallCommand};
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
@@ -101,7 +101,7 @@ fn the_next_process_resumes_the_mcp_session_instead_of_a_new_handshake() {
         config(&format!("{}/mcp", standin.url()), "mcp"),
         temp_dir("load-state"),
     );
-    let recall = Command::Recall(("dentist".into(), Some("main-dm-user-1".into())));
+    let recall = Command::Recall(RecallCommand { query: "dentist".into(), group_id: Some("main-dm-user-1".into()) });
     for _ in 0..2 {
         let output = shim(config.path(), state.path(), &standin.url()).run_command(&recall);
         assert_eq!(output.exit_code, 0, "{}", output.stderr);

@@ -3,7 +3,10 @@
 
 use std::path::Path;
 
-use host_shim::{ChatType, ExpertsCommand, HookContext, InstallSource, ToolCall};
+use host_shim::{
+    ChatType, ExpertsCommand, HookContext, InstallSource, ManualRun, PackageArchive, ToolBinding,
+    ToolCall, ToolCheck, TriggerFire,
+};
 
 use super::args::{CliCommand, ExpertsCli, GlobalOptions};
 use super::input_files::read_text;
@@ -83,25 +86,33 @@ pub(crate) fn experts_command(command: ExpertsCli) -> Result<ExpertsCommand, Str
                 run_id: None,
                 input_provenance: None,
             };
-            ExpertsCommand::CheckTool((expert, call, ctx))
+            ExpertsCommand::CheckTool(ToolCheck { expert, call, ctx })
         }
         ExpertsCli::Fire {
             expert,
             trigger,
             payload,
-        } => ExpertsCommand::Fire((expert, trigger, read_text("payload file", &payload)?)),
+        } => ExpertsCommand::Fire(TriggerFire {
+            expert,
+            trigger,
+            payload_json: read_text("payload file", &payload)?,
+        }),
         ExpertsCli::Queue => ExpertsCommand::Queue,
         ExpertsCli::DeadLetters => ExpertsCommand::DeadLetters,
         ExpertsCli::Replay { id } => ExpertsCommand::Replay(id),
         ExpertsCli::Reject { id } => ExpertsCommand::Reject(id),
-        ExpertsCli::Run { expert, message } => ExpertsCommand::Run((expert, message)),
+        ExpertsCli::Run { expert, message } => ExpertsCommand::Run(ManualRun { expert, message }),
         ExpertsCli::Due { at } => ExpertsCommand::Due(moment("--at", at.as_deref())?),
         ExpertsCli::Install { source } => ExpertsCommand::Install(install_source(&source)?),
         ExpertsCli::Bind {
             expert,
             tool,
             server,
-        } => ExpertsCommand::Bind((expert, tool, server)),
+        } => ExpertsCommand::Bind(ToolBinding {
+            expert,
+            tool,
+            server,
+        }),
         ExpertsCli::Remove { expert } => ExpertsCommand::Remove(expert),
     })
 }
@@ -125,5 +136,5 @@ fn install_source(source: &Path) -> Result<InstallSource, String> {
         ));
     }
     let bytes = std::fs::read(source).map_err(|e| format!("{name}: {e}"))?;
-    Ok(InstallSource::Archive((name, bytes)))
+    Ok(InstallSource::Archive(PackageArchive { name, bytes }))
 }

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use host_shim::{
-    ChatType, Command, HookContext, IngestRequest, IntentTestRequest, OutputFormat, Shim,
-    SpoolCommand,
+    ChatType, Command, EvalCommand, HookContext, IngestRequest, IntentTestCommand,
+    IntentTestRequest, OutputFormat, RecallCommand, Shim, SpoolCommand,
 };
 
 use super::args::{Cli, CliCommand, ExpertsCli, SpoolCli};
@@ -42,12 +42,15 @@ pub(crate) fn run(mut cli: Cli) -> Result<u8, String> {
             intent_test(prompt, recall, group, now, previous, json)?
         }
         CliCommand::LintRules => Command::LintRules,
-        CliCommand::Eval { cases, threshold } => {
-            Command::Eval((read_text("cases file", &cases)?, threshold))
-        }
+        CliCommand::Eval { cases, threshold } => Command::Eval(EvalCommand {
+            cases_json: read_text("cases file", &cases)?,
+            threshold,
+        }),
         CliCommand::CheckConfig => Command::CheckConfig,
         CliCommand::AuditBoundary => Command::AuditBoundary,
-        CliCommand::Recall { query, group_id } => Command::Recall((query, group_id)),
+        CliCommand::Recall { query, group_id } => {
+            Command::Recall(RecallCommand { query, group_id })
+        }
         CliCommand::Status => Command::Status,
         CliCommand::Debug { session } => Command::Debug(session),
         CliCommand::Flush => Command::Flush,
@@ -135,14 +138,14 @@ fn intent_test(
         carried_turns: previous.carried_turns,
         previous_prompt: previous.prompt,
     };
-    Ok(Command::IntentTest((
+    Ok(Command::IntentTest(IntentTestCommand {
         request,
-        if json {
+        format: if json {
             OutputFormat::Json
         } else {
             OutputFormat::Text
         },
-    )))
+    }))
 }
 
 /// `ingest`: the text is spooled by the component, then sent at once as the host's timer would.

@@ -3,7 +3,8 @@
 use std::time::{Duration, Instant};
 
 use host_shim::{
-    AgentEndEvent, CaptureOutcome, Command, IntentTestRequest, Limits, Shim, ShimError, ShimOptions,
+    AgentEndEvent, CaptureOutcome, Command, EvalCommand, IntentTestRequest, Limits, Shim,
+    ShimError, ShimOptions,
 };
 
 use crate::harness::{LIMITS, answer, assert_fallback, ctx, error_logs, options, prompt, temp_dir};
@@ -104,7 +105,10 @@ fn every_export_has_a_fallback() {
         Some("echo: hi")
     );
 
-    let output = shim.run_command(&Command::Eval(("panic".into(), 0.9)));
+    let output = shim.run_command(&Command::Eval(EvalCommand {
+        cases_json: "panic".into(),
+        threshold: 0.9,
+    }));
     assert_eq!(output.exit_code, host_shim::GUEST_FAILURE_EXIT_CODE);
     assert!(
         output

@@ -54,7 +54,7 @@ export function spoolCommand(word) {
 export function intentTest(prompt, { groupChat = false, recallJson, previousPack, json = false, now = Date.now } = {}) {
   return {
     tag: 'intent-test',
-    val: [{ prompt, recallJson, groupChat, previousPack, nowMs: BigInt(now()) }, json ? 'json' : 'text'],
+    val: { request: { prompt, recallJson, groupChat, previousPack, nowMs: BigInt(now()) }, format: json ? 'json' : 'text' },
   };
 }
 
@@ -78,8 +78,8 @@ const EXPERTS_ARGUMENT = { validate: '<name>', prompt: '<name>', approve: '<id>'
 
 /**
  * An `experts` command variant (WIT `experts-command`): `word` is the subcommand; `argument` its
- * one argument (a name or an id), or its tuple as an array (`run`, `fire`, `bind`, `step`, `learn`),
- * or the epoch milliseconds of `due`, or the `install-source`.
+ * one argument (a name or an id), or its record (`run`, `fire`, `bind`, `step`, `learn`,
+ * `function`), or the epoch milliseconds of `due`, or the `install-source`.
  */
 export function expertsCommand(word, argument) {
   if (word in EXPERTS_ARGUMENT || ['run', 'fire', 'bind', 'step', 'learn', 'function', 'due', 'install'].includes(word)) {
@@ -105,17 +105,17 @@ export function dueMoment(text, now = Date.now) {
 
 /** The `expert_step` tool: marks a step of the calling session's invocation complete. */
 export function stepCommand(step, ctx) {
-  return expertsCommand('step', [String(step ?? ''), hookContext(ctx)]);
+  return expertsCommand('step', { step: String(step ?? ''), ctx: hookContext(ctx) });
 }
 
 /** The `expert_function` tool: an isolated function's name and inputs, from the calling session. */
 export function functionCommand(name, inputs, ctx) {
-  return expertsCommand('function', [String(name ?? ''), JSON.stringify(inputs ?? {}), hookContext(ctx)]);
+  return expertsCommand('function', { name: String(name ?? ''), inputsJson: JSON.stringify(inputs ?? {}), ctx: hookContext(ctx) });
 }
 
 /** The `expert_learning` tool: the proposal (the tool's parameters) as JSON, from the calling session. */
 export function learnCommand(params, ctx) {
-  return expertsCommand('learn', [JSON.stringify(params ?? {}), hookContext(ctx)]);
+  return expertsCommand('learn', { proposalJson: JSON.stringify(params ?? {}), ctx: hookContext(ctx) });
 }
 
 /**
@@ -128,7 +128,7 @@ export function learnCommand(params, ctx) {
 export function checkToolCommand(tool, argumentsJson, { session, expert, agent } = {}) {
   const ctx = hookContext({ sessionKey: session, agentId: agent, channel: 'cli' });
   const call = { toolName: tool, argumentsJson: argumentsJson ?? '{}', callId: undefined };
-  return { tag: 'experts', val: { tag: 'check-tool', val: [expert, call, ctx] } };
+  return { tag: 'experts', val: { tag: 'check-tool', val: { expert, call, ctx } } };
 }
 
 /**
@@ -136,7 +136,7 @@ export function checkToolCommand(tool, argumentsJson, { session, expert, agent }
  * (OpenClaw's tool context); the component decides whether that session may read it.
  */
 export function knowledgeCommand(name, ctx) {
-  return { tag: 'experts', val: { tag: 'knowledge', val: [name, hookContext(ctx)] } };
+  return { tag: 'experts', val: { tag: 'knowledge', val: { file: name, ctx: hookContext(ctx) } } };
 }
 
 /** `/experts <args>`. */
@@ -149,7 +149,7 @@ export function expertsSlashCommand(args) {
     const [expert = ''] = rest.split(/\s+/, 1);
     const message = rest.slice(expert.length).trim();
     if (!expert || !message) return { usage: 'Usage: /experts run <expert> <message>' };
-    return { command: expertsCommand('run', [expert, message]) };
+    return { command: expertsCommand('run', { expert, message }) };
   }
   if (word in EXPERTS_ARGUMENT && word !== 'remove') {
     const [argument = ''] = rest.split(/\s+/, 1);

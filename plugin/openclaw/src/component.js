@@ -16,7 +16,9 @@ import { StateLocks } from './lock.js';
 /** The WIT package's interfaces, as jco's generated code reads them (unversioned) and as its types
  * name them (versioned). Both are provided. */
 const WIT_PACKAGE = 'graphiti:openclaw';
-const WIT_VERSION = '0.8.0';
+const WIT_VERSION = '0.9.0';
+/** The interfaces the component exports (wit/world.wit). */
+const WIT_EXPORTS = ['hooks', 'commands', 'experts'];
 
 /**
  * @typedef {{ debug?: (m: string) => void, info: (m: string) => void, warn: (m: string) => void,
@@ -30,8 +32,13 @@ const WIT_VERSION = '0.8.0';
 class Instance {
   /** @param {StateLocks} locks  the locks this instance takes through `acquire-lock` */
   constructor(exports, locks) {
-    this.plugin = exports.plugin ?? exports[`${WIT_PACKAGE}/plugin@${WIT_VERSION}`];
-    if (!this.plugin) throw new Error('the component does not export graphiti:openclaw/plugin');
+    // One object for the three interfaces: their function names are distinct.
+    this.plugin = {};
+    for (const name of WIT_EXPORTS) {
+      const functions = exports[name] ?? exports[`${WIT_PACKAGE}/${name}@${WIT_VERSION}`];
+      if (!functions) throw new Error(`the component does not export ${WIT_PACKAGE}/${name}`);
+      Object.assign(this.plugin, functions);
+    }
     this.locks = locks;
     this.busy = false;
   }
@@ -170,7 +177,7 @@ export class ComponentPool {
       environment: [['GRAPHITI_OPENCLAW_PID', String(process.pid)], ['GRAPHITI_OPENCLAW_HOSTNAME', os.hostname()]],
       stderr: (text) => logger.debug?.(`graphiti-openclaw (stderr): ${text.trimEnd()}`),
     });
-    const imports = { ...wasi, [`${WIT_PACKAGE}/host`]: host, [`${WIT_PACKAGE}/types`]: {} };
+    const imports = { ...wasi, [`${WIT_PACKAGE}/host`]: host };
     // jco's code reads the unversioned names; its .d.ts shows versioned ones.
     for (const [name, value] of Object.entries({ ...imports })) {
       if (name.startsWith(`${WIT_PACKAGE}/`)) imports[`${name}@${WIT_VERSION}`] = value;

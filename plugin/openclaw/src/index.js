@@ -284,7 +284,7 @@ function registerCliCommands(api, runtime) {
       .action((prompt, opts) => print(intentTest(prompt, { groupChat: Boolean(opts.group), previousPack: opts.previousPack, json: Boolean(opts.json) })));
     graphiti.command('recall <query>').description('Search a Graphiti group as recall does (group-ids lists recent ones)')
       .requiredOption('--group-id <id>', 'the Graphiti group to search')
-      .action((query, opts) => print({ tag: 'recall', val: [query, opts.groupId] }));
+      .action((query, opts) => print({ tag: 'recall', val: { query, groupId: opts.groupId } }));
     graphiti.command('debug').description('The last turn of a session: recall, decision trace, injection')
       .option('--session <key>', 'session key (default: the most recent turn)')
       .action((opts) => print({ tag: 'debug', val: opts.session }));
@@ -312,7 +312,7 @@ function registerCliCommands(api, runtime) {
     experts.command('dead-letters').description('Runs set aside by on_failure: dead_letter, with why').action(() => print(expertsCommand('dead-letters')));
     experts.command('replay <id>').description('Queue a dead-lettered or failed run again (the Gateway\'s runner starts it)').action((id) => print(expertsCommand('replay', id)));
     experts.command('run <expert> <message>').description('Queue a run of an expert with a message (the Gateway\'s runner starts it)')
-      .action((expert, message) => print(expertsCommand('run', [expert, message])));
+      .action((expert, message) => print(expertsCommand('run', { expert, message })));
     experts.command('fire <expert> <trigger>').description('Dry run of a trigger with a payload: the process, its inputs, its queue, whether it is a duplicate, the run\'s message')
       .requiredOption('--payload <file>', 'the event\'s payload, a JSON file (a webhook\'s body)')
       .action((expert, trigger, opts) => {
@@ -322,7 +322,7 @@ function registerCliCommands(api, runtime) {
         } catch (error) {
           return fail(`graphiti experts fire: ${opts.payload}: ${error.message}`);
         }
-        return print(expertsCommand('fire', [expert, trigger, payload]));
+        return print(expertsCommand('fire', { expert, trigger, payloadJson: payload }));
       });
     experts.command('due').description('Cron slots due from the last check up to a moment (a dry run of the schedule)')
       .option('--at <time>', 'RFC 3339 (2026-11-23T07:00:00+01:00) or epoch milliseconds (default: now)')
@@ -346,7 +346,7 @@ function registerCliCommands(api, runtime) {
         return printWith(install.command, { installDir: install.installDir });
       });
     experts.command('bind <expert> <tool> <server>').description('Bind a package\'s abstract tool to an MCP server (writes its bindings.yaml)')
-      .action((expert, tool, server) => print(expertsCommand('bind', [expert, tool, server])));
+      .action((expert, tool, server) => print(expertsCommand('bind', { expert, tool, server })));
     experts.command('remove <expert>').description('Remove an installed package (its runtime state and workspace stay)')
       .action((expert) => print(expertsCommand('remove', expert)));
     experts.command('check-tool <tool> [arguments]').description('What the approval check would decide for a tool call (a dry run: records and uses nothing)')
@@ -395,7 +395,7 @@ export function installSource(source) {
   }
   if (!stat.isFile()) throw new Error(`${source} is neither a package directory nor a .tgz archive`);
   if (stat.size > MAX_ARCHIVE_BYTES) throw new Error(`${source} has ${stat.size} bytes; a package archive may have at most ${MAX_ARCHIVE_BYTES}`);
-  return { command: expertsCommand('install', { tag: 'archive', val: [source, new Uint8Array(fs.readFileSync(source))] }) };
+  return { command: expertsCommand('install', { tag: 'archive', val: { name: source, bytes: new Uint8Array(fs.readFileSync(source)) } }) };
 }
 
 /**

@@ -13,8 +13,9 @@ test('/graphiti subcommands become component commands', () => {
   assert.deepEqual(graphitiSlashCommand(' debug ', ctx), { command: { tag: 'debug', val: 'agent:main:telegram:group:7' } });
   const test = graphitiSlashCommand('intent-test  dinner with the founder', ctx).command;
   assert.equal(test.tag, 'intent-test');
-  assert.equal(test.val[0].prompt, 'dinner with the founder');
-  assert.equal(test.val[0].groupChat, true, 'routes as the chat it was asked in');
+  assert.equal(test.val.request.prompt, 'dinner with the founder');
+  assert.equal(test.val.format, 'text');
+  assert.equal(test.val.request.groupChat, true, 'routes as the chat it was asked in');
 });
 
 test('usage for help, unknown subcommands and missing arguments', () => {
@@ -54,20 +55,20 @@ test('/graphiti spool lists by default, requeues on request, and names what it t
 test('experts check-tool: the call, the session and the expert as the component\'s command', () => {
   const { val } = checkToolCommand('tool_call', '{"id":"hold_booking"}', { session: 'agent:main:expert:x', agent: 'main' });
   assert.equal(val.tag, 'check-tool');
-  const [expert, call, ctx] = val.val;
+  const { expert, call, ctx } = val.val;
   assert.equal(expert, undefined);
   assert.deepEqual(call, { toolName: 'tool_call', argumentsJson: '{"id":"hold_booking"}', callId: undefined });
   assert.equal(ctx.sessionKey, 'agent:main:expert:x');
   assert.equal(ctx.agentId, 'main');
-  assert.equal(checkToolCommand('read', undefined, { expert: 'x' }).val.val[1].argumentsJson, '{}');
-  assert.equal(checkToolCommand('read', undefined, { expert: 'x' }).val.val[0], 'x');
+  assert.equal(checkToolCommand('read', undefined, { expert: 'x' }).val.val.call.argumentsJson, '{}');
+  assert.equal(checkToolCommand('read', undefined, { expert: 'x' }).val.val.expert, 'x');
 });
 
 test('expert_knowledge asks with the calling session\'s context', () => {
   const command = knowledgeCommand('negotiated-rates', { sessionKey: 'agent:main:expert:x', agentId: 'main' });
   assert.equal(command.val.tag, 'knowledge');
-  assert.equal(command.val.val[0], 'negotiated-rates');
-  assert.equal(command.val.val[1].sessionKey, 'agent:main:expert:x');
+  assert.equal(command.val.val.file, 'negotiated-rates');
+  assert.equal(command.val.val.ctx.sessionKey, 'agent:main:expert:x');
 });
 
 test('before_tool_call: the call id comes from the event, else the context', () => {
@@ -83,7 +84,7 @@ test('/experts for runs: queue, dead-letters, reject, replay and run with a mess
   assert.deepEqual(command('dead-letters'), { tag: 'dead-letters' });
   assert.deepEqual(command('reject 9f8e'), { tag: 'reject', val: '9f8e' });
   assert.deepEqual(command('replay inv-12'), { tag: 'replay', val: 'inv-12' });
-  assert.deepEqual(command('run ops-expert  Summarise today\'s  tickets '), { tag: 'run', val: ['ops-expert', 'Summarise today\'s  tickets'] });
+  assert.deepEqual(command('run ops-expert  Summarise today\'s  tickets '), { tag: 'run', val: { expert: 'ops-expert', message: 'Summarise today\'s  tickets' } });
   assert.equal(expertsSlashCommand('run ops-expert').usage, 'Usage: /experts run <expert> <message>');
   assert.equal(expertsSlashCommand('replay').usage, 'Usage: /experts replay <id>');
   assert.match(expertsSlashCommand('remove ops-expert').usage, /Unknown subcommand "remove"/, 'changing the experts directory is the CLI\'s');
@@ -93,8 +94,8 @@ test('/experts for runs: queue, dead-letters, reject, replay and run with a mess
 });
 
 test('openclaw graphiti experts: fire, due, bind, remove and install as the component\'s commands', (t) => {
-  assert.deepEqual(expertsCommand('fire', ['ops-expert', 'new_ticket', '{}']).val, { tag: 'fire', val: ['ops-expert', 'new_ticket', '{}'] });
-  assert.deepEqual(expertsCommand('bind', ['ops-expert', 'tickets', 'tickets-mcp']).val, { tag: 'bind', val: ['ops-expert', 'tickets', 'tickets-mcp'] });
+  assert.deepEqual(expertsCommand('fire', { expert: 'ops-expert', trigger: 'new_ticket', payloadJson: '{}' }).val, { tag: 'fire', val: { expert: 'ops-expert', trigger: 'new_ticket', payloadJson: '{}' } });
+  assert.deepEqual(expertsCommand('bind', { expert: 'ops-expert', tool: 'tickets', server: 'tickets-mcp' }).val, { tag: 'bind', val: { expert: 'ops-expert', tool: 'tickets', server: 'tickets-mcp' } });
   assert.deepEqual(expertsCommand('remove', 'ops-expert').val, { tag: 'remove', val: 'ops-expert' });
   assert.equal(dueMoment('2026-11-23T07:00:00+01:00'), BigInt(Date.parse('2026-11-23T06:00:00Z')));
   assert.equal(dueMoment('1795392000000'), 1795392000000n);
@@ -111,7 +112,8 @@ test('openclaw graphiti experts: fire, due, bind, remove and install as the comp
   assert.equal(fromDir.installDir, path.join(dir, 'pkg'), 'mounted at /install');
   const fromArchive = installSource(path.join(dir, 'pkg.tgz'));
   assert.equal(fromArchive.command.val.val.tag, 'archive');
-  assert.deepEqual([...fromArchive.command.val.val.val[1]], [0x1f, 0x8b, 0]);
+  assert.equal(fromArchive.command.val.val.val.name, path.join(dir, 'pkg.tgz'));
+  assert.deepEqual([...fromArchive.command.val.val.val.bytes], [0x1f, 0x8b, 0]);
   assert.equal(fromArchive.installDir, undefined);
   assert.throws(() => installSource(path.join(dir, 'missing')), /no such file or directory/);
 });
@@ -120,10 +122,10 @@ test('expert_step and expert_learning carry the calling session\'s context', () 
   const session = { sessionKey: 'agent:main:expert:ops-expert:inv-3', agentId: 'main' };
   const step = stepCommand('Read the ticket', session).val;
   assert.equal(step.tag, 'step');
-  assert.equal(step.val[0], 'Read the ticket');
-  assert.equal(step.val[1].sessionKey, 'agent:main:expert:ops-expert:inv-3');
+  assert.equal(step.val.step, 'Read the ticket');
+  assert.equal(step.val.ctx.sessionKey, 'agent:main:expert:ops-expert:inv-3');
   const proposal = { scope: 'classify', title: 't', observation: 'o', correction: 'c', confidence: 'high' };
   const learn = learnCommand(proposal, session).val;
   assert.equal(learn.tag, 'learn');
-  assert.deepEqual(JSON.parse(learn.val[0]), proposal);
+  assert.deepEqual(JSON.parse(learn.val.proposalJson), proposal);
 });

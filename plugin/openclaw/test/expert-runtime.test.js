@@ -172,7 +172,7 @@ test('install, bind and remove write the experts directory through an instance o
   const installed = await rt.command(install.command, { installDir: install.installDir });
   assert.equal(installed.exitCode, 0, outputText(installed));
   assert.ok(fs.existsSync(path.join(expertsDir, 'ops-expert', 'expert.yaml')), 'copied in');
-  const bound = await rt.command(expertsCommand('bind', ['ops-expert', 'tickets', 'tickets-mcp']));
+  const bound = await rt.command(expertsCommand('bind', { expert: 'ops-expert', tool: 'tickets', server: 'tickets-mcp' }));
   assert.equal(bound.exitCode, 0, outputText(bound));
   assert.match(fs.readFileSync(path.join(expertsDir, 'ops-expert', 'bindings.yaml'), 'utf8'), /tickets-mcp/);
   const listed = await rt.command(expertsCommand('list'));

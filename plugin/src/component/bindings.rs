@@ -1,4 +1,5 @@
-//! The Rust bindings of `wit/plugin.wit`, generated; the glue modules beside this one use them.
+//! The Rust bindings of the WIT world `graphiti-plugin` (`wit/`), generated; the glue modules beside
+//! this one use them.
 
 wit_bindgen::generate!({
     world: "graphiti-plugin",

@@ -1,7 +1,7 @@
 //! OpenClaw's hook context as the WIT gives it, mapped to the native record (used by every export
 //! that acts for a session).
 
-use super::bindings::graphiti::openclaw::types as wit;
+use super::bindings::exports::graphiti::openclaw::hooks as wit;
 use crate::platform::api;
 
 pub fn hook_context(ctx: wit::HookContext) -> api::HookContext {

@@ -1,20 +1,37 @@
-//! WIT glue of the expert runtime: its four exports, its commands and the host's time zones.
+//! The `experts` export: the expert runtime.
 
+use super::Component;
+use super::bindings::exports::graphiti::openclaw::experts::{self as wit, Guest};
 use super::bindings::graphiti::openclaw::host;
-use super::bindings::graphiti::openclaw::types as wit;
-use crate::experts::runs::TimeZones;
+use super::instance::with_engine;
 use crate::platform::api;
 
-/// The host's `utc-offset` import.
-pub struct HostZones;
+impl Guest for Component {
+    fn expert_webhook(request: wit::WebhookRequest, now_ms: u64) -> wit::WebhookAnswer {
+        let request = webhook_request(request);
+        webhook_answer(with_engine(|e| e.expert_webhook(&request, now_ms)))
+    }
 
-impl TimeZones for HostZones {
-    fn utc_offset_minutes(&mut self, zone: &str, at_ms: u64) -> Result<i32, String> {
-        host::utc_offset(zone, at_ms)
+    fn expert_channel_message(message: wit::ChannelMessage, now_ms: u64) -> wit::RuntimeWork {
+        let message = channel_message(message);
+        work(with_engine(|e| e.expert_channel_message(&message, now_ms)))
+    }
+
+    fn expert_tick(now_ms: u64) -> wit::RuntimeWork {
+        work(with_engine(|e| e.expert_tick(now_ms)))
+    }
+
+    fn expert_run_ended(report: wit::RunReport, now_ms: u64) -> wit::RuntimeWork {
+        let report = run_report(report);
+        work(with_engine(|e| e.expert_run_ended(&report, now_ms)))
+    }
+
+    fn expert_delivered(run_ids: Vec<String>, now_ms: u64) -> Result<(), String> {
+        with_engine(|e| e.expert_delivered(&run_ids, now_ms))
     }
 }
 
-pub fn work(w: api::RuntimeWork) -> wit::RuntimeWork {
+fn work(w: api::RuntimeWork) -> wit::RuntimeWork {
     for note in &w.notes {
         host::log(host::LogLevel::Info, note);
     }
@@ -56,7 +73,7 @@ pub fn work(w: api::RuntimeWork) -> wit::RuntimeWork {
     }
 }
 
-pub fn webhook_request(r: wit::WebhookRequest) -> api::WebhookRequest {
+fn webhook_request(r: wit::WebhookRequest) -> api::WebhookRequest {
     api::WebhookRequest {
         path: r.path,
         headers: r.headers,
@@ -64,7 +81,7 @@ pub fn webhook_request(r: wit::WebhookRequest) -> api::WebhookRequest {
     }
 }
 
-pub fn webhook_answer(a: api::WebhookAnswer) -> wit::WebhookAnswer {
+fn webhook_answer(a: api::WebhookAnswer) -> wit::WebhookAnswer {
     wit::WebhookAnswer {
         status: a.status,
         body: a.body,
@@ -72,7 +89,7 @@ pub fn webhook_answer(a: api::WebhookAnswer) -> wit::WebhookAnswer {
     }
 }
 
-pub fn channel_message(m: wit::ChannelMessage) -> api::ChannelMessage {
+fn channel_message(m: wit::ChannelMessage) -> api::ChannelMessage {
     api::ChannelMessage {
         channel_name: m.channel_name,
         sender_id: m.sender_id,
@@ -83,7 +100,7 @@ pub fn channel_message(m: wit::ChannelMessage) -> api::ChannelMessage {
     }
 }
 
-pub fn run_report(r: wit::RunReport) -> api::RunReport {
+fn run_report(r: wit::RunReport) -> api::RunReport {
     api::RunReport {
         invocation: r.invocation,
         attempt: r.attempt,
@@ -92,48 +109,5 @@ pub fn run_report(r: wit::RunReport) -> api::RunReport {
             wit::RunOutcome::Failed(why) => api::RunOutcome::Failed(why),
             wit::RunOutcome::TimedOut => api::RunOutcome::TimedOut,
         },
-    }
-}
-
-/// The runtime's `experts …` commands (the session commands are mapped beside `run-command`).
-pub fn command(c: wit::ExpertsCommand) -> api::ExpertsCommand {
-    use api::ExpertsCommand as C;
-    match c {
-        wit::ExpertsCommand::Fire((expert, trigger, payload_json)) => C::Fire {
-            expert,
-            trigger,
-            payload_json,
-        },
-        wit::ExpertsCommand::Queue => C::Queue,
-        wit::ExpertsCommand::DeadLetters => C::DeadLetters,
-        wit::ExpertsCommand::Replay(id) => C::Replay(id),
-        wit::ExpertsCommand::Reject(id) => C::Reject(id),
-        wit::ExpertsCommand::Run((expert, message)) => C::Run { expert, message },
-        wit::ExpertsCommand::Step((step, ctx)) => C::Step {
-            step,
-            ctx: super::context::hook_context(ctx),
-        },
-        wit::ExpertsCommand::Learn((proposal_json, ctx)) => C::Learn {
-            proposal_json,
-            ctx: super::context::hook_context(ctx),
-        },
-        wit::ExpertsCommand::Due(at) => C::Due(at),
-        wit::ExpertsCommand::Function((name, inputs_json, ctx)) => C::Function {
-            name,
-            inputs_json,
-            ctx: super::context::hook_context(ctx),
-        },
-        wit::ExpertsCommand::Install(source) => C::Install(match source {
-            wit::InstallSource::Directory(name) => api::InstallSource::Directory(name),
-            wit::InstallSource::Archive((name, bytes)) => api::InstallSource::Archive(name, bytes),
-        }),
-        wit::ExpertsCommand::Bind((expert, tool, server)) => C::Bind {
-            expert,
-            tool,
-            server,
-        },
-        wit::ExpertsCommand::Remove(name) => C::Remove(name),
-        // Not the command's Debug text: every command's was 4 KB of the component, for this alone.
-        _ => unreachable!("a session command is mapped in run-command"),
     }
 }

@@ -6,7 +6,7 @@
 use crate::{median, ms};
 use graphiti_openclaw_tests::bench_rows::Row;
 use graphiti_openclaw_tests::{copy_dir, expert_shim_options, temp_dir, workspace};
-use host_shim::{Command, ExpertsCommand, Shim, WebhookRequest};
+use host_shim::{Command, ExpertsCommand, Shim, ToolBinding, WebhookRequest};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -200,11 +200,11 @@ pub fn nested_bindings(runs: usize) {
             expert_shim_options(experts.path(), state.path(), agents.path(), &settings());
         options.experts_writable = true;
         let mut shim = Shim::new(options).expect("shim starts");
-        let bind = Command::Experts(ExpertsCommand::Bind((
-            "ops-expert".into(),
-            "tickets".into(),
-            "helpdesk-mcp".into(),
-        )));
+        let bind = Command::Experts(ExpertsCommand::Bind(ToolBinding {
+            expert: "ops-expert".into(),
+            tool: "tickets".into(),
+            server: "helpdesk-mcp".into(),
+        }));
         let started = Instant::now();
         let out = shim.run_command(&bind);
         let took = started.elapsed();

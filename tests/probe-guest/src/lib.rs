@@ -7,18 +7,19 @@
 
 wit_bindgen::generate!({ world: "graphiti-plugin", path: "../../wit" });
 
-use exports::graphiti::openclaw::plugin::Guest;
-use graphiti::openclaw::host;
-use graphiti::openclaw::types::{
-    AgentEndEvent, CaptureOutcome, ChannelMessage, Command, CommandOutput, ConfigError,
-    ConfigFailure, ConfigSummary, Decision, HookContext, Injection, IntentTestRequest, PromptEvent,
-    RunReport, RuntimeWork, SpoolCommand, TickReport, ToolCall, ToolVerdict, WebhookAnswer,
-    WebhookRequest,
+use exports::graphiti::openclaw::commands::{self, Command, CommandOutput, SpoolCommand};
+use exports::graphiti::openclaw::experts::{
+    self, ChannelMessage, RunReport, RuntimeWork, WebhookAnswer, WebhookRequest,
 };
+use exports::graphiti::openclaw::hooks::{
+    self, AgentEndEvent, CaptureOutcome, ConfigError, ConfigFailure, ConfigSummary, Decision,
+    HookContext, Injection, IntentTestRequest, PromptEvent, TickReport, ToolCall, ToolVerdict,
+};
+use graphiti::openclaw::host;
 
 struct Probe;
 
-impl Guest for Probe {
+impl hooks::Guest for Probe {
     /// Fails with one error while `/config/bad` exists.
     fn reload_config(_host_settings: Option<String>) -> Result<ConfigSummary, ConfigFailure> {
         if std::fs::metadata("/config/bad").is_ok() {
@@ -71,10 +72,13 @@ impl Guest for Probe {
         ToolVerdict::Allow
     }
 
+}
+
+impl commands::Guest for Probe {
     fn run_command(cmd: Command) -> CommandOutput {
         let stdout = match cmd {
-            Command::IntentTest((request, _)) => run(&request.prompt),
-            Command::Eval((text, _)) => run(&text),
+            Command::IntentTest(c) => run(&c.request.prompt),
+            Command::Eval(c) => run(&c.cases_json),
             Command::Flush => send_script().join("\n"),
             Command::Spool(SpoolCommand::List) => "spool list".into(),
             Command::Spool(SpoolCommand::Requeue) => "spool requeue".into(),
@@ -87,6 +91,9 @@ impl Guest for Probe {
         }
     }
 
+}
+
+impl experts::Guest for Probe {
     /// The body is a command, as a prompt is; its output is the answer's body.
     fn expert_webhook(request: WebhookRequest, _now_ms: u64) -> WebhookAnswer {
         WebhookAnswer {
