@@ -161,6 +161,11 @@ pub(crate) enum CliCommand {
         #[command(subcommand)]
         command: Option<SpoolCli>,
     },
+    /// Whether a chat is remembered: pause or resume capture in one, list the paused chats
+    Memory {
+        #[command(subcommand)]
+        command: MemoryCli,
+    },
     /// Simulate one turn: before-agent-start, then agent-end with the given reply
     Turn {
         /// The user's prompt
@@ -181,6 +186,38 @@ pub(crate) enum CliCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum MemoryCli {
+    /// Capture nothing from a chat until it resumes (what was remembered is still recalled)
+    Pause(ChatArgs),
+    /// Capture a paused chat again
+    Resume(ChatArgs),
+    /// The paused chats (their Graphiti groups), and the chats the settings keep out of memory
+    Paused,
+}
+
+/// One chat, as its Graphiti group is named: a direct chat by its sender, a group chat by its id.
+#[derive(Args)]
+pub(crate) struct ChatArgs {
+    /// The sender of a direct chat
+    #[arg(
+        long,
+        value_name = "ID",
+        conflicts_with = "chat",
+        required_unless_present = "chat"
+    )]
+    pub sender: Option<String>,
+    /// The id of a group chat
+    #[arg(long, value_name = "ID")]
+    pub chat: Option<String>,
+    /// The chat's channel ("telegram", "discord", …)
+    #[arg(long, value_name = "NAME")]
+    pub channel: Option<String>,
+    /// The agent whose memories they are
+    #[arg(long, value_name = "ID", default_value = "main")]
+    pub agent: String,
 }
 
 #[derive(Subcommand)]

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 use host_shim::{
     ChatType, Command, EvalCommand, HookContext, IngestRequest, IntentTestCommand,
-    IntentTestRequest, OutputFormat, RecallCommand, Shim, SpoolCommand,
+    IntentTestRequest, MemoryCommand, OutputFormat, RecallCommand, Shim, SpoolCommand,
 };
 
-use super::args::{Cli, CliCommand, ExpertsCli, SpoolCli};
+use super::args::{ChatArgs, Cli, CliCommand, ExpertsCli, MemoryCli, SpoolCli};
 use super::experts::{experts_command, mount_package_dir};
 use super::input_files::read_text;
 use super::moment::moment;
@@ -60,6 +60,11 @@ pub(crate) fn run(mut cli: Cli) -> Result<u8, String> {
             Some(SpoolCli::Requeue) => SpoolCommand::Requeue,
         }),
         CliCommand::Experts { command } => Command::Experts(experts_command(command)?),
+        CliCommand::Memory { command } => Command::Memory(match command {
+            MemoryCli::Pause(chat) => MemoryCommand::Pause(chat_context(chat)),
+            MemoryCli::Resume(chat) => MemoryCommand::Resume(chat_context(chat)),
+            MemoryCli::Paused => MemoryCommand::Paused,
+        }),
         CliCommand::Ingest { text, sender } => return ingest(&mut shim, text, sender),
         CliCommand::Turn {
             prompt,
@@ -89,6 +94,7 @@ fn is_dry_run(command: &CliCommand) -> bool {
             | CliCommand::Flush
             | CliCommand::GroupIds
             | CliCommand::Spool { .. }
+            | CliCommand::Memory { .. }
             | CliCommand::Debug { .. }
             | CliCommand::Experts {
                 command: ExpertsCli::Pending
@@ -146,6 +152,27 @@ fn intent_test(
             OutputFormat::Text
         },
     }))
+}
+
+/// The context a chat's turns would have, for `memory pause` and `memory resume`.
+fn chat_context(chat: ChatArgs) -> HookContext {
+    HookContext {
+        session_key: None,
+        session_id: None,
+        agent_id: Some(chat.agent),
+        chat_type: if chat.chat.is_some() {
+            ChatType::Group
+        } else {
+            ChatType::Direct
+        },
+        sender_id: chat.sender,
+        sender_name: None,
+        chat_id: chat.chat,
+        channel: chat.channel,
+        trigger: None,
+        run_id: None,
+        input_provenance: None,
+    }
 }
 
 /// `ingest`: the text is spooled by the component, then sent at once as the host's timer would.

@@ -9,6 +9,8 @@ export const SLASH_HELP = [
   '  /graphiti debug               what the plugin did on this conversation\'s last turn',
   '  /graphiti intent-test <text>  which workflow pack <text> would get, and why (changes nothing)',
   '  /graphiti spool [requeue]     captured turns waiting for Graphiti, in doubt or set aside; requeue the set-aside ones',
+  '  /graphiti pause               remember nothing said in this chat until /graphiti resume',
+  '  /graphiti resume              remember this chat again',
   '  /recall <query>               search this conversation\'s memories in Graphiti',
 ].join('\n');
 
@@ -32,6 +34,10 @@ export function graphitiSlashCommand(args, ctx) {
     case 'spool':
       if (!['', 'list', 'requeue'].includes(remainder.toLowerCase())) return { usage: 'Usage: /graphiti spool [list|requeue]' };
       return { command: spoolCommand(remainder.toLowerCase() || 'list') };
+    case 'pause':
+    case 'resume':
+      if (remainder) return { usage: `Usage: /graphiti ${word.toLowerCase()} (it acts on this chat)` };
+      return { command: { tag: 'memory', val: { tag: word.toLowerCase(), val: hookContext(ctx) } } };
     case '':
     case 'help':
       return { usage: SLASH_HELP };

@@ -245,7 +245,7 @@ function registerSlashCommands(api, runtime) {
   };
   api.registerCommand({
     name: 'graphiti',
-    description: 'Graphiti memory and workflow routing: status, debug, intent-test <text>, spool [list|requeue]',
+    description: 'Graphiti memory and workflow routing: status, debug, intent-test <text>, spool [list|requeue], pause, resume',
     acceptsArgs: true,
     handler: (ctx) => reply(graphitiSlashCommand(ctx.args, ctx)),
   });
@@ -365,6 +365,8 @@ function registerCliCommands(api, runtime) {
       .action(() => print({ tag: 'flush' }));
     graphiti.command('group-ids').description("Recent sessions' Graphiti groups their conversations no longer map to (old -> new)")
       .action(() => print({ tag: 'group-ids' }));
+    graphiti.command('paused').description('The chats whose memory is paused (their Graphiti groups), and the chats the settings keep out of memory')
+      .action(() => print({ tag: 'memory', val: { tag: 'paused' } }));
     graphiti.command('spool [action]')
       .description('The capture spool: list (the default: what waits, is in doubt or was set aside, and why) or requeue (set-aside entries back in the queue)')
       .action((action = 'list') => {

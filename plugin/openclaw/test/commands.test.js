@@ -18,6 +18,17 @@ test('/graphiti subcommands become component commands', () => {
   assert.equal(test.val.request.groupChat, true, 'routes as the chat it was asked in');
 });
 
+test('/graphiti pause and resume act on the chat the command came from', () => {
+  const paused = graphitiSlashCommand('pause', ctx).command;
+  assert.equal(paused.tag, 'memory');
+  assert.equal(paused.val.tag, 'pause');
+  assert.equal(paused.val.val.sessionKey, 'agent:main:telegram:group:7');
+  assert.equal(paused.val.val.senderId, 'u');
+  assert.equal(graphitiSlashCommand(' Resume ', ctx).command.val.tag, 'resume');
+  assert.match(graphitiSlashCommand('pause everything', ctx).usage, /it acts on this chat/);
+  assert.match(graphitiSlashCommand('help', ctx).usage, /\/graphiti pause/);
+});
+
 test('usage for help, unknown subcommands and missing arguments', () => {
   assert.match(graphitiSlashCommand('', ctx).usage, /\/graphiti status/);
   assert.match(graphitiSlashCommand('frobnicate', ctx).usage, /Unknown subcommand "frobnicate"/);

@@ -29,6 +29,11 @@ impl Guest for Component {
             wit::Command::Experts(command) => api::Command::Experts(experts_command(command)),
             wit::Command::Flush => api::Command::Flush,
             wit::Command::GroupIds => api::Command::GroupIds,
+            wit::Command::Memory(command) => api::Command::Memory(match command {
+                wit::MemoryCommand::Pause(ctx) => api::MemoryCommand::Pause(hook_context(ctx)),
+                wit::MemoryCommand::Resume(ctx) => api::MemoryCommand::Resume(hook_context(ctx)),
+                wit::MemoryCommand::Paused => api::MemoryCommand::Paused,
+            }),
             wit::Command::Spool(command) => api::Command::Spool(match command {
                 wit::SpoolCommand::List => api::SpoolCommand::List,
                 wit::SpoolCommand::Requeue => api::SpoolCommand::Requeue,

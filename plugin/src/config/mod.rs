@@ -6,9 +6,11 @@ use serde::Deserialize;
 
 pub use crate::platform::api::ConfigError;
 pub use group_ids::GroupIdSettings;
+pub use skip::SkipSettings;
 
 pub mod group_ids;
 mod settings;
+mod skip;
 mod source;
 
 pub use crate::platform::documents::nesting::{MAX_NESTING, Refused, check_json, check_yaml};
@@ -333,6 +335,9 @@ pub struct CaptureSettings {
     pub backoff_initial_ms: u64,
     pub backoff_max_ms: u64,
     pub source_description: String,
+    /// What is replaced by a marker before a turn or a note enters the spool: Graphiti's own LLM
+    /// provider reads every episode. `[]` keeps everything.
+    pub redact: Vec<Redact>,
 }
 
 impl Default for CaptureSettings {
@@ -348,8 +353,38 @@ impl Default for CaptureSettings {
             backoff_initial_ms: 1000,
             backoff_max_ms: 300_000,
             source_description: "OpenClaw conversation turn".into(),
+            redact: Redact::DEFAULT.to_vec(),
         }
     }
+}
+
+/// A kind of text capture replaces by a marker (`capture.redact`).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Redact {
+    /// Tokens by their issuers' prefixes (OpenAI, Anthropic, GitHub, Slack, AWS, Google, GitLab,
+    /// npm, Hugging Face) and JWTs.
+    ApiKeys,
+    /// PEM private key blocks.
+    PrivateKeys,
+    /// Card numbers: an issuer's prefix and length, Luhn-valid.
+    CardNumbers,
+    /// The value after `password:` or `password=` (passwd, pwd, passphrase, passcode, PIN, …).
+    Passwords,
+    /// E-mail addresses (off by default: a user may want them remembered).
+    EmailAddresses,
+    /// Phone numbers (off by default, as e-mail addresses).
+    PhoneNumbers,
+}
+
+impl Redact {
+    /// On unless the settings say otherwise: what is a secret in every conversation.
+    pub const DEFAULT: [Redact; 4] = [
+        Redact::ApiKeys,
+        Redact::PrivateKeys,
+        Redact::CardNumbers,
+        Redact::Passwords,
+    ];
 }
 
 /// A send in doubt that Graphiti cannot be seen to have (its listing never shows it, as over MCP on
@@ -372,27 +407,6 @@ impl WhenUnconfirmed {
         match self {
             WhenUnconfirmed::SendAgain => "send-again",
             WhenUnconfirmed::KeepAside => "keep-aside",
-        }
-    }
-}
-
-/// Turns neither recalled for nor captured.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SkipSettings {
-    /// Prompts shorter than this (characters, trimmed) get no recall and are not captured.
-    pub min_prompt_chars: usize,
-    /// OpenClaw triggers that are not a person talking.
-    pub triggers: Vec<String>,
-}
-
-impl Default for SkipSettings {
-    fn default() -> Self {
-        Self {
-            min_prompt_chars: 8,
-            triggers: ["heartbeat", "cron", "sub-agent", "subagent", "system"]
-                .map(String::from)
-                .to_vec(),
         }
     }
 }

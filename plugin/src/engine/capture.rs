@@ -4,8 +4,8 @@
 use super::Engine;
 use crate::engine::turns;
 use crate::memory::graphiti::{Episode, EpisodeKind, speaker_name};
-use crate::memory::group_id;
 use crate::memory::spool::{self, Appended, Spool};
+use crate::memory::{group_id, redaction};
 use crate::platform::api::{AgentEndEvent, HookContext};
 use crate::platform::time;
 use crate::routing::decision::CaptureOutcome;
@@ -37,29 +37,8 @@ impl Engine {
     fn capture(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> CaptureOutcome {
         // Capture needs the settings only, never routing.
         self.ensure_loaded();
-        if !event.success {
-            let why = event.error.as_deref().unwrap_or("no error given");
-            return CaptureOutcome::Skipped(format!("the turn failed ({why})"));
-        }
-        if !self.is_user_turn(ctx) {
-            return CaptureOutcome::Skipped(format!(
-                "trigger {:?} is not a user turn",
-                ctx.trigger.as_deref().unwrap_or_default()
-            ));
-        }
-        // The prompt hook's finding stands: OpenClaw may not repeat the provenance here.
-        if let Some(why) = Self::not_users_input(ctx).or_else(|| self.not_users_by_prompt_hook(ctx))
-        {
+        if let Some(why) = self.not_to_capture(event, ctx) {
             return CaptureOutcome::Skipped(why);
-        }
-        if !self.config.settings.capture.enabled {
-            return CaptureOutcome::Skipped("capture is disabled in settings".into());
-        }
-        // An expert may read private knowledge in its session; nothing said there leaves it.
-        if let Some(expert) = self.experts.sessions.expert_of(ctx) {
-            return CaptureOutcome::Skipped(format!(
-                "a session of expert {expert}: not captured (its private knowledge stays in the session)"
-            ));
         }
         // What this session's last turn prepended: capture removes exactly that.
         let record = match (
@@ -85,12 +64,18 @@ impl Engine {
                 "no state directory: the host mounted none, so nothing can be spooled".into(),
             );
         };
-        let group_id = match group_id::group_id(&self.config.settings.graphiti.group_id, ctx) {
+        let group_id = match self.memory_group(ctx) {
             Ok(group) => group,
             Err(why) => {
                 return CaptureOutcome::Dropped(format!("{why}: this turn was NOT captured"));
             }
         };
+        if let Some(why) = self.capture_paused(&group_id) {
+            return CaptureOutcome::Skipped(why);
+        }
+        let redact = &self.config.settings.capture.redact;
+        let user = redaction::redact(&user, redact).text;
+        let assistant = redaction::redact(&assistant, redact).text;
         let episode = Episode {
             name: episode_name(ctx, &group_id, &user, &assistant),
             group_id: group_id.clone(),
@@ -119,6 +104,39 @@ impl Engine {
             )),
             Err(e) => CaptureOutcome::Dropped(format!("{e}: this turn was NOT captured")),
         }
+    }
+
+    /// Why the turn is not captured at all, when it is not: it failed, it is not the user's, capture
+    /// is off or the chat is kept out of memory, or it is an expert's session.
+    fn not_to_capture(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> Option<String> {
+        if !event.success {
+            let why = event.error.as_deref().unwrap_or("no error given");
+            return Some(format!("the turn failed ({why})"));
+        }
+        if !self.is_user_turn(ctx) {
+            return Some(format!(
+                "trigger {:?} is not a user turn",
+                ctx.trigger.as_deref().unwrap_or_default()
+            ));
+        }
+        // The prompt hook's finding stands: OpenClaw may not repeat the provenance here.
+        if let Some(why) = Self::not_users_input(ctx).or_else(|| self.not_users_by_prompt_hook(ctx))
+        {
+            return Some(why);
+        }
+        if !self.config.settings.capture.enabled {
+            return Some("capture is disabled in settings".into());
+        }
+        if let Some(why) = self.config.settings.skip.kept_out(ctx) {
+            return Some(why);
+        }
+        // An expert may read private knowledge in its session; nothing said there leaves it.
+        if let Some(expert) = self.experts.sessions.expert_of(ctx) {
+            return Some(format!(
+                "a session of expert {expert}: not captured (its private knowledge stays in the session)"
+            ));
+        }
+        None
     }
 
     /// What this turn's `before-agent-start` found: its input was not the user's.

@@ -8,6 +8,7 @@ use crate::memory::graphiti::EpisodeKind;
 use crate::memory::graphiti::{Episode, http::Deadline, speaker_name};
 use crate::memory::group_id;
 use crate::memory::recall::Recall;
+use crate::memory::redaction;
 use crate::memory::relevance;
 use crate::memory::spool::{self, Appended, Spool};
 use crate::memory::stats;
@@ -93,13 +94,18 @@ impl Engine {
             },
             Command::Status => self.status(),
             Command::Search(query, ctx) => {
-                self.recall_command(query, |s| group_id::group_id(&s.graphiti.group_id, ctx))
+                self.ensure_loaded();
+                match self.memory_group(ctx) {
+                    Ok(group) => self.recall_command(query, |_| Ok(group)),
+                    Err(why) => reports::failure(1, format!("not searched: {why}")),
+                }
             }
             Command::Ingest(text, source, ctx) => self.ingest(text, source.as_deref(), ctx),
             Command::Debug(session_key) => self.debug(session_key.as_deref()),
             Command::Flush => self.flush(),
             Command::AuditBoundary => boundary_audit::audit(&self.host.roots),
             Command::GroupIds => self.group_ids(),
+            Command::Memory(command) => self.memory_command(command),
             Command::Spool(command) => self.spool_command(*command),
             Command::Experts(command) => {
                 // The `experts` settings (servers, mappings) come with the configuration.
@@ -133,10 +139,15 @@ impl Engine {
                 "no state directory: the host mounted none, so nothing can be spooled",
             );
         };
-        let group_id = match group_id::group_id(&self.config.settings.graphiti.group_id, ctx) {
+        let group_id = match self.memory_group(ctx) {
             Ok(group) => group,
             Err(why) => return reports::failure(1, format!("not stored: {why}")),
         };
+        if let Some(why) = self.capture_paused(&group_id) {
+            return reports::failure(1, format!("not stored: {why}"));
+        }
+        let text = redaction::redact(text, &self.config.settings.capture.redact).text;
+        let text = text.as_str();
         let now = time::now_ms();
         let digest = spool::stable_hash(&format!("{group_id}\n{text}"));
         let episode = Episode {
@@ -307,6 +318,9 @@ impl Engine {
         );
         if let Some(strays) = spool.as_ref().and_then(Spool::strays) {
             out.stdout.push_str(&format!("spool:    {strays}\n"));
+        }
+        if let Some(line) = self.memory_status_line() {
+            out.stdout.push_str(&line);
         }
         if let Some(line) = self.expert_runs_status() {
             out.stdout.push_str(&line);

@@ -5,7 +5,6 @@ use super::Engine;
 use super::recall_turn::RecallOutcome;
 use crate::engine::turns::{self, TurnRecord};
 use crate::experts::runs;
-use crate::memory::group_id;
 use crate::memory::recall::Recall;
 use crate::platform::api::{self, ChatType, HookContext, PromptEvent};
 use crate::platform::time;
@@ -66,19 +65,18 @@ impl Engine {
         let session_key = ctx.session_key.as_deref().or(ctx.session_id.as_deref());
         let previous = self.previous_turn(session_key, &mut notes);
         let mut relevance = Vec::new();
-        let (memory_block, recall, outcome, searched_group) =
-            match group_id::group_id(&self.config.settings.graphiti.group_id, ctx) {
-                Ok(group) => {
-                    let (block, recall, outcome) =
-                        self.recall_for_turn(event, &group, &mut notes, &mut relevance);
-                    let searched = (!matches!(outcome, RecallOutcome::Skipped)).then_some(group);
-                    (block, recall, outcome, searched)
-                }
-                Err(why) => {
-                    notes.push(format!("recall: skipped: {why}"));
-                    (None, Recall::default(), RecallOutcome::Skipped, None)
-                }
-            };
+        let (memory_block, recall, outcome, searched_group) = match self.memory_group(ctx) {
+            Ok(group) => {
+                let (block, recall, outcome) =
+                    self.recall_for_turn(event, &group, &mut notes, &mut relevance);
+                let searched = (!matches!(outcome, RecallOutcome::Skipped)).then_some(group);
+                (block, recall, outcome, searched)
+            }
+            Err(why) => {
+                notes.push(format!("recall: skipped: {why}"));
+                (None, Recall::default(), RecallOutcome::Skipped, None)
+            }
+        };
         let recall_summary = outcome.summary(&recall, &notes);
         let routed = self.route(event, ctx, &recall, previous.as_ref(), now_ms);
         self.remember_turn(session_key, previous.as_ref(), &routed, now_ms, &mut notes);

@@ -98,6 +98,17 @@ pub enum Command {
     AuditBoundary,
     /// Recent sessions' groups whose conversations now map elsewhere (old -> new).
     GroupIds,
+    /// What the plugin remembers, and whether it remembers a chat at all.
+    Memory(MemoryCommand),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum MemoryCommand {
+    /// Nothing said in the chat of the context is captured until it resumes.
+    Pause(HookContext),
+    Resume(HookContext),
+    /// The paused chats (their Graphiti groups) and the chats the settings keep out.
+    Paused,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

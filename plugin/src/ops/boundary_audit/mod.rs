@@ -1,5 +1,5 @@
 //! `audit-boundary`: the PRD's public/private boundary audit. Every text file of the public
-//! configuration directory is read line by line for what looks private (see [`patterns`]) and, when
+//! configuration directory is read line by line for what looks private (see [`crate::platform::sensitive`]) and, when
 //! an overlay is mounted, for the overlay's terms (see [`overlay_terms`]). Each finding is printed
 //! as file:line, kind and the text partly masked; any finding fails the command (exit 1).
 //!
@@ -7,10 +7,10 @@
 //! not audited as public, nor is the overlay when it lies inside the config directory. A line holding `boundary-audit: allow` is left out, and counted.
 
 mod overlay_terms;
-mod patterns;
 
 use crate::config::ConfigRoots;
 use crate::platform::api::CommandOutput;
+use crate::platform::sensitive as patterns;
 use overlay_terms::{Terms, Vocabulary};
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,7 @@
-//! What looks private in one line of text: e-mail addresses, phone numbers, tokens and keys. Each
-//! pattern is tuned against what a configuration legitimately holds (dates, times, versions, ids,
-//! paths, thresholds), so that the public example configuration passes.
+//! What looks private in one line of text: e-mail addresses, phone numbers, tokens and keys (the
+//! boundary audit), and the secrets capture redacts: card numbers and passwords too. Each pattern is
+//! tuned against what a configuration legitimately holds (dates, times, versions, ids, paths,
+//! thresholds), so that the public example configuration passes.
 
 use regex_automata::Input;
 use regex_automata::hybrid;
@@ -42,7 +43,7 @@ pub fn scan_line(line: &str) -> Vec<Hit> {
 /// Unicode-aware) by regex-automata's engines, which routing links already: the `regex` crate's meta
 /// engine added 85 KB to the component for the audit alone. A lazy DFA rules lines out
 /// (most lines match nothing); the PikeVM finds the matches and groups in the others.
-pub(super) struct Pattern {
+pub struct Pattern {
     dfa: hybrid::dfa::DFA,
     vm: PikeVM,
     /// The audit runs on one thread; the lock only makes the built patterns shareable statics.
@@ -50,10 +51,10 @@ pub(super) struct Pattern {
 }
 
 /// A match's byte range, and its first group's when asked for and it took part.
-pub(super) type Found = (Range<usize>, Option<Range<usize>>);
+pub type Found = (Range<usize>, Option<Range<usize>>);
 
 impl Pattern {
-    pub(super) fn new(pattern: &str) -> Pattern {
+    pub fn new(pattern: &str) -> Pattern {
         // As routing's boost matcher: a Unicode `\b` makes the DFA give up on non-ASCII text.
         let dfa = hybrid::dfa::DFA::builder()
             .configure(hybrid::dfa::DFA::config().unicode_word_boundary(true))
@@ -65,7 +66,7 @@ impl Pattern {
     }
 
     /// Every match, left to right, none overlapping.
-    pub(super) fn find_all(&self, text: &str) -> Vec<Range<usize>> {
+    pub fn find_all(&self, text: &str) -> Vec<Range<usize>> {
         self.captures_all(text)
             .into_iter()
             .map(|(m, _)| m)
@@ -73,7 +74,7 @@ impl Pattern {
     }
 
     /// As [`Pattern::find_all`], each match with its first group.
-    pub(super) fn captures_all(&self, text: &str) -> Vec<Found> {
+    pub fn captures_all(&self, text: &str) -> Vec<Found> {
         let mut caches = self
             .caches
             .lock()
@@ -119,10 +120,7 @@ const TOKEN_PATTERNS: [(&str, &str); 10] = [
         "JWT",
         r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
     ),
-    (
-        "PEM private key",
-        r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----",
-    ),
+    (PEM_KIND, r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----"),
 ];
 
 const LONG_TOKEN_PATTERN: &str = r"[A-Za-z0-9+/=_-]{32,}";
@@ -131,7 +129,7 @@ const PHONE_CANDIDATE_PATTERN: &str =
     r"(?:\+\d{1,3}|\(\d{2,5}\)|\d{1,6})(?:[ .\-]?\(?\d{1,6}\)?){1,5}";
 
 /// A configuration line's key (`key:`, `- key:`, `"key":`), in the first group.
-pub(super) const KEY_PATTERN: &str = r#"^\s*(?:-\s+)?"?([A-Za-z_][A-Za-z0-9_-]*)"?\s*:"#;
+pub const KEY_PATTERN: &str = r#"^\s*(?:-\s+)?"?([A-Za-z_][A-Za-z0-9_-]*)"?\s*:"#;
 
 /// Domains reserved for documentation by RFC 2606 and RFC 6761: addresses there are synthetic.
 const RESERVED_DOMAINS: [&str; 3] = ["example.com", "example.net", "example.org"];
@@ -156,8 +154,9 @@ fn emails(line: &str) -> Vec<Hit> {
         .collect()
 }
 
-/// Tokens by their issuers' prefixes, JWTs, PEM private keys, then long random-looking strings.
-fn tokens(line: &str) -> Vec<Hit> {
+const PEM_KIND: &str = "PEM private key";
+
+fn known_token_hits(line: &str) -> Vec<Hit> {
     static KNOWN: OnceLock<Vec<(&'static str, Pattern)>> = OnceLock::new();
     let known = KNOWN.get_or_init(|| {
         TOKEN_PATTERNS
@@ -168,9 +167,19 @@ fn tokens(line: &str) -> Vec<Hit> {
     let mut hits: Vec<Hit> = Vec::new();
     for (kind, pattern) in known {
         for m in pattern.find_all(line) {
-            hits.push(hit(format!("token: {kind}"), m.start, m.end));
+            hits.push(hit(*kind, m.start, m.end));
         }
     }
+    crate::platform::sorting::sort_by_key(&mut hits, |h| h.start);
+    hits
+}
+
+/// Tokens by their issuers' prefixes, JWTs, PEM private keys, then long random-looking strings.
+fn tokens(line: &str) -> Vec<Hit> {
+    let mut hits: Vec<Hit> = known_token_hits(line)
+        .into_iter()
+        .map(|h| hit(format!("token: {}", h.kind), h.start, h.end))
+        .collect();
     static LONG: OnceLock<Pattern> = OnceLock::new();
     for m in pattern(&LONG, LONG_TOKEN_PATTERN).find_all(line) {
         let overlaps = hits.iter().any(|h| h.start < m.end && m.start < h.end);
@@ -180,6 +189,134 @@ fn tokens(line: &str) -> Vec<Hit> {
     }
     hits
 }
+
+/// Tokens by their issuers' prefixes and JWTs: no long-random-string guess, so ordinary text keeps
+/// its hashes and ids.
+pub fn known_tokens(text: &str) -> Vec<Hit> {
+    known_token_hits(text)
+        .into_iter()
+        .filter(|h| h.kind != PEM_KIND)
+        .collect()
+}
+
+/// PEM private keys, each from its `-----BEGIN … PRIVATE KEY-----` line through its `-----END …
+/// PRIVATE KEY-----` line (to the end of the text when that is missing: a key cut short is still
+/// secret).
+pub fn private_keys(text: &str) -> Vec<Hit> {
+    let mut hits: Vec<Hit> = Vec::new();
+    for begin in known_token_hits(text)
+        .into_iter()
+        .filter(|h| h.kind == PEM_KIND)
+    {
+        if hits.last().is_some_and(|h| begin.start < h.end) {
+            continue;
+        }
+        let end = text[begin.end..]
+            .find("-----END ")
+            .and_then(|at| {
+                let from = begin.end + at + "-----END ".len();
+                text[from..]
+                    .find("-----")
+                    .map(|close| from + close + "-----".len())
+            })
+            .unwrap_or(text.len());
+        hits.push(hit("private key", begin.start, end));
+    }
+    hits
+}
+
+/// Card numbers: 13 to 19 digits, unbroken or in groups split by one kind of separator (a space or
+/// a dash), with a card issuer's prefix and length, that pass the Luhn check. Not a part of a longer
+/// number, word or token.
+pub fn card_numbers(text: &str) -> Vec<Hit> {
+    static CANDIDATE: OnceLock<Pattern> = OnceLock::new();
+    pattern(&CANDIDATE, CARD_CANDIDATE_PATTERN)
+        .find_all(text)
+        .into_iter()
+        .filter(|m| {
+            let mut before = text[..m.start].chars().rev();
+            let mut after = text[m.end..].chars();
+            let joins = |c: char| c.is_alphanumeric() || matches!(c, '_' | '/' | '-' | '+');
+            // A sentence may end right after the number; a decimal point or a version may not.
+            let point_then_digit = |c: char, next: Option<char>| {
+                matches!(c, '.' | ',') && next.is_some_and(|n| n.is_ascii_digit())
+            };
+            let glued_before = before.next().is_some_and(|c| {
+                joins(c) || c == '.' && before.next().is_some_and(|p| p.is_ascii_digit())
+            });
+            let glued_after = after
+                .next()
+                .is_some_and(|c| joins(c) || point_then_digit(c, after.next()));
+            !glued_before && !glued_after
+        })
+        .filter(|m| is_card_number(&text[m.clone()]))
+        .map(|m| hit("card number", m.start, m.end))
+        .collect()
+}
+
+fn is_card_number(text: &str) -> bool {
+    let separators: Vec<char> = text.chars().filter(|c| !c.is_ascii_digit()).collect();
+    if separators.windows(2).any(|pair| pair[0] != pair[1]) {
+        return false;
+    }
+    let digits: Vec<u32> = text.chars().filter_map(|c| c.to_digit(10)).collect();
+    issuer_accepts(&digits) && luhn_valid(&digits)
+}
+
+/// The lengths card networks issue under a prefix (Visa, Mastercard, American Express, Discover,
+/// JCB, Diners Club, UnionPay, Maestro).
+fn issuer_accepts(digits: &[u32]) -> bool {
+    let prefix = |n: usize| digits.iter().take(n).fold(0, |acc, d| acc * 10 + d);
+    let len = digits.len();
+    match digits.first() {
+        Some(4) => matches!(len, 13 | 16 | 19),
+        Some(2) => (2221..=2720).contains(&prefix(4)) && len == 16,
+        Some(3) => match prefix(2) {
+            34 | 37 => len == 15,
+            35 => (3528..=3589).contains(&prefix(4)) && (16..=19).contains(&len),
+            36 | 38 | 39 => (14..=19).contains(&len),
+            30 => (300..=305).contains(&prefix(3)) && (14..=19).contains(&len),
+            _ => false,
+        },
+        Some(5) => match prefix(2) {
+            51..=55 => len == 16,
+            50 | 56..=59 => (12..=19).contains(&len),
+            _ => false,
+        },
+        Some(6) => (13..=19).contains(&len),
+        _ => false,
+    }
+}
+
+fn luhn_valid(digits: &[u32]) -> bool {
+    let sum: u32 = digits
+        .iter()
+        .rev()
+        .enumerate()
+        .map(|(i, &d)| match (i % 2, d * 2) {
+            (0, _) => d,
+            (_, doubled) if doubled > 9 => doubled - 9,
+            (_, doubled) => doubled,
+        })
+        .sum();
+    sum.is_multiple_of(10) && digits.iter().any(|&d| d != digits[0])
+}
+
+/// The value after `password:` or `password=` (and passwd, pwd, passphrase, passcode, PIN, and the
+/// word in a few other languages): quoted, or up to the next blank.
+pub fn passwords(text: &str) -> Vec<Hit> {
+    static PASSWORD: OnceLock<Pattern> = OnceLock::new();
+    pattern(&PASSWORD, PASSWORD_PATTERN)
+        .captures_all(text)
+        .into_iter()
+        .filter_map(|(_, value)| value)
+        .map(|value| hit("password", value.start, value.end))
+        .collect()
+}
+
+const CARD_CANDIDATE_PATTERN: &str = r"\d(?:[ -]?\d){12,18}";
+
+const PASSWORD_PATTERN: &str = r#"(?i)\b(?:password|passwd|pwd|passphrase|passcode|pin|passwort|kennwort|mot de passe|contraseña|senha|wachtwoord)\s*[:=]\s*("[^"\n]*"|'[^'\n]*'|[^\s"']\S*)"#;
 
 /// Letters and digits mixed, at least 4 bits of entropy per character: random base64 or
 /// URL-safe text, not words joined by dashes (no digits) and not hex digests (at most 4 bits).
@@ -290,6 +427,10 @@ mod tests {
             Just("融资".to_string()),
             Just("Ω".to_string()),
             Just("key: ".to_string()),
+            Just("Password: ".to_string()),
+            Just("pin=".to_string()),
+            Just("\"".to_string()),
+            Just("4111 1111 ".to_string()),
             Just("- \"name\": ".to_string()),
             "[A-Za-z0-9]{1,40}",
             "[0-9]{1,6}",
@@ -303,6 +444,8 @@ mod tests {
             LONG_TOKEN_PATTERN,
             PHONE_CANDIDATE_PATTERN,
             KEY_PATTERN,
+            CARD_CANDIDATE_PATTERN,
+            PASSWORD_PATTERN,
         ];
         all.extend(TOKEN_PATTERNS.iter().map(|&(_, pattern)| pattern));
         all

@@ -1,0 +1,129 @@
+//! Whether a chat is remembered at all: the chats the settings keep out of memory (`skip.channels`,
+//! `skip.chat_types`, `skip.chats`: neither recalled nor captured) and the chats whose user paused
+//! memory (`/graphiti pause`: nothing captured until `/graphiti resume`).
+
+use super::Engine;
+use crate::memory::{group_id, paused};
+use crate::ops::reports;
+use crate::platform::api::{CommandOutput, HookContext, MemoryCommand};
+use crate::platform::time;
+
+impl Engine {
+    /// The Graphiti group of the conversation in `ctx`, unless the settings keep it out of memory
+    /// (Err says which setting) or its ids give none.
+    pub(super) fn memory_group(&self, ctx: &HookContext) -> Result<String, String> {
+        let settings = &self.config.settings;
+        if let Some(why) = settings.skip.kept_out(ctx) {
+            return Err(why);
+        }
+        group_id::group_id(&settings.graphiti.group_id, ctx)
+    }
+
+    /// Why nothing may be captured into `group` now: its chat is paused, or the paused chats cannot
+    /// be read (then no chat is captured, rather than one that was paused).
+    pub(super) fn capture_paused(&self, group: &str) -> Option<String> {
+        let dir = self.host.state_dir.as_deref()?;
+        match paused::is_paused(dir, group) {
+            Ok(false) => None,
+            Ok(true) => Some(format!(
+                "memory is paused for this chat (group {group}); /graphiti resume turns it back on"
+            )),
+            Err(why) => Some(format!("the paused chats are unknown: {why}")),
+        }
+    }
+
+    pub(super) fn memory_command(&mut self, command: &MemoryCommand) -> CommandOutput {
+        self.ensure_loaded();
+        match command {
+            MemoryCommand::Pause(ctx) => self.pause(ctx, true),
+            MemoryCommand::Resume(ctx) => self.pause(ctx, false),
+            MemoryCommand::Paused => self.paused_report(),
+        }
+    }
+
+    fn pause(&mut self, ctx: &HookContext, pause: bool) -> CommandOutput {
+        let Some(dir) = self.host.state_dir.clone() else {
+            return reports::failure(
+                1,
+                "no state directory: the host mounted none, so a pause cannot be kept",
+            );
+        };
+        let group = match self.memory_group(ctx) {
+            Ok(group) => group,
+            Err(why) => return reports::failure(1, format!("nothing to pause or resume: {why}")),
+        };
+        let changed = match paused::set(&dir, &group, pause, time::now_ms(), &mut *self.host.locks)
+        {
+            Ok(changed) => changed,
+            Err(why) => return reports::failure(1, why),
+        };
+        let stdout = match (pause, changed) {
+            (true, true) => {
+                "Memory is paused for this chat: nothing said here is remembered until \
+                             /graphiti resume. What was remembered before still helps.\n"
+                    .to_string()
+            }
+            (true, false) => {
+                "Memory was already paused for this chat; /graphiti resume turns it back on.\n"
+                    .to_string()
+            }
+            (false, true) => {
+                "Memory is on again for this chat: what is said here is remembered.\n".to_string()
+            }
+            (false, false) => "Memory was not paused for this chat.\n".to_string(),
+        };
+        CommandOutput {
+            exit_code: 0,
+            stdout,
+            stderr: String::new(),
+        }
+    }
+
+    fn paused_report(&self) -> CommandOutput {
+        let mut out = String::new();
+        match &self.host.state_dir {
+            None => out.push_str("paused:   no state directory, so no chat can be paused\n"),
+            Some(dir) => match paused::load(dir) {
+                Ok(chats) if chats.groups.is_empty() => out.push_str("paused:   no chat\n"),
+                Ok(chats) => {
+                    for (group, since) in &chats.groups {
+                        out.push_str(&format!(
+                            "paused:   {group} since {}\n",
+                            time::iso8601(since.since_ms)
+                        ));
+                    }
+                }
+                Err(why) => return reports::failure(1, why),
+            },
+        }
+        match self.config.settings.skip.kept_out_summary() {
+            Some(summary) => out.push_str(&format!("kept out: {summary} (skip settings)\n")),
+            None => out.push_str("kept out: nothing (skip settings)\n"),
+        }
+        CommandOutput {
+            exit_code: 0,
+            stdout: out,
+            stderr: String::new(),
+        }
+    }
+
+    /// The `status` line about what memory leaves out, when it leaves something out.
+    pub(super) fn memory_status_line(&self) -> Option<String> {
+        let paused = self
+            .host
+            .state_dir
+            .as_deref()
+            .map(|dir| paused::load(dir).map(|chats| chats.groups.len()));
+        let kept_out = self.config.settings.skip.kept_out_summary();
+        let paused = match paused {
+            Some(Ok(0)) | None => None,
+            Some(Ok(n)) => Some(format!("paused in {n} chat(s) (memory paused lists them)")),
+            Some(Err(why)) => Some(format!("NOTHING IS CAPTURED: {why}")),
+        };
+        let parts: Vec<String> = paused
+            .into_iter()
+            .chain(kept_out.map(|k| format!("kept out: {k}")))
+            .collect();
+        (!parts.is_empty()).then(|| format!("memory:   {}\n", parts.join("; ")))
+    }
+}
