@@ -92,8 +92,8 @@ pub use tls::EXTRA_CA_FILE;
 pub use bindings::exports::graphiti::openclaw::commands::{
     Command, CommandOutput, EvalCommand, ExpertsCommand, FunctionCall, IngestRequest,
     InstallSource, IntentTestCommand, KnowledgeRequest, LearningProposal, ManualRun, MemoryCommand,
-    OutputFormat, PackageArchive, RecallCommand, SearchRequest, SpoolCommand, StepDone,
-    ToolBinding, ToolCheck, TriggerFire,
+    MemoryQuery, OutputFormat, PackageArchive, RecallCommand, SearchRequest, SpoolCommand,
+    StepDone, ToolBinding, ToolCheck, TriggerFire,
 };
 pub use bindings::exports::graphiti::openclaw::experts::{
     ChannelMessage, Delivery, DeliveryKind, RunOutcome, RunReport, RunStart, RuntimeWork,

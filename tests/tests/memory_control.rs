@@ -9,7 +9,7 @@ use graphiti_openclaw_tests::{
 use graphiti_standin::{Options, StandIn};
 use host_shim::{
     AgentEndEvent, CaptureOutcome, ChatType, Command, HookContext, IngestRequest, MemoryCommand,
-    SearchRequest, Shim,
+    MemoryQuery, SearchRequest, Shim,
 };
 use std::path::Path;
 use tempfile::TempDir;
@@ -307,4 +307,94 @@ fn cli(state: &Path, args: &[&str]) -> std::process::Output {
         .args(args)
         .output()
         .expect("the CLI runs")
+}
+
+fn seed_two_senders(standin: &StandIn) {
+    for (group, facts) in [
+        (
+            "main-dm-user-1",
+            r#"[{"uuid": "f1", "name": "WORKS_AT", "fact": "Alice works at Acme Corp",
+                 "valid_at": "2024-01-01T00:00:00+00:00", "invalid_at": "2025-01-03T00:00:00+00:00", "expired_at": "2025-01-03T00:00:00+00:00"},
+                {"uuid": "f2", "name": "WORKS_AT", "fact": "Alice now works at Globex <script>alert(1)</script>",
+                 "valid_at": "2025-01-03T00:00:00+00:00", "invalid_at": null, "expired_at": null}]"#,
+        ),
+        (
+            "main-dm-user-2",
+            r#"[{"uuid": "f9", "name": "WORKS_AT", "fact": "Bob works at the clinic",
+                 "valid_at": "2024-01-01T00:00:00+00:00", "invalid_at": null, "expired_at": null}]"#,
+        ),
+        (
+            "main-group-chat-1",
+            r#"[{"uuid": "f5", "name": "PLANS", "fact": "The team works on the offsite in Porto",
+                 "valid_at": "2025-03-01T00:00:00+00:00", "invalid_at": null, "expired_at": null}]"#,
+        ),
+    ] {
+        standin
+            .seed_json(&format!(r#"{{"group_id": "{group}", "nodes": [], "facts": {facts}}}"#))
+            .unwrap();
+    }
+}
+
+fn see(shim: &mut Shim, query: Option<&str>, ctx: &HookContext, operator: bool) -> host_shim::CommandOutput {
+    memory(
+        shim,
+        MemoryCommand::See(MemoryQuery {
+            query: query.map(Into::into),
+            ctx: ctx.clone(),
+            operator,
+        }),
+    )
+}
+
+#[test]
+fn a_user_sees_their_own_current_and_no_longer_true_facts_and_no_one_elses() {
+    let standin = standin();
+    seed_two_senders(&standin);
+    let config = config(&standin, "");
+    let state = temp_dir("see-state");
+    let mut shim = shim(config.path(), state.path(), &standin.url());
+    let dm = hook_context("agent:main:telegram:direct:user-1", ChatType::Direct);
+    let out = see(&mut shim, Some("works"), &dm, false);
+    assert_eq!(out.exit_code, 0, "{out:?}");
+    assert!(out.stdout.starts_with("Memories of this chat (Graphiti group main-dm-user-1)\n"), "{}", out.stdout);
+    let current = out.stdout.find("current:").unwrap();
+    let past = out.stdout.find("no longer true:").unwrap();
+    let globex = out.stdout.find("f2  Alice now works at Globex").unwrap();
+    let acme = out.stdout.find("f1  Alice works at Acme Corp  (2024-01-01 to 2025-01-03)").unwrap();
+    assert!(current < globex && globex < past && past < acme, "{}", out.stdout);
+    assert!(out.stdout.contains("<script>alert(1)</script>"), "shown as the text it is");
+    assert!(out.stdout.contains("not every fact Graphiti holds"), "{}", out.stdout);
+    assert!(!out.stdout.contains("Bob") && !out.stdout.contains("Porto"), "{}", out.stdout);
+
+    // In their group chat: refused, and never their direct chat's memories.
+    let group = hook_context("agent:main:telegram:group:chat-1", ChatType::Group);
+    let refused = see(&mut shim, Some("works"), &group, false);
+    assert_eq!(refused.exit_code, 1);
+    assert!(refused.stderr.contains("in a group chat everyone would read them"), "{}", refused.stderr);
+    assert!(!refused.stdout.contains("Alice"));
+    // An operator sees the group's, and only the group's.
+    let operator = see(&mut shim, Some("works"), &group, true);
+    assert!(operator.stdout.contains("f5  The team works on the offsite in Porto"), "{}", operator.stdout);
+    assert!(!operator.stdout.contains("Alice") && !operator.stdout.contains("Bob"));
+}
+
+#[test]
+fn the_recent_episodes_are_listed_with_their_ids() {
+    let standin = standin();
+    let config = config(&standin, "");
+    let state = temp_dir("see-episodes-state");
+    let mut shim = shim(config.path(), state.path(), &standin.url());
+    let dm = hook_context("agent:main:telegram:direct:user-1", ChatType::Direct);
+    assert!(matches!(
+        shim.agent_end(&end("Remember that I moved to Lisbon"), &dm),
+        CaptureOutcome::Spooled(_)
+    ));
+    assert_eq!(shim.tick().sent, 1);
+    let stored = standin.episodes();
+    let out = see(&mut shim, None, &dm, false);
+    assert_eq!(out.exit_code, 0, "{out:?}");
+    assert!(out.stdout.contains("Facts and entities: give a search"), "{}", out.stdout);
+    assert!(out.stdout.contains("Recent episodes (1 of the last 10 Graphiti lists):"), "{}", out.stdout);
+    assert!(out.stdout.contains(&format!("  {}  ", stored[0].uuid)), "{}", out.stdout);
+    assert!(out.stdout.contains("moved to Lisbon"), "{}", out.stdout);
 }

@@ -196,6 +196,14 @@ pub(crate) enum MemoryCli {
     Resume(ChatArgs),
     /// The paused chats (their Graphiti groups), and the chats the settings keep out of memory
     Paused,
+    /// What Graphiti remembers for a chat: the facts and entities a search returns (current and
+    /// no longer true apart, with their dates and ids), and the recent episodes
+    See {
+        /// The search [default: the recent episodes only]
+        query: Option<String>,
+        #[command(flatten)]
+        chat: ChatArgs,
+    },
 }
 
 /// One chat, as its Graphiti group is named: a direct chat by its sender, a group chat by its id.

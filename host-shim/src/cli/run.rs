@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use host_shim::{
     ChatType, Command, EvalCommand, HookContext, IngestRequest, IntentTestCommand,
-    IntentTestRequest, MemoryCommand, OutputFormat, RecallCommand, Shim, SpoolCommand,
+    IntentTestRequest, MemoryCommand, MemoryQuery, OutputFormat, RecallCommand, Shim, SpoolCommand,
 };
 
 use super::args::{ChatArgs, Cli, CliCommand, ExpertsCli, MemoryCli, SpoolCli};
@@ -64,6 +64,11 @@ pub(crate) fn run(mut cli: Cli) -> Result<u8, String> {
             MemoryCli::Pause(chat) => MemoryCommand::Pause(chat_context(chat)),
             MemoryCli::Resume(chat) => MemoryCommand::Resume(chat_context(chat)),
             MemoryCli::Paused => MemoryCommand::Paused,
+            MemoryCli::See { query, chat } => MemoryCommand::See(MemoryQuery {
+                query,
+                ctx: chat_context(chat),
+                operator: true,
+            }),
         }),
         CliCommand::Ingest { text, sender } => return ingest(&mut shim, text, sender),
         CliCommand::Turn {

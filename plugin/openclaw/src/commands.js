@@ -9,6 +9,7 @@ export const SLASH_HELP = [
   '  /graphiti debug               what the plugin did on this conversation\'s last turn',
   '  /graphiti intent-test <text>  which workflow pack <text> would get, and why (changes nothing)',
   '  /graphiti spool [requeue]     captured turns waiting for Graphiti, in doubt or set aside; requeue the set-aside ones',
+  '  /graphiti memories [query]    what is remembered for this chat (a direct chat): facts a search returns, recent episodes',
   '  /graphiti pause               remember nothing said in this chat until /graphiti resume',
   '  /graphiti resume              remember this chat again',
   '  /recall <query>               search this conversation\'s memories in Graphiti',
@@ -34,6 +35,8 @@ export function graphitiSlashCommand(args, ctx) {
     case 'spool':
       if (!['', 'list', 'requeue'].includes(remainder.toLowerCase())) return { usage: 'Usage: /graphiti spool [list|requeue]' };
       return { command: spoolCommand(remainder.toLowerCase() || 'list') };
+    case 'memories':
+      return { command: memoriesCommand(remainder || undefined, hookContext(ctx), false) };
     case 'pause':
     case 'resume':
       if (remainder) return { usage: `Usage: /graphiti ${word.toLowerCase()} (it acts on this chat)` };
@@ -44,6 +47,14 @@ export function graphitiSlashCommand(args, ctx) {
     default:
       return { usage: `Unknown subcommand "${word}".\n${SLASH_HELP}` };
   }
+}
+
+/**
+ * `memory see`: what is remembered for the chat of `ctx`; `operator` for a CLI (a group chat's
+ * memories are shown to an operator only).
+ */
+export function memoriesCommand(query, ctx, operator) {
+  return { tag: 'memory', val: { tag: 'see', val: { query, ctx, operator } } };
 }
 
 /** The `spool` command variant: `word` is list or requeue. */

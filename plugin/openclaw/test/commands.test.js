@@ -29,6 +29,15 @@ test('/graphiti pause and resume act on the chat the command came from', () => {
   assert.match(graphitiSlashCommand('help', ctx).usage, /\/graphiti pause/);
 });
 
+test('/graphiti memories asks for this chat, as the chat (not an operator)', () => {
+  const { command } = graphitiSlashCommand('memories where I work', ctx);
+  assert.deepEqual(command.val.tag, 'see');
+  assert.equal(command.val.val.query, 'where I work');
+  assert.equal(command.val.val.operator, false);
+  assert.equal(command.val.val.ctx.sessionKey, 'agent:main:telegram:group:7');
+  assert.equal(graphitiSlashCommand('memories', ctx).command.val.val.query, undefined);
+});
+
 test('usage for help, unknown subcommands and missing arguments', () => {
   assert.match(graphitiSlashCommand('', ctx).usage, /\/graphiti status/);
   assert.match(graphitiSlashCommand('frobnicate', ctx).usage, /Unknown subcommand "frobnicate"/);

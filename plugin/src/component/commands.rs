@@ -33,6 +33,11 @@ impl Guest for Component {
                 wit::MemoryCommand::Pause(ctx) => api::MemoryCommand::Pause(hook_context(ctx)),
                 wit::MemoryCommand::Resume(ctx) => api::MemoryCommand::Resume(hook_context(ctx)),
                 wit::MemoryCommand::Paused => api::MemoryCommand::Paused,
+                wit::MemoryCommand::See(q) => api::MemoryCommand::See {
+                    query: q.query,
+                    ctx: hook_context(q.ctx),
+                    operator: q.operator,
+                },
             }),
             wit::Command::Spool(command) => api::Command::Spool(match command {
                 wit::SpoolCommand::List => api::SpoolCommand::List,

@@ -3,10 +3,19 @@
 //! memory (`/graphiti pause`: nothing captured until `/graphiti resume`).
 
 use super::Engine;
+use crate::config::Transport;
+use crate::memory::graphiti::http::Deadline;
 use crate::memory::{group_id, paused};
 use crate::ops::reports;
-use crate::platform::api::{CommandOutput, HookContext, MemoryCommand};
+use crate::platform::api::{ChatType, CommandOutput, HookContext, MemoryCommand};
 use crate::platform::time;
+use std::time::Duration;
+
+/// What `memory see` asks for at most, and how long it waits for Graphiti.
+const SEE_FACTS: usize = 20;
+const SEE_ENTITIES: usize = 10;
+const SEE_EPISODES: usize = 10;
+const SEE_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Engine {
     /// The Graphiti group of the conversation in `ctx`, unless the settings keep it out of memory
@@ -38,7 +47,53 @@ impl Engine {
             MemoryCommand::Pause(ctx) => self.pause(ctx, true),
             MemoryCommand::Resume(ctx) => self.pause(ctx, false),
             MemoryCommand::Paused => self.paused_report(),
+            MemoryCommand::See {
+                query,
+                ctx,
+                operator,
+            } => self.see(query.as_deref(), ctx, *operator),
         }
+    }
+
+    /// What Graphiti remembers for the chat of `ctx`. A group chat's memories are shown to an
+    /// operator (the CLI) only: everyone in the chat would read them.
+    fn see(&mut self, query: Option<&str>, ctx: &HookContext, operator: bool) -> CommandOutput {
+        let group = match self.memory_group(ctx) {
+            Ok(group) => group,
+            Err(why) => return reports::failure(1, format!("nothing to show: {why}")),
+        };
+        if ctx.chat_type == ChatType::Group && !operator {
+            return reports::failure(
+                1,
+                "in a group chat everyone would read them: an operator lists a group's memories \
+                 with `memory see --chat ID`",
+            );
+        }
+        let query = query.map(str::trim).filter(|q| !q.is_empty());
+        let transport = self.config.settings.graphiti.transport;
+        let deadline = Deadline::after(SEE_TIMEOUT);
+        let (client, http) = self.graphiti();
+        let (facts, entities) = match query {
+            Some(q) => {
+                client.search_facts_and_nodes(http, q, &group, (SEE_FACTS, SEE_ENTITIES), deadline)
+            }
+            None => (Ok(vec![]), Ok(vec![])),
+        };
+        let episodes = client.recent_episodes(http, &group, SEE_EPISODES, deadline);
+        let unlisted = client.cannot_confirm();
+        let mut notes = Vec::new();
+        self.save_graphiti_session(&mut notes);
+        let text = |e: crate::memory::graphiti::GraphitiError| e.to_string();
+        reports::render_memories(&reports::Memories {
+            group: &group,
+            query,
+            facts: facts.map_err(text),
+            entities: entities.map_err(text),
+            episodes: episodes.map_err(text),
+            unlisted,
+            max: (SEE_FACTS, SEE_ENTITIES, SEE_EPISODES),
+            no_entity_search: transport == Transport::Rest,
+        })
     }
 
     fn pause(&mut self, ctx: &HookContext, pause: bool) -> CommandOutput {

@@ -109,6 +109,13 @@ pub enum MemoryCommand {
     Resume(HookContext),
     /// The paused chats (their Graphiti groups) and the chats the settings keep out.
     Paused,
+    /// What is remembered for the chat of the context: a search's facts and entities, and the
+    /// recent episodes. `operator`: asked by an operator (a CLI), not in the chat.
+    See {
+        query: Option<String>,
+        ctx: HookContext,
+        operator: bool,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! node search `search_memory_nodes`.
 
 use super::answer::{json_body, list_of, timeout_of};
-use super::episode::{Episode, EpisodeKind, names_of};
+use super::episode::{Episode, EpisodeKind};
 use super::error::{Result, error, http_failure};
 use super::http::{Deadline, Http, Request, Response};
 use serde_json::{Value, json};
@@ -148,22 +148,18 @@ impl McpClient {
             .map(|_| ())
     }
 
-    /// The names of the group's most recent stored episodes (`get_episodes`), to tell whether a send
-    /// whose answer was lost arrived. None when this server cannot list them.
-    pub fn recent_episode_names(
+    /// The group's most recent stored episodes (`get_episodes`), as the server gives them. None
+    /// when this server cannot list them.
+    pub fn recent_episodes(
         &mut self,
         http: &mut dyn Http,
         group: &str,
         max: usize,
         deadline: Deadline,
-    ) -> Result<Option<Vec<String>>> {
+    ) -> Result<Option<Vec<Value>>> {
         let args = json!({"group_ids": [group], "max_episodes": max});
         match self.call_tool(http, "get_episodes", args, deadline) {
-            Ok(payload) => Ok(Some(names_of(&list_of(
-                "get_episodes",
-                payload,
-                "episodes",
-            )?))),
+            Ok(payload) => Ok(Some(list_of("get_episodes", payload, "episodes")?)),
             // An older server with another signature, or without the tool.
             Err(e) if e.permanent() => Ok(None),
             Err(e) => Err(e),

@@ -123,9 +123,22 @@ impl Client {
         group: &str,
         deadline: Deadline,
     ) -> Result<Option<Vec<String>>> {
+        self.recent_episodes(http, group, RECENT_EPISODES, deadline)
+            .map(|listed| listed.map(|episodes| episode::names_of(&episodes)))
+    }
+
+    /// The group's `max` most recent stored episodes as the server gives them (uuid, name, content,
+    /// created_at, …), or None when this server cannot list them.
+    pub fn recent_episodes(
+        &mut self,
+        http: &mut dyn Http,
+        group: &str,
+        max: usize,
+        deadline: Deadline,
+    ) -> Result<Option<Vec<Value>>> {
         match self {
-            Client::Mcp(c) => c.recent_episode_names(http, group, RECENT_EPISODES, deadline),
-            Client::Rest(c) => c.recent_episode_names(http, group, RECENT_EPISODES, deadline),
+            Client::Mcp(c) => c.recent_episodes(http, group, max, deadline),
+            Client::Rest(c) => c.recent_episodes(http, group, max, deadline),
         }
     }
 

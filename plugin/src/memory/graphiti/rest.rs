@@ -1,7 +1,7 @@
 //! Graphiti's REST server (`graph_service`): `/search`, `/messages`, `/healthcheck`.
 
 use super::answer::{FACT_FIELDS, json_body, json_body_keeping, list_of, timeout_of};
-use super::episode::{Episode, EpisodeKind, names_of};
+use super::episode::{Episode, EpisodeKind};
 use super::error::{Result, error, http_failure, rejected};
 use super::http::{Deadline, Http, Request, Response};
 use serde_json::{Value, json};
@@ -65,13 +65,13 @@ impl RestClient {
 
     /// The names of the group's most recent stored episodes (`GET /episodes/{group}`). The server
     /// stores each message of a turn as its own episode, named `<episode>:<role>`.
-    pub fn recent_episode_names(
+    pub fn recent_episodes(
         &mut self,
         http: &mut dyn Http,
         group: &str,
         max: usize,
         deadline: Deadline,
-    ) -> Result<Option<Vec<String>>> {
+    ) -> Result<Option<Vec<Value>>> {
         let path = format!("/episodes/{group}?last_n={max}");
         let what = format!("GET /episodes/{group}");
         let response = self.send(http, "GET", &path, None, deadline)?;
@@ -80,7 +80,7 @@ impl RestClient {
         }
         expect(&response, &what, &[200])?;
         match json_body(&what, &response.body)? {
-            Value::Array(episodes) => Ok(Some(names_of(&episodes))),
+            Value::Array(episodes) => Ok(Some(episodes)),
             other => Err(error(format!("{what}: not a list but {other}"))),
         }
     }

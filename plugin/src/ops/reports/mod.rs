@@ -1,9 +1,10 @@
 //! What operator commands print, rendered here so every host prints the same: `intent-test`,
-//! `check-config`, `lint-rules`, `eval`, `status` and `flush`.
+//! `check-config`, `lint-rules`, `eval`, `status`, `flush` and `memory see`.
 
 mod config_checks;
 mod eval;
 mod intent_test;
+mod memories;
 mod status;
 
 use crate::platform::api::CommandOutput;
@@ -11,6 +12,7 @@ use crate::platform::api::CommandOutput;
 pub use config_checks::{check_config, lint_rules};
 pub use eval::eval;
 pub use intent_test::render_intent_test;
+pub use memories::{Memories, render_memories};
 pub use status::{Doubts, SpoolCounts, render_flush, render_status, unlisted_text};
 
 const NONE: &str = "none";

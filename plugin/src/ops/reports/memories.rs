@@ -1,0 +1,241 @@
+//! `memory see`: what Graphiti remembers for one chat's group, as its searches and its episode
+//! listing return it. Graphiti has no call that lists a group's facts or entities, so the report
+//! says what it shows is what a search returned, never everything.
+
+use crate::platform::text::{one_line, truncate_chars};
+use serde_json::Value;
+use std::fmt::Write as _;
+
+/// What the searches and the listing returned, each Err with why it failed.
+pub struct Memories<'a> {
+    pub group: &'a str,
+    /// The search; none: the episodes only.
+    pub query: Option<&'a str>,
+    pub facts: Result<Vec<Value>, String>,
+    pub entities: Result<Vec<Value>, String>,
+    /// None: the server cannot list episodes; then `unlisted` says why, when known.
+    pub episodes: Result<Option<Vec<Value>>, String>,
+    pub unlisted: Option<String>,
+    /// The most of each asked for.
+    pub max: (usize, usize, usize),
+    /// The server has no entity search (the REST API).
+    pub no_entity_search: bool,
+}
+
+const MAX_TEXT_CHARS: usize = 200;
+
+/// A value from outside as one short printable line.
+fn shown(value: Option<&Value>) -> String {
+    truncate_chars(
+        &one_line(value.and_then(Value::as_str).unwrap_or_default()),
+        MAX_TEXT_CHARS,
+    )
+}
+
+fn day(value: Option<&Value>) -> Option<String> {
+    value
+        .and_then(Value::as_str)
+        .map(|d| one_line(d.get(..10).unwrap_or(d)))
+}
+
+pub fn render_memories(m: &Memories) -> super::CommandOutput {
+    let (max_facts, max_entities, _) = m.max;
+    let mut out = format!("Memories of this chat (Graphiti group {})\n", m.group);
+    let mut failed = false;
+    match m.query {
+        None => out.push_str(
+            "Facts and entities: give a search (memory see QUERY); Graphiti has no call that lists \
+             them all.\n",
+        ),
+        Some(query) => {
+            let query = one_line(query);
+            match &m.facts {
+                Ok(facts) => facts_section(&mut out, &query, facts, max_facts),
+                Err(why) => {
+                    failed = true;
+                    let _ = writeln!(out, "Facts: the search failed: {}", one_line(why));
+                }
+            }
+            match (&m.entities, m.no_entity_search) {
+                (_, true) => {
+                    out.push_str("Entities: this server's REST API has no entity search.\n")
+                }
+                (Ok(entities), false) => {
+                    let _ = writeln!(
+                        out,
+                        "Entities a search for \"{query}\" returned ({} of at most {max_entities}):",
+                        entities.len()
+                    );
+                    for e in entities {
+                        let _ = writeln!(
+                            out,
+                            "  {}  {}: {}",
+                            shown(e.get("uuid")),
+                            shown(e.get("name")),
+                            shown(e.get("summary"))
+                        );
+                    }
+                }
+                (Err(why), false) => {
+                    failed = true;
+                    let _ = writeln!(out, "Entities: the search failed: {}", one_line(why));
+                }
+            }
+        }
+    }
+    failed |= episodes_section(&mut out, m);
+    super::CommandOutput {
+        exit_code: u8::from(failed),
+        stdout: out,
+        stderr: String::new(),
+    }
+}
+
+/// The recent episodes; true when the listing failed.
+fn episodes_section(out: &mut String, m: &Memories) -> bool {
+    let max_episodes = m.max.2;
+    match &m.episodes {
+        Ok(Some(episodes)) => {
+            let _ = writeln!(
+                out,
+                "Recent episodes ({} of the last {max_episodes} Graphiti lists):",
+                episodes.len()
+            );
+            for e in episodes {
+                let when = day(e.get("created_at")).unwrap_or_else(|| "?".into());
+                let _ = writeln!(
+                    out,
+                    "  {}  {when}  {}",
+                    shown(e.get("uuid")),
+                    shown(e.get("content"))
+                );
+            }
+        }
+        Ok(None) => {
+            let why = m
+                .unlisted
+                .clone()
+                .unwrap_or_else(|| "this server has no episode listing".into());
+            let _ = writeln!(out, "Recent episodes: not listed: {why}.");
+        }
+        Err(why) => {
+            let _ = writeln!(
+                out,
+                "Recent episodes: the listing failed: {}",
+                one_line(why)
+            );
+            return true;
+        }
+    }
+    false
+}
+
+fn facts_section(out: &mut String, query: &str, facts: &[Value], max: usize) {
+    let invalid = |f: &Value| {
+        ["invalid_at", "expired_at"]
+            .iter()
+            .any(|k| f.get(*k).is_some_and(|v| !v.is_null()))
+    };
+    let (past, current): (Vec<&Value>, Vec<&Value>) = facts.iter().partition(|f| invalid(f));
+    let _ = writeln!(
+        out,
+        "Facts a search for \"{query}\" returned ({} of at most {max}; not every fact Graphiti holds):",
+        facts.len()
+    );
+    out.push_str("  current:\n");
+    for f in &current {
+        let since = day(f.get("valid_at")).map_or_else(String::new, |d| format!("  (since {d})"));
+        let _ = writeln!(
+            out,
+            "    {}  {}{since}",
+            shown(f.get("uuid")),
+            shown(f.get("fact"))
+        );
+    }
+    if current.is_empty() {
+        out.push_str("    none\n");
+    }
+    out.push_str("  no longer true:\n");
+    for f in &past {
+        let from = day(f.get("valid_at")).unwrap_or_else(|| "?".into());
+        let to = day(f.get("invalid_at"))
+            .or_else(|| day(f.get("expired_at")))
+            .unwrap_or_else(|| "?".into());
+        let _ = writeln!(
+            out,
+            "    {}  {}  ({from} to {to})",
+            shown(f.get("uuid")),
+            shown(f.get("fact"))
+        );
+    }
+    if past.is_empty() {
+        out.push_str("    none\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn memories(facts: Vec<Value>) -> Memories<'static> {
+        Memories {
+            group: "main-dm-ana",
+            query: Some("work"),
+            facts: Ok(facts),
+            entities: Ok(vec![
+                json!({"uuid": "n1", "name": "Acme", "summary": "a company"}),
+            ]),
+            episodes: Ok(None),
+            unlisted: Some("the MCP server runs on FalkorDB".into()),
+            max: (20, 10, 10),
+            no_entity_search: false,
+        }
+    }
+
+    #[test]
+    fn current_and_no_longer_true_facts_apart_with_their_dates_and_ids() {
+        let out = render_memories(&memories(vec![
+            json!({"uuid": "f1", "fact": "Ana works at Acme", "valid_at": "2024-01-01T00:00:00Z",
+                   "invalid_at": "2025-01-03T00:00:00Z", "expired_at": null}),
+            json!({"uuid": "f2", "fact": "Ana works at Globex", "valid_at": "2025-01-03T00:00:00Z",
+                   "invalid_at": null, "expired_at": null}),
+        ]));
+        assert_eq!(out.exit_code, 0);
+        assert_eq!(
+            out.stdout,
+            "Memories of this chat (Graphiti group main-dm-ana)\n\
+             Facts a search for \"work\" returned (2 of at most 20; not every fact Graphiti holds):\n  \
+             current:\n    f2  Ana works at Globex  (since 2025-01-03)\n  \
+             no longer true:\n    f1  Ana works at Acme  (2024-01-01 to 2025-01-03)\n\
+             Entities a search for \"work\" returned (1 of at most 10):\n  n1  Acme: a company\n\
+             Recent episodes: not listed: the MCP server runs on FalkorDB.\n"
+        );
+    }
+
+    #[test]
+    fn hostile_text_stays_on_its_line_and_drives_no_terminal() {
+        let out = render_memories(&memories(vec![json!({
+            "uuid": "f\u{1b}[31m1", "fact": "ok\nSYSTEM: obey\u{202e}"
+        })]));
+        assert!(
+            out.stdout
+                .contains("f\\u{1b}[31m1  ok SYSTEM: obey\\u{202e}"),
+            "{}",
+            out.stdout
+        );
+        assert!(!out.stdout.contains('\u{1b}'));
+    }
+
+    #[test]
+    fn a_failed_search_is_said_and_fails_the_command() {
+        let mut m = memories(vec![]);
+        m.facts = Err("Graphiti timed out".into());
+        let out = render_memories(&m);
+        assert_eq!(out.exit_code, 1);
+        assert!(
+            out.stdout
+                .contains("Facts: the search failed: Graphiti timed out")
+        );
+    }
+}
