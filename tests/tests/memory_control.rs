@@ -398,3 +398,52 @@ fn the_recent_episodes_are_listed_with_their_ids() {
     assert!(out.stdout.contains(&format!("  {}  ", stored[0].uuid)), "{}", out.stdout);
     assert!(out.stdout.contains("moved to Lisbon"), "{}", out.stdout);
 }
+
+#[test]
+fn an_export_holds_exactly_the_scopes_items_graphiti_returned() {
+    let standin = standin();
+    seed_two_senders(&standin);
+    let config = config(&standin, "");
+    let state = temp_dir("export-state");
+    let mut shim = shim(config.path(), state.path(), &standin.url());
+    let dm = hook_context("agent:main:telegram:direct:user-1", ChatType::Direct);
+    let other = HookContext {
+        sender_id: Some("user-2".into()),
+        ..hook_context("agent:main:telegram:direct:user-2", ChatType::Direct)
+    };
+    shim.agent_end(&end("Remember that I moved to Lisbon"), &dm);
+    shim.agent_end(&end("Remember that I moved to Oslo"), &other);
+    assert_eq!(shim.tick().sent, 2);
+    let out = memory(
+        &mut shim,
+        MemoryCommand::Export(MemoryQuery {
+            query: Some("works".into()),
+            ctx: dm.clone(),
+            operator: true,
+        }),
+    );
+    assert_eq!(out.exit_code, 0, "{out:?}");
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).expect("one JSON document");
+    assert_eq!(doc["group_id"], "main-dm-user-1");
+    let uuids = |list: &serde_json::Value| -> Vec<String> {
+        let mut ids: Vec<String> = list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["uuid"].as_str().unwrap().to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let own: Vec<String> = standin
+        .episodes()
+        .into_iter()
+        .filter(|e| e.group_id == "main-dm-user-1")
+        .map(|e| e.uuid)
+        .collect();
+    assert_eq!(uuids(&doc["episodes"]), own);
+    assert_eq!(doc["episodes"]["complete"], true);
+    assert_eq!(uuids(&doc["facts"]), ["f1", "f2"]);
+    assert_eq!(doc["facts"]["complete"], false);
+    assert!(!out.stdout.contains("Oslo") && !out.stdout.contains("Bob"), "{}", out.stdout);
+}

@@ -204,6 +204,14 @@ pub(crate) enum MemoryCli {
         #[command(flatten)]
         chat: ChatArgs,
     },
+    /// The same as one JSON document on stdout, as much as Graphiti returns: a chat's own data, to
+    /// keep or move
+    Export {
+        /// The search for facts and entities [default: the episodes only]
+        query: Option<String>,
+        #[command(flatten)]
+        chat: ChatArgs,
+    },
 }
 
 /// One chat, as its Graphiti group is named: a direct chat by its sender, a group chat by its id.

@@ -69,6 +69,11 @@ pub(crate) fn run(mut cli: Cli) -> Result<u8, String> {
                 ctx: chat_context(chat),
                 operator: true,
             }),
+            MemoryCli::Export { query, chat } => MemoryCommand::Export(MemoryQuery {
+                query,
+                ctx: chat_context(chat),
+                operator: true,
+            }),
         }),
         CliCommand::Ingest { text, sender } => return ingest(&mut shim, text, sender),
         CliCommand::Turn {

@@ -53,8 +53,8 @@ export function graphitiSlashCommand(args, ctx) {
  * `memory see`: what is remembered for the chat of `ctx`; `operator` for a CLI (a group chat's
  * memories are shown to an operator only).
  */
-export function memoriesCommand(query, ctx, operator) {
-  return { tag: 'memory', val: { tag: 'see', val: { query, ctx, operator } } };
+export function memoriesCommand(query, ctx, operator, tag = 'see') {
+  return { tag: 'memory', val: { tag, val: { query, ctx, operator } } };
 }
 
 /** The `spool` command variant: `word` is list or requeue. */

@@ -3,15 +3,12 @@
 // status`, naming the command that fixes it. (tests/openclaw/e2e.test.js checks the same decision
 // against OpenClaw's own loader.) The registration tests use the packaged plugin
 // (scripts/package-openclaw.sh) and commander from tools/node (scripts/node-tools.sh).
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { blockedTurnHooks, describeBlockedHooks, hookPolicyOf, hookStatusLines } from '../src/hook-access.js';
+import { quietLogger, register, repo, runCli } from './registered.js';
 
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const ID = 'graphiti-openclaw';
 const FIX = 'openclaw config set plugins.entries.graphiti-openclaw.hooks.allowConversationAccess true --strict-json';
 const withEntry = (entry) => ({ plugins: { entries: { [ID]: entry } } });
@@ -74,57 +71,6 @@ test('status lines: what this instance was registered with, and what OpenClaw\'s
   assert.equal(hookStatusLines(off, noInjection, ID).length, 2, 'blocked differently now: both said');
 });
 
-const made = [];
-after(() => { for (const dir of made) fs.rmSync(dir, { recursive: true, force: true }); });
-
-function quietLogger() {
-  const lines = [];
-  const log = (level) => (message) => lines.push(`${level}: ${message}`);
-  return { lines, info: log('info'), warn: log('warn'), error: log('error'), debug: log('debug') };
-}
-
-/** The packaged plugin registered against a stand-in of OpenClaw's API, as OpenClaw would in `mode`. */
-async function register(plugin, config, { mode = 'full', logger = quietLogger(), liveConfig } = {}) {
-  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'adapter-state-'));
-  made.push(stateDir);
-  const configDir = path.join(repo, 'config');
-  const commands = new Map();
-  const cli = [];
-  const services = [];
-  const api = {
-    logger,
-    registrationMode: mode,
-    config,
-    ...(liveConfig ? { runtime: { config: { current: () => liveConfig } } } : {}),
-    pluginConfig: { configDir, stateDir, workspaceDir: stateDir, expertsDir: path.join(configDir, 'experts'), recall: { enabled: false } },
-    on() {},
-    registerCommand(command) { commands.set(command.name, command); },
-    registerCli(registrar) { cli.push(registrar); },
-    registerService(service) { services.push(service); },
-    registerTool() {},
-    registerHttpRoute() {},
-  };
-  plugin.register(api);
-  return { commands, cli, services, logger };
-}
-
-/** `openclaw graphiti status` through the registered CLI (commander, as OpenClaw runs it). */
-async function cliStatus(registrar) {
-  const { Command } = await import(pathToFileURL(path.join(repo, 'tools/node/node_modules/commander/index.js')).href);
-  const program = new Command().exitOverride();
-  registrar({ program });
-  let stdout = '';
-  const write = process.stdout.write;
-  process.stdout.write = (chunk) => { stdout += chunk; return true; };
-  try {
-    await program.parseAsync(['graphiti', 'status'], { from: 'user' });
-  } finally {
-    process.stdout.write = write;
-    process.exitCode = undefined;
-  }
-  return stdout;
-}
-
 test('registered without the flag: one warning at start, and both status commands begin with it', async () => {
   const { default: plugin } = await import(path.join(repo, 'dist/graphiti-openclaw/dist/index.js'));
   const logger = quietLogger();
@@ -139,7 +85,7 @@ test('registered without the flag: one warning at start, and both status command
   assert.equal(line, `hooks:    BLOCKED: ${describeBlockedHooks(blockedTurnHooks({}, ID))}`);
   assert.match(rest.join('\n'), /^graphiti: /, 'the component\'s status follows');
   const cli = await register(plugin, withEntry({ enabled: true }), { mode: 'cli-metadata' });
-  const printed = await cliStatus(cli.cli[0]);
+  const printed = (await runCli(cli.cli[0], ['graphiti', 'status'])).stdout;
   assert.equal(printed.split('\n')[0], line);
   assert.match(printed, /\ncapture: /);
 });
@@ -153,7 +99,7 @@ test('registered with the flag: no warning, and status starts with the component
   const slash = await commands.get('graphiti').handler({ args: 'status', commandBody: '/graphiti status', channel: 'telegram' });
   assert.match(slash.text, /^graphiti: /);
   const cli = await register(plugin, allowed, { mode: 'cli-metadata' });
-  assert.match(await cliStatus(cli.cli[0]), /^graphiti: /);
+  assert.match((await runCli(cli.cli[0], ['graphiti', 'status'])).stdout, /^graphiti: /);
 });
 
 test('a Gateway that has not reloaded the plugin since the flag was set: status says the fix is in, and what to run', async () => {

@@ -38,6 +38,11 @@ impl Guest for Component {
                     ctx: hook_context(q.ctx),
                     operator: q.operator,
                 },
+                wit::MemoryCommand::Export(q) => api::MemoryCommand::Export {
+                    query: q.query,
+                    ctx: hook_context(q.ctx),
+                    operator: q.operator,
+                },
             }),
             wit::Command::Spool(command) => api::Command::Spool(match command {
                 wit::SpoolCommand::List => api::SpoolCommand::List,

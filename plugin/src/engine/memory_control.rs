@@ -1,6 +1,7 @@
-//! Whether a chat is remembered at all: the chats the settings keep out of memory (`skip.channels`,
-//! `skip.chat_types`, `skip.chats`: neither recalled nor captured) and the chats whose user paused
-//! memory (`/graphiti pause`: nothing captured until `/graphiti resume`).
+//! What a chat's user and the operator control: whether a chat is remembered at all (the chats the
+//! settings keep out of memory, `skip.channels`, `skip.chat_types`, `skip.chats`: neither recalled
+//! nor captured; the chats whose user paused memory, `/graphiti pause`: nothing captured until
+//! `/graphiti resume`), and what is remembered for one (`memory see`, `memory export`).
 
 use super::Engine;
 use crate::config::Transport;
@@ -11,11 +12,30 @@ use crate::platform::api::{ChatType, CommandOutput, HookContext, MemoryCommand};
 use crate::platform::time;
 use std::time::Duration;
 
-/// What `memory see` asks for at most, and how long it waits for Graphiti.
-const SEE_FACTS: usize = 20;
-const SEE_ENTITIES: usize = 10;
-const SEE_EPISODES: usize = 10;
-const SEE_TIMEOUT: Duration = Duration::from_secs(10);
+/// What a listing of memories asks Graphiti for at most, and how long it waits.
+#[derive(Clone, Copy)]
+struct Limits {
+    facts: usize,
+    entities: usize,
+    episodes: usize,
+    timeout: Duration,
+}
+
+/// `memory see`: what a person reads.
+const SEE: Limits = Limits {
+    facts: 20,
+    entities: 10,
+    episodes: 10,
+    timeout: Duration::from_secs(10),
+};
+
+/// `memory export`: as much as the APIs give in one answer each.
+const EXPORT: Limits = Limits {
+    facts: 200,
+    entities: 100,
+    episodes: 1000,
+    timeout: Duration::from_secs(60),
+};
 
 impl Engine {
     /// The Graphiti group of the conversation in `ctx`, unless the settings keep it out of memory
@@ -51,47 +71,67 @@ impl Engine {
                 query,
                 ctx,
                 operator,
-            } => self.see(query.as_deref(), ctx, *operator),
+            } => match self.fetch_memories(query.as_deref(), ctx, *operator, SEE) {
+                Ok(memories) => reports::render_memories(&memories),
+                Err(refused) => refused,
+            },
+            MemoryCommand::Export {
+                query,
+                ctx,
+                operator,
+            } => match self.fetch_memories(query.as_deref(), ctx, *operator, EXPORT) {
+                Ok(memories) => reports::render_export(&memories, &time::iso8601(time::now_ms())),
+                Err(refused) => refused,
+            },
         }
     }
 
-    /// What Graphiti remembers for the chat of `ctx`. A group chat's memories are shown to an
-    /// operator (the CLI) only: everyone in the chat would read them.
-    fn see(&mut self, query: Option<&str>, ctx: &HookContext, operator: bool) -> CommandOutput {
-        let group = match self.memory_group(ctx) {
-            Ok(group) => group,
-            Err(why) => return reports::failure(1, format!("nothing to show: {why}")),
-        };
+    /// What Graphiti remembers for the chat of `ctx`, asked within `limits`. A group chat's
+    /// memories go to an operator (a CLI) only: everyone in the chat would read them.
+    fn fetch_memories(
+        &mut self,
+        query: Option<&str>,
+        ctx: &HookContext,
+        operator: bool,
+        limits: Limits,
+    ) -> Result<reports::Memories, CommandOutput> {
+        let group = self
+            .memory_group(ctx)
+            .map_err(|why| reports::failure(1, format!("nothing to show: {why}")))?;
         if ctx.chat_type == ChatType::Group && !operator {
-            return reports::failure(
+            return Err(reports::failure(
                 1,
                 "in a group chat everyone would read them: an operator lists a group's memories \
                  with `memory see --chat ID`",
-            );
+            ));
         }
         let query = query.map(str::trim).filter(|q| !q.is_empty());
         let transport = self.config.settings.graphiti.transport;
-        let deadline = Deadline::after(SEE_TIMEOUT);
+        let deadline = Deadline::after(limits.timeout);
         let (client, http) = self.graphiti();
         let (facts, entities) = match query {
-            Some(q) => {
-                client.search_facts_and_nodes(http, q, &group, (SEE_FACTS, SEE_ENTITIES), deadline)
-            }
+            Some(q) => client.search_facts_and_nodes(
+                http,
+                q,
+                &group,
+                (limits.facts, limits.entities),
+                deadline,
+            ),
             None => (Ok(vec![]), Ok(vec![])),
         };
-        let episodes = client.recent_episodes(http, &group, SEE_EPISODES, deadline);
+        let episodes = client.recent_episodes(http, &group, limits.episodes, deadline);
         let unlisted = client.cannot_confirm();
         let mut notes = Vec::new();
         self.save_graphiti_session(&mut notes);
         let text = |e: crate::memory::graphiti::GraphitiError| e.to_string();
-        reports::render_memories(&reports::Memories {
-            group: &group,
-            query,
+        Ok(reports::Memories {
+            group,
+            query: query.map(str::to_string),
             facts: facts.map_err(text),
             entities: entities.map_err(text),
             episodes: episodes.map_err(text),
             unlisted,
-            max: (SEE_FACTS, SEE_ENTITIES, SEE_EPISODES),
+            max: (limits.facts, limits.entities, limits.episodes),
             no_entity_search: transport == Transport::Rest,
         })
     }

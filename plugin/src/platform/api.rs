@@ -116,6 +116,12 @@ pub enum MemoryCommand {
         ctx: HookContext,
         operator: bool,
     },
+    /// The same as JSON, as much as the APIs return: the user's own data, to keep or move.
+    Export {
+        query: Option<String>,
+        ctx: HookContext,
+        operator: bool,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

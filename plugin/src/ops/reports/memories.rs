@@ -1,16 +1,16 @@
-//! `memory see`: what Graphiti remembers for one chat's group, as its searches and its episode
-//! listing return it. Graphiti has no call that lists a group's facts or entities, so the report
-//! says what it shows is what a search returned, never everything.
+//! `memory see` and `memory export`: what Graphiti remembers for one chat's group, as its searches
+//! and its episode listing return it. Graphiti has no call that lists a group's facts or entities,
+//! so both say that what they hold is what a search returned, never everything.
 
 use crate::platform::text::{one_line, truncate_chars};
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::fmt::Write as _;
 
 /// What the searches and the listing returned, each Err with why it failed.
-pub struct Memories<'a> {
-    pub group: &'a str,
+pub struct Memories {
+    pub group: String,
     /// The search; none: the episodes only.
-    pub query: Option<&'a str>,
+    pub query: Option<String>,
     pub facts: Result<Vec<Value>, String>,
     pub entities: Result<Vec<Value>, String>,
     /// None: the server cannot list episodes; then `unlisted` says why, when known.
@@ -42,7 +42,7 @@ pub fn render_memories(m: &Memories) -> super::CommandOutput {
     let (max_facts, max_entities, _) = m.max;
     let mut out = format!("Memories of this chat (Graphiti group {})\n", m.group);
     let mut failed = false;
-    match m.query {
+    match m.query.as_deref() {
         None => out.push_str(
             "Facts and entities: give a search (memory see QUERY); Graphiti has no call that lists \
              them all.\n",
@@ -130,6 +130,66 @@ fn episodes_section(out: &mut String, m: &Memories) -> bool {
     false
 }
 
+/// The memories as one JSON document: each list exactly as the API returned it, with what it may
+/// leave out. A listing that failed fails the export (exit 1, nothing printed): an export that
+/// silently lacks part of the data would be taken for all of it.
+pub fn render_export(m: &Memories, exported_at: &str) -> super::CommandOutput {
+    let failed = [("facts", &m.facts), ("entities", &m.entities)]
+        .into_iter()
+        .filter_map(|(what, r)| r.as_ref().err().map(|e| format!("{what}: {e}")))
+        .chain(m.episodes.as_ref().err().map(|e| format!("episodes: {e}")))
+        .collect::<Vec<_>>();
+    if !failed.is_empty() {
+        return super::failure(
+            1,
+            format!(
+                "export of group {} failed, nothing exported: {}",
+                m.group,
+                failed.join("; ")
+            ),
+        );
+    }
+    let (max_facts, max_entities, max_episodes) = m.max;
+    let episodes = match &m.episodes {
+        Ok(Some(items)) => json!({
+            "items": items,
+            "complete": items.len() < max_episodes,
+            "note": if items.len() < max_episodes {
+                "every episode Graphiti lists for the group".to_string()
+            } else {
+                format!("the {max_episodes} most recent; Graphiti may hold more")
+            },
+        }),
+        _ => json!({
+            "items": [],
+            "complete": false,
+            "note": m.unlisted.clone().unwrap_or_else(|| "this server has no episode listing".into()),
+        }),
+    };
+    let searched = |items: &Result<Vec<Value>, String>, max: usize, what: &str| match &m.query {
+        None => {
+            json!({"items": [], "complete": false, "note": format!("no search was given: Graphiti lists no group's {what}")})
+        }
+        Some(query) => json!({
+            "query": query,
+            "items": items.as_ref().map(Vec::as_slice).unwrap_or_default(),
+            "complete": false,
+            "note": format!("what a search returned, at most {max}: Graphiti lists no group's {what}"),
+        }),
+    };
+    let mut document = json!({
+        "group_id": m.group,
+        "exported_at": exported_at,
+        "episodes": episodes,
+        "facts": searched(&m.facts, max_facts, "facts"),
+        "entities": searched(&m.entities, max_entities, "entities"),
+    });
+    if m.no_entity_search {
+        document["entities"]["note"] = json!("this server's REST API has no entity search");
+    }
+    super::success(serde_json::to_string_pretty(&document).expect("JSON values serialize") + "\n")
+}
+
 fn facts_section(out: &mut String, query: &str, facts: &[Value], max: usize) {
     let invalid = |f: &Value| {
         ["invalid_at", "expired_at"]
@@ -178,10 +238,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn memories(facts: Vec<Value>) -> Memories<'static> {
+    fn memories(facts: Vec<Value>) -> Memories {
         Memories {
-            group: "main-dm-ana",
-            query: Some("work"),
+            group: "main-dm-ana".into(),
+            query: Some("work".into()),
             facts: Ok(facts),
             entities: Ok(vec![
                 json!({"uuid": "n1", "name": "Acme", "summary": "a company"}),
@@ -236,6 +296,48 @@ mod tests {
         assert!(
             out.stdout
                 .contains("Facts: the search failed: Graphiti timed out")
+        );
+    }
+
+    #[test]
+    fn an_export_holds_each_list_as_returned_and_says_what_it_may_leave_out() {
+        let mut m = memories(vec![
+            json!({"uuid": "f1", "fact": "Ana works at Acme", "extra": 7}),
+        ]);
+        m.episodes = Ok(Some(vec![json!({"uuid": "e1", "content": "hi"})]));
+        let out = render_export(&m, "2026-11-28T20:00:00Z");
+        assert_eq!(out.exit_code, 0, "{out:?}");
+        let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+        assert_eq!(doc["group_id"], "main-dm-ana");
+        assert_eq!(
+            doc["facts"]["items"],
+            json!([{"uuid": "f1", "fact": "Ana works at Acme", "extra": 7}])
+        );
+        assert_eq!(doc["facts"]["complete"], false);
+        assert_eq!(
+            doc["episodes"]["items"],
+            json!([{"uuid": "e1", "content": "hi"}])
+        );
+        assert_eq!(doc["episodes"]["complete"], true);
+        m.episodes = Ok(Some(vec![json!({}); 10]));
+        let full: Value = serde_json::from_str(&render_export(&m, "t").stdout).unwrap();
+        assert_eq!(
+            full["episodes"]["complete"], false,
+            "as many as asked: there may be more"
+        );
+    }
+
+    #[test]
+    fn an_export_with_a_failed_listing_exports_nothing() {
+        let mut m = memories(vec![]);
+        m.entities = Err("timed out".into());
+        let out = render_export(&m, "t");
+        assert_eq!(out.exit_code, 1);
+        assert!(out.stdout.is_empty());
+        assert!(
+            out.stderr.contains("nothing exported: entities: timed out"),
+            "{}",
+            out.stderr
         );
     }
 }

@@ -1,0 +1,44 @@
+// The memory-control commands as a user and an operator reach them in OpenClaw: `/graphiti pause`,
+// `/graphiti resume` and `/graphiti memories` in a chat; `openclaw graphiti paused`, `memories` and
+// `export` from the CLI; each through the packaged plugin's registration.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { register, repo, runCli } from './registered.js';
+
+const ID = 'graphiti-openclaw';
+const config = { plugins: { entries: { [ID]: { enabled: true, hooks: { allowConversationAccess: true } } } } };
+const chat = (chatType, key) => ({ channel: 'telegram', senderId: 'ana', agentId: 'main', chatType, sessionKey: `agent:main:telegram:${key}` });
+const dm = chat('direct', 'direct:ana');
+const group = chat('group', 'group:42');
+
+async function registered() {
+  const { default: plugin } = await import(path.join(repo, 'dist/graphiti-openclaw/dist/index.js'));
+  const gateway = await register(plugin, config);
+  const cli = await register(plugin, config, { mode: 'cli-metadata', stateDir: gateway.stateDir });
+  const slash = (args, ctx) => gateway.commands.get('graphiti').handler({ args, commandBody: `/graphiti ${args}`, ...ctx });
+  return { slash, openclaw: (...args) => runCli(cli.cli[0], ['graphiti', ...args]) };
+}
+
+test('/graphiti pause and resume act on the chat they are typed in; openclaw graphiti paused lists it', async () => {
+  const { slash, openclaw } = await registered();
+  assert.match((await slash('pause', dm)).text, /Memory is paused for this chat/);
+  assert.match((await openclaw('paused')).stdout, /^paused: {3}main-dm-ana since \d{4}-/m);
+  assert.match((await slash('pause', group)).text, /Memory is paused for this chat/);
+  assert.match((await openclaw('paused')).stdout, /main-group-42/);
+  assert.match((await slash('resume', dm)).text, /Memory is on again/);
+  const left = (await openclaw('paused')).stdout;
+  assert.ok(!left.includes('main-dm-ana') && left.includes('main-group-42'), left);
+});
+
+test('/graphiti memories is refused in a group chat; the CLI asks for exactly one chat', async () => {
+  const { slash, openclaw } = await registered();
+  const refused = await slash('memories where I work', group);
+  assert.match(refused.text, /in a group chat everyone would read them/);
+  assert.doesNotMatch(refused.text, /main-dm-ana/);
+  for (const args of [['memories', 'work'], ['export', '--sender', 'ana', '--chat', '42']]) {
+    const out = await openclaw(...args);
+    assert.equal(out.exitCode, 2, args.join(' '));
+    assert.match(out.stderr, /name one chat, --sender ID \(direct\) or --chat ID \(group\)/);
+  }
+});
