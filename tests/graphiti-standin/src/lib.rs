@@ -46,6 +46,7 @@
 //! - `GET /__standin/status`: fault, queued, episodes, sends, requests (counts).
 
 mod control;
+mod deletes;
 mod faults;
 mod http;
 mod ingest;

@@ -2,6 +2,7 @@
 //! Check order follows the SDK: session lookup (404), Content-Type (400), Host (421),
 //! Origin (403), Accept (406), JSON (400), session header (400), then the JSON-RPC method.
 
+use crate::deletes::Api;
 use crate::http::{Request, Response};
 use crate::store::{check_group_id, new_uuid};
 use crate::time::{iso_offset, iso_z, now_iso, parse_iso};
@@ -166,10 +167,19 @@ const LEGACY_SEARCH_NODES: &str = "query:str! group_ids:list? max_nodes:int cent
 const SEARCH_FACTS: &str = "query:str! group_ids:groups max_facts:int center_node_uuid:str? edge_types:list? \
     valid_at_after:str? valid_at_before:str? invalid_at_after:str? invalid_at_before:str?";
 
-fn tools(legacy: bool) -> [(&'static str, &'static str); 5] {
+fn tools(legacy: bool) -> [(&'static str, &'static str); 8] {
     let nodes = if legacy { ("search_memory_nodes", LEGACY_SEARCH_NODES) } else { ("search_nodes", SEARCH_NODES) };
     let episodes = ("get_episodes", "group_ids:groups max_episodes:int");
-    [("add_memory", ADD_MEMORY), nodes, ("search_memory_facts", SEARCH_FACTS), episodes, ("get_status", "")]
+    [
+        ("add_memory", ADD_MEMORY),
+        nodes,
+        ("search_memory_facts", SEARCH_FACTS),
+        episodes,
+        ("delete_episode", "uuid:str!"),
+        ("delete_entity_edge", "uuid:str!"),
+        ("clear_graph", "group_ids:list?"),
+        ("get_status", ""),
+    ]
 }
 
 /// `(name, type, required)` for each argument of a signature.
@@ -261,6 +271,7 @@ fn call_tool(shared: &Shared, name: &str, args: &Value, starting: bool) -> Value
         "search_nodes" | "search_memory_nodes" => search_nodes(shared, args),
         "search_memory_facts" => search_facts(shared, args),
         "get_episodes" => get_episodes(shared, args),
+        "delete_episode" | "delete_entity_edge" | "clear_graph" => delete(shared, name, args),
         _ => {
             let backend = shared.lock().behaviour.episode_lookups.backend();
             json!({"status": "ok", "message": format!("Graphiti MCP server is running and connected to {backend} database")})
@@ -270,6 +281,28 @@ fn call_tool(shared: &Shared, name: &str, args: &Value, starting: bool) -> Value
     let structured = if name == "get_status" { payload.clone() } else { json!({"result": payload}) };
     let text = serde_json::to_string_pretty(&payload).unwrap_or_default();
     json!({"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": false})
+}
+
+/// The delete tools' answers (see [`crate::deletes`]).
+fn delete(shared: &Shared, tool: &str, args: &Value) -> Value {
+    let uuid = arg(args, "uuid").unwrap_or_default();
+    let mut st = shared.lock();
+    let (done, failed) = match tool {
+        "delete_episode" => (st.delete_episode(Api::Mcp, uuid), "episode"),
+        "delete_entity_edge" => (st.delete_fact(Api::Mcp, uuid), "entity edge"),
+        _ => {
+            let groups = groups(args);
+            st.delete_groups(&groups);
+            return json!({"message": format!("Graph data cleared for group IDs: {}", groups.join(", "))});
+        }
+    };
+    match done {
+        Ok(()) => {
+            let what = if tool == "delete_episode" { "Episode" } else { "Entity edge" };
+            json!({"message": format!("{what} with UUID {uuid} deleted successfully")})
+        }
+        Err(e) => json!({"error": format!("Error deleting {failed}: {e}")}),
+    }
 }
 
 fn arg<'a>(args: &'a Value, name: &str) -> Option<&'a str> {

@@ -1,5 +1,6 @@
 //! The REST server (`graph_service`, FastAPI): pydantic-style `422`s, one fragile ingest worker.
 
+use crate::deletes::Api;
 use crate::http::{Request, Response, percent_decode};
 use crate::ingest::FALKORDB_DEFAULT_DATABASE;
 use crate::store::{check_group_id, new_uuid};
@@ -34,8 +35,21 @@ pub(crate) fn handle(shared: &Shared, req: &Request) -> Response {
             episodes(shared, req, &group).unwrap_or_else(|r| r)
         }
         ("DELETE", _) if tail("/group/").is_some() => {
-            shared.lock().delete_group(&percent_decode(tail("/group/").unwrap_or_default()));
+            shared.lock().delete_groups(&[percent_decode(tail("/group/").unwrap_or_default())]);
             done("Group deleted")
+        }
+        // A uuid not found raises in the server, unhandled: FastAPI's plain 500.
+        ("DELETE", _) if tail("/episode/").is_some() => {
+            match shared.lock().delete_episode(Api::Rest, &percent_decode(tail("/episode/").unwrap_or_default())) {
+                Ok(()) => done("Episode deleted"),
+                Err(_) => Response::text(500, "Internal Server Error"),
+            }
+        }
+        ("DELETE", _) if tail("/entity-edge/").is_some() => {
+            match shared.lock().delete_fact(Api::Rest, &percent_decode(tail("/entity-edge/").unwrap_or_default())) {
+                Ok(()) => done("Entity Edge deleted"),
+                Err(_) => Response::text(500, "Internal Server Error"),
+            }
         }
         _ => Response::json(404, &json!({"detail": "Not Found"})),
     }

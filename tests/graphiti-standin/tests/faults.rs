@@ -94,7 +94,7 @@ fn not_initialized_answers_tool_calls_like_the_mcp_server_starting_up() {
     s.set_fault(Fault::NotInitialized);
     let mut mcp = Mcp::connect(s.port()); // the transport is up
     let list = mcp_post(s.port(), Some(&mcp.session), &json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}));
-    assert_eq!(list.sse()["result"]["tools"].as_array().unwrap().len(), 5);
+    assert_eq!(list.sse()["result"]["tools"].as_array().unwrap().len(), 8);
     let added = mcp.payload("add_memory", json!({"name": "t1", "episode_body": "b", "group_id": "g"}));
     assert_eq!(added, json!({"error": "Services not initialized"}));
     let facts = mcp.payload("search_memory_facts", json!({"query": "Dana"}));

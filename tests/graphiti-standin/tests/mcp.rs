@@ -158,7 +158,19 @@ fn tool_results_have_text_and_structured_content() {
         mcp_post(s.port(), Some(&mcp.session), &json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"})).sse();
     let names: Vec<&str> =
         list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["add_memory", "search_nodes", "search_memory_facts", "get_episodes", "get_status"]);
+    assert_eq!(
+        names,
+        [
+            "add_memory",
+            "search_nodes",
+            "search_memory_facts",
+            "get_episodes",
+            "delete_episode",
+            "delete_entity_edge",
+            "clear_graph",
+            "get_status"
+        ]
+    );
 }
 
 #[test]

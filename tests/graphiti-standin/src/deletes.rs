@@ -1,0 +1,79 @@
+//! Deletes as the real servers do them (read off graphiti-core 0.31.x and its two servers):
+//!
+//! - MCP `delete_episode` removes the episode and the facts that episode alone created (a fact
+//!   whose `episodes` name it only); REST `DELETE /episode/{uuid}` removes the episode alone.
+//! - `delete_entity_edge` and `DELETE /entity-edge/{uuid}` remove one fact.
+//! - No delete rewrites an entity's summary, which may still repeat a forgotten fact.
+//! - Deletes by uuid are not scoped to a group.
+//! - On FalkorDB each group is a graph of its own, and a delete by uuid looks in one graph only:
+//!   the default graph (`default_db`), or, over MCP before graphiti-core 0.30, the graph its shared
+//!   driver was last bound to. Anywhere else the item is not found. `clear_graph` and
+//!   `DELETE /group/{id}` answer success there without deleting anything.
+
+use crate::ingest::{EpisodeLookups, FALKORDB_DEFAULT_DATABASE};
+use crate::State;
+use std::time::Instant;
+
+/// Which API a delete came through: their lookups and what they remove differ.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Api {
+    Mcp,
+    Rest,
+}
+
+impl State {
+    /// Whether a lookup by uuid through `api` finds an item of `group`.
+    fn reaches(&self, api: Api, group: &str) -> bool {
+        match (self.behaviour.episode_lookups, api) {
+            (EpisodeLookups::Neo4j, _) => true,
+            (EpisodeLookups::FalkorDb029 | EpisodeLookups::FalkorDbLegacy, Api::Mcp) => {
+                group == self.queue.falkordb_bound_graph(Instant::now())
+            }
+            _ => group == FALKORDB_DEFAULT_DATABASE,
+        }
+    }
+
+    fn on_falkordb(&self) -> bool {
+        self.behaviour.episode_lookups != EpisodeLookups::Neo4j
+    }
+
+    /// Removes episode `uuid` (through MCP also the facts it alone created). Err: graphiti-core's
+    /// `NodeNotFoundError` text.
+    pub(crate) fn delete_episode(&mut self, api: Api, uuid: &str) -> Result<(), String> {
+        let now = Instant::now();
+        let group = self.queue.visible(now).find(|e| e.uuid == uuid).map(|e| e.group_id.clone());
+        let not_found = || format!("node {uuid} not found");
+        let group = group.ok_or_else(not_found)?;
+        if !self.reaches(api, &group) {
+            return Err(not_found());
+        }
+        self.queue.retain(|e| e.uuid != uuid);
+        if api == Api::Mcp {
+            self.facts.retain(|f| f.episodes != [uuid]);
+        }
+        Ok(())
+    }
+
+    /// Removes fact `uuid`. Err: graphiti-core's `EdgeNotFoundError` text.
+    pub(crate) fn delete_fact(&mut self, api: Api, uuid: &str) -> Result<(), String> {
+        let not_found = || format!("edge {uuid} not found");
+        let group = self.facts.iter().find(|f| f.uuid == uuid).map(|f| f.group_id.clone());
+        let group = group.ok_or_else(not_found)?;
+        if !self.reaches(api, &group) {
+            return Err(not_found());
+        }
+        self.facts.retain(|f| f.uuid != uuid);
+        Ok(())
+    }
+
+    /// `clear_graph` and `DELETE /group/{id}`: the groups' nodes, facts and episodes, except on
+    /// FalkorDB, where the answer is the same and nothing is deleted.
+    pub(crate) fn delete_groups(&mut self, groups: &[String]) {
+        if self.on_falkordb() {
+            return;
+        }
+        for group in groups {
+            self.delete_group(group);
+        }
+    }
+}
