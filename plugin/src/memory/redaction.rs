@@ -17,10 +17,17 @@ pub struct Redacted {
 /// replacement, the earliest (the longest when two start together).
 pub fn redact(text: &str, kinds: &[Redact]) -> Redacted {
     let mut found: Vec<(Hit, &'static str)> = Vec::new();
+    // Both kinds come from one pass of the token patterns, made only when one is asked for.
+    let (mut tokens, mut keys) =
+        if kinds.contains(&Redact::ApiKeys) || kinds.contains(&Redact::PrivateKeys) {
+            sensitive::tokens_and_private_keys(text)
+        } else {
+            Default::default()
+        };
     for kind in kinds {
         let (hits, name) = match kind {
-            Redact::ApiKeys => (sensitive::known_tokens(text), "API key"),
-            Redact::PrivateKeys => (sensitive::private_keys(text), "private key"),
+            Redact::ApiKeys => (std::mem::take(&mut tokens), "API key"),
+            Redact::PrivateKeys => (std::mem::take(&mut keys), "private key"),
             Redact::CardNumbers => (sensitive::card_numbers(text), "card number"),
             Redact::Passwords => (sensitive::passwords(text), "password"),
             Redact::EmailAddresses => (kind_of(text, "e-mail address"), "e-mail address"),

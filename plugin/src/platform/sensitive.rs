@@ -190,25 +190,17 @@ fn tokens(line: &str) -> Vec<Hit> {
     hits
 }
 
-/// Tokens by their issuers' prefixes and JWTs: no long-random-string guess, so ordinary text keeps
-/// its hashes and ids.
-pub fn known_tokens(text: &str) -> Vec<Hit> {
-    known_token_hits(text)
+/// Tokens by their issuers' prefixes and JWTs (no long-random-string guess, so ordinary text keeps
+/// its hashes and ids), and PEM private keys, each from its `-----BEGIN … PRIVATE KEY-----` line
+/// through its `-----END … PRIVATE KEY-----` line (to the end of the text when that is missing: a
+/// key cut short is still secret). One pass of the token patterns finds both.
+pub fn tokens_and_private_keys(text: &str) -> (Vec<Hit>, Vec<Hit>) {
+    let (begins, tokens): (Vec<Hit>, Vec<Hit>) = known_token_hits(text)
         .into_iter()
-        .filter(|h| h.kind != PEM_KIND)
-        .collect()
-}
-
-/// PEM private keys, each from its `-----BEGIN … PRIVATE KEY-----` line through its `-----END …
-/// PRIVATE KEY-----` line (to the end of the text when that is missing: a key cut short is still
-/// secret).
-pub fn private_keys(text: &str) -> Vec<Hit> {
-    let mut hits: Vec<Hit> = Vec::new();
-    for begin in known_token_hits(text)
-        .into_iter()
-        .filter(|h| h.kind == PEM_KIND)
-    {
-        if hits.last().is_some_and(|h| begin.start < h.end) {
+        .partition(|h| h.kind == PEM_KIND);
+    let mut keys: Vec<Hit> = Vec::new();
+    for begin in begins {
+        if keys.last().is_some_and(|h| begin.start < h.end) {
             continue;
         }
         let end = text[begin.end..]
@@ -220,9 +212,9 @@ pub fn private_keys(text: &str) -> Vec<Hit> {
                     .map(|close| from + close + "-----".len())
             })
             .unwrap_or(text.len());
-        hits.push(hit("private key", begin.start, end));
+        keys.push(hit("private key", begin.start, end));
     }
-    hits
+    (tokens, keys)
 }
 
 /// Card numbers: 13 to 19 digits, unbroken or in groups split by one kind of separator (a space or
