@@ -90,10 +90,10 @@ pub use state_lock::{LockError, StateLocks};
 pub use tls::EXTRA_CA_FILE;
 
 pub use bindings::exports::graphiti::openclaw::commands::{
-    Command, CommandOutput, EvalCommand, ExpertsCommand, FunctionCall, IngestRequest,
-    InstallSource, IntentTestCommand, KnowledgeRequest, LearningProposal, ManualRun, MemoryCommand,
-    MemoryQuery, OutputFormat, PackageArchive, RecallCommand, SearchRequest, SpoolCommand,
-    StepDone, ToolBinding, ToolCheck, TriggerFire,
+    Command, CommandOutput, Correction, EvalCommand, ExpertsCommand, ForgetConfirmation,
+    ForgetRequest, FunctionCall, IngestRequest, InstallSource, IntentTestCommand, KnowledgeRequest,
+    LearningProposal, ManualRun, MemoryCommand, MemoryQuery, OutputFormat, PackageArchive,
+    RecallCommand, SearchRequest, SpoolCommand, StepDone, ToolBinding, ToolCheck, TriggerFire,
 };
 pub use bindings::exports::graphiti::openclaw::experts::{
     ChannelMessage, Delivery, DeliveryKind, RunOutcome, RunReport, RunStart, RuntimeWork,

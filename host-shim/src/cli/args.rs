@@ -212,6 +212,39 @@ pub(crate) enum MemoryCli {
         #[command(flatten)]
         chat: ChatArgs,
     },
+    /// What forgetting would delete in a chat's memories, under a forget id to confirm: the facts
+    /// and episodes a search finds that share a word with it, and captures not yet sent that do
+    Forget {
+        /// The words of what to forget (a search of the chat's memories)
+        #[arg(required_unless_present = "all")]
+        query: Option<String>,
+        /// Only this id among the search's results and the recent episodes (repeatable)
+        #[arg(long = "id", value_name = "ID")]
+        ids: Vec<String>,
+        /// Everything remembered for the chat, under its earlier group id too
+        #[arg(long, conflicts_with_all = ["query", "ids"])]
+        all: bool,
+        /// Delete at once instead of proposing
+        #[arg(long)]
+        yes: bool,
+        #[command(flatten)]
+        chat: ChatArgs,
+    },
+    /// Delete what a proposed forget listed, by its id
+    ConfirmForget {
+        /// The forget id the proposal showed
+        id: String,
+    },
+    /// Record that a fact of a chat is no longer true, and what is: a correction episode naming
+    /// the old fact, from which Graphiti decides
+    Correct {
+        /// What is no longer true, in words (the chat's fact a search for it finds is named)
+        old: String,
+        /// What is true now
+        now_true: String,
+        #[command(flatten)]
+        chat: ChatArgs,
+    },
 }
 
 /// One chat, as its Graphiti group is named: a direct chat by its sender, a group chat by its id.

@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 
 use host_shim::{
-    ChatType, Command, EvalCommand, HookContext, IngestRequest, IntentTestCommand,
-    IntentTestRequest, MemoryCommand, MemoryQuery, OutputFormat, RecallCommand, Shim, SpoolCommand,
+    ChatType, Command, Correction, EvalCommand, ForgetConfirmation, ForgetRequest, HookContext,
+    IngestRequest, IntentTestCommand, IntentTestRequest, MemoryCommand, MemoryQuery, OutputFormat,
+    RecallCommand, Shim, SpoolCommand,
 };
 
 use super::args::{ChatArgs, Cli, CliCommand, ExpertsCli, MemoryCli, SpoolCli};
@@ -60,21 +61,7 @@ pub(crate) fn run(mut cli: Cli) -> Result<u8, String> {
             Some(SpoolCli::Requeue) => SpoolCommand::Requeue,
         }),
         CliCommand::Experts { command } => Command::Experts(experts_command(command)?),
-        CliCommand::Memory { command } => Command::Memory(match command {
-            MemoryCli::Pause(chat) => MemoryCommand::Pause(chat_context(chat)),
-            MemoryCli::Resume(chat) => MemoryCommand::Resume(chat_context(chat)),
-            MemoryCli::Paused => MemoryCommand::Paused,
-            MemoryCli::See { query, chat } => MemoryCommand::See(MemoryQuery {
-                query,
-                ctx: chat_context(chat),
-                operator: true,
-            }),
-            MemoryCli::Export { query, chat } => MemoryCommand::Export(MemoryQuery {
-                query,
-                ctx: chat_context(chat),
-                operator: true,
-            }),
-        }),
+        CliCommand::Memory { command } => Command::Memory(memory_command(command)),
         CliCommand::Ingest { text, sender } => return ingest(&mut shim, text, sender),
         CliCommand::Turn {
             prompt,
@@ -165,6 +152,67 @@ fn intent_test(
 }
 
 /// The context a chat's turns would have, for `memory pause` and `memory resume`.
+/// The operator's `memory` commands: the operator asks, not a chat.
+fn memory_command(command: MemoryCli) -> MemoryCommand {
+    let query = |query, chat| MemoryQuery {
+        query,
+        ctx: chat_context(chat),
+        operator: true,
+    };
+    match command {
+        MemoryCli::Pause(chat) => MemoryCommand::Pause(chat_context(chat)),
+        MemoryCli::Resume(chat) => MemoryCommand::Resume(chat_context(chat)),
+        MemoryCli::Paused => MemoryCommand::Paused,
+        MemoryCli::See { query: q, chat } => MemoryCommand::See(query(q, chat)),
+        MemoryCli::Export { query: q, chat } => MemoryCommand::Export(query(q, chat)),
+        MemoryCli::Forget {
+            query,
+            ids,
+            all,
+            yes,
+            chat,
+        } => MemoryCommand::Forget(ForgetRequest {
+            query,
+            ids,
+            everything: all,
+            ctx: chat_context(chat),
+            operator: true,
+            at_once: yes,
+        }),
+        MemoryCli::ConfirmForget { id } => MemoryCommand::ConfirmForget(ForgetConfirmation {
+            id,
+            ctx: operator_context(),
+            operator: true,
+        }),
+        MemoryCli::Correct {
+            old,
+            now_true,
+            chat,
+        } => MemoryCommand::Correct(Correction {
+            old,
+            now_true,
+            ctx: chat_context(chat),
+        }),
+    }
+}
+
+/// An operator's command that names no chat.
+fn operator_context() -> HookContext {
+    HookContext {
+        session_key: None,
+        session_id: None,
+        agent_id: None,
+        chat_type: ChatType::Direct,
+        sender_id: None,
+        sender_name: None,
+        chat_id: None,
+        channel: None,
+        trigger: None,
+        run_id: None,
+        input_provenance: None,
+    }
+}
+
 fn chat_context(chat: ChatArgs) -> HookContext {
     HookContext {
         session_key: None,

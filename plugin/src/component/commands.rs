@@ -43,6 +43,24 @@ impl Guest for Component {
                     ctx: hook_context(q.ctx),
                     operator: q.operator,
                 },
+                wit::MemoryCommand::Forget(f) => api::MemoryCommand::Forget {
+                    query: f.query,
+                    ids: f.ids,
+                    everything: f.everything,
+                    ctx: hook_context(f.ctx),
+                    operator: f.operator,
+                    at_once: f.at_once,
+                },
+                wit::MemoryCommand::ConfirmForget(c) => api::MemoryCommand::ConfirmForget {
+                    id: c.id,
+                    ctx: hook_context(c.ctx),
+                    operator: c.operator,
+                },
+                wit::MemoryCommand::Correct(c) => api::MemoryCommand::Correct {
+                    old: c.old,
+                    now_true: c.now_true,
+                    ctx: hook_context(c.ctx),
+                },
             }),
             wit::Command::Spool(command) => api::Command::Spool(match command {
                 wit::SpoolCommand::List => api::SpoolCommand::List,

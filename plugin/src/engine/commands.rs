@@ -127,7 +127,12 @@ impl Engine {
     }
 
     /// Text to remember, spooled for the conversation's group; `tick` sends it.
-    fn ingest(&mut self, text: &str, source: Option<&str>, ctx: &HookContext) -> CommandOutput {
+    pub(super) fn ingest(
+        &mut self,
+        text: &str,
+        source: Option<&str>,
+        ctx: &HookContext,
+    ) -> CommandOutput {
         self.ensure_loaded();
         let text = text.trim();
         if text.is_empty() {
@@ -423,7 +428,7 @@ impl Engine {
 
 /// The turn's conversation as its host named it, or, for a record older than that, as its session
 /// key says.
-fn recorded_context(record: &turns::TurnRecord) -> HookContext {
+pub(super) fn recorded_context(record: &turns::TurnRecord) -> HookContext {
     let mut ctx = HookContext {
         session_key: Some(record.session_key.clone()),
         ..HookContext::default()

@@ -83,6 +83,25 @@ impl Engine {
                 Ok(memories) => reports::render_export(&memories, &time::iso8601(time::now_ms())),
                 Err(refused) => refused,
             },
+            MemoryCommand::Forget {
+                query,
+                ids,
+                everything,
+                ctx,
+                operator,
+                at_once,
+            } => self.propose_forget(&super::forget::ForgetAsk {
+                query: query.as_deref(),
+                ids,
+                everything: *everything,
+                ctx,
+                operator: *operator,
+                at_once: *at_once,
+            }),
+            MemoryCommand::ConfirmForget { id, ctx, operator } => {
+                self.confirm_forget(id, ctx, *operator)
+            }
+            MemoryCommand::Correct { old, now_true, ctx } => self.correct(old, now_true, ctx),
         }
     }
 

@@ -6,6 +6,7 @@ mod capture;
 mod commands;
 pub mod config_in_force;
 mod expert_runs;
+mod forget;
 mod memory_control;
 mod recall_turn;
 mod sending;

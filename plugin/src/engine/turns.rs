@@ -15,7 +15,7 @@ const KEPT_SESSIONS: usize = 200;
 const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 const PROMPT_SHOWN_CHARS: usize = 200;
 
-#[derive(Debug, Default, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 pub struct TurnRecord {
     pub at_ms: u64,
     pub session_key: String,
@@ -255,6 +255,44 @@ fn records(state_dir: &Path) -> Result<Vec<(PathBuf, TurnRecord)>, String> {
             Some((path, record))
         })
         .collect())
+}
+
+/// Removes the records of turns whose memories went to one of `groups` (their prompt and what
+/// was injected may repeat what was forgotten). Returns how many.
+pub fn forget_groups(state_dir: &Path, groups: &[String]) -> Result<usize, String> {
+    let mut removed = 0;
+    for (path, record) in records(state_dir)? {
+        if record.group_id.as_ref().is_some_and(|g| groups.contains(g)) {
+            fs::remove_file(&path)
+                .map_err(|e| format!("cannot remove the turn record {}: {e}", path.display()))?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+/// Marks the session's last turn as not the user's to remember (`why`): its `agent-end` captures
+/// nothing of it.
+pub fn keep_out_of_capture(
+    kept: &mut Kept<TurnRecord>,
+    state_dir: &Path,
+    session_key: &str,
+    why: &str,
+) -> Result<(), String> {
+    let path = crate::routing::state::file_for(&dir(state_dir), session_key);
+    let mut record = kept
+        .read(&path, MAX_FILE_BYTES)
+        .ok()
+        .flatten()
+        .filter(|r| r.session_key == session_key)
+        .cloned()
+        .unwrap_or_else(|| TurnRecord {
+            session_key: session_key.to_string(),
+            ..TurnRecord::default()
+        });
+    record.not_users = Some(why.to_string());
+    record.run_id = None;
+    save(kept, state_dir, record)
 }
 
 /// Keeps the most recent sessions' records only.

@@ -18,6 +18,7 @@
 //!   backs off and retries; only Graphiti rejecting that entry itself sets it aside, with the reason.
 
 use crate::config::{CaptureSettings, WhenUnconfirmed};
+use crate::memory::forget;
 use crate::memory::graphiti::http::{Deadline, Http};
 use crate::memory::graphiti::{Client, ErrorKind, GraphitiError};
 use crate::memory::spool::{self, Acked, Entry, Spool, State, in_state};
@@ -146,8 +147,13 @@ impl Sender<'_> {
                 self.settle_doubts(in_doubt, &mut journal, deadline, report)
             })
             .and_then(|()| {
-                let waiting = self.listed_again(unmoved.then_some(&listed), State::Waiting)?;
+                let mut waiting = self.listed_again(unmoved.then_some(&listed), State::Waiting)?;
                 unmoved &= waiting.is_empty();
+                if !waiting.is_empty() {
+                    // A capture a proposed forget lists waits for its confirmation.
+                    let held = forget::held_stems(self.spool.state_dir(), now);
+                    waiting.retain(|e| !held.contains(&e.stem));
+                }
                 self.send_waiting(waiting, &mut journal, deadline, locked_at, report)
             })
             .err();

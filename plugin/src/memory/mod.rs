@@ -5,6 +5,7 @@
 
 pub mod capture;
 pub mod delivery;
+pub mod forget;
 pub mod graphiti;
 pub mod group_id;
 pub mod mcp_session;

@@ -138,6 +138,29 @@ pub fn store(
         .map_err(|e| format!("cannot write the recall cache {}: {e}", path.display()))
 }
 
+/// Drops every cached answer of `groups` (their memories were forgotten): their next search that
+/// misses its budget finds nothing cached rather than what was forgotten. Returns how many.
+pub fn forget_groups(
+    kept: &mut Kept<CacheFile>,
+    dir: &Path,
+    groups: &[String],
+) -> Result<usize, String> {
+    let Some(current) = load(kept, dir)? else {
+        return Ok(0);
+    };
+    let mut file = current.clone();
+    let before = file.entries.len();
+    file.entries.retain(|e| !groups.contains(&e.group));
+    let dropped = before - file.entries.len();
+    if dropped > 0 {
+        let path = dir.join(FILE);
+        let bytes = serde_json::to_vec(&file).unwrap_or_default();
+        kept.write(&path, &bytes, file)
+            .map_err(|e| format!("cannot write the recall cache {}: {e}", path.display()))?;
+    }
+    Ok(dropped)
+}
+
 /// The recent answers of `group` younger than `max_age_ms` that share salient terms with `query`,
 /// the most shared terms first, then the newest, merged; None when no entry qualifies.
 pub fn lookup(

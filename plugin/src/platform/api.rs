@@ -122,6 +122,30 @@ pub enum MemoryCommand {
         ctx: HookContext,
         operator: bool,
     },
+    /// Proposes forgetting what a search of the chat's memories found (or the ids named among its
+    /// results; or, for an operator, everything of the chat): lists it under a pending id.
+    Forget {
+        query: Option<String>,
+        ids: Vec<String>,
+        everything: bool,
+        ctx: HookContext,
+        operator: bool,
+        /// An operator's forget, carried out at once.
+        at_once: bool,
+    },
+    /// Carries out a proposed forget: only in its chat, by the sender it was proposed to, or by an
+    /// operator; once, before it expires.
+    ConfirmForget {
+        id: String,
+        ctx: HookContext,
+        operator: bool,
+    },
+    /// Records that what `old` says is no longer true and `now_true` is.
+    Correct {
+        old: String,
+        now_true: String,
+        ctx: HookContext,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

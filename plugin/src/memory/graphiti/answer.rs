@@ -23,6 +23,8 @@ pub const FACT_FIELDS: &[&str] = &[
     "valid_at",
     "invalid_at",
     "expired_at",
+    // The episodes a fact came from: a forget deletes them with it.
+    "episodes",
 ];
 /// The fields of a node search's items that recall reads (`recall::read_nodes`).
 pub const NODE_FIELDS: &[&str] = &["name", "summary", "labels"];

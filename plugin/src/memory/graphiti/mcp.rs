@@ -166,6 +166,34 @@ impl McpClient {
         }
     }
 
+    /// Deletes one item by uuid: `delete_entity_edge` (`fact`) or `delete_episode` (with the
+    /// facts that episode alone created).
+    pub fn delete(
+        &mut self,
+        http: &mut dyn Http,
+        item: super::item::Item,
+        uuid: &str,
+        deadline: Deadline,
+    ) -> Result<()> {
+        let tool = match item {
+            super::item::Item::Fact => "delete_entity_edge",
+            super::item::Item::Episode => "delete_episode",
+        };
+        self.call_tool(http, tool, json!({"uuid": uuid}), deadline)
+            .map(|_| ())
+    }
+
+    /// `clear_graph` of one group (on FalkorDB the server answers success without deleting).
+    pub fn delete_group(
+        &mut self,
+        http: &mut dyn Http,
+        group: &str,
+        deadline: Deadline,
+    ) -> Result<()> {
+        self.call_tool(http, "clear_graph", json!({"group_ids": [group]}), deadline)
+            .map(|_| ())
+    }
+
     pub fn health(&mut self, http: &mut dyn Http, deadline: Deadline) -> Result<String> {
         let origin = origin_of(&self.endpoint).to_string();
         let timeout = timeout_of("health", deadline)?;

@@ -6,6 +6,7 @@ mod answer;
 mod episode;
 mod error;
 pub mod http;
+mod item;
 mod mcp;
 mod rest;
 
@@ -16,6 +17,7 @@ use serde_json::Value;
 pub use answer::{MAX_ANSWER_VALUES, parse_bounded};
 pub use episode::{Episode, EpisodeKind, lists, speaker_name};
 pub use error::{ErrorKind, GraphitiError, Result, error, http_failure, rejected, unknown};
+pub use item::{Item, MAX_ID_CHARS, is_uuid_like};
 pub use mcp::McpClient;
 pub use rest::RestClient;
 
@@ -139,6 +141,39 @@ impl Client {
         match self {
             Client::Mcp(c) => c.recent_episodes(http, group, max, deadline),
             Client::Rest(c) => c.recent_episodes(http, group, max, deadline),
+        }
+    }
+
+    /// Deletes one fact or episode by uuid. Graphiti's deletes are not scoped to a group: the
+    /// caller gives only uuids a search or listing of its own group returned.
+    pub fn delete(
+        &mut self,
+        http: &mut dyn Http,
+        item: Item,
+        uuid: &str,
+        deadline: Deadline,
+    ) -> Result<()> {
+        if !is_uuid_like(uuid) {
+            return Err(error(format!(
+                "{uuid:?} is not a Graphiti id (letters, digits, - and _, at most {MAX_ID_CHARS})"
+            )));
+        }
+        match self {
+            Client::Mcp(c) => c.delete(http, item, uuid, deadline),
+            Client::Rest(c) => c.delete(http, item, uuid, deadline),
+        }
+    }
+
+    /// Deletes every episode, fact and entity of `group` (a checked group id).
+    pub fn delete_group(
+        &mut self,
+        http: &mut dyn Http,
+        group: &str,
+        deadline: Deadline,
+    ) -> Result<()> {
+        match self {
+            Client::Mcp(c) => c.delete_group(http, group, deadline),
+            Client::Rest(c) => c.delete_group(http, group, deadline),
         }
     }
 

@@ -85,6 +85,36 @@ impl RestClient {
         }
     }
 
+    /// Deletes one item by uuid: `DELETE /entity-edge/{uuid}` (`fact`) or `/episode/{uuid}`
+    /// (the episode alone: its facts stay). The uuid must already be checked as path-safe.
+    pub fn delete(
+        &mut self,
+        http: &mut dyn Http,
+        item: super::item::Item,
+        uuid: &str,
+        deadline: Deadline,
+    ) -> Result<()> {
+        let path = match item {
+            super::item::Item::Fact => format!("/entity-edge/{uuid}"),
+            super::item::Item::Episode => format!("/episode/{uuid}"),
+        };
+        let response = self.send(http, "DELETE", &path, None, deadline)?;
+        expect(&response, &format!("DELETE {path}"), &[200])
+    }
+
+    /// `DELETE /group/{group}`: every episode, fact and entity of the group (on FalkorDB the
+    /// server answers success without deleting).
+    pub fn delete_group(
+        &mut self,
+        http: &mut dyn Http,
+        group: &str,
+        deadline: Deadline,
+    ) -> Result<()> {
+        let path = format!("/group/{group}");
+        let response = self.send(http, "DELETE", &path, None, deadline)?;
+        expect(&response, &format!("DELETE {path}"), &[200])
+    }
+
     pub fn health(&mut self, http: &mut dyn Http, deadline: Deadline) -> Result<String> {
         let response = self.send(http, "GET", "/healthcheck", None, deadline)?;
         expect(&response, "GET /healthcheck", &[200])?;

@@ -238,6 +238,11 @@ impl Spool {
         }
     }
 
+    /// The state directory the spool is in.
+    pub fn state_dir(&self) -> &Path {
+        self.dir.parent().unwrap_or(&self.dir)
+    }
+
     fn path(&self, stem: &str, extension: &str) -> PathBuf {
         self.dir.join(format!("{stem}.{extension}"))
     }

@@ -3,6 +3,7 @@
 
 mod config_checks;
 mod eval;
+mod forgets;
 mod intent_test;
 mod memories;
 mod status;
@@ -11,6 +12,9 @@ use crate::platform::api::CommandOutput;
 
 pub use config_checks::{check_config, lint_rules};
 pub use eval::eval;
+pub use forgets::{
+    ForgetDone, ForgetPlan, render_forget_done, render_forget_plan, render_nothing_to_forget,
+};
 pub use intent_test::render_intent_test;
 pub use memories::{Memories, render_export, render_memories};
 pub use status::{Doubts, SpoolCounts, render_flush, render_status, unlisted_text};

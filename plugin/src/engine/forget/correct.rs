@@ -1,0 +1,73 @@
+//! A correction: an episode naming the fact that is no longer true and what is true now, from
+//! which Graphiti decides whether the old fact is superseded.
+
+use super::{GRAPHITI_TIMEOUT, shares_a_term, text_of};
+use crate::engine::Engine;
+use crate::memory::graphiti::http::Deadline;
+use crate::memory::recall_cache;
+use crate::ops::reports;
+use crate::platform::api::{CommandOutput, HookContext};
+use std::collections::HashSet;
+
+/// The episode source of a correction.
+const CORRECTION_SOURCE: &str = "correction (graphiti-openclaw)";
+
+impl Engine {
+    /// Records that what `old` says is no longer true and `now_true` is, naming the fact of the
+    /// chat's memories `old` finds: Graphiti compares the episode with what it holds and marks the
+    /// old fact no longer true when it agrees.
+    pub(in crate::engine) fn correct(
+        &mut self,
+        old: &str,
+        now_true: &str,
+        ctx: &HookContext,
+    ) -> CommandOutput {
+        self.ensure_loaded();
+        let (old, now_true) = (old.trim(), now_true.trim());
+        if old.is_empty() || now_true.is_empty() {
+            return reports::failure(
+                2,
+                "a correction needs what is no longer true (the words of the old fact) and what \
+                 is true now",
+            );
+        }
+        let group = match self.memory_group(ctx) {
+            Ok(group) => group,
+            Err(why) => return reports::failure(1, format!("not corrected: {why}")),
+        };
+        let terms: HashSet<String> = recall_cache::terms(old).into_iter().collect();
+        let deadline = Deadline::after(GRAPHITI_TIMEOUT);
+        let (client, http) = self.graphiti();
+        let found = client.search_facts(http, old, &group, 10, deadline);
+        let mut notes = Vec::new();
+        self.save_graphiti_session(&mut notes);
+        let fact = found.ok().and_then(|facts| {
+            facts.into_iter().find(|f| {
+                text_of(f, "invalid_at").is_empty() && shares_a_term(text_of(f, "fact"), &terms)
+            })
+        });
+        let named = fact.as_ref().map_or_else(
+            || crate::platform::text::one_line(old),
+            |f| crate::platform::text::one_line(text_of(f, "fact")),
+        );
+        let text =
+            format!("Correction: \"{named}\" is no longer true. What is true now: {now_true}");
+        let mut out = self.ingest(&text, Some(CORRECTION_SOURCE), ctx);
+        if out.exit_code == 0 {
+            let which = fact.as_ref().map_or_else(
+                || {
+                    "no current fact of this chat matched it, so the correction names it as said"
+                        .to_string()
+                },
+                |f| format!("fact {}", text_of(f, "uuid")),
+            );
+            out.stdout = format!(
+                "Recorded a correction of {named:?} ({which}): Graphiti compares it with what it \
+                 holds and marks the old fact no longer true when it agrees. `memory see` shows \
+                 the outcome; a fact still current afterwards can be forgotten.\n{}",
+                out.stdout
+            );
+        }
+        out
+    }
+}
