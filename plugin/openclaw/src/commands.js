@@ -12,6 +12,9 @@ export const SLASH_HELP = [
   '  /graphiti memories [query]    what is remembered for this chat (a direct chat): facts a search returns, recent episodes',
   '  /graphiti pause               remember nothing said in this chat until /graphiti resume',
   '  /graphiti resume              remember this chat again',
+  '  /graphiti forget <words>      what forgetting <words> would delete from this chat\'s memories (nothing goes yet)',
+  '  /graphiti forget confirm <id> delete what that forget listed',
+  '  /graphiti correct <old> => <now true>  record that a remembered fact is no longer true',
   '  /recall <query>               search this conversation\'s memories in Graphiti',
 ].join('\n');
 
@@ -41,6 +44,20 @@ export function graphitiSlashCommand(args, ctx) {
     case 'resume':
       if (remainder) return { usage: `Usage: /graphiti ${word.toLowerCase()} (it acts on this chat)` };
       return { command: { tag: 'memory', val: { tag: word.toLowerCase(), val: hookContext(ctx) } } };
+    case 'forget': {
+      const [first = '', id = '', ...extra] = remainder.split(/\s+/);
+      if (first.toLowerCase() === 'confirm') {
+        if (!id || extra.length) return { usage: 'Usage: /graphiti forget confirm <id> (the id the forget listed)' };
+        return { command: confirmForgetCommand(id, hookContext(ctx), false) };
+      }
+      if (!remainder) return { usage: 'Usage: /graphiti forget <words of what to forget>, then /graphiti forget confirm <id>' };
+      return { command: forgetCommand({ query: remainder }, hookContext(ctx), false) };
+    }
+    case 'correct': {
+      const [old, nowTrue] = remainder.split('=>').map((part) => part.trim());
+      if (!old || !nowTrue) return { usage: 'Usage: /graphiti correct <what is no longer true> => <what is true now>' };
+      return { command: correctCommand(old, nowTrue, hookContext(ctx)) };
+    }
     case '':
     case 'help':
       return { usage: SLASH_HELP };
@@ -55,6 +72,25 @@ export function graphitiSlashCommand(args, ctx) {
  */
 export function memoriesCommand(query, ctx, operator, tag = 'see') {
   return { tag: 'memory', val: { tag, val: { query, ctx, operator } } };
+}
+
+/**
+ * `memory forget`: what forgetting would delete in the chat of `ctx`, under a forget id (nothing is
+ * deleted). `ids`: only these among the search's results; `everything`, `atOnce`: an operator's.
+ */
+export function forgetCommand({ query, ids = [], everything = false, atOnce = false }, ctx, operator) {
+  const request = { query: query || undefined, ids: ids.map(String), everything, ctx, operator, atOnce };
+  return { tag: 'memory', val: { tag: 'forget', val: request } };
+}
+
+/** `memory confirm-forget`: carries a proposed forget out (only its sender in its chat, or an operator). */
+export function confirmForgetCommand(id, ctx, operator) {
+  return { tag: 'memory', val: { tag: 'confirm-forget', val: { id: String(id), ctx, operator } } };
+}
+
+/** `memory correct`: a correction episode naming the old fact. */
+export function correctCommand(old, nowTrue, ctx) {
+  return { tag: 'memory', val: { tag: 'correct', val: { old: String(old), nowTrue: String(nowTrue), ctx } } };
 }
 
 /** The `spool` command variant: `word` is list or requeue. */

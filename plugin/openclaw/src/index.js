@@ -11,7 +11,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ComponentPool } from './component.js';
 import { agentEndEvent, hookContext, promptEvent } from './context.js';
-import { checkToolCommand, dueMoment, expertsCommand, expertsSlashCommand, graphitiSlashCommand, intentTest, memoriesCommand, outputText, queuesWork, recallSlashCommand, spoolCommand } from './commands.js';
+import { registerMemoryCommands } from './memory-cli.js';
+import { checkToolCommand, dueMoment, expertsCommand, expertsSlashCommand, graphitiSlashCommand, intentTest, outputText, queuesWork, recallSlashCommand, spoolCommand } from './commands.js';
 import { defaultOpenclawStateDir, resolveOptions } from './options.js';
 import { blockedTurnHooks, describeBlockedHooks, hookStatusLines } from './hook-access.js';
 import { memoryCoreState, slotStatusLines, slotWarning } from './memory-slot.js';
@@ -365,33 +366,7 @@ function registerCliCommands(api, runtime) {
       .action(() => print({ tag: 'flush' }));
     graphiti.command('group-ids').description("Recent sessions' Graphiti groups their conversations no longer map to (old -> new)")
       .action(() => print({ tag: 'group-ids' }));
-    graphiti.command('paused').description('The chats whose memory is paused (their Graphiti groups), and the chats the settings keep out of memory')
-      .action(() => print({ tag: 'memory', val: { tag: 'paused' } }));
-    const chatOptions = (command) => command
-      .option('--sender <id>', 'the sender of a direct chat')
-      .option('--chat <id>', 'the id of a group chat')
-      .option('--channel <name>', 'the chat\'s channel')
-      .option('--agent <id>', 'the agent whose memories they are', 'main');
-    const chatContext = (name, opts) => {
-      if (!opts.sender === !opts.chat) {
-        process.stderr.write(`graphiti ${name}: name one chat, --sender ID (direct) or --chat ID (group)\n`);
-        process.exitCode = 2;
-        return undefined;
-      }
-      return hookContext({ agentId: opts.agent, senderId: opts.sender, chatId: opts.chat, channel: opts.channel, chatType: opts.chat ? 'group' : 'direct' });
-    };
-    chatOptions(graphiti.command('memories [query]'))
-      .description('What Graphiti remembers for a chat: facts and entities a search returns (current and no longer true, with dates and ids), recent episodes')
-      .action((query, opts) => {
-        const ctx = chatContext('memories', opts);
-        return ctx && print(memoriesCommand(query, ctx, true));
-      });
-    chatOptions(graphiti.command('export [query]'))
-      .description('What Graphiti remembers for a chat as one JSON document (each list as Graphiti returned it, and whether it is complete)')
-      .action((query, opts) => {
-        const ctx = chatContext('export', opts);
-        return ctx && print(memoriesCommand(query, ctx, true, 'export'));
-      });
+    registerMemoryCommands(graphiti, print);
     graphiti.command('spool [action]')
       .description('The capture spool: list (the default: what waits, is in doubt or was set aside, and why) or requeue (set-aside entries back in the queue)')
       .action((action = 'list') => {

@@ -2,7 +2,7 @@
 // answered by the component; registered by index.js.
 
 import { hookContext } from './context.js';
-import { functionCommand, knowledgeCommand, learnCommand, outputText, stepCommand } from './commands.js';
+import { correctCommand, forgetCommand, functionCommand, knowledgeCommand, learnCommand, outputText, stepCommand } from './commands.js';
 import { expertRunners } from './expert-runner.js';
 
 function textResult(text, details = {}) {
@@ -44,6 +44,48 @@ export function registerTools(api, runtime) {
       return textResult(output.stdout);
     },
   }), { name: 'graphiti_ingest' });
+  // The model only proposes: the user confirms with the slash command the answer names.
+  api.registerTool((toolCtx) => ({
+    name: 'graphiti_forget',
+    label: 'Graphiti forget',
+    description: 'When the user asks to forget something: list what long-term memory of this chat holds about it, under a forget id. Nothing is deleted until the user sends the confirmation command the answer names; tell them what would go and how to confirm. This turn is not remembered.',
+    parameters: {
+      type: 'object',
+      properties: {
+        query: { type: 'string', description: 'The words of what to forget, e.g. "therapist".' },
+        ids: { type: 'array', items: { type: 'string' }, description: 'Only these ids, from an earlier answer of this tool or of /graphiti memories.' },
+      },
+      required: ['query'],
+      additionalProperties: false,
+    },
+    resultContentSource: 'network',
+    async execute(_toolCallId, params) {
+      const ids = Array.isArray(params?.ids) ? params.ids : [];
+      const output = await runtime.command(forgetCommand({ query: String(params?.query ?? ''), ids }, hookContext(toolCtx), false));
+      if (output.exitCode !== 0) throw new Error(outputText(output));
+      return textResult(output.stdout);
+    },
+  }), { name: 'graphiti_forget' });
+  api.registerTool((toolCtx) => ({
+    name: 'graphiti_correct',
+    label: 'Graphiti correct',
+    description: 'When the user says something remembered is no longer true: record a correction naming the old fact and what is true now, so the knowledge graph can supersede it.',
+    parameters: {
+      type: 'object',
+      properties: {
+        old: { type: 'string', description: 'What is no longer true, in a few words.' },
+        now_true: { type: 'string', description: 'What is true now, as a complete sentence.' },
+      },
+      required: ['old', 'now_true'],
+      additionalProperties: false,
+    },
+    async execute(_toolCallId, params) {
+      const output = await runtime.command(correctCommand(String(params?.old ?? ''), String(params?.now_true ?? ''), hookContext(toolCtx)));
+      if (output.exitCode !== 0) throw new Error(outputText(output));
+      runtime.flushSoon();
+      return textResult(output.stdout);
+    },
+  }), { name: 'graphiti_correct' });
   // The calling session comes from OpenClaw's tool context; the component answers only an expert's
   // own session, with that expert's knowledge (private knowledge is in no file an agent can read).
   api.registerTool((toolCtx) => ({

@@ -1,6 +1,7 @@
 // The memory-control commands as a user and an operator reach them in OpenClaw: `/graphiti pause`,
 // `/graphiti resume` and `/graphiti memories` in a chat; `openclaw graphiti paused`, `memories` and
-// `export` from the CLI; each through the packaged plugin's registration.
+// `export` from the CLI; `/graphiti forget`, `forget confirm` and `correct`, and the `graphiti_forget`
+// and `graphiti_correct` tools; each through the packaged plugin's registration.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -17,7 +18,8 @@ async function registered() {
   const gateway = await register(plugin, config);
   const cli = await register(plugin, config, { mode: 'cli-metadata', stateDir: gateway.stateDir });
   const slash = (args, ctx) => gateway.commands.get('graphiti').handler({ args, commandBody: `/graphiti ${args}`, ...ctx });
-  return { slash, openclaw: (...args) => runCli(cli.cli[0], ['graphiti', ...args]) };
+  const tool = (name, ctx) => gateway.tools.get(name)(ctx);
+  return { slash, tool, openclaw: (...args) => runCli(cli.cli[0], ['graphiti', ...args]) };
 }
 
 test('/graphiti pause and resume act on the chat they are typed in; openclaw graphiti paused lists it', async () => {
@@ -41,4 +43,28 @@ test('/graphiti memories is refused in a group chat; the CLI asks for exactly on
     assert.equal(out.exitCode, 2, args.join(' '));
     assert.match(out.stderr, /name one chat, --sender ID \(direct\) or --chat ID \(group\)/);
   }
+});
+
+test('/graphiti forget proposes, forget confirm takes an id, correct takes old => new; each says its usage', async () => {
+  const { slash, openclaw } = await registered();
+  assert.match((await slash('forget', dm)).text, /Usage: \/graphiti forget <words of what to forget>/);
+  assert.match((await slash('forget confirm', dm)).text, /Usage: \/graphiti forget confirm <id>/);
+  assert.match((await slash('forget confirm abc def', dm)).text, /Usage: \/graphiti forget confirm <id>/);
+  assert.match((await slash('forget confirm {sender}', dm)).text, /"\{sender\}" is not a forget id/);
+  assert.match((await slash('forget confirm 0123456789abcdef', dm)).text, /no forget 0123456789abcdef is waiting/);
+  assert.match((await slash('correct I live in Porto', dm)).text, /Usage: \/graphiti correct <what is no longer true> => <what is true now>/);
+  assert.match((await slash('forget my therapist', group)).text, /in a group chat everyone would read/);
+  const cli = await openclaw('forget', '--sender', 'ana');
+  assert.equal(cli.exitCode, 2);
+  assert.match(cli.stderr, /give the words of what to forget, or --all/);
+  assert.equal((await openclaw('confirm-forget', 'none')).exitCode, 1);
+});
+
+test('graphiti_forget and graphiti_correct are registered tools; the forget tool refuses a group chat', async () => {
+  const { tool } = await registered();
+  const forget = tool('graphiti_forget', { sessionKey: 'agent:main:telegram:group:42', requesterSenderId: 'ana' });
+  assert.deepEqual(forget.parameters.required, ['query']);
+  await assert.rejects(forget.execute('call-1', { query: 'therapist' }), /in a group chat everyone would read/);
+  const correct = tool('graphiti_correct', { sessionKey: 'agent:main:telegram:direct:ana', requesterSenderId: 'ana' });
+  assert.deepEqual(correct.parameters.required, ['old', 'now_true']);
 });

@@ -34,6 +34,7 @@ export async function register(plugin, config, { mode = 'full', logger = quietLo
   const commands = new Map();
   const cli = [];
   const services = [];
+  const tools = new Map();
   const api = {
     logger,
     registrationMode: mode,
@@ -44,11 +45,11 @@ export async function register(plugin, config, { mode = 'full', logger = quietLo
     registerCommand(command) { commands.set(command.name, command); },
     registerCli(registrar) { cli.push(registrar); },
     registerService(service) { services.push(service); },
-    registerTool() {},
+    registerTool(factory, options) { tools.set(options?.name, factory); },
     registerHttpRoute() {},
   };
   plugin.register(api);
-  return { commands, cli, services, logger, stateDir };
+  return { commands, cli, services, tools, logger, stateDir };
 }
 
 /** `openclaw <args…>` through a registered CLI registrar: what it printed and its exit code. */
