@@ -323,3 +323,44 @@ fn a_correction_names_the_old_fact_and_what_is_true_now() {
         );
     }
 }
+
+#[test]
+fn a_capture_graphiti_was_still_storing_is_deleted_once_it_appears() {
+    for transport in ["mcp", "rest"] {
+        let standin = StandIn::start(Options { port: 0, ingest_delay: std::time::Duration::from_millis(1500), legacy_node_search: false })
+            .expect("stand-in starts");
+        let config = config(&standin, transport);
+        let state = temp_dir("forget-late-state");
+        let mut shim = shim(config.path(), state.path(), &standin.url());
+        let ana = dm("user-1");
+        seed(&standin, "main-dm-user-1", &fact("fact-a1", "The user sees a therapist", &[]), "");
+        assert!(matches!(shim.agent_end(&end("My therapist is Dr. Vera Lima"), &ana), CaptureOutcome::Spooled(_)));
+        assert_eq!(shim.tick().sent, 1, "accepted, not yet stored");
+        let proposal = forget(&mut shim, "therapist", &[], &ana);
+        assert!(!proposal.stdout.contains("episode "), "not listed yet: {proposal:?}");
+        let done = confirm(&mut shim, &forget_id(&proposal), &ana);
+        assert!(done.stdout.contains("deleted from Graphiti: 1 fact(s), 0 episode(s)"), "{done:?}");
+        assert!(done.stdout.contains("are looked for until"), "{done:?}");
+        // Said after the forget: kept.
+        shim.before_agent_start(&prompt("My therapist retired last week"), &ana);
+        assert!(matches!(shim.agent_end(&end("My therapist retired last week"), &ana), CaptureOutcome::Spooled(_)));
+        assert_eq!(shim.tick().sent, 1);
+        std::thread::sleep(std::time::Duration::from_millis(1700));
+        assert_eq!(standin.episodes().iter().filter(|e| e.content.contains("therapist")).count(), 2, "both stored now");
+
+        // Another process's tick finds the late one.
+        let mut other = shim_on_state(&config, &state, &standin);
+        other.tick();
+        let left: Vec<String> = standin.episodes().into_iter().map(|e| e.content).collect();
+        assert!(left.iter().all(|c| !c.contains("Vera Lima")), "{left:?}");
+        assert!(left.iter().any(|c| c.contains("retired last week")), "{left:?}");
+        let status = other.run_command(&Command::Status).stdout;
+        assert!(status.contains("forgets: 1 looking for captures Graphiti was still storing, 1 episode(s) deleted later"), "{transport}: {status}");
+        let log = std::fs::read_to_string(state.path().join("memory/forget-log.jsonl")).unwrap();
+        assert!(log.contains("follow-up of a confirmed forget"), "{log}");
+    }
+}
+
+fn shim_on_state(config: &TempDir, state: &TempDir, standin: &StandIn) -> Shim {
+    shim(config.path(), state.path(), &standin.url())
+}

@@ -237,7 +237,28 @@ impl Engine {
         let parts: Vec<String> = paused
             .into_iter()
             .chain(kept_out.map(|k| format!("kept out: {k}")))
+            .chain(self.forget_follow_up_summary())
             .collect();
         (!parts.is_empty()).then(|| format!("memory:   {}\n", parts.join("; ")))
+    }
+
+    /// What the follow-ups of confirmed forgets found, while any is kept.
+    fn forget_follow_up_summary(&self) -> Option<String> {
+        let dir = self.host.state_dir.as_deref()?;
+        if !crate::memory::forget::has_follow_ups(dir) {
+            return None;
+        }
+        let kept = match crate::memory::forget::follow_ups(dir) {
+            Ok(kept) => kept.follow_ups,
+            Err(why) => return Some(format!("forgets: {why}")),
+        };
+        let now = time::now_ms();
+        let looking = kept.iter().filter(|f| now < f.until_ms).count();
+        let deleted: usize = kept.iter().map(|f| f.deleted.len()).sum();
+        let failed: usize = kept.iter().map(|f| f.not_removed.len()).sum();
+        Some(format!(
+            "forgets: {looking} looking for captures Graphiti was still storing, {deleted} \
+             episode(s) deleted later, {failed} not removable (memory/forget-log.jsonl)"
+        ))
     }
 }

@@ -15,6 +15,7 @@ impl Engine {
             crate::platform::spare_files::renew(state_dir);
         }
         let report = self.send_pass(Pass::Tick);
+        self.follow_up_forgets();
         self.flush_stats();
         report
     }

@@ -54,6 +54,13 @@ pub struct Proposal {
     /// Every memory of the group, and of these earlier groups of the same chat (an operator's
     /// forget of a whole chat).
     pub whole_groups: Vec<String>,
+    /// Exactly the ids named, not all the search found: no later capture is looked for.
+    #[serde(default)]
+    pub chosen_by_id: bool,
+    /// The group's captures Graphiti had accepted when the forget was proposed (their episode
+    /// names): one not yet listed then may still be ingesting.
+    #[serde(default)]
+    pub accepted: Vec<String>,
 }
 
 impl Proposal {
@@ -253,6 +260,82 @@ pub fn held_stems(state_dir: &Path, now_ms: u64) -> std::collections::HashSet<St
         .unwrap_or_default()
 }
 
+/// How long after a confirmed forget the captures Graphiti may still have been ingesting are
+/// looked for.
+pub const FOLLOW_UP_MS: u64 = 30 * 60 * 1000;
+
+/// A confirmed forget that may have missed captures Graphiti had accepted but not yet ingested (or
+/// that were sent with no answer): looked for again until `until_ms`, and deleted when found.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FollowUp {
+    pub forget: String,
+    pub group: String,
+    /// The search the forget came from: an accepted capture is the forget's when it shares a
+    /// word with it (none: only the episodes in doubt).
+    pub query: Option<String>,
+    /// Names of the episodes sent with no answer that the forget took out of the spool.
+    pub names: Vec<String>,
+    /// Names of the group's captures Graphiti had accepted when the forget was proposed.
+    pub accepted: Vec<String>,
+    pub until_ms: u64,
+    /// What the follow-up deleted so far, and what it could not.
+    pub deleted: Vec<String>,
+    pub not_removed: Vec<(String, String)>,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FollowUps {
+    pub follow_ups: Vec<FollowUp>,
+}
+
+fn follow_ups_path(state_dir: &Path) -> PathBuf {
+    state_dir.join("memory").join("forget-follow-ups.json")
+}
+
+/// The follow-ups kept, finished ones included until the next change; none when the file is
+/// missing. Err: it cannot be read.
+pub fn follow_ups(state_dir: &Path) -> Result<FollowUps, String> {
+    let path = follow_ups_path(state_dir);
+    match files::read_regular(&path, MAX_FILE_BYTES) {
+        Ok(None) => Ok(FollowUps::default()),
+        Ok(Some(bytes)) => serde_json::from_slice(&bytes)
+            .map_err(|e| format!("{} cannot be read ({e})", path.display())),
+        Err(e) => Err(format!("{} cannot be read: {e}", path.display())),
+    }
+}
+
+/// Whether any follow-up file exists (one stat: ticks ask this every time).
+pub fn has_follow_ups(state_dir: &Path) -> bool {
+    follow_ups_path(state_dir).exists()
+}
+
+/// Changes the follow-ups under the lock: `change` gets them all (finished ones dropped once a
+/// day old) and saves what it leaves; the file goes when none is left.
+pub fn change_follow_ups<T>(
+    state_dir: &Path,
+    now_ms: u64,
+    locks: &mut dyn Locks,
+    change: impl FnOnce(&mut Vec<FollowUp>) -> T,
+) -> Result<T, String> {
+    locked(locks, || {
+        let mut kept = follow_ups(state_dir).unwrap_or_default();
+        kept.follow_ups
+            .retain(|f| now_ms < f.until_ms + 24 * 60 * 60 * 1000);
+        let out = change(&mut kept.follow_ups);
+        let path = follow_ups_path(state_dir);
+        if kept.follow_ups.is_empty() {
+            let _ = std::fs::remove_file(&path);
+        } else {
+            let bytes = serde_json::to_vec_pretty(&kept).expect("follow-ups serialise");
+            files::write_atomically(&path, &bytes)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        Ok(out)
+    })
+}
+
 /// One line of the deletion log: ids and counts, never the deleted text.
 #[derive(Debug, Serialize)]
 pub struct Logged<'a> {
@@ -305,6 +388,8 @@ mod tests {
             episodes: vec![],
             spooled: vec![],
             whole_groups: vec![],
+            chosen_by_id: false,
+            accepted: vec![],
         }
     }
 

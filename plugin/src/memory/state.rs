@@ -27,6 +27,8 @@ pub struct MemoryState {
     pub counts_seen: CountsSeen,
     /// When a tick last looked for temporary files a crash left in the spool.
     pub temp_swept_at_ms: u64,
+    /// When a tick last looked for the late captures of confirmed forgets.
+    pub forget_checked_at_ms: u64,
     /// The recall cache as this instance last read or wrote it (used while its file is unchanged).
     pub kept_recall: Kept<CacheFile>,
     /// The capture spool's depth as last counted, with its directory's stamp then.
@@ -51,6 +53,7 @@ impl MemoryState {
             folded_at_ms: 0,
             counts_seen: CountsSeen::default(),
             temp_swept_at_ms: 0,
+            forget_checked_at_ms: 0,
             kept_recall: Kept::new(1),
             spool_depth: None,
         }

@@ -61,7 +61,7 @@ impl Engine {
         };
         let mut done = ForgetDone::new(&proposal);
         done.no_entity_search = self.no_entity_search();
-        remove_spooled(&dir, &proposal, &mut done);
+        let in_doubt = remove_spooled(&dir, &proposal, &mut done);
         self.host.locks.release(locks::SEND);
         self.delete_in_graphiti(&proposal, &mut done);
         self.check_gone(&proposal, &mut done);
@@ -73,6 +73,10 @@ impl Engine {
         };
         if let Err(e) = forget::log(&dir, &done.logged(&proposal, &by, time::now_ms())) {
             done.local_trouble.push(e);
+        }
+        match self.start_follow_up(&dir, &proposal, in_doubt) {
+            Ok(following) => done.following_up = following,
+            Err(e) => done.local_trouble.push(e),
         }
         reports::render_forget_done(&done)
     }
@@ -182,7 +186,12 @@ impl Engine {
 
 /// Removes the proposal's spool entries (the send lock held): waiting and set-aside ones never
 /// reach Graphiti; one in doubt may have, so it is counted apart.
-fn remove_spooled(dir: &std::path::Path, proposal: &Proposal, done: &mut ForgetDone) {
+/// Returns the names of the episodes in doubt it removed, for the follow-up.
+fn remove_spooled(
+    dir: &std::path::Path,
+    proposal: &Proposal,
+    done: &mut ForgetDone,
+) -> Vec<String> {
     let spool = Spool::new(dir);
     let mut stems = proposal.spooled.clone();
     if !proposal.whole_groups.is_empty() {
@@ -192,16 +201,24 @@ fn remove_spooled(dir: &std::path::Path, proposal: &Proposal, done: &mut ForgetD
         Ok(entries) => entries,
         Err(e) => {
             done.local_trouble.push(e);
-            return;
+            return vec![];
         }
     };
+    let mut in_doubt = Vec::new();
     for entry in entries.iter().filter(|e| stems.contains(&e.stem)) {
+        let sent = matches!(entry.state, State::InDoubt | State::Sending);
+        let name = sent
+            .then(|| spool.read(entry).ok())
+            .flatten()
+            .map(|e| e.name);
         match spool.forget(entry) {
-            Ok(()) if matches!(entry.state, State::InDoubt | State::Sending) => {
+            Ok(()) if sent => {
                 done.spool_in_doubt += 1;
+                in_doubt.extend(name);
             }
             Ok(()) => done.spool_removed += 1,
             Err(e) => done.local_trouble.push(e),
         }
     }
+    in_doubt
 }

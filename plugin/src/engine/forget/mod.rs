@@ -7,6 +7,7 @@
 
 mod confirm;
 mod correct;
+mod follow_up;
 
 use super::Engine;
 use crate::memory::forget::{self, Item as ShownItem, Proposal};
@@ -285,6 +286,8 @@ impl Engine {
             episodes: episodes.iter().map(|e| shown_item(e, "content")).collect(),
             spooled,
             whole_groups: vec![],
+            chosen_by_id: !ask.ids.is_empty(),
+            accepted: Spool::new(dir).acked_names_containing(&format!("-{group}-")),
         };
         Ok(Proposed {
             proposal,
@@ -334,6 +337,8 @@ impl Engine {
             episodes: vec![],
             spooled,
             whole_groups: groups,
+            chosen_by_id: false,
+            accepted: vec![],
         };
         Proposed {
             proposal,

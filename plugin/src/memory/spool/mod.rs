@@ -463,6 +463,19 @@ impl Spool {
         Acked::new(&crate::platform::files::read(self.acked_path()).unwrap_or_default())
     }
 
+    /// The names in the acknowledgement journal (the last few thousand Graphiti accepted) that
+    /// contain `part`.
+    pub fn acked_names_containing(&self, part: &str) -> Vec<String> {
+        let journal = crate::platform::files::read(self.acked_path()).unwrap_or_default();
+        journal
+            .split(|&b| b == b'\n')
+            .filter(|line| is_name_line(line))
+            .filter_map(|line| std::str::from_utf8(line).ok())
+            .filter(|name| name.contains(part))
+            .map(str::to_string)
+            .collect()
+    }
+
     /// Records that Graphiti accepted `name`; the journal keeps the last few thousand names (and
     /// drops unreadable lines when it is trimmed).
     pub fn mark_acked(&self, name: &str) -> Result<(), String> {

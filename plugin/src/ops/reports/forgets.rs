@@ -51,6 +51,8 @@ pub struct ForgetDone {
     pub unchecked: Option<String>,
     /// The plugin's own copies that could not be cleared.
     pub local_trouble: Vec<String>,
+    /// Until when captures Graphiti was still ingesting are looked for and deleted.
+    pub following_up: Option<u64>,
 }
 
 impl ForgetDone {
@@ -227,9 +229,16 @@ pub fn render_forget_done(done: &ForgetDone) -> CommandOutput {
     if done.spool_in_doubt > 0 {
         let _ = writeln!(
             out,
-            "  {} capture(s) had been sent without an answer: they are not sent again, but \
-             Graphiti may hold them; forget again once it has ingested them",
+            "  {} capture(s) had been sent without an answer: they are not sent again",
             done.spool_in_doubt
+        );
+    }
+    if let Some(until) = done.following_up {
+        let _ = writeln!(
+            out,
+            "  captures Graphiti had accepted but not yet stored are looked for until {} and \
+             deleted when they appear (`status` says what was found)",
+            crate::platform::time::iso8601(until)
         );
     }
     if !done.not_removed.is_empty() {
