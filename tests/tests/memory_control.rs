@@ -447,3 +447,48 @@ fn an_export_holds_exactly_the_scopes_items_graphiti_returned() {
     assert_eq!(doc["facts"]["complete"], false);
     assert!(!out.stdout.contains("Oslo") && !out.stdout.contains("Bob"), "{}", out.stdout);
 }
+
+#[test]
+fn see_shows_a_sessions_recent_turns_and_what_became_of_each_capture() {
+    let standin = standin();
+    let config = config(&standin, "");
+    let state = temp_dir("see-turns-state");
+    let mut shim = shim(config.path(), state.path(), &standin.url());
+    let dm = hook_context("agent:main:telegram:direct:user-1", ChatType::Direct);
+    let see = |shim: &mut Shim| {
+        memory(shim, MemoryCommand::See(MemoryQuery { query: None, ctx: dm.clone(), operator: false })).stdout
+    };
+    for said in ["I booked a table at Nopa for Friday", "Remember the offsite is in Porto"] {
+        shim.before_agent_start(&prompt(said), &dm);
+        assert!(matches!(shim.agent_end(&end(said), &dm), CaptureOutcome::Spooled(_)));
+    }
+    let waiting = see(&mut shim);
+    assert!(waiting.contains("Recent turns of this session (the last 10 turns of each of the 200 most recent sessions are kept):"), "{waiting}");
+    assert!(waiting.contains("\"I booked a table at Nopa for Friday\""), "{waiting}");
+    assert_eq!(waiting.matches("capture: waiting to be sent to Graphiti").count(), 2, "{waiting}");
+
+    assert_eq!(shim.tick().sent, 2);
+    memory(&mut shim, MemoryCommand::Pause(dm.clone()));
+    shim.before_agent_start(&prompt("My therapist is Dr. Lima"), &dm);
+    shim.agent_end(&end("My therapist is Dr. Lima"), &dm);
+    let after = see(&mut shim);
+    assert_eq!(after.matches("capture: delivered to Graphiti").count(), 2, "{after}");
+    assert!(after.contains("capture: not captured: memory is paused for this chat"), "{after}");
+
+    // Eleven more turns: the oldest go.
+    memory(&mut shim, MemoryCommand::Resume(dm.clone()));
+    for n in 0..11 {
+        let said = format!("Turn number {n} about the garden");
+        shim.before_agent_start(&prompt(&said), &dm);
+        shim.agent_end(&end(&said), &dm);
+    }
+    let see_all = see(&mut shim);
+    let kept = see_all.split("Recent turns of this session").nth(1).unwrap_or_default();
+    assert_eq!(kept.matches("    capture: ").count(), 10, "{kept}");
+    assert!(!kept.contains("Nopa") && kept.contains("Turn number 10"), "{kept}");
+    // Another chat's session shows none of them.
+    let other = hook_context("agent:main:telegram:direct:user-2", ChatType::Direct);
+    let other = HookContext { sender_id: Some("user-2".into()), ..other };
+    let theirs = memory(&mut shim, MemoryCommand::See(MemoryQuery { query: None, ctx: other, operator: false })).stdout;
+    assert!(theirs.contains("Recent turns of this session: none kept"), "{theirs}");
+}

@@ -108,8 +108,11 @@ fn a_confirmed_forget_leaves_graphiti_the_spool_and_the_next_recall() {
         let mut shim = shim(config.path(), state.path(), &standin.url());
         let ana = dm("user-1");
         let bob = dm("user-2");
-        assert!(matches!(shim.agent_end(&end("My therapist is Dr. Vera Lima"), &ana), CaptureOutcome::Spooled(_)));
-        assert_eq!(shim.tick().sent, 1, "{transport}");
+        for said in ["My therapist is Dr. Vera Lima", "I booked a table at Nopa"] {
+            shim.before_agent_start(&prompt(said), &ana);
+            assert!(matches!(shim.agent_end(&end(said), &ana), CaptureOutcome::Spooled(_)));
+        }
+        assert_eq!(shim.tick().sent, 2, "{transport}");
         let said: Vec<String> = standin.episodes().into_iter().filter(|e| e.content.contains("therapist")).map(|e| e.uuid).collect();
         assert_eq!(said.len(), 1, "{transport}");
         seed(&standin, "main-dm-user-1",
@@ -165,6 +168,11 @@ fn a_confirmed_forget_leaves_graphiti_the_spool_and_the_next_recall() {
         assert!(!context.contains("sees therapist"), "{transport}: {context}");
         assert!(search(&mut shim, "Lisbon", &ana).contains("lives in Lisbon"), "other memories stay");
         assert!(search(&mut shim, "therapist", &bob).contains("on Mondays"), "another chat's stay");
+        let seen = shim.run_command(&Command::Memory(MemoryCommand::See(host_shim::MemoryQuery { query: None, ctx: ana.clone(), operator: false }))).stdout;
+        let turns = seen.split("Recent turns of this session").nth(1).unwrap_or_default().to_string();
+        assert!(turns.contains("Nopa") && !turns.contains("therapist"), "{transport}: the turn records keep the rest: {turns}");
+        let debug = shim.run_command(&Command::Debug(None)).stdout;
+        assert!(!debug.contains("Vera Lima"), "{debug}");
         let log = std::fs::read_to_string(state.path().join("memory/forget-log.jsonl")).unwrap();
         assert!(log.contains("\"fact-a1\"") && log.contains("sender user-1"), "{log}");
         assert!(!log.contains("Vera") && !log.contains("therapist"), "the log holds no text: {log}");

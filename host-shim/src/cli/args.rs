@@ -267,6 +267,9 @@ pub(crate) struct ChatArgs {
     /// The agent whose memories they are
     #[arg(long, value_name = "ID", default_value = "main")]
     pub agent: String,
+    /// A session of the chat: `memory see` shows its recent turns too
+    #[arg(long, value_name = "KEY")]
+    pub session: Option<String>,
 }
 
 #[derive(Subcommand)]

@@ -215,7 +215,7 @@ fn operator_context() -> HookContext {
 
 fn chat_context(chat: ChatArgs) -> HookContext {
     HookContext {
-        session_key: None,
+        session_key: chat.session,
         session_id: None,
         agent_id: Some(chat.agent),
         chat_type: if chat.chat.is_some() {

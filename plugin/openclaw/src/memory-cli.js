@@ -16,14 +16,15 @@ export function registerMemoryCommands(graphiti, print) {
     .option('--sender <id>', 'the sender of a direct chat')
     .option('--chat <id>', 'the id of a group chat')
     .option('--channel <name>', 'the chat\'s channel')
-    .option('--agent <id>', 'the agent whose memories they are', 'main');
+    .option('--agent <id>', 'the agent whose memories they are', 'main')
+    .option('--session <key>', 'a session of the chat: memories shows its recent turns too');
   const chatContext = (name, opts) => {
     if (!opts.sender === !opts.chat) {
       process.stderr.write(`graphiti ${name}: name one chat, --sender ID (direct) or --chat ID (group)\n`);
       process.exitCode = 2;
       return undefined;
     }
-    return hookContext({ agentId: opts.agent, senderId: opts.sender, chatId: opts.chat, channel: opts.channel, chatType: opts.chat ? 'group' : 'direct' });
+    return hookContext({ sessionKey: opts.session, agentId: opts.agent, senderId: opts.sender, chatId: opts.chat, channel: opts.channel, chatType: opts.chat ? 'group' : 'direct' });
   };
   chatOptions(graphiti.command('memories [query]'))
     .description('What Graphiti remembers for a chat: facts and entities a search returns (current and no longer true, with dates and ids), recent episodes')

@@ -2,6 +2,7 @@
 //! it is on disk when the hook returns.
 
 use super::Engine;
+use crate::engine::turn_history::{self, Captured, PastTurn};
 use crate::engine::turns;
 use crate::memory::graphiti::{Episode, EpisodeKind, speaker_name};
 use crate::memory::spool::{self, Appended, Spool};
@@ -21,6 +22,7 @@ impl Engine {
 
     fn capture_and_count(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> CaptureOutcome {
         let outcome = self.capture(event, ctx);
+        self.keep_in_history(ctx, &outcome);
         self.count(|s| match &outcome {
             CaptureOutcome::Skipped(_) => s.captures_skipped += 1,
             CaptureOutcome::Spooled { .. } => s.captures_spooled += 1,
@@ -104,6 +106,27 @@ impl Engine {
             )),
             Err(e) => CaptureOutcome::Dropped(format!("{e}: this turn was NOT captured")),
         }
+    }
+
+    /// The user's turn in the session's history (`memory see`), with what became of its capture;
+    /// trouble writing it is only a lost history line.
+    fn keep_in_history(&mut self, ctx: &HookContext, outcome: &CaptureOutcome) {
+        let key = ctx.session_key.as_deref().or(ctx.session_id.as_deref());
+        let (Some(dir), Some(key)) = (self.host.state_dir.clone(), key) else {
+            return;
+        };
+        let Some(record) = turns::kept_record(&mut self.turns.kept, &dir, key) else {
+            return;
+        };
+        if record.not_users.is_some() || !self.is_user_turn(ctx) {
+            return;
+        }
+        let captured = match outcome {
+            CaptureOutcome::Spooled { episode, .. } => Captured::Spooled(episode.clone()),
+            CaptureOutcome::Skipped(why) => Captured::Skipped(why.clone()),
+            CaptureOutcome::Dropped(why) => Captured::Dropped(why.clone()),
+        };
+        let _ = turn_history::append(&dir, key, &PastTurn::of(&record, captured));
     }
 
     /// Why the turn is not captured at all, when it is not: it failed, it is not the user's, capture

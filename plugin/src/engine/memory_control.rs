@@ -5,11 +5,15 @@
 
 use super::Engine;
 use crate::config::Transport;
+use crate::engine::turn_history::{self, Captured};
+use crate::engine::turns;
 use crate::memory::graphiti::http::Deadline;
+use crate::memory::spool::{Acked, Spool, State};
 use crate::memory::{group_id, paused};
 use crate::ops::reports;
 use crate::platform::api::{ChatType, CommandOutput, HookContext, MemoryCommand};
 use crate::platform::time;
+use std::collections::HashMap;
 use std::time::Duration;
 
 /// What a listing of memories asks Graphiti for at most, and how long it waits.
@@ -152,6 +156,12 @@ impl Engine {
             unlisted,
             max: (limits.facts, limits.entities, limits.episodes),
             no_entity_search: transport == Transport::Rest,
+            turns: self.recent_turns(ctx),
+            turn_retention: format!(
+                "the last {} turns of each of the {} most recent sessions are kept",
+                turn_history::KEPT_TURNS,
+                turns::KEPT_SESSIONS
+            ),
         })
     }
 
@@ -260,5 +270,77 @@ impl Engine {
             "forgets: {looking} looking for captures Graphiti was still storing, {deleted} \
              episode(s) deleted later, {failed} not removable (memory/forget-log.jsonl)"
         ))
+    }
+
+    /// The session's recent turns with what became of each capture, when the context names a
+    /// session and there is a state directory.
+    fn recent_turns(&self, ctx: &HookContext) -> Option<Result<Vec<reports::ShownTurn>, String>> {
+        let dir = self.host.state_dir.as_deref()?;
+        let key = ctx.session_key.as_deref().or(ctx.session_id.as_deref())?;
+        let past = match turn_history::recent(dir, key) {
+            Ok(past) => past,
+            Err(why) => return Some(Err(why)),
+        };
+        let spool = Spool::new(dir);
+        let acked = spool.acked();
+        let spooled = spooled_by_name(&spool);
+        Some(Ok(past
+            .into_iter()
+            .map(|t| reports::ShownTurn {
+                capture: capture_status(&t.capture, &acked, &spooled),
+                at_ms: t.at_ms,
+                prompt: t.prompt,
+                recall: t.recall,
+                packs: t.packs,
+                trace: t.trace,
+                injected: t.injected,
+            })
+            .collect()))
+    }
+}
+
+/// Entries read to find a turn's capture in the spool, at most.
+const SPOOL_ENTRIES_READ: usize = 2000;
+
+/// The spool's entries by the name of their episode (the first entries only, in a backlog).
+fn spooled_by_name(spool: &Spool) -> HashMap<String, (State, Option<String>)> {
+    spool
+        .entries()
+        .unwrap_or_default()
+        .into_iter()
+        .take(SPOOL_ENTRIES_READ)
+        .filter_map(|entry| {
+            let name = spool.read(&entry).ok()?.name;
+            let why = entry
+                .state
+                .is_set_aside()
+                .then(|| spool.meta(&entry.stem).set_aside_reason)
+                .flatten();
+            Some((name, (entry.state, why)))
+        })
+        .collect()
+}
+
+fn capture_status(
+    captured: &Captured,
+    acked: &Acked,
+    spooled: &HashMap<String, (State, Option<String>)>,
+) -> String {
+    let name = match captured {
+        Captured::Spooled(name) => name,
+        Captured::Skipped(why) => return format!("not captured: {why}"),
+        Captured::Dropped(why) => return format!("LOST before the spool: {why}"),
+    };
+    match spooled.get(name) {
+        Some((State::Waiting, _)) => "waiting to be sent to Graphiti".into(),
+        Some((State::Sending | State::InDoubt, _)) => {
+            "sent, Graphiti's answer unknown (in doubt: checked before it is sent again)".into()
+        }
+        Some((_, why)) => format!(
+            "set aside: {} (spool requeue sends it again)",
+            why.as_deref().unwrap_or("no reason kept")
+        ),
+        None if acked.contains(name) => "delivered to Graphiti".into(),
+        None => "no longer in the spool (delivered long ago, or forgotten)".into(),
     }
 }

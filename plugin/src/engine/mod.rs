@@ -12,6 +12,7 @@ mod recall_turn;
 mod sending;
 mod tool_calls;
 mod turn;
+pub mod turn_history;
 pub mod turns;
 
 use crate::config::ConfigRoots;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// Sessions whose last turn is kept; older ones are pruned when the counters are saved (at most
 /// once a minute).
-const KEPT_SESSIONS: usize = 200;
+pub const KEPT_SESSIONS: usize = 200;
 /// A larger record is not read (a record is a few kilobytes: its injection is bounded).
 const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 const PROMPT_SHOWN_CHARS: usize = 200;
@@ -257,12 +257,19 @@ fn records(state_dir: &Path) -> Result<Vec<(PathBuf, TurnRecord)>, String> {
         .collect())
 }
 
-/// Removes the records of turns whose memories went to one of `groups` (their prompt and what
-/// was injected may repeat what was forgotten). Returns how many.
-pub fn forget_groups(state_dir: &Path, groups: &[String]) -> Result<usize, String> {
+/// Removes the records of turns whose memories went to one of `groups` and whose prompt or
+/// injected blocks `mentions` what was forgotten. Returns how many.
+pub fn forget_groups(
+    state_dir: &Path,
+    groups: &[String],
+    mentions: &dyn Fn(&str) -> bool,
+) -> Result<usize, String> {
     let mut removed = 0;
     for (path, record) in records(state_dir)? {
-        if record.group_id.as_ref().is_some_and(|g| groups.contains(g)) {
+        let in_group = record.group_id.as_ref().is_some_and(|g| groups.contains(g));
+        if in_group
+            && (mentions(&record.prompt) || record.injected.as_deref().is_some_and(mentions))
+        {
             fs::remove_file(&path)
                 .map_err(|e| format!("cannot remove the turn record {}: {e}", path.display()))?;
             removed += 1;
@@ -295,8 +302,27 @@ pub fn keep_out_of_capture(
     save(kept, state_dir, record)
 }
 
-/// Keeps the most recent sessions' records only.
+/// Keeps the most recent sessions' records only, and their turn histories.
 pub fn prune(state_dir: &Path) {
+    prune_records(state_dir);
+    super::turn_history::prune(state_dir, &dir(state_dir), KEPT_SESSIONS);
+}
+
+/// The session's record as this instance last read or wrote it, while its file is unchanged.
+pub fn kept_record(
+    kept: &mut Kept<TurnRecord>,
+    state_dir: &Path,
+    session_key: &str,
+) -> Option<TurnRecord> {
+    let path = crate::routing::state::file_for(&dir(state_dir), session_key);
+    kept.read(&path, MAX_FILE_BYTES)
+        .ok()
+        .flatten()
+        .filter(|r| r.session_key == session_key)
+        .cloned()
+}
+
+fn prune_records(state_dir: &Path) {
     // Counting is cheap; records are read only when there are too many.
     if crate::platform::files::list_names(&dir(state_dir)).map_or(0, |names| names.len())
         <= KEPT_SESSIONS

@@ -177,8 +177,17 @@ impl Engine {
             Ok(n) => done.cache_entries = n,
             Err(e) => done.local_trouble.push(e),
         }
-        match crate::engine::turns::forget_groups(dir, &groups) {
+        let terms: Option<HashSet<String>> = proposal
+            .query
+            .as_deref()
+            .map(|q| recall_cache::terms(q).into_iter().collect());
+        let mentions = |text: &str| terms.as_ref().is_none_or(|t| shares_a_term(text, t));
+        match crate::engine::turns::forget_groups(dir, &groups, &mentions) {
             Ok(n) => done.turn_records = n,
+            Err(e) => done.local_trouble.push(e),
+        }
+        match crate::engine::turn_history::forget_groups(dir, &groups, &mentions) {
+            Ok(n) => done.turn_records += n,
             Err(e) => done.local_trouble.push(e),
         }
     }

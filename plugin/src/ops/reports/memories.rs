@@ -20,6 +20,67 @@ pub struct Memories {
     pub max: (usize, usize, usize),
     /// The server has no entity search (the REST API).
     pub no_entity_search: bool,
+    /// The recent turns of the session asked from, when one was.
+    pub turns: Option<Result<Vec<ShownTurn>, String>>,
+    /// How many turns of how many sessions are kept.
+    pub turn_retention: String,
+}
+
+/// A past turn of the session as `memory see` shows it.
+pub struct ShownTurn {
+    pub at_ms: u64,
+    pub prompt: String,
+    pub recall: String,
+    pub packs: Vec<String>,
+    pub trace: Vec<String>,
+    pub injected: Option<String>,
+    /// Delivered, waiting, in doubt, set aside (why), or not captured (why).
+    pub capture: String,
+}
+
+/// How many characters of a turn's injected blocks `memory see` shows.
+const INJECTED_SHOWN_CHARS: usize = 600;
+
+fn turns_section(out: &mut String, turns: &Result<Vec<ShownTurn>, String>, retention: &str) {
+    match turns {
+        Err(why) => {
+            let _ = writeln!(out, "Recent turns of this session: {}", one_line(why));
+        }
+        Ok(turns) if turns.is_empty() => {
+            let _ = writeln!(
+                out,
+                "Recent turns of this session: none kept ({retention})."
+            );
+        }
+        Ok(turns) => {
+            let _ = writeln!(out, "Recent turns of this session ({retention}):");
+            for t in turns {
+                let _ = writeln!(
+                    out,
+                    "  {}  {:?}",
+                    crate::platform::time::iso8601(t.at_ms),
+                    truncate_chars(&one_line(&t.prompt), MAX_TEXT_CHARS)
+                );
+                let packs = if t.packs.is_empty() {
+                    "none".to_string()
+                } else {
+                    t.packs.join(", ")
+                };
+                let _ = writeln!(out, "    recall: {}; packs: {packs}", one_line(&t.recall));
+                for step in &t.trace {
+                    let _ = writeln!(out, "    trace: {}", one_line(step));
+                }
+                if let Some(injected) = &t.injected {
+                    let _ = writeln!(
+                        out,
+                        "    injected: {}",
+                        truncate_chars(&one_line(injected), INJECTED_SHOWN_CHARS)
+                    );
+                }
+                let _ = writeln!(out, "    capture: {}", one_line(&t.capture));
+            }
+        }
+    }
 }
 
 const MAX_TEXT_CHARS: usize = 200;
@@ -84,6 +145,9 @@ pub fn render_memories(m: &Memories) -> super::CommandOutput {
         }
     }
     failed |= episodes_section(&mut out, m);
+    if let Some(turns) = &m.turns {
+        turns_section(&mut out, turns, &m.turn_retention);
+    }
     super::CommandOutput {
         exit_code: u8::from(failed),
         stdout: out,
@@ -250,6 +314,8 @@ mod tests {
             unlisted: Some("the MCP server runs on FalkorDB".into()),
             max: (20, 10, 10),
             no_entity_search: false,
+            turns: None,
+            turn_retention: String::new(),
         }
     }
 

@@ -16,7 +16,7 @@ pub use forgets::{
     ForgetDone, ForgetPlan, render_forget_done, render_forget_plan, render_nothing_to_forget,
 };
 pub use intent_test::render_intent_test;
-pub use memories::{Memories, render_export, render_memories};
+pub use memories::{Memories, ShownTurn, render_export, render_memories};
 pub use status::{Doubts, SpoolCounts, render_flush, render_status, unlisted_text};
 
 const NONE: &str = "none";

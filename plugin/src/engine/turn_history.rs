@@ -1,0 +1,238 @@
+//! The recent turns of each session, for `memory see`: what each turn injected (the recall block,
+//! the packs, the decision trace) and what became of its capture. A file per session in
+//! `turn-history/`, a JSON line per turn written at `agent-end` (after the reply, never in the
+//! prompt's path); the last [`KEPT_TURNS`] of a session are kept, for the sessions `debug` keeps.
+
+use super::turns::TurnRecord;
+use crate::platform::files;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Turns kept per session.
+pub const KEPT_TURNS: usize = 10;
+/// A larger file is not read (ten turns of bounded injections stay far below).
+const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// One past turn of a session.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct PastTurn {
+    pub at_ms: u64,
+    pub group_id: Option<String>,
+    /// The prompt, cut short.
+    pub prompt: String,
+    pub recall: String,
+    pub packs: Vec<String>,
+    pub trace: Vec<String>,
+    pub injected: Option<String>,
+    pub capture: Captured,
+}
+
+/// What `agent-end` did with the turn.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub enum Captured {
+    /// Spooled as this episode: then delivered, waiting or set aside.
+    Spooled(String),
+    /// Not captured, and why.
+    Skipped(String),
+    /// Lost before the spool, and why.
+    Dropped(String),
+}
+
+impl PastTurn {
+    pub fn of(record: &TurnRecord, capture: Captured) -> PastTurn {
+        PastTurn {
+            at_ms: record.at_ms,
+            group_id: record.group_id.clone(),
+            prompt: record.prompt.clone(),
+            recall: record.recall.clone(),
+            packs: record.packs.clone(),
+            trace: record.trace.clone(),
+            injected: record.injected.clone(),
+            capture,
+        }
+    }
+}
+
+fn dir(state_dir: &Path) -> PathBuf {
+    state_dir.join("turn-history")
+}
+
+fn path(state_dir: &Path, session_key: &str) -> PathBuf {
+    crate::routing::state::file_for(&dir(state_dir), session_key)
+}
+
+fn parse(bytes: &[u8]) -> Vec<PastTurn> {
+    bytes
+        .split(|&b| b == b'\n')
+        .filter(|line| !line.is_empty())
+        .filter_map(|line| serde_json::from_slice(line).ok())
+        .collect()
+}
+
+fn lines(turns: &[PastTurn]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for turn in turns {
+        out.extend(serde_json::to_vec(turn).expect("turns serialise"));
+        out.push(b'\n');
+    }
+    out
+}
+
+/// Adds `turn` to the session's history, keeping its last [`KEPT_TURNS`].
+pub fn append(state_dir: &Path, session_key: &str, turn: &PastTurn) -> Result<(), String> {
+    let path = path(state_dir, session_key);
+    let mut turns = match files::read_regular(&path, MAX_FILE_BYTES) {
+        Ok(Some(bytes)) => parse(&bytes),
+        _ => vec![],
+    };
+    // A turn whose prompt hook did not run leaves the previous turn's record: the newest outcome.
+    if turns
+        .last()
+        .is_some_and(|last| last.at_ms == turn.at_ms && last.prompt == turn.prompt)
+    {
+        turns.pop();
+    }
+    turns.push(turn.clone());
+    let excess = turns.len().saturating_sub(KEPT_TURNS);
+    turns.drain(..excess);
+    files::write_atomically(&path, &lines(&turns))
+        .map_err(|e| format!("cannot write the turn history {}: {e}", path.display()))
+}
+
+/// The session's kept turns, oldest first (a line that cannot be read is skipped).
+pub fn recent(state_dir: &Path, session_key: &str) -> Result<Vec<PastTurn>, String> {
+    let path = path(state_dir, session_key);
+    match files::read_regular(&path, MAX_FILE_BYTES) {
+        Ok(Some(bytes)) => Ok(parse(&bytes)),
+        Ok(None) => Ok(vec![]),
+        Err(e) => Err(format!(
+            "the turn history {} cannot be read: {e}",
+            path.display()
+        )),
+    }
+}
+
+/// Removes the turns whose memories went to one of `groups` and whose prompt or injected blocks
+/// `mentions` what is forgotten. Returns how many.
+pub fn forget_groups(
+    state_dir: &Path,
+    groups: &[String],
+    mentions: &dyn Fn(&str) -> bool,
+) -> Result<usize, String> {
+    let dir = dir(state_dir);
+    let names = match files::list_names(&dir) {
+        Ok(names) => names,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(format!("cannot list {}: {e}", dir.display())),
+    };
+    let mut removed = 0;
+    for name in names {
+        let path = dir.join(name);
+        let Ok(Some(bytes)) = files::read_regular(&path, MAX_FILE_BYTES) else {
+            continue;
+        };
+        let turns = parse(&bytes);
+        let (gone, kept): (Vec<PastTurn>, Vec<PastTurn>) = turns.into_iter().partition(|t| {
+            t.group_id.as_ref().is_some_and(|g| groups.contains(g))
+                && (mentions(&t.prompt) || t.injected.as_deref().is_some_and(mentions))
+        });
+        if gone.is_empty() {
+            continue;
+        }
+        removed += gone.len();
+        let written = if kept.is_empty() {
+            std::fs::remove_file(&path)
+        } else {
+            files::write_atomically(&path, &lines(&kept))
+        };
+        written.map_err(|e| format!("cannot rewrite the turn history {}: {e}", path.display()))?;
+    }
+    Ok(removed)
+}
+
+/// Keeps the histories of the sessions whose last-turn record `debug` keeps (the same file name
+/// in `turns_dir`), once there are more than `kept_sessions`.
+pub fn prune(state_dir: &Path, turns_dir: &Path, kept_sessions: usize) {
+    let dir = dir(state_dir);
+    let Ok(names) = files::list_names(&dir) else {
+        return;
+    };
+    if names.len() <= kept_sessions {
+        return;
+    }
+    let Ok(kept) = files::list_names(turns_dir) else {
+        return;
+    };
+    for name in names.into_iter().filter(|n| !kept.contains(n)) {
+        let _ = std::fs::remove_file(dir.join(name));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn(at_ms: u64, group: &str) -> PastTurn {
+        PastTurn {
+            at_ms,
+            group_id: Some(group.into()),
+            prompt: format!("turn {at_ms}"),
+            recall: "recalled 1 fact".into(),
+            packs: vec![],
+            trace: vec![],
+            injected: None,
+            capture: Captured::Spooled(format!("ep-{at_ms}")),
+        }
+    }
+
+    #[test]
+    fn a_session_keeps_its_last_turns_and_a_forget_takes_its_groups_out() {
+        let dir = tempfile::tempdir().unwrap();
+        for at in 0..15 {
+            let group = if at % 2 == 0 { "dm-ana" } else { "dm-old" };
+            append(dir.path(), "s1", &turn(at, group)).unwrap();
+        }
+        let kept = recent(dir.path(), "s1").unwrap();
+        assert_eq!(
+            kept.iter().map(|t| t.at_ms).collect::<Vec<_>>(),
+            (5..15).collect::<Vec<_>>()
+        );
+        let all = |_: &str| true;
+        assert_eq!(
+            forget_groups(dir.path(), &["dm-ana".into()], &|t| t.contains("turn 14")).unwrap(),
+            1
+        );
+        assert_eq!(
+            forget_groups(dir.path(), &["dm-old".into()], &all).unwrap(),
+            5
+        );
+        let left = recent(dir.path(), "s1").unwrap();
+        assert!(
+            left.iter().all(|t| t.group_id.as_deref() == Some("dm-ana")),
+            "{left:?}"
+        );
+        assert_eq!(
+            forget_groups(dir.path(), &["dm-ana".into()], &all).unwrap(),
+            4
+        );
+        assert_eq!(recent(dir.path(), "s1").unwrap(), vec![]);
+    }
+
+    #[test]
+    fn a_torn_line_is_skipped_and_the_rest_read() {
+        let dir = tempfile::tempdir().unwrap();
+        append(dir.path(), "s1", &turn(1, "g")).unwrap();
+        let p = path(dir.path(), "s1");
+        let mut bytes = std::fs::read(&p).unwrap();
+        bytes.extend_from_slice(b"{\"at_ms\": 2, \"gro");
+        std::fs::write(&p, bytes).unwrap();
+        append(dir.path(), "s1", &turn(3, "g")).unwrap();
+        let at: Vec<u64> = recent(dir.path(), "s1")
+            .unwrap()
+            .iter()
+            .map(|t| t.at_ms)
+            .collect();
+        assert_eq!(at, vec![1, 3]);
+    }
+}
