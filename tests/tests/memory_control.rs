@@ -295,8 +295,48 @@ fn chats_paused_at_the_same_moment_from_two_processes_are_all_kept() {
     assert_eq!(String::from_utf8_lossy(&listed.stdout).matches("paused:   main-dm-").count(), 79);
 }
 
-fn cli(state: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(workspace().join("target/release/graphiti-openclaw"))
+/// A CLI killed with SIGKILL at any moment of a pause never leaves the paused chats torn or
+/// loses a chat paused before: the file is replaced whole (write, then rename).
+#[test]
+fn a_pause_killed_at_any_moment_loses_no_earlier_pause() {
+    let state = temp_dir("paused-kill-state");
+    // Many paused chats, so that writing the file takes long enough for kills to land inside it.
+    let many: serde_json::Map<String, serde_json::Value> = (0..30_000)
+        .map(|n| (format!("main-dm-earlier-{n:05}"), serde_json::json!({"since_ms": 1_700_000_000_000u64})))
+        .collect();
+    std::fs::create_dir_all(state.path().join("memory")).unwrap();
+    std::fs::write(state.path().join("memory/paused.json"), serde_json::json!({"groups": many}).to_string()).unwrap();
+    assert!(cli(state.path(), &["memory", "pause", "--sender", "first"]).status.success());
+    let started = std::time::Instant::now();
+    assert!(cli(state.path(), &["memory", "pause", "--sender", "second"]).status.success());
+    let one_run = started.elapsed();
+    let mut killed_mid_run = 0;
+    for n in 0..16u32 {
+        // Spread over one run's length, so some kills land inside the write.
+        let delay = one_run.mul_f64(f64::from(n) / 16.0 + 0.03);
+        let mut child = cli_command(state.path(), &["memory", "pause", "--sender", &format!("k-{n}")])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the CLI starts");
+        std::thread::sleep(delay);
+        if child.try_wait().unwrap().is_none() {
+            killed_mid_run += 1;
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        let listed = cli(state.path(), &["memory", "paused"]);
+        let text = String::from_utf8_lossy(&listed.stdout);
+        assert!(listed.status.success(), "after kill {n}: {listed:?}");
+        assert!(text.contains("main-dm-first") && text.contains("main-dm-second"), "after kill {n}: {text:.300}");
+        assert_eq!(text.matches("paused:   main-dm-earlier-").count(), 30_000, "after kill {n}");
+    }
+    assert!(killed_mid_run > 4, "only {killed_mid_run} kills landed before the CLI finished");
+}
+
+fn cli_command(state: &Path, args: &[&str]) -> std::process::Command {
+    let mut command = std::process::Command::new(workspace().join("target/release/graphiti-openclaw"));
+    command
         .arg("--config-dir")
         .arg(example_config())
         .arg("--state-dir")
@@ -304,9 +344,12 @@ fn cli(state: &Path, args: &[&str]) -> std::process::Output {
         .arg("--cache-dir")
         .arg(workspace().join("target/test-component-cache"))
         .arg("--quiet")
-        .args(args)
-        .output()
-        .expect("the CLI runs")
+        .args(args);
+    command
+}
+
+fn cli(state: &Path, args: &[&str]) -> std::process::Output {
+    cli_command(state, args).output().expect("the CLI runs")
 }
 
 fn seed_two_senders(standin: &StandIn) {
