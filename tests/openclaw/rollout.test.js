@@ -1,5 +1,5 @@
-// The README's "Rolling out" in real OpenClaw 2026.9.6: every command block of that section, read
-// out of the README (so the two cannot drift) and run as written, in order, in a throwaway HOME, with
+// docs/install.md's "Rolling out" in real OpenClaw 2026.9.6: every command block of that section, read
+// out of the page (so the two cannot drift) and run as written, in order, in a throwaway HOME, with
 // the packaged plugin (scripts/package-openclaw.sh runs first in scripts/test.sh). After each phase
 // `openclaw plugins inspect --all --runtime --json` or `plugins list --json` says which plugins run
 // with which tools and hooks, and OpenClaw's own loader and hook runner, given that HOME's
@@ -20,10 +20,10 @@ const MEMORY_CORE = 'memory-core';
 const { home, env } = throwawayHome();
 let closedUrl;
 
-/** Every `<!-- rollout:NAME -->` + ```sh block of the README's "Rolling out", as lines of words. */
+/** Every `<!-- rollout:NAME -->` + ```sh block of docs/install.md's "Rolling out", as lines of words. */
 function rolloutBlocks(readme) {
   const start = readme.indexOf('\n## Rolling out\n');
-  assert.ok(start >= 0, 'README has a "Rolling out" section');
+  assert.ok(start >= 0, 'docs/install.md has a "Rolling out" section');
   const end = readme.indexOf('\n## ', start + 1);
   const section = readme.slice(start, end < 0 ? undefined : end);
   const blocks = new Map();
@@ -47,12 +47,12 @@ function shellWords(line) {
   return words;
 }
 
-const BLOCKS = rolloutBlocks(fs.readFileSync(path.join(REPO, 'README.md'), 'utf8'));
+const BLOCKS = rolloutBlocks(fs.readFileSync(path.join(REPO, 'docs/install.md'), 'utf8'));
 
-/** Runs a README block; the package build is scripts/test.sh's step before this test. */
+/** Runs a block of the page; the package build is scripts/test.sh's step before this test. */
 async function runBlock(name) {
   const block = BLOCKS.get(name);
-  assert.ok(block, `README "Rolling out" has the block ${name}`);
+  assert.ok(block, `docs/install.md "Rolling out" has the block ${name}`);
   for (const words of block) {
     if (words.join(' ') === 'bash scripts/package-openclaw.sh') {
       packageTgz();
@@ -202,7 +202,7 @@ test('phase 3 through the slot (none), and back', async () => {
   assertMemoryCoreRuns(await loadAndFire(), 'back from slot none');
 });
 
-test('the memory slot set to graphiti-openclaw: accepted, memory-core off, a warning and status name the README\'s fix', async () => {
+test('the memory slot set to graphiti-openclaw: accepted, memory-core off, a warning and status name the fix', async () => {
   await openclaw(env, ['config', 'set', 'plugins.slots.memory', PLUGIN_ID]);
   const fired = await loadAndFire({ full: true });
   assertOursRuns(fired.ours, 'wrong slot');

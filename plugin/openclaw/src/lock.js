@@ -1,6 +1,6 @@
 // `host.acquire-lock` and `host.release-lock` for the component: one owner per state directory. The
-// protocol is the wasmtime shim's, written down once in `host-shim/src/state_lock.rs` (README: "One
-// owner per state directory"); the two hosts share lock files, so a `graphiti-openclaw` CLI and an
+// protocol is the wasmtime shim's, written down once in `host-shim/src/state_lock.rs` (docs/memory.md:
+// "One owner per state directory"); the two hosts share lock files, so a `graphiti-openclaw` CLI and an
 // OpenClaw Gateway on one state directory exclude each other. In short: `<state>/locks/<name>.lock`
 // created exclusively (no-follow, 0600) with {pid, host, token, acquired_ms, lease_ms, holder};
 // stale when the lease ran out or its pid (on this host) is dead; broken by renaming it aside and

@@ -3,7 +3,7 @@
 // and the one memory-slot setting that silently breaks it is said out loud.
 //
 // graphiti-openclaw declares no `kind: "memory"`: the memory slot never affects it, and it runs beside
-// whichever plugin owns the slot (README "Rolling out"). Decided as OpenClaw 2026.9's loader does
+// whichever plugin owns the slot (docs/install.md, "Rolling out"). Decided as OpenClaw 2026.9's loader does
 // (`resolvePluginActivationDecisionShared`, `resolveMemorySlotDecisionShared` and the dreaming sidecar
 // in `resolveAuthorizedDreamingSidecar`), from the config it hands the plugin as `api.config`.
 
@@ -53,7 +53,7 @@ export function slotWarning(config) {
   if (typeof slot !== 'string' || slot.trim().toLowerCase() !== PLUGIN_ID) return undefined;
   return `plugins.slots.memory is "${slot.trim()}": OpenClaw switches its own memory (memory-core: memory_search, `
     + 'memory_get, standing intents, dreaming) off for it, and graphiti-openclaw does not replace them: it owns no '
-    + `memory slot and works beside memory-core (README "Rolling out"). Fix: ${SLOT_FIX}`;
+    + `memory slot and works beside memory-core (docs/install.md, "Rolling out"). Fix: ${SLOT_FIX}`;
 }
 
 /**

@@ -264,7 +264,7 @@ pub enum InvalidFacts {
     Drop,
 }
 
-/// Chosen on the labelled set in `tests/relevance/set.yaml` (see the README's figures).
+/// Chosen on the labelled set in `tests/relevance/set.yaml` (see docs/benchmarks.md).
 pub const DEFAULT_MIN_RELEVANCE: f64 = 0.9;
 
 #[derive(Clone, Debug, Deserialize)]
@@ -446,7 +446,7 @@ pub struct StickySettings {
     /// starts the count again. 0: no limit.
     pub max_carried_turns: u32,
     /// Opt-in: a short prompt that names an entity the pack's turns did not name is not a follow-up
-    /// (README, "Stickiness").
+    /// (docs/configuration.md, "Stickiness").
     pub strict_follow_up: bool,
 }
 

@@ -5,7 +5,7 @@
 //!
 //! Slots missed while no runtime ticked (OpenClaw down) run once, as the latest missed slot, and the
 //! run says how many were missed; slots more than [`CATCH_UP_MS`] old are not run. The spec has no
-//! field for this; the README documents it.
+//! field for this; docs/experts.md documents it.
 
 use crate::experts::cron::CronExpr;
 use crate::platform::time::{civil, local_minute};
