@@ -207,6 +207,7 @@ impl Engine {
             }
             if now.saturating_sub(self.turns.pruned_at_ms) >= PRUNE_INTERVAL_MS {
                 turns::prune(dir);
+                turn_history::prune(dir, &turns::dir(dir), turns::KEPT_SESSIONS);
                 self.turns.pruned_at_ms = now;
             }
             self.memory.unsaved = stats::Stats::default();

@@ -220,6 +220,24 @@ mod tests {
     }
 
     #[test]
+    fn only_the_histories_of_sessions_whose_records_are_kept_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let records = dir.path().join("records");
+        std::fs::create_dir_all(&records).unwrap();
+        for key in ["s1", "s2", "s3"] {
+            append(dir.path(), key, &turn(1, "g")).unwrap();
+        }
+        let kept = path(dir.path(), "s2");
+        std::fs::write(records.join(kept.file_name().unwrap()), "{}").unwrap();
+        prune(dir.path(), &records, 3);
+        assert_eq!(recent(dir.path(), "s1").unwrap().len(), 1, "at most 3: none pruned");
+        prune(dir.path(), &records, 2);
+        assert!(recent(dir.path(), "s1").unwrap().is_empty());
+        assert!(recent(dir.path(), "s3").unwrap().is_empty());
+        assert_eq!(recent(dir.path(), "s2").unwrap().len(), 1);
+    }
+
+    #[test]
     fn a_torn_line_is_skipped_and_the_rest_read() {
         let dir = tempfile::tempdir().unwrap();
         append(dir.path(), "s1", &turn(1, "g")).unwrap();

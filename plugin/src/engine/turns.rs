@@ -163,7 +163,8 @@ impl TurnRecord {
     }
 }
 
-fn dir(state_dir: &Path) -> PathBuf {
+/// Where the last-turn records are.
+pub fn dir(state_dir: &Path) -> PathBuf {
     state_dir.join("last-turns")
 }
 
@@ -302,12 +303,6 @@ pub fn keep_out_of_capture(
     save(kept, state_dir, record)
 }
 
-/// Keeps the most recent sessions' records only, and their turn histories.
-pub fn prune(state_dir: &Path) {
-    prune_records(state_dir);
-    super::turn_history::prune(state_dir, &dir(state_dir), KEPT_SESSIONS);
-}
-
 /// The session's record as this instance last read or wrote it, while its file is unchanged.
 pub fn kept_record(
     kept: &mut Kept<TurnRecord>,
@@ -322,7 +317,8 @@ pub fn kept_record(
         .cloned()
 }
 
-fn prune_records(state_dir: &Path) {
+/// Keeps the most recent sessions' records only.
+pub fn prune(state_dir: &Path) {
     // Counting is cheap; records are read only when there are too many.
     if crate::platform::files::list_names(&dir(state_dir)).map_or(0, |names| names.len())
         <= KEPT_SESSIONS
