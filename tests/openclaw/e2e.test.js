@@ -26,8 +26,14 @@ function mockProvider(baseUrl) {
 }
 
 function pluginConfig() {
-  // The stand-in's seeded memories live in the group "demo".
-  return { graphiti: { url: `${standIn.url}/mcp`, group_id: { direct: 'demo', group: 'demo-{chat}' } }, tickIntervalMs: 500 };
+  // The stand-in's seeded memories live in the group "demo". The memory-control keys are set as a
+  // user would, so OpenClaw checks them against the manifest and the component reads them.
+  return {
+    graphiti: { url: `${standIn.url}/mcp`, group_id: { direct: 'demo', group: 'demo-{chat}' } },
+    skip: { channels: ['discord'], chat_types: [], chats: ['telegram:-100999'] },
+    capture: { redact: ['api-keys', 'private-keys', 'card-numbers', 'passwords', 'email-addresses', 'phone-numbers'] },
+    tickIntervalMs: 500,
+  };
 }
 
 before(async () => {
@@ -272,4 +278,9 @@ test('real agent turns with the default Tool Search: an AUTO call runs, a CONFIR
     scripted.stop();
     fs.rmSync(path.join(home, '.openclaw/experts'), { recursive: true, force: true });
   }
+});
+
+test('the memory-control settings given in OpenClaw\'s plugin config are accepted and in force', async () => {
+  const out = await openclaw(env, ['graphiti', 'status']);
+  assert.match(out.stdout, /^memory: +kept out: channels discord; 1 listed chats$/m, out.stdout);
 });

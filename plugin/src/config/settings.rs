@@ -359,6 +359,20 @@ mod tests {
         );
     }
 
+    #[test]
+    fn every_redaction_kind_the_docs_name_is_read_and_a_misspelt_one_is_refused() {
+        let yaml = |kinds: &str| SourceFile {
+            display: "settings.yaml".into(),
+            text: format!("schema_version: 1\ncapture:\n  redact: [{kinds}]\n"),
+            from_overlay: false,
+        };
+        let all = "api-keys, private-keys, card-numbers, passwords, email-addresses, phone-numbers";
+        let s = super::super::parse::<SettingsFile>(&yaml(all)).unwrap();
+        assert_eq!(s.capture.redact.len(), 6);
+        let err = super::super::parse::<SettingsFile>(&yaml("e-mail-addresses")).unwrap_err();
+        assert!(err.message.contains("email-addresses"), "{err}");
+    }
+
     /// The field a host settings error names, or `None` for one about the whole object.
     fn named_field(host_json: &str) -> Option<String> {
         layered_settings(None, host_json)
