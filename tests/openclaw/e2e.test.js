@@ -284,3 +284,29 @@ test('the memory-control settings given in OpenClaw\'s plugin config are accepte
   const out = await openclaw(env, ['graphiti', 'status']);
   assert.match(out.stdout, /^memory: +kept out: channels discord; 1 listed chats$/m, out.stdout);
 });
+
+test('openclaw graphiti setup: the example copied, hooks allowed, Graphiti set and checked, in one command', async () => {
+  const { home: setupHome, env: setupEnv } = throwawayHome();
+  try {
+    await openclaw(setupEnv, ['plugins', 'install', packageTgz(), '--force', '--accept-capabilities']);
+    const configDir = path.join(setupHome, 'my-graphiti-config');
+    await assert.rejects(
+      openclaw(setupEnv, ['graphiti', 'setup', '--graphiti-url', 'localhost:8000']),
+      /failed \(2\)[\s\S]*--graphiti-url "localhost:8000": Graphiti is reached over http or https/,
+    );
+    const setup = await openclaw(setupEnv, ['graphiti', 'setup', '--graphiti-url', `${standIn.url}/mcp`, '--config-dir', configDir]);
+    assert.match(setup.stdout, new RegExp(`configuration: copied the example to ${configDir}`));
+    assert.match(setup.stdout, /^graphiti: mcp .* — reachable/m, setup.stdout);
+    assert.ok(fs.existsSync(path.join(configDir, 'intent_rules.yaml')));
+    const hooks = await openclaw(setupEnv, ['config', 'get', `plugins.entries.${PLUGIN_ID}.hooks.allowConversationAccess`]);
+    assert.match(hooks.stdout, /true/);
+    const status = await openclaw(setupEnv, ['graphiti', 'status']);
+    assert.doesNotMatch(status.stdout, /BLOCKED/);
+    fs.writeFileSync(path.join(configDir, 'settings.yaml'), 'schema_version: 1\n# mine\n');
+    const again = await openclaw(setupEnv, ['graphiti', 'setup', '--graphiti-url', `${standIn.url}/mcp`, '--config-dir', configDir]);
+    assert.match(again.stdout, /configuration: kept .* as it is/);
+    assert.equal(fs.readFileSync(path.join(configDir, 'settings.yaml'), 'utf8'), 'schema_version: 1\n# mine\n', 'a user\'s configuration is never overwritten');
+  } finally {
+    fs.rmSync(setupHome, { recursive: true, force: true });
+  }
+});

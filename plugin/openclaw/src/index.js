@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { ComponentPool } from './component.js';
 import { agentEndEvent, hookContext, promptEvent } from './context.js';
 import { registerMemoryCommands } from './memory-cli.js';
+import { registerSetupCommand } from './setup-cli.js';
 import { checkToolCommand, dueMoment, expertsCommand, expertsSlashCommand, graphitiSlashCommand, intentTest, outputText, queuesWork, recallSlashCommand, spoolCommand } from './commands.js';
 import { defaultOpenclawStateDir, resolveOptions } from './options.js';
 import { blockedTurnHooks, describeBlockedHooks, hookStatusLines } from './hook-access.js';
@@ -276,6 +277,7 @@ function registerCliCommands(api, runtime) {
     };
     const print = (command) => printWith(command);
     const graphiti = program.command('graphiti').description(CLI_DESCRIPTOR.description);
+    registerSetupCommand(graphiti, api, { pluginId: PLUGIN_ID, pluginRoot: PLUGIN_ROOT, createRuntime });
     graphiti.command('status').description('Graphiti reachability, counters, spool depth, pack rates')
       .action(() => print({ tag: 'status' }));
     graphiti.command('intent-test <prompt>').description('Which workflow pack a prompt gets, and why (a dry run)')
