@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { startRegistry } from './npm-registry.js';
 import { PLUGIN_ID, REPO, eventually as poll, loadWithOpenClaw, openclaw, packageTgz, startStandIn, startStubModel, throwawayHome } from './openclaw.js';
 
 /** Waits until `check` returns something truthy: these turns are quick. */
@@ -285,10 +286,16 @@ test('the memory-control settings given in OpenClaw\'s plugin config are accepte
   assert.match(out.stdout, /^memory: +kept out: channels discord; 1 listed chats$/m, out.stdout);
 });
 
-test('openclaw graphiti setup: the example copied, hooks allowed, Graphiti set and checked, in one command', async () => {
-  const { home: setupHome, env: setupEnv } = throwawayHome();
+test('installed by name from a registry, set up in one command, then a turn is captured', async () => {
+  const { home: setupHome, env: bareEnv } = throwawayHome();
+  const manifest = JSON.parse(fs.readFileSync(path.join(REPO, 'dist/graphiti-openclaw/package.json'), 'utf8'));
+  const registry = await startRegistry(packageTgz(), manifest);
+  const setupEnv = { ...bareEnv, npm_config_registry: registry.url };
   try {
-    await openclaw(setupEnv, ['plugins', 'install', packageTgz(), '--force', '--accept-capabilities']);
+    await openclaw(setupEnv, ['plugins', 'install', `npm:${manifest.name}`, '--force', '--accept-capabilities']);
+    assert.ok(registry.requests.includes(`GET /${manifest.name}/-/${manifest.name}-${manifest.version}.tgz`), registry.requests.join('\n'));
+    const inspected = await openclaw(setupEnv, ['plugins', 'inspect', PLUGIN_ID, '--json']);
+    assert.match(inspected.stdout, new RegExp(`"version": "${manifest.version}"`));
     const configDir = path.join(setupHome, 'my-graphiti-config');
     await assert.rejects(
       openclaw(setupEnv, ['graphiti', 'setup', '--graphiti-url', 'localhost:8000']),
@@ -306,7 +313,19 @@ test('openclaw graphiti setup: the example copied, hooks allowed, Graphiti set a
     const again = await openclaw(setupEnv, ['graphiti', 'setup', '--graphiti-url', `${standIn.url}/mcp`, '--config-dir', configDir]);
     assert.match(again.stdout, /configuration: kept .* as it is/);
     assert.equal(fs.readFileSync(path.join(configDir, 'settings.yaml'), 'utf8'), 'schema_version: 1\n# mine\n', 'a user\'s configuration is never overwritten');
+
+    await openclaw(setupEnv, ['config', 'set', 'models.providers.mock', JSON.stringify(mockProvider(model.baseUrl)), '--strict-json']);
+    await openclaw(setupEnv, ['config', 'set', 'agents.defaults.model', '"mock/mock-1"', '--strict-json']);
+    const said = 'Remember that the registry install works on the first try';
+    const turn = await openclaw(setupEnv, ['agent', '--local', '--message', said, '--json'], { timeoutMs: 180_000 });
+    const stats = () => fs.readFileSync(path.join(setupHome, '.openclaw', PLUGIN_ID, 'stats.json'), 'utf8');
+    try {
+      await eventually(async () => (await standIn.requests()).some((r) => r.tool === 'add_memory' && r.body?.includes('registry install works')), 'the turn at the stand-in');
+    } catch (error) {
+      throw new Error(`${error.message}\nturn: ${turn.stdout.slice(-2000)}\n${turn.stderr.slice(-3000)}\nstats: ${stats()}`);
+    }
   } finally {
+    registry.stop();
     fs.rmSync(setupHome, { recursive: true, force: true });
   }
 });
