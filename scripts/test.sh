@@ -36,15 +36,17 @@ say "the OpenClaw package (Node 24, jco and OpenClaw 2026.9.6 pinned from npm in
 bash scripts/package-openclaw.sh
 PATH="$(bash scripts/node-tools.sh | tail -n 1):$PATH"
 node --test plugin/openclaw/test/*.test.js
-say "end to end in real OpenClaw (throwaway HOME; install, inspect, hook runner, one agent --local turn)"
+say "every shell block of the README and docs/ runs as written, or says why it cannot here"
+node --test tests/docs/blocks.test.js
+say "end to end in real OpenClaw (throwaway HOME; install from the archive and by name from a registry on loopback, setup, inspect, hook runner, agent --local turns)"
 node --test tests/openclaw/e2e.test.js
-say "the README's Rolling out in real OpenClaw (every phase's commands as written; memory-core's tools, the plugin's hooks, the fallback note; the memory-slot warning)"
+say "docs/install.md's Rolling out in real OpenClaw (every phase's commands as written; memory-core's tools, the plugin's hooks, the fallback note; the memory-slot warning)"
 node --test tests/openclaw/rollout.test.js
 say "OpenClaw fault suite (two adapter processes on one state directory, one killed with SIGKILL)"
 node --test tests/openclaw/faults.test.js
 say "expert runs in a real OpenClaw Gateway (webhook, channel and cron triggers, lanes, retries, CONFIRM, a SIGKILL with runs in flight)"
 node --test tests/openclaw/expert-runs.test.js
-say "whose memory in a real OpenClaw Gateway (each group's turn, tools and /recall use that group's Graphiti group)"
+say "whose memory in a real OpenClaw Gateway (each group's turn, tools and /recall use that group's Graphiti group; a forget the model proposes, confirmed through the Gateway)"
 node --test tests/openclaw/groups.test.js
 say "what is not the user's in a real OpenClaw Gateway (deliveries, expert run sessions, commands and expert sessions fire no channel trigger)"
 node --test tests/openclaw/privacy.test.js
