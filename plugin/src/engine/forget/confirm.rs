@@ -1,7 +1,10 @@
 //! A confirmed forget carried out: the spool first (under the send lock, so no send takes what
 //! goes), then Graphiti's deletes, a search again to check, and the plugin's own copies.
 
-use super::{GRAPHITI_TIMEOUT, sender_of, session_of, shares_a_term, spooled_mentioning, text_of};
+use super::{
+    GRAPHITI_TIMEOUT, sender_of, session_of, shares_a_term, spooled_mentioning,
+    summaries_mentioning, text_of,
+};
 use crate::engine::Engine;
 use crate::memory::forget::{self, Confirmer, Proposal};
 use crate::memory::graphiti::Item;
@@ -131,17 +134,7 @@ impl Engine {
                         .map(|v| text_of(v, "uuid"))
                         .collect();
                     done.still_found(|uuid| still.contains(uuid));
-                    done.summaries = found
-                        .entities
-                        .iter()
-                        .filter(|n| shares_a_term(text_of(n, "summary"), &terms))
-                        .map(|n| {
-                            (
-                                text_of(n, "name").to_string(),
-                                text_of(n, "summary").to_string(),
-                            )
-                        })
-                        .collect();
+                    done.summaries = summaries_mentioning(&found.entities, &terms);
                 }
                 Err(why) => done.unchecked = Some(why),
             }

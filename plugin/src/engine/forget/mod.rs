@@ -76,6 +76,21 @@ fn shares_a_term(text: &str, terms: &HashSet<String>) -> bool {
     recall_cache::terms(text).iter().any(|t| terms.contains(t))
 }
 
+/// The entities (name, summary) whose summary shares a word with `terms`: a delete never rewrites
+/// a summary, so these may still say what is forgotten.
+fn summaries_mentioning(entities: &[Value], terms: &HashSet<String>) -> Vec<(String, String)> {
+    entities
+        .iter()
+        .filter(|n| shares_a_term(text_of(n, "summary"), terms))
+        .map(|n| {
+            (
+                text_of(n, "name").to_string(),
+                text_of(n, "summary").to_string(),
+            )
+        })
+        .collect()
+}
+
 fn shown_item(value: &Value, field: &str) -> ShownItem {
     ShownItem {
         uuid: text_of(value, "uuid").to_string(),
@@ -263,17 +278,7 @@ impl Engine {
             let (facts, chosen) = chosen_by_ids(ask.ids, query, &found.facts, &episodes)?;
             (facts, chosen, 0)
         };
-        let summaries = found
-            .entities
-            .iter()
-            .filter(|n| shares_a_term(text_of(n, "summary"), &terms))
-            .map(|n| {
-                (
-                    text_of(n, "name").to_string(),
-                    text_of(n, "summary").to_string(),
-                )
-            })
-            .collect();
+        let summaries = summaries_mentioning(&found.entities, &terms);
         let spooled = spooled_mentioning(dir, &[group.to_string()], Some(&terms));
         let proposal = Proposal {
             id: String::new(),
