@@ -4,12 +4,12 @@
 #
 # `cargo rustc --crate-type cdylib`, not `cargo build`: the plugin's lib is also an rlib (the native
 # tests link it), and for a unit that is an rlib too cargo does not pass `-C lto`, so the profile's
-# `lto = true` was silently not applied (3,247,625 bytes then; 3,059,534 with it).
+# `lto = true` was silently not applied, and the component was markedly larger.
 #
 # wasm-opt: `jco opt` (jco and its Binaryen are pinned in scripts/node-tools/package-lock.json, installed
 # by scripts/node-tools.sh) runs it on the component's core modules and splices them back. Binaryen is
 # 130 by an npm override: jco 1.11.2 (pinned for its glue, see transpile-component.sh) brings 123,
-# whose output was 976 bytes larger and, in three alternating pairs, slower in the shim's hook row. The features
+# whose output was larger and slower in the shim's hook row (docs/decisions/jco-and-binaryen-pins.md). The features
 # are the ones rustc enables for wasm32-wasip2, and SIMD (.cargo/config.toml; the stripped module has
 # no target_features section to read them from). Not `--low-memory-unused`: Rust puts its stack first, at the bottom of memory.
 # Done again only when cargo linked a new module (its own output in deps/, copied to .linked).

@@ -35,6 +35,5 @@ jco transpile "$1" --quiet --no-typescript -o "$2" --name plugin \
 # jco is pinned at 1.11.2 (scripts/node-tools/package.json): its glue calls a host import directly
 # (async ones through WebAssembly.Suspending). 1.15 adds a task record per call; from 1.16 on, every
 # imported call, synchronous ones too, goes through the component model's async task bookkeeping (a
-# task and a subtask record, several debug-log checks reading process.env): 20-45 microseconds a
-# call, about 0.5 ms of a before_prompt_build and 0.6 ms of an agent_end. Its minified glue is
-# 107 KB, not 379 KB.
+# task and a subtask record, several debug-log checks reading process.env), a large share of each
+# hook, and its minified glue is several times larger (docs/decisions/jco-and-binaryen-pins.md).

@@ -4,8 +4,8 @@
 //! piling up new ones. Layout: the payload (`Component::serialize`), then a trailer: the wasm's
 //! digest, its file's identity, key, checksum (xxh3-128) of the payload, magic. The payload comes first so that wasmtime can map the entry
 //! file itself (`Component::deserialize_file`): its code pages are then read from the page cache
-//! as they are used, where reading the 8.8 MB entry and copying it again into wasmtime's own mapping
-//! was a third of an `intent-test` process.
+//! as they are used, where reading the whole entry and copying it again into wasmtime's own mapping
+//! was a large share of an `intent-test` process.
 //! The key is sha256(sha256(wasm) ‖ engine compatibility hash): a new wasm or another wasmtime makes the
 //! entry stale. The trailer also keeps the wasm's digest and its file's identity (device, inode,
 //! size, modification and change times): while the file's identity is unchanged its digest is taken
@@ -387,8 +387,8 @@ fn split_entry(entry: &[u8]) -> Result<(&[u8], Trailer, &[u8]), String> {
     Ok((payload, read, &rest[..CHECKSUM_LEN]))
 }
 
-/// A cache entry mapped read-only: its bytes are the page cache's, not copied (reading the 8.8 MB
-/// entry through a buffer was a seventh of an `intent-test` process).
+/// A cache entry mapped read-only: its bytes are the page cache's, not copied (reading the entry
+/// through a buffer was a noticeable share of an `intent-test` process).
 struct Mapped {
     at: std::ptr::NonNull<std::ffi::c_void>,
     len: usize,

@@ -99,7 +99,7 @@ impl EpochTicker {
                 let engine = engine.clone();
                 let stop = Arc::clone(&stop);
                 // Parked, not asleep: dropping the ticker wakes it, so a CLI process does not wait
-                // out the rest of a tick (5 ms on average) before it can exit.
+                // out the rest of a tick before it can exit.
                 move || {
                     let mut next = Instant::now() + EPOCH_TICK;
                     while !stop.load(Ordering::Acquire) {

@@ -136,7 +136,7 @@ class Preopen {
     const namesDirectory = /(^|\/)\.{0,2}$/.test(relative);
     // The host paths of `base` and of each directory entered below it. Names come from pathNames (no
     // `/`, no `.` or empty one; `..` pops), so appending one is what path.join would give, without
-    // its normalizing pass on every step (cold, that was some 5 ms of a first configuration load).
+    // its normalizing pass on every step (cold, a noticeable share of a first configuration load).
     const entered = [base];
     const pending = pathNames(relative).reverse();
     let expansions = 0;

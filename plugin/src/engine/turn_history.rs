@@ -230,7 +230,11 @@ mod tests {
         let kept = path(dir.path(), "s2");
         std::fs::write(records.join(kept.file_name().unwrap()), "{}").unwrap();
         prune(dir.path(), &records, 3);
-        assert_eq!(recent(dir.path(), "s1").unwrap().len(), 1, "at most 3: none pruned");
+        assert_eq!(
+            recent(dir.path(), "s1").unwrap().len(),
+            1,
+            "at most 3: none pruned"
+        );
         prune(dir.path(), &records, 2);
         assert!(recent(dir.path(), "s1").unwrap().is_empty());
         assert!(recent(dir.path(), "s3").unwrap().is_empty());

@@ -196,8 +196,7 @@ mod at_offset {
 /// The names in directory `dir` (not `.` or `..`), in no particular order. On WASI, by the host's
 /// `read-directory` alone: std's `read_dir` goes through wasi-libc's `readdir`, which asks the host
 /// for every entry's inode (`metadata-hash-at`): a stat of each entry that nothing here reads, and
-/// in OpenClaw's WASI host a walk and an lstat each (a spool of 3,000 entries listed twice made each
-/// tick 54 ms).
+/// in OpenClaw's WASI host a walk and an lstat each (with a backlog in the spool, most of a tick).
 pub fn list_names(dir: &Path) -> io::Result<Vec<String>> {
     Ok(list(dir)?.names)
 }

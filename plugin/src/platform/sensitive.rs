@@ -41,7 +41,7 @@ pub fn scan_line(line: &str) -> Vec<Hit> {
 
 /// A built-in pattern in Rust `regex` syntax, matched as `regex::Regex` matches (leftmost-first,
 /// Unicode-aware) by regex-automata's engines, which routing links already: the `regex` crate's meta
-/// engine added 85 KB to the component for the audit alone. A lazy DFA rules lines out
+/// engine grew the component markedly for the audit alone (docs/decisions/size-budget.md). A lazy DFA rules lines out
 /// (most lines match nothing); the PikeVM finds the matches and groups in the others.
 pub struct Pattern {
     dfa: hybrid::dfa::DFA,

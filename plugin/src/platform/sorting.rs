@@ -1,13 +1,13 @@
 //! One stable sort for the whole component.
 //!
 //! Every `sort_by` with its own closure or element type is a new copy of the standard library's
-//! sort, several kilobytes of wasm each (38 copies were about 230 KB of `plugin.wasm`). Here the
+//! sort, several kilobytes of wasm each (docs/decisions/shared-stable-sort.md). Here the
 //! indices are sorted by one shared copy, through a `dyn` comparison, and the items then moved into
 //! that order: a little slower per call, on lists that are short or off the per-turn path. The hot
 //! sorts (the keyword automaton's, the matcher's) keep `sort_unstable` on plain integers.
 //!
 //! Collecting into a `BTreeMap` (or a `serde_json::Map`) sorts too, with a copy of the stable sort
-//! for each iterator type collected from (about 4 KB each): maps are filled with `extend`, which
+//! for each iterator type collected from: maps are filled with `extend`, which
 //! inserts one entry at a time and keeps the last value of a repeated key, as `collect` does.
 
 use std::cmp::Ordering;

@@ -1,7 +1,7 @@
 //! Empty files made ahead of need in the state directory's `spare/`, by `tick` (off the hooks), so
 //! that a file `agent-end` writes anew (the turn's spool file, a new count log) costs a rename instead
 //! of a create. On an ext4 virtio disk like this project's test machines (and many a VPS), creating
-//! a file took 0.36–0.51 ms, against about 30 µs for a rename: two creates were a third of
+//! a file costs an order of magnitude more than a rename: two creates were a large share of
 //! `agent-end` in OpenClaw. A spare is taken by renaming it, which only one taker can do; when none
 //! is ready, the caller creates its file as before.
 
@@ -61,7 +61,7 @@ pub fn take(state_dir: &Path, path: &Path) -> Option<fs::File> {
     }
     fs::rename(&spare, path).ok()?;
     // Not `truncate`: it is empty, and ext4 flushes a truncated file's data when it is closed
-    // (`auto_da_alloc`), which made each close 40 µs instead of 5.
+    // (`auto_da_alloc`), which made each close several times slower.
     fs::OpenOptions::new()
         .write(true)
         .open(path)

@@ -76,7 +76,7 @@ impl ExpertSessions {
                 text(approval_text::reject_text(&self.stores(), id, now_secs))
             }
             // The runtime's commands need the host's locks: the engine runs them. Not the
-            // command's Debug text: every command's was 3 KB of the component, for this alone.
+            // command's Debug text: every command's grew the component, for this alone.
             _ => (
                 1,
                 "this command is run by the expert runtime, not here\n".to_string(),

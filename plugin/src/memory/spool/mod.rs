@@ -152,8 +152,8 @@ pub struct Acked {
     /// Lines that are not names (a torn write, a disk error): skipped, and said.
     pub unreadable_lines: usize,
     /// Every name, made at the [`LOOKUPS_BEFORE_INDEX`]th look-up: a tick looks up a name or two
-    /// (building a set of the few thousand names the journal keeps cost each tick 2–3 ms in
-    /// OpenClaw), a flush of a backlog thousands.
+    /// (building a set of the few thousand names the journal keeps cost each tick more than the
+    /// rest of it in OpenClaw), a flush of a backlog thousands.
     index: std::cell::OnceCell<HashSet<Vec<u8>>>,
     lookups: std::cell::Cell<u32>,
 }
@@ -186,7 +186,7 @@ impl Acked {
         let lookups = self.lookups.get() + 1;
         self.lookups.set(lookups);
         if lookups < LOOKUPS_BEFORE_INDEX {
-            // Line by line, its ends found by memchr (memmem's searcher is 9 KB of plugin.wasm).
+            // Line by line, its ends found by memchr (memmem's searcher would grow plugin.wasm).
             let name = name.as_bytes();
             let mut start = 0;
             return memchr::memchr_iter(b'\n', &self.text).any(|end| {
@@ -334,7 +334,7 @@ impl Spool {
         let path = self.path(&new_stem(now_micros(), &episode.name), "episode");
         let bytes = serde_json::to_vec(episode)
             .map_err(|e| format!("capture spool: cannot encode the episode: {e}"))?;
-        // The state directory's spares are a rename away; creating a file can cost a turn 0.4 ms.
+        // The state directory's spares are a rename away; creating a file costs far more.
         let state_dir = self.dir.parent().unwrap_or(&self.dir);
         crate::platform::files::write_atomically_from_spare(state_dir, &path, &bytes)
             .map_err(|e| io("write", &path, e))?;

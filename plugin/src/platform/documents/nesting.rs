@@ -2,7 +2,7 @@
 //! how deeply it nests, and how many nodes its aliases repeat.
 //!
 //! libyaml's scanner does work proportional to the open flow collections for every token, so a
-//! document such as `[[[[…]]]]` parses in time quadratic in its size (100 KB took over a minute in the
+//! document such as `[[[[…]]]]` parses in time quadratic in its size (a large one took minutes in the
 //! component), and serde only counts depth after the whole document is parsed. Here the same libyaml
 //! parser is walked event by event and stopped at the first collection deeper than the cap: the work
 //! done until then is linear. JSON nesting is counted directly (its syntax is unambiguous).

@@ -1,7 +1,7 @@
 //! A YAML document written as block mappings and sequences, for the one file the component writes
 //! back (`experts bind`'s `bindings.yaml`).
 //!
-//! serde_norway's serializer and libyaml's emitter were 34 KB of `plugin.wasm` for this alone. A
+//! serde_norway's serializer and libyaml's emitter were a large part of `plugin.wasm` for this alone. A
 //! string is written plain only where it cannot be read as anything else (letters, digits, `_`,
 //! `-`, `.` and `/`, beginning with a letter or `_`, and not a word YAML gives a meaning to);
 //! every other one double-quoted, with YAML's escapes for what is not printable or breaks a line.

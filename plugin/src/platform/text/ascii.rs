@@ -57,7 +57,7 @@ pub(super) fn lower_and_fold(bytes: &[u8]) -> Option<String> {
     out.bytes.truncate(out.len);
     debug_assert!(out.bytes.is_ascii());
     // SAFETY: every byte written is ASCII (a byte at or above 0x80 returned None above), so UTF-8;
-    // validating 2 KB again was a twentieth of routing a long prompt in the component.
+    // validating it again was a measurable share of routing a long prompt in the component.
     Some(unsafe { String::from_utf8_unchecked(out.bytes) })
 }
 

@@ -185,7 +185,7 @@ fn tool_errors_are_errors() {
 
 #[test]
 fn a_huge_tool_answer_is_read_within_its_budget() {
-    // 300,000 small facts, twice (structured and as text), in one SSE event: 7.8 MB.
+    // 300,000 small facts, twice (structured and as text), in one SSE event of megabytes.
     let facts: Vec<Value> = (0..300_000).map(|_| json!({"fact": "f"})).collect();
     let payload = json!({"facts": facts});
     let rpc = json!({"jsonrpc": "2.0", "id": 1, "result": {
