@@ -3,7 +3,7 @@
 
 use super::{
     GRAPHITI_TIMEOUT, sender_of, session_of, shares_a_term, spooled_mentioning,
-    summaries_mentioning, text_of,
+    summaries_mentioning, terms_of, text_of,
 };
 use crate::engine::Engine;
 use crate::memory::forget::{self, Confirmer, Proposal};
@@ -87,8 +87,11 @@ impl Engine {
     fn delete_in_graphiti(&mut self, proposal: &Proposal, done: &mut ForgetDone) {
         let deadline = Deadline::after(GRAPHITI_TIMEOUT);
         let (client, http) = self.graphiti();
-        // Learns the backend (FalkorDB answers a group delete without deleting).
-        let _ = client.health(http, deadline);
+        // Learns the backend, which only a group delete needs (FalkorDB answers one without
+        // deleting).
+        if !proposal.whole_groups.is_empty() {
+            let _ = client.health(http, deadline);
+        }
         let falkordb = client.database() == Some("falkordb");
         for (item, list) in [
             (Item::Fact, &proposal.facts),
@@ -124,7 +127,7 @@ impl Engine {
     /// summary when a fact goes).
     fn check_gone(&mut self, proposal: &Proposal, done: &mut ForgetDone) {
         if let Some(query) = &proposal.query {
-            let terms: HashSet<String> = recall_cache::terms(query).into_iter().collect();
+            let terms = terms_of(query);
             match self.find(query, &proposal.group) {
                 Ok(found) => {
                     let still: HashSet<&str> = found
@@ -170,10 +173,7 @@ impl Engine {
             Ok(n) => done.cache_entries = n,
             Err(e) => done.local_trouble.push(e),
         }
-        let terms: Option<HashSet<String>> = proposal
-            .query
-            .as_deref()
-            .map(|q| recall_cache::terms(q).into_iter().collect());
+        let terms: Option<HashSet<String>> = proposal.query.as_deref().map(terms_of);
         let mentions = |text: &str| terms.as_ref().is_none_or(|t| shares_a_term(text, t));
         match crate::engine::turns::forget_groups(dir, &groups, &mentions) {
             Ok(n) => done.turn_records = n,

@@ -1,13 +1,11 @@
 //! A correction: an episode naming the fact that is no longer true and what is true now, from
 //! which Graphiti decides whether the old fact is superseded.
 
-use super::{GRAPHITI_TIMEOUT, shares_a_term, text_of};
+use super::{GRAPHITI_TIMEOUT, shares_a_term, terms_of, text_of};
 use crate::engine::Engine;
 use crate::memory::graphiti::http::Deadline;
-use crate::memory::recall_cache;
 use crate::ops::reports;
 use crate::platform::api::{CommandOutput, HookContext};
-use std::collections::HashSet;
 
 /// The episode source of a correction.
 const CORRECTION_SOURCE: &str = "correction (graphiti-openclaw)";
@@ -35,7 +33,7 @@ impl Engine {
             Ok(group) => group,
             Err(why) => return reports::failure(1, format!("not corrected: {why}")),
         };
-        let terms: HashSet<String> = recall_cache::terms(old).into_iter().collect();
+        let terms = terms_of(old);
         let deadline = Deadline::after(GRAPHITI_TIMEOUT);
         let (client, http) = self.graphiti();
         let found = client.search_facts(http, old, &group, 10, deadline);

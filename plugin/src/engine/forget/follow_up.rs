@@ -5,14 +5,12 @@
 //! a word with the search (what the search would have found had Graphiti finished). They are known
 //! by name: the MCP server's listing gives no episode's reference time.
 
-use super::{GRAPHITI_TIMEOUT, LISTED_EPISODES, shares_a_term, text_of};
+use super::{GRAPHITI_TIMEOUT, LISTED_EPISODES, shares_a_term, terms_of, text_of};
 use crate::engine::Engine;
 use crate::memory::forget::{self, FOLLOW_UP_MS, FollowUp, Logged, Proposal};
 use crate::memory::graphiti::Item;
 use crate::memory::graphiti::http::Deadline;
-use crate::memory::recall_cache;
 use crate::platform::time;
-use std::collections::HashSet;
 use std::path::Path;
 
 /// A tick looks for late captures at most this often.
@@ -67,11 +65,14 @@ impl Engine {
             return;
         };
         let now = time::now_ms();
-        if now < self.memory.forget_checked_at_ms + CHECK_EVERY_MS || !forget::has_follow_ups(&dir)
-        {
+        // Even the look for a follow-up file is made at most once a minute: a tick does no more.
+        if now < self.memory.forget_checked_at_ms + CHECK_EVERY_MS {
             return;
         }
         self.memory.forget_checked_at_ms = now;
+        if !forget::has_follow_ups(&dir) {
+            return;
+        }
         let Ok(kept) = forget::follow_ups(&dir) else {
             return;
         };
@@ -103,13 +104,7 @@ impl Engine {
 
     /// The forget's episodes Graphiti lists now that it did not before: deleted, or not with why.
     fn delete_late(&mut self, follow_up: &FollowUp) -> (Vec<String>, Vec<(String, String)>) {
-        let terms: HashSet<String> = follow_up
-            .query
-            .as_deref()
-            .map(recall_cache::terms)
-            .unwrap_or_default()
-            .into_iter()
-            .collect();
+        let terms = follow_up.query.as_deref().map(terms_of).unwrap_or_default();
         let deadline = Deadline::after(GRAPHITI_TIMEOUT);
         let (client, http) = self.graphiti();
         let Ok(Some(episodes)) =

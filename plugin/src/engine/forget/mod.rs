@@ -72,6 +72,11 @@ fn text_of<'a>(value: &'a Value, field: &str) -> &'a str {
     value.get(field).and_then(Value::as_str).unwrap_or_default()
 }
 
+/// The salient words of a request, as recall's cache keys them.
+fn terms_of(text: &str) -> HashSet<String> {
+    recall_cache::terms(text).into_iter().collect()
+}
+
 fn shares_a_term(text: &str, terms: &HashSet<String>) -> bool {
     recall_cache::terms(text).iter().any(|t| terms.contains(t))
 }
@@ -221,8 +226,7 @@ impl Engine {
     /// The turn in which the model proposes a forget is not remembered: neither the request nor
     /// the listed items.
     fn keep_turn_out_of_capture(&mut self, ctx: &HookContext) -> Result<(), String> {
-        let key = ctx.session_key.as_deref().or(ctx.session_id.as_deref());
-        match (self.host.state_dir.as_deref(), key) {
+        match (self.host.state_dir.as_deref(), session_of(ctx)) {
             (Some(dir), Some(key)) => crate::engine::turns::keep_out_of_capture(
                 &mut self.turns.kept,
                 dir,
@@ -246,8 +250,8 @@ impl Engine {
         let found = self
             .find(query, group)
             .map_err(|why| reports::failure(1, format!("nothing proposed: {why}")))?;
-        let terms: HashSet<String> = recall_cache::terms(query).into_iter().collect();
-        let episodes = found.episodes.clone().unwrap_or_default();
+        let terms = terms_of(query);
+        let episodes: &[Value] = found.episodes.as_deref().unwrap_or_default();
         let (facts, episodes, left_out) = if ask.ids.is_empty() {
             let facts: Vec<&Value> = found
                 .facts
@@ -275,7 +279,7 @@ impl Engine {
             let left_out = found.facts.len() - facts.len();
             (facts, chosen_episodes, left_out)
         } else {
-            let (facts, chosen) = chosen_by_ids(ask.ids, query, &found.facts, &episodes)?;
+            let (facts, chosen) = chosen_by_ids(ask.ids, query, &found.facts, episodes)?;
             (facts, chosen, 0)
         };
         let summaries = summaries_mentioning(&found.entities, &terms);
