@@ -29,6 +29,7 @@ impl Guest for Component {
             wit::Command::Experts(command) => api::Command::Experts(experts_command(command)),
             wit::Command::Flush => api::Command::Flush,
             wit::Command::GroupIds => api::Command::GroupIds,
+            wit::Command::Overview => api::Command::Overview,
             wit::Command::Memory(command) => api::Command::Memory(match command {
                 wit::MemoryCommand::Pause(ctx) => api::MemoryCommand::Pause(hook_context(ctx)),
                 wit::MemoryCommand::Resume(ctx) => api::MemoryCommand::Resume(hook_context(ctx)),

@@ -105,6 +105,7 @@ impl Engine {
             Command::Flush => self.flush(),
             Command::AuditBoundary => boundary_audit::audit(&self.host.roots),
             Command::GroupIds => self.group_ids(),
+            Command::Overview => self.overview(),
             Command::Memory(command) => self.memory_command(command),
             Command::Spool(command) => self.spool_command(*command),
             Command::Experts(command) => {

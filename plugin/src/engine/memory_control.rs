@@ -294,6 +294,7 @@ impl Engine {
                 packs: t.packs,
                 trace: t.trace,
                 injected: t.injected,
+                scores: t.scores,
             })
             .collect()))
     }

@@ -8,6 +8,7 @@ pub mod config_in_force;
 mod expert_runs;
 mod forget;
 mod memory_control;
+mod overview;
 mod recall_turn;
 mod sending;
 mod tool_calls;

@@ -80,7 +80,7 @@ impl Engine {
         let recall_summary = outcome.summary(&recall, &notes);
         let routed = self.route(event, ctx, &recall, previous.as_ref(), now_ms);
         self.remember_turn(session_key, previous.as_ref(), &routed, now_ms, &mut notes);
-        self.count_turn(outcome, &routed);
+        self.count_turn(outcome, recall.facts.len() + recall.nodes.len(), &routed);
         notes.extend(routed.notes);
         let blocks: Vec<String> = memory_block
             .into_iter()
@@ -229,7 +229,7 @@ impl Engine {
         }
     }
 
-    fn count_turn(&mut self, outcome: RecallOutcome, routed: &Routed) {
+    fn count_turn(&mut self, outcome: RecallOutcome, recalled: usize, routed: &Routed) {
         let pack = routed
             .pack_context
             .as_ref()
@@ -241,6 +241,9 @@ impl Engine {
                 RecallOutcome::Fallback => s.recall_fallbacks += 1,
                 RecallOutcome::Cached => s.recalls_cached += 1,
                 RecallOutcome::Skipped => s.recalls_skipped += 1,
+            }
+            if matches!(outcome, RecallOutcome::Recalled | RecallOutcome::Cached) {
+                s.recalled_items += recalled as u64;
             }
             if let Some(pack) = pack {
                 *s.packs.entry(pack).or_default() += 1;

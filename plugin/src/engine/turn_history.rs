@@ -5,6 +5,7 @@
 
 use super::turns::TurnRecord;
 use crate::platform::files;
+use crate::routing::decision::RuleScore;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -25,6 +26,8 @@ pub struct PastTurn {
     pub trace: Vec<String>,
     pub injected: Option<String>,
     pub capture: Captured,
+    #[serde(default)]
+    pub scores: Vec<RuleScore>,
 }
 
 /// What `agent-end` did with the turn.
@@ -50,6 +53,7 @@ impl PastTurn {
             trace: record.trace.clone(),
             injected: record.injected.clone(),
             capture,
+            scores: record.scores.clone(),
         }
     }
 }
@@ -183,6 +187,7 @@ mod tests {
             trace: vec![],
             injected: None,
             capture: Captured::Spooled(format!("ep-{at_ms}")),
+            scores: vec![],
         }
     }
 

@@ -3,7 +3,7 @@
 //! instance ran the turn, any instance can show it.
 
 use crate::platform::files::Kept;
-use crate::routing::decision::Injection;
+use crate::routing::decision::{Injection, RuleScore};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -48,6 +48,9 @@ pub struct TurnRecord {
     /// Who the turn was with, as the host named them: what `group-ids` recomputes a group from.
     #[serde(default)]
     pub conversation: Option<RecordedConversation>,
+    /// Each candidate rule's score against its floor: what the session panel draws.
+    #[serde(default)]
+    pub scores: Vec<RuleScore>,
 }
 
 /// The values a group id is filled from, as a turn's host gave them.
@@ -108,6 +111,16 @@ impl TurnRecord {
             run_id: None,
             relevance: vec![],
             conversation: None,
+            scores: d
+                .candidates
+                .iter()
+                .map(|c| RuleScore {
+                    rule: c.intent.clone(),
+                    score: c.score,
+                    min_confidence: c.min_confidence,
+                    suppressed_by: c.suppressed_by.clone(),
+                })
+                .collect(),
         }
     }
 

@@ -59,6 +59,33 @@ pub fn pending_text(stores: &[StoreDir], now: u64) -> CommandText {
     }
 }
 
+/// The calls waiting for the user as JSON, for the Control UI; a store that cannot be read is named
+/// under `unreadable`. Reads only: an older store is left for `experts pending` to replace.
+pub fn pending_json(stores: &[StoreDir], now: u64) -> serde_json::Value {
+    let mut waiting = Vec::new();
+    let mut unreadable = Vec::new();
+    for (name, dir) in stores {
+        match ApprovalStore::load(dir) {
+            Ok((mut store, _)) => {
+                waiting.extend(store.pending(now).iter().map(|r| {
+                    serde_json::json!({
+                        "id": r.id,
+                        "expert": r.expert,
+                        "operation": r.operation,
+                        "tool": r.tool_name,
+                        "session": r.session,
+                        "arguments": for_display(&r.arguments, SHOWN_ARGUMENT_CHARS),
+                        "requested_at": r.requested_at,
+                        "escalated": r.escalated,
+                    })
+                }));
+            }
+            Err(why) => unreadable.push(format!("{name}: {why}")),
+        }
+    }
+    serde_json::json!({ "waiting": waiting, "unreadable": unreadable })
+}
+
 fn request_block(r: &ApprovalRequest) -> String {
     let mut out = format!(
         "{}  {}  {}\n  tool:      {}\n  session:   {}\n  arguments: {}\n",

@@ -21,6 +21,8 @@ pub struct Stats {
     /// Turns whose search failed and a cached answer stood in.
     pub recalls_cached: u64,
     pub recalls_skipped: u64,
+    /// Facts and entities recall returned, over every recalled (or cached) turn.
+    pub recalled_items: u64,
     /// Turns that got a pack, by primary pack id.
     pub packs: BTreeMap<String, u64>,
     pub captures_spooled: u64,
@@ -66,6 +68,7 @@ impl Stats {
             (&mut self.recall_fallbacks, other.recall_fallbacks),
             (&mut self.recalls_cached, other.recalls_cached),
             (&mut self.recalls_skipped, other.recalls_skipped),
+            (&mut self.recalled_items, other.recalled_items),
             (&mut self.captures_spooled, other.captures_spooled),
             (&mut self.captures_skipped, other.captures_skipped),
             (&mut self.captures_dropped, other.captures_dropped),

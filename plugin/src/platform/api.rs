@@ -100,6 +100,8 @@ pub enum Command {
     GroupIds,
     /// What the plugin remembers, and whether it remembers a chat at all.
     Memory(MemoryCommand),
+    /// The Control UI's figures as JSON: counters, spool depth, approvals waiting.
+    Overview,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -2,7 +2,7 @@
 //! the WIT records of the same names (`component.rs` converts) and serialize for
 //! `intent-test --json`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BoostHit {
@@ -25,6 +25,16 @@ pub struct Candidate {
     pub suppressed_by: Option<String>,
 }
 
+/// A candidate rule of a turn, as routing scored it.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+pub struct RuleScore {
+    pub rule: String,
+    pub score: f64,
+    pub min_confidence: f64,
+    /// The rule whose entity boost suppressed this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suppressed_by: Option<String>,
+}
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SkippedPack {
     pub pack: String,

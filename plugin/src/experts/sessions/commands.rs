@@ -200,6 +200,11 @@ impl ExpertSessions {
     }
 
     /// Every expert's approval store, by expert name.
+    /// The tool calls waiting for approval, as JSON (`overview`).
+    pub fn pending_json(&self, now_secs: u64) -> serde_json::Value {
+        approval_text::pending_json(&self.stores(), now_secs)
+    }
+
     fn stores(&self) -> Vec<StoreDir> {
         let Some(dir) = self.roots.state.as_ref().map(|s| s.join("experts")) else {
             return vec![];

@@ -36,6 +36,7 @@ pub struct ShownTurn {
     pub injected: Option<String>,
     /// Delivered, waiting, in doubt, set aside (why), or not captured (why).
     pub capture: String,
+    pub scores: Vec<crate::routing::decision::RuleScore>,
 }
 
 /// How many characters of a turn's injected blocks `memory see` shows.
@@ -202,6 +203,12 @@ pub fn render_export(m: &Memories, exported_at: &str) -> super::CommandOutput {
         .into_iter()
         .filter_map(|(what, r)| r.as_ref().err().map(|e| format!("{what}: {e}")))
         .chain(m.episodes.as_ref().err().map(|e| format!("episodes: {e}")))
+        .chain(
+            m.turns
+                .as_ref()
+                .and_then(|t| t.as_ref().err())
+                .map(|e| format!("recent turns: {e}")),
+        )
         .collect::<Vec<_>>();
     if !failed.is_empty() {
         return super::failure(
@@ -251,7 +258,27 @@ pub fn render_export(m: &Memories, exported_at: &str) -> super::CommandOutput {
     if m.no_entity_search {
         document["entities"]["note"] = json!("this server's REST API has no entity search");
     }
+    if let Some(Ok(turns)) = &m.turns {
+        document["recent_turns"] = json!({
+            "items": turns.iter().map(turn_json).collect::<Vec<_>>(),
+            "note": m.turn_retention,
+        });
+    }
     super::success(serde_json::to_string_pretty(&document).expect("JSON values serialize") + "\n")
+}
+
+/// A kept turn in the export: what it injected and why, and what became of its capture.
+fn turn_json(t: &ShownTurn) -> Value {
+    json!({
+        "at": crate::platform::time::iso8601(t.at_ms),
+        "prompt": t.prompt,
+        "recall": t.recall,
+        "packs": t.packs,
+        "scores": t.scores,
+        "trace": t.trace,
+        "injected": t.injected,
+        "capture": t.capture,
+    })
 }
 
 fn facts_section(out: &mut String, query: &str, facts: &[Value], max: usize) {
@@ -402,6 +429,44 @@ mod tests {
         assert!(out.stdout.is_empty());
         assert!(
             out.stderr.contains("nothing exported: entities: timed out"),
+            "{}",
+            out.stderr
+        );
+    }
+
+    #[test]
+    fn an_export_from_a_session_holds_its_recent_turns_with_their_scores() {
+        let mut m = memories(vec![]);
+        m.turns = Some(Ok(vec![ShownTurn {
+            at_ms: 0,
+            prompt: "dinner <script>".into(),
+            recall: "recalled 1 fact".into(),
+            packs: vec!["dining_recs".into()],
+            trace: vec!["dining: keywords [dinner] → 1 × 1.00 = 1.00".into()],
+            injected: Some("<pack-context>…</pack-context>".into()),
+            capture: "delivered".into(),
+            scores: vec![crate::routing::decision::RuleScore {
+                rule: "dining".into(),
+                score: 1.0,
+                min_confidence: 0.3,
+                suppressed_by: None,
+            }],
+        }]));
+        let doc: Value = serde_json::from_str(&render_export(&m, "t").stdout).unwrap();
+        let turn = &doc["recent_turns"]["items"][0];
+        assert_eq!(turn["at"], "1970-01-01T00:00:00.000Z");
+        assert_eq!(turn["prompt"], "dinner <script>");
+        assert_eq!(turn["packs"], json!(["dining_recs"]));
+        assert_eq!(
+            turn["scores"],
+            json!([{"rule": "dining", "score": 1.0, "min_confidence": 0.3}])
+        );
+        assert_eq!(turn["capture"], "delivered");
+        m.turns = Some(Err("unreadable".into()));
+        let out = render_export(&m, "t");
+        assert_eq!(out.exit_code, 1);
+        assert!(
+            out.stderr.contains("recent turns: unreadable"),
             "{}",
             out.stderr
         );

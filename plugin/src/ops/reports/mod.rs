@@ -29,7 +29,7 @@ pub fn failure(exit_code: u8, message: impl Into<String>) -> CommandOutput {
     }
 }
 
-fn success(stdout: String) -> CommandOutput {
+pub fn success(stdout: String) -> CommandOutput {
     CommandOutput {
         exit_code: 0,
         stdout,
