@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the OpenClaw package: plugin.wasm, transpiled by jco (JSPI: async host HTTP inside synchronous
-# guest code), the JS adapter and the example configuration, as dist/graphiti-openclaw/ and
-# dist/graphiti-openclaw-<version>.tgz for `openclaw plugins install`.
+# guest code), the JS adapter, the Control UI (bundled by esbuild) and the example configuration,
+# as dist/graphiti-openclaw/ and dist/graphiti-openclaw-<version>.tgz for `openclaw plugins install`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -29,6 +29,8 @@ cp plugin/openclaw/package.json plugin/openclaw/openclaw.plugin.json plugin/open
 # The example configuration is the default; a user's private overlay never ships.
 cp -R config "$out/config"
 rm -rf "$out/config/private"
+# The browser code is built from source with the pinned esbuild; the manifest names what was built.
+node scripts/build-control-ui.mjs "$out"
 
 (cd dist && npm pack --silent ./graphiti-openclaw >/dev/null)
 echo "package: dist/graphiti-openclaw/ and dist/graphiti-openclaw-$version.tgz ($(wc -c <"dist/graphiti-openclaw-$version.tgz") bytes)"

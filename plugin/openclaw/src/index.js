@@ -19,10 +19,12 @@ import { blockedTurnHooks, describeBlockedHooks, hookStatusLines } from './hook-
 import { memoryCoreState, slotStatusLines, slotWarning } from './memory-slot.js';
 import { ExpertRunner, expertRunners } from './expert-runner.js';
 import { registerTools } from './tools.js';
+import { registerFeature } from './feature.js';
+import { PLUGIN_ID } from './feature-contract.js';
 import { WEBHOOK_PREFIX, webhookHandler } from './webhook.js';
 import { boundServers, checkServers } from './mcp-check.js';
 
-export const PLUGIN_ID = 'graphiti-openclaw';
+export { PLUGIN_ID };
 
 /** The package root: this file is `<root>/dist/index.js`. */
 const PLUGIN_ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
@@ -560,6 +562,7 @@ const plugin = {
     api.on('before_tool_call', (event, ctx) => beforeToolCall(runtime, event, ctx));
     registerSlashCommands(api, runtime);
     registerTools(api, runtime);
+    registerFeature(api, runtime);
     if (mode === 'full') {
       if (runtime.hookWarning) warnOnce(runtime.logger, `graphiti-openclaw: ${runtime.hookWarning}`);
       if (runtime.slotWarning) warnOnce(runtime.logger, `graphiti-openclaw: ${runtime.slotWarning}`);

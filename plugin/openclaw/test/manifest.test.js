@@ -50,3 +50,17 @@ test('the catalog category is memory, and the README names the OpenClaw version 
   assert.equal(pkg.license, 'MIT');
   assert.ok(fs.existsSync(path.join(repo, 'LICENSE')));
 });
+
+test('the packaged manifest names exactly the Control UI assets the package build wrote', () => {
+  const packaged = path.join(repo, 'dist/graphiti-openclaw');
+  const built = JSON.parse(fs.readFileSync(path.join(packaged, 'openclaw.plugin.json'), 'utf8'));
+  const assets = fs.readdirSync(path.join(packaged, 'dist/control-ui'), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(packaged, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
+    .sort();
+  assert.deepEqual([built.controlUi.entry, ...built.controlUi.styles].sort(), assets);
+  assert.match(built.controlUi.entry, /^dist\/control-ui\/[0-9a-f]{16}\/index\.js$/);
+  assert.equal(manifest.controlUi, undefined, 'the source manifest names no build output');
+  const bundle = fs.readFileSync(path.join(packaged, built.controlUi.entry), 'utf8');
+  assert.ok(!/innerHTML|outerHTML|insertAdjacentHTML|document\.write/.test(bundle), 'the page sets text, never HTML');
+});

@@ -35,6 +35,8 @@ export async function register(plugin, config, { mode = 'full', logger = quietLo
   const cli = [];
   const services = [];
   const tools = new Map();
+  const sessionActions = new Map();
+  const gatewayMethods = new Map();
   const api = {
     logger,
     registrationMode: mode,
@@ -47,9 +49,11 @@ export async function register(plugin, config, { mode = 'full', logger = quietLo
     registerService(service) { services.push(service); },
     registerTool(factory, options) { tools.set(options?.name, factory); },
     registerHttpRoute() {},
+    session: { controls: { registerSessionAction(action) { sessionActions.set(action.id, action); } } },
+    registerGatewayMethod(name, handler, options) { gatewayMethods.set(name, { handler, options }); },
   };
   plugin.register(api);
-  return { commands, cli, services, tools, logger, stateDir };
+  return { commands, cli, services, tools, sessionActions, gatewayMethods, logger, stateDir };
 }
 
 /** `openclaw <args…>` through a registered CLI registrar: what it printed and its exit code. */

@@ -1,0 +1,98 @@
+// The feature contract's operations as Gateway session actions, each answered by the same component
+// command as the CLI and the slash commands, and the `overview` read method the dashboard widget's
+// data binding names (openclaw.plugin.json `dashboard.dataBindings`).
+
+import { confirmForgetCommand, correctCommand, expertsCommand, forgetCommand, memoriesCommand, queuesWork, spoolCommand } from './commands.js';
+import { hookContext } from './context.js';
+import { PLUGIN_ID, contract } from './feature-contract.js';
+
+/** The Gateway method the dashboard's `overview` data binding reads. */
+export const OVERVIEW_METHOD = `${PLUGIN_ID}.overview`;
+
+/** The chat an operation names: a sender or a group chat, else the session it was asked from. */
+function chatOf(input, action) {
+  return hookContext({
+    sessionKey: action.sessionKey,
+    agentId: input.agent ?? action.agentId ?? 'main',
+    senderId: input.sender,
+    chatId: input.chat,
+    channel: input.channel,
+    chatType: input.chat ? 'group' : input.sender ? 'direct' : undefined,
+  });
+}
+
+const answer = (output) => ({ exitCode: output.exitCode, text: [output.stdout, output.stderr].filter(Boolean).join('') });
+
+/** A command whose stdout is one JSON document: the document, or why there is none. */
+function documentOf(output) {
+  if (output.exitCode !== 0) return { error: (output.stderr || output.stdout).trim() || `exit code ${output.exitCode}` };
+  try {
+    return { document: JSON.parse(output.stdout) };
+  } catch (error) {
+    return { error: `the component's answer is not JSON: ${error.message}` };
+  }
+}
+
+/** Each operation: the component command it runs and how its output is answered. */
+function handlers(runtime) {
+  // The Gateway checked the operator's scope; an operator may see and forget any chat's memories.
+  const operator = true;
+  const run = async (command, shape = answer) => {
+    const output = await runtime.command(command);
+    if (output.exitCode === 0 && queuesWork(command)) runtime.kickRunner();
+    return shape(output);
+  };
+  return {
+    memories: (input, action) => run(memoriesCommand(input.query, chatOf(input, action), operator, 'export'), documentOf),
+    overview: () => run({ tag: 'overview' }, documentOf),
+    status: () => run({ tag: 'status' }),
+    spool: () => run(spoolCommand('list')),
+    'expert-queue': () => run(expertsCommand('queue')),
+    forget: (input, action) => run(forgetCommand({ query: input.query, ids: input.ids ?? [] }, chatOf(input, action), operator)),
+    'confirm-forget': (input) => run(confirmForgetCommand(input.id, hookContext({}), operator)),
+    correct: (input, action) => run(correctCommand(input.old, input.nowTrue, chatOf(input, action))),
+    pause: (input, action) => run({ tag: 'memory', val: { tag: 'pause', val: chatOf(input, action) } }),
+    resume: (input, action) => run({ tag: 'memory', val: { tag: 'resume', val: chatOf(input, action) } }),
+    requeue: () => run(spoolCommand('requeue')),
+    approve: (input) => run(expertsCommand('approve', input.id)),
+    reject: (input) => run(expertsCommand('reject', input.id)),
+  };
+}
+
+/**
+ * Registers every operation of the contract as a session action with its scope, and the overview
+ * read method. The Gateway validates each payload against the operation's input schema and refuses
+ * a connection without the scope before the handler runs.
+ */
+export function registerFeature(api, runtime) {
+  const register = api.session?.controls?.registerSessionAction;
+  if (typeof register !== 'function') {
+    runtime.logger.warn('graphiti-openclaw: this OpenClaw has no plugin session actions: the Control UI operations are off');
+    return;
+  }
+  const answers = handlers(runtime);
+  for (const [id, operation] of Object.entries(contract.operations)) {
+    register({
+      id,
+      description: operation.description,
+      schema: operation.input,
+      requiredScopes: [operation.kind === 'query' ? 'operator.read' : 'operator.write'],
+      async handler(action) {
+        try {
+          return { ok: true, result: await answers[id](action.payload ?? {}, action) };
+        } catch (error) {
+          return { ok: false, error: `graphiti-openclaw failed: ${error?.message ?? error}`, code: 'FAILED' };
+        }
+      },
+    });
+  }
+  api.registerGatewayMethod?.(OVERVIEW_METHOD, async ({ respond }) => {
+    try {
+      const { document, error } = await answers.overview();
+      if (document) respond(true, document, undefined);
+      else respond(false, undefined, { code: 'UNAVAILABLE', message: error });
+    } catch (error) {
+      respond(false, undefined, { code: 'UNAVAILABLE', message: `graphiti-openclaw failed: ${error?.message ?? error}` });
+    }
+  }, { scope: 'operator.read' });
+}

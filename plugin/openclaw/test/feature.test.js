@@ -1,0 +1,85 @@
+// The feature contract's operations as the Gateway runs them: each a session action with the scope
+// its kind needs, none an agent tool, each answered by the component as the CLI answers; and the
+// dashboard's overview read method.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { register, repo, runCli } from './registered.js';
+
+const ID = 'graphiti-openclaw';
+const config = { plugins: { entries: { [ID]: { enabled: true, hooks: { allowConversationAccess: true } } } } };
+const dist = path.join(repo, 'dist/graphiti-openclaw/dist');
+
+async function registered() {
+  const { default: plugin } = await import(path.join(dist, 'index.js'));
+  const { contract } = await import(path.join(dist, 'feature-contract.js'));
+  const gateway = await register(plugin, config);
+  const invoke = (id, payload = {}, action = {}) => gateway.sessionActions.get(id).handler({ pluginId: ID, actionId: id, payload, ...action });
+  const openclaw = async (...args) => {
+    const cli = await register(plugin, config, { mode: 'cli-metadata', stateDir: gateway.stateDir });
+    return runCli(cli.cli[0], ['graphiti', ...args]);
+  };
+  return { gateway, contract, invoke, openclaw };
+}
+
+test('every operation is a session action with the scope of its kind, and none is an agent tool', async () => {
+  const { gateway, contract } = await registered();
+  const operations = Object.entries(contract.operations);
+  assert.deepEqual([...gateway.sessionActions.keys()].sort(), operations.map(([id]) => id).sort());
+  for (const [id, operation] of operations) {
+    const scope = operation.kind === 'query' ? 'operator.read' : 'operator.write';
+    assert.deepEqual(gateway.sessionActions.get(id).requiredScopes, [scope], id);
+    assert.equal(operation.tool, undefined, `${id} must not be an agent tool`);
+    assert.ok(!gateway.tools.has(id), id);
+    assert.deepEqual(gateway.sessionActions.get(id).schema, operation.input, id);
+  }
+  for (const id of ['forget', 'confirm-forget', 'correct', 'pause', 'resume', 'requeue', 'approve', 'reject']) {
+    assert.equal(contract.operations[id].kind, 'action', `${id} changes something: an action`);
+  }
+});
+
+test('pause and resume act on the chat the operation names; the paused list shows it', async () => {
+  const { invoke, openclaw } = await registered();
+  const paused = await invoke('pause', { sender: 'ana', channel: 'telegram' });
+  assert.equal(paused.ok, true);
+  assert.equal(paused.result.exitCode, 0);
+  assert.match(paused.result.text, /Memory is paused for this chat/);
+  assert.match((await openclaw('paused')).stdout, /main-dm-ana/);
+  assert.match((await invoke('resume', { sender: 'ana' })).result.text, /Memory is on again/);
+});
+
+test('memories names the chat it read, and a failed listing is an error, not an empty document', async () => {
+  const { invoke } = await registered();
+  const answer = await invoke('memories', { sender: 'ana' });
+  assert.equal(answer.ok, true);
+  assert.equal(answer.result.document, undefined);
+  assert.match(answer.result.error, /group main-dm-ana failed, nothing exported/);
+});
+
+test('overview is JSON with the counters, the spool and the approvals, as a query and as the read method', async () => {
+  const { gateway, invoke } = await registered();
+  const { result } = await invoke('overview');
+  assert.equal(result.document.turns, 0);
+  assert.deepEqual(result.document.spool, { queued: 0, in_doubt: 0, set_aside: 0 });
+  assert.deepEqual(result.document.approvals.waiting, []);
+  assert.equal(result.document.recall.memories_per_turn, 0);
+  const method = gateway.gatewayMethods.get(`${ID}.overview`);
+  assert.deepEqual(method.options, { scope: 'operator.read' });
+  const responses = [];
+  await method.handler({ params: {}, respond: (...args) => responses.push(args) });
+  assert.equal(responses.length, 1);
+  assert.equal(responses[0][0], true);
+  assert.deepEqual(responses[0][1].spool, result.document.spool);
+  const manifest = JSON.parse(fs.readFileSync(path.join(repo, 'dist/graphiti-openclaw/openclaw.plugin.json'), 'utf8'));
+  assert.deepEqual(manifest.dashboard.dataBindings.map((b) => b.method), [`${ID}.overview`]);
+});
+
+test('approve and reject of an id nothing waits under answer as the CLI does', async () => {
+  const { invoke } = await registered();
+  for (const id of ['approve', 'reject']) {
+    const { result } = await invoke(id, { id: 'abcdef12' });
+    assert.equal(result.exitCode, 1, id);
+    assert.match(result.text, /abcdef12/, id);
+  }
+});
