@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the pinned Node tools into tools/node/ from npm: Node 24 (OpenClaw 2026.9 needs >= 24.16),
-# jco (transpiles the component), esbuild (bundles the Control UI) and OpenClaw itself (for the
-# end-to-end tests). Safe to run again:
+# jco (transpiles the component), esbuild (bundles the Control UI), OpenClaw itself and puppeteer-core
+# (for the end-to-end tests; it drives the system's Chromium and downloads none). Safe to run again:
 # it does nothing when the installed lockfile matches scripts/node-tools/package-lock.json.
 # Prints the directory to put on PATH (tools/node/bin) as its last line.
 set -euo pipefail
@@ -27,7 +27,7 @@ export PATH="$tools/bin:$PATH"
 if ! cmp -s "$spec/package-lock.json" "$tools/.installed-lock" 2>/dev/null \
     || [ ! -e "$tools/node_modules/.bin/jco" ] || [ ! -e "$tools/node_modules/.bin/openclaw" ] \
     || [ ! -e "$tools/node_modules/.bin/esbuild" ]; then
-    echo "node-tools: installing jco, esbuild and OpenClaw (pinned in scripts/node-tools/package-lock.json)"
+    echo "node-tools: installing jco, esbuild, OpenClaw and puppeteer-core (pinned in scripts/node-tools/package-lock.json)"
     cp "$spec/package.json" "$tools/"
     # A fresh lockfile is written on the first install; commit it to pin every transitive version.
     if [ -f "$spec/package-lock.json" ]; then cp "$spec/package-lock.json" "$tools/"; fi

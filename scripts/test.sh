@@ -46,7 +46,9 @@ say "OpenClaw fault suite (two adapter processes on one state directory, one kil
 node --test tests/openclaw/faults.test.js
 say "expert runs in a real OpenClaw Gateway (webhook, channel and cron triggers, lanes, retries, CONFIRM, a SIGKILL with runs in flight)"
 node --test tests/openclaw/expert-runs.test.js
-say "whose memory in a real OpenClaw Gateway (each group's turn, tools and /recall use that group's Graphiti group; a forget the model proposes, confirmed through the Gateway)"
+say "a headless Chromium for the Control UI (scripts/chromium.sh: Debian's chromium package when none is there)"
+bash scripts/chromium.sh
+say "whose memory in a real OpenClaw Gateway (each group's turn, tools and /recall use that group's Graphiti group; a forget the model proposes, confirmed through the Gateway); its Control UI in headless Chromium (lab off, Memory page, session panel, a read-only operator)"
 node --test tests/openclaw/groups.test.js
 say "what is not the user's in a real OpenClaw Gateway (deliveries, expert run sessions, commands and expert sessions fire no channel trigger)"
 node --test tests/openclaw/privacy.test.js

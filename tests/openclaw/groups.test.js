@@ -3,12 +3,17 @@
 // In two Telegram group sessions, the turn's capture, `graphiti_ingest`, `graphiti_search` and
 // `/recall` each use their own group's Graphiti group, never one shared by every group. In a direct
 // chat, the model's `graphiti_forget` only proposes; the user's `/graphiti forget confirm` deletes.
+// The Control UI on the same Gateway, in headless Chromium: off until the Custom plugin UI lab is
+// on; then the Memory page (search, forget after a dialog), the session panel of a real turn, and
+// what a read-only operator may not do.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { eventually, startStandIn, throwawayHome } from './openclaw.js';
+import path from 'node:path';
+import { REPO, eventually, openclaw, startStandIn, throwawayHome } from './openclaw.js';
 import { gatewayCall, gatewayWithPlugin } from './gateway.js';
+import { buttonLabels, clickButton, launchBrowser, openSessionPanel, pageUrl, scopedClient, screenshot, searchMemories, texts, waitForText } from './control-ui.js';
 import { startScriptedModel } from './scripted-model.js';
 
 const GATEWAY_TOKEN = 'e2e-groups-token';
@@ -57,8 +62,20 @@ async function searchedGroups() {
   return groups;
 }
 
+/** A fact whose text is markup: the Control UI must show it as text. */
+const HOSTILE_FACT = 'The Orbit badge reads <script>window.__graphitiXss=1</script><img src=x onerror="window.__graphitiXss=2">';
+
+/** The demo seed with the hostile fact added. */
+function seedWithHostileFact() {
+  const seed = JSON.parse(fs.readFileSync(path.join(REPO, 'tests/graphiti-standin/seed/demo.json'), 'utf8'));
+  seed.facts.push({ ...seed.facts[2], uuid: 'e1d2c3b4-a596-4877-8899-aabbccdd0666', name: 'READS', fact: HOSTILE_FACT });
+  const file = path.join(home, 'seed.json');
+  fs.writeFileSync(file, JSON.stringify(seed));
+  return file;
+}
+
 before(async () => {
-  standIn = await startStandIn();
+  standIn = await startStandIn({ args: ['--seed', seedWithHostileFact()] });
   model = await startScriptedModel(script, { persona: 'no expert runs here' });
   ({ gateway, port } = await gatewayWithPlugin(env, {
     token: GATEWAY_TOKEN,
@@ -70,7 +87,10 @@ before(async () => {
   }));
 });
 
+let browser;
+
 after(async () => {
+  await browser?.close();
   await gateway?.kill();
   model?.stop();
   standIn?.stop();
@@ -147,4 +167,98 @@ test('graphiti_forget proposes; only the user\'s confirmation in their chat dele
   // The forget turn itself was not captured.
   const captured = (await standIn.sends()).filter((s) => s.group_id === 'demo');
   assert.ok(captured.every((s) => !/\[forget\]/.test(JSON.stringify(s.request))), JSON.stringify(captured));
+});
+
+const PANEL_SESSION = 'agent:main:telegram:direct:user-9';
+const PANEL = 'Why this context';
+const base = () => `http://127.0.0.1:${port}`;
+
+test('with the Custom plugin UI lab off, the Memory page and the session panel do not load', async () => {
+  browser = await launchBrowser();
+  const page = await browser.page();
+  await page.goto(pageUrl(base(), 'memory', GATEWAY_TOKEN));
+  await waitForText(page, /Custom plugin UI is off/);
+  assert.equal(await page.$('>>> .graphiti-openclaw-page'), null);
+  await send(PANEL_SESSION, 'Book dinner at a restaurant for the Acme Robotics team');
+  await eventually(() => model.log.some((r) => /Book dinner at a restaurant/.test(r.prompt)), 'the turn the panel shows');
+  assert.equal(await openSessionPanel(page, base(), GATEWAY_TOKEN, PANEL_SESSION, PANEL), false, 'the panel is not offered');
+  await page.close();
+  await openclaw(env, ['config', 'set', 'gateway.controlUi.experimental.customPlugins', 'true']);
+});
+
+test('the session panel shows a real turn: what recall injected, the pack, the scores, the trace, the capture', async () => {
+  const page = await browser.page();
+  await eventually(async () => openSessionPanel(page, base(), GATEWAY_TOKEN, PANEL_SESSION, PANEL), 'the panel offered once the lab is on', 60_000, 1000);
+  await waitForText(page, /Capture: delivered to Graphiti/, 60_000);
+  const [turn] = await texts(page, '.graphiti-openclaw-turn');
+  assert.match(turn, /Book dinner at a restaurant for the Acme Robotics team/);
+  assert.match(turn, /Recall: recalled \d+ facts, \d+ entities/);
+  assert.match(turn, /Packs: dining_recs/);
+  assert.match(turn, /dining: keywords \[dinner, restaurant\]/);
+  assert.deepEqual(await texts(page, '.graphiti-openclaw-rule'), ['dining']);
+  const injected = await page.$eval('>>> .graphiti-openclaw-injected pre', (node) => node.textContent);
+  assert.match(injected, /<graphiti-context group="demo">/, 'the recall block as injected, shown as text');
+  await screenshot(page, 'session-panel');
+  await page.close();
+});
+
+test('the Memory page shows recalled text as text, and forgets a fact only after its dialog', async () => {
+  const page = await browser.page();
+  await eventually(async () => {
+    await page.goto(pageUrl(base(), 'memory', GATEWAY_TOKEN));
+    return page.waitForSelector('>>> .graphiti-openclaw-page', { timeout: 5000 }).then(() => true, () => false);
+  }, 'the Memory page', 60_000, 500);
+  await searchMemories(page, 'user-9', 'badge');
+  await waitForText(page, /Orbit badge/);
+  const [hostile] = await texts(page, '.graphiti-openclaw-fact-text');
+  assert.equal(hostile, HOSTILE_FACT, 'markup shown literally');
+  assert.equal(await page.evaluate(() => window.__graphitiXss), undefined, 'no script of a fact ran');
+  assert.deepEqual(await page.$$eval('>>> .graphiti-openclaw-page script, .graphiti-openclaw-page img', (nodes) => nodes.length), 0);
+  await screenshot(page, 'memory-page');
+
+  const FOUNDED = 'e1d2c3b4-a596-4877-8899-aabbccdd0003';
+  await searchMemories(page, 'user-9', 'founded');
+  await waitForText(page, /Dana Lee founded Acme Robotics in 2023/);
+  await clickButton(page, 'Forget', '.graphiti-openclaw-fact');
+  await waitForText(page, /Nothing is deleted yet \(forget id [0-9a-f]{16}\)/);
+  await screenshot(page, 'forget-dialog');
+  assert.ok(!(await toolCalls('delete_entity_edge')).some((c) => c.uuid === FOUNDED), 'the dialog alone deletes nothing');
+  await clickButton(page, 'Forget it');
+  await waitForText(page, /deleted/i);
+  const deleted = await eventually(async () => {
+    const calls = (await toolCalls('delete_entity_edge')).filter((c) => c.uuid === FOUNDED);
+    return calls.length > 0 && calls;
+  }, 'the confirmed delete');
+  assert.equal(deleted.length, 1);
+  await screenshot(page, 'forget-done');
+  await page.close();
+
+  const seen = model.log.length;
+  await send(PANEL_SESSION, 'Who founded Acme Robotics, and when?');
+  const next = await eventually(() => model.log.slice(seen).find((r) => /Who founded Acme Robotics/.test(r.prompt)), 'the next turn');
+  assert.doesNotMatch(next.prompt, /Dana Lee founded Acme Robotics in 2023/, 'gone from the next turn\'s recall');
+});
+
+test('a read-only operator gets a scope error from forget, approve and requeue, and the page offers no such buttons', async () => {
+  const reader = await scopedClient(port, GATEWAY_TOKEN, ['operator.read']);
+  try {
+    assert.deepEqual(reader.scopes, ['operator.read']);
+    for (const [actionId, payload] of [['forget', { query: 'badge', sender: 'user-9' }], ['confirm-forget', { id: '0123456789abcdef' }], ['approve', { id: 'abcdef12' }], ['reject', { id: 'abcdef12' }], ['requeue', {}], ['correct', { old: 'badge', nowTrue: 'no badge', sender: 'user-9' }], ['pause', { sender: 'user-9' }]]) {
+      const answer = await reader.call('plugins.sessionAction', { pluginId: 'graphiti-openclaw', actionId, payload });
+      assert.equal(answer.ok, false, actionId);
+      assert.equal(answer.error?.details?.missingScope, 'operator.write', `${actionId}: ${JSON.stringify(answer.error)}`);
+    }
+    const read = await reader.call('plugins.sessionAction', { pluginId: 'graphiti-openclaw', actionId: 'overview', payload: {} });
+    assert.equal(read.ok, true, JSON.stringify(read.error));
+    assert.equal(typeof read.payload.result.document.turns, 'number');
+  } finally {
+    reader.close();
+  }
+  const page = await browser.page({ readOnly: true, gatewayUrl: `ws://127.0.0.1:${port}`, token: GATEWAY_TOKEN });
+  await page.goto(pageUrl(base(), 'memory', GATEWAY_TOKEN));
+  await waitForText(page, /Capture spool/);
+  await searchMemories(page, 'user-9', 'badge');
+  await waitForText(page, /Orbit badge/);
+  assert.deepEqual(await buttonLabels(page, '.graphiti-openclaw-page'), ['Show'], 'a reader gets no Forget, Requeue, Approve or Reject');
+  await page.close();
 });

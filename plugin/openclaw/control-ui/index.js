@@ -64,7 +64,7 @@ function forgetFlow(feature, host, chat, fact, out) {
   return async () => {
     try {
       const proposal = await feature.invoke('forget', { ...chat, query: String(fact.fact ?? fact.uuid).slice(0, 500), ids: [String(fact.uuid)] });
-      const forgetId = /\b([0-9a-f]{16})\b/.exec(proposal.text)?.[1];
+      const forgetId = /forget id ([0-9a-f]{16})/.exec(proposal.text)?.[1];
       const content = el('div', 'dialog', el('pre', 'answer', proposal.text));
       const dialog = { handle: undefined };
       const close = () => dialog.handle?.dispose();
@@ -185,7 +185,7 @@ function mountSessionPanel(container, { host, props, signal }) {
       signal.throwIfAborted();
       if (!document) return failure(body, error);
       const turns = document.recent_turns?.items ?? [];
-      body.replaceChildren(el('h3', '', `Recent turns (${turns.length})`), ...(turns.length ? turns.slice().reverse().map(turnBlock) : [el('p', 'none', 'No turn of this session is kept.')]));
+      body.replaceChildren(el('h3', '', `Recent turns of ${session.sessionKey} (${turns.length})`), ...(turns.length ? turns.slice().reverse().map(turnBlock) : [el('p', 'none', 'No turn of this session is kept.')]));
     } catch (error) {
       failure(body, error);
     }

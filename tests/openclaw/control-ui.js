@@ -1,0 +1,158 @@
+// Drives OpenClaw's Control UI in the system's headless Chromium (scripts/chromium.sh finds or
+// installs it) with puppeteer-core, which downloads no browser; and a Gateway client with only the
+// operator.read scope, for the scope checks.
+
+import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { REPO } from './openclaw.js';
+
+/** A package of tools/node/ (scripts/node-tools.sh), by name. */
+const load = (name) => import(pathToFileURL(createRequire(path.join(REPO, 'tools/node/package.json')).resolve(name)).href);
+
+/** The Control UI URL of one of this plugin's pages. */
+export const pageUrl = (base, page, token) => `${base}/plugin?plugin=graphiti-openclaw&id=${page}#token=${encodeURIComponent(token)}`;
+
+/**
+ * A headless Chromium with a fresh profile. `readOnly`: the Control UI connects with only the
+ * operator.read scope (its native-auth bootstrap, set before any page script runs).
+ */
+export async function launchBrowser() {
+  const executablePath = execFileSync('bash', [path.join(REPO, 'scripts/chromium.sh')], { encoding: 'utf8' }).trim().split('\n').at(-1);
+  const { default: puppeteer } = await load('puppeteer-core');
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'graphiti-chromium-'));
+  const args = ['--disable-gpu', '--no-first-run', '--disable-dev-shm-usage'];
+  // Chromium's sandbox cannot start as root (CI containers).
+  if (process.getuid?.() === 0) args.push('--no-sandbox');
+  const browser = await puppeteer.launch({ executablePath, headless: true, userDataDir: profile, args, env: { ...process.env, HOME: profile } });
+  return {
+    browser,
+    async page({ readOnly = false, gatewayUrl, token } = {}) {
+      const context = await browser.createBrowserContext();
+      const page = await context.newPage();
+      await page.setViewport({ width: 1280, height: 900 });
+      if (readOnly) {
+        await page.evaluateOnNewDocument((auth) => { window.__OPENCLAW_NATIVE_CONTROL_AUTH__ = auth; }, {
+          gatewayUrl,
+          token,
+          client: { id: 'openclaw-control-ui', mode: 'webchat', platform: 'linux', deviceFamily: 'desktop', scopes: ['operator.read'] },
+        });
+      }
+      return page;
+    },
+    async close() {
+      await browser.close();
+      fs.rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The text of every element matching `selector`, through shadow roots. */
+export async function texts(page, selector) {
+  return page.$$eval(`>>> ${selector}`, (nodes) => nodes.map((node) => node.textContent));
+}
+
+/** Waits until the page's text (through shadow roots) matches `pattern`. */
+export async function waitForText(page, pattern, timeout = 30_000) {
+  await page.waitForFunction((source, flags) => {
+    const all = [];
+    const walk = (root) => {
+      all.push(root.textContent);
+      for (const node of root.querySelectorAll('*')) if (node.shadowRoot) walk(node.shadowRoot);
+    };
+    walk(document.documentElement);
+    return new RegExp(source, flags).test(all.join('\n'));
+  }, { timeout, polling: 250 }, pattern.source, pattern.flags);
+}
+
+/**
+ * A Gateway connection as a CLI client with only `scopes` (the Gateway honours the scopes a
+ * loopback CLI client asks for with the shared token); `call` answers `{ ok, payload | error }`.
+ */
+export async function scopedClient(port, token, scopes) {
+  const { default: WebSocket } = await load('ws');
+  const socket = new WebSocket(`ws://127.0.0.1:${port}`);
+  const waiting = new Map();
+  let challenge;
+  const challenged = new Promise((resolve) => { challenge = resolve; });
+  socket.on('message', (data) => {
+    const message = JSON.parse(String(data));
+    if (message.type === 'event' && message.event === 'connect.challenge') challenge();
+    if (message.type === 'res' && waiting.has(message.id)) {
+      waiting.get(message.id)(message);
+      waiting.delete(message.id);
+    }
+  });
+  await new Promise((resolve, reject) => { socket.once('open', resolve); socket.once('error', reject); });
+  const call = (method, params) => new Promise((resolve) => {
+    const id = crypto.randomUUID();
+    waiting.set(id, resolve);
+    socket.send(JSON.stringify({ type: 'req', id, method, params }));
+  });
+  await challenged;
+  const hello = await call('connect', {
+    minProtocol: 4,
+    maxProtocol: 4,
+    client: { id: 'cli', version: '0.0.1', platform: 'linux', mode: 'cli' },
+    role: 'operator',
+    scopes,
+    caps: [],
+    auth: { token },
+  });
+  if (!hello.ok) throw new Error(`connect refused: ${JSON.stringify(hello.error)}`);
+  return { scopes: hello.payload?.auth?.scopes, call, close: () => socket.close() };
+}
+
+/** Clicks the first button (through shadow roots) whose text is `label`. */
+export async function clickButton(page, label, within = '') {
+  for (const candidate of await page.$$(`>>> ${within} button`)) {
+    if ((await candidate.evaluate((node) => node.textContent.trim())) === label) {
+      await candidate.click();
+      return;
+    }
+  }
+  throw new Error(`no button "${label}"${within ? ` in ${within}` : ''}`);
+}
+
+/** The labels of every button (through shadow roots) under `within`. */
+export async function buttonLabels(page, within) {
+  return page.$$eval(`>>> ${within} button`, (nodes) => nodes.map((node) => node.textContent.trim()));
+}
+
+/** The Memory page's search for a direct chat's sender (the field is cleared first). */
+export async function searchMemories(page, sender, query) {
+  const fields = Object.fromEntries(await Promise.all((await page.$$('>>> .graphiti-openclaw-field')).map(async (field) => [await field.evaluate((node) => node.name), field])));
+  for (const [name, value] of [['sender', sender], ['query', query]]) {
+    await fields[name].evaluate((node) => { node.value = ''; });
+    await fields[name].type(value);
+  }
+  await clickButton(page, 'Show', '.graphiti-openclaw-search');
+}
+
+/** Opens the chat of `sessionKey` and, in its side panel, the panel labelled `label`; false when the panel is not offered. */
+export async function openSessionPanel(page, base, token, sessionKey, label) {
+  const route = sessionKey.split(':').slice(1).join('/');
+  await page.goto(`${base}/chat/${route}#token=${encodeURIComponent(token)}`);
+  await page.waitForSelector('>>> button[aria-label="Side panel"]', { timeout: 30_000 });
+  await page.click('>>> button[aria-label="Side panel"]');
+  await page.waitForSelector('>>> .side-panel-empty__type', { timeout: 30_000 });
+  for (const offered of await page.$$('>>> .side-panel-empty__type')) {
+    if ((await offered.evaluate((node) => node.textContent)).includes(label)) {
+      await offered.click();
+      return true;
+    }
+  }
+  return false;
+}
+
+/** Saves a screenshot under $GRAPHITI_UI_SCREENSHOTS when it is set (for a reviewer; nothing checks it). */
+export async function screenshot(page, name) {
+  const dir = process.env.GRAPHITI_UI_SCREENSHOTS;
+  if (!dir) return;
+  fs.mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: path.join(dir, `${name}.png`) });
+}
