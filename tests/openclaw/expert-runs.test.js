@@ -3,7 +3,8 @@
 // `tickets` tool and a scripted stub model. Proves, with figures printed: a webhook, a channel
 // message and a cron slot each run a process as the expert and deliver to the main session; one key
 // runs one after the other while two keys overlap; a failing run is retried and then escalated; a
-// CONFIRM call waits for `/experts approve` and then runs once; and a Gateway killed with SIGKILL
+// CONFIRM call waits for `/experts approve` (or Approve on the Control UI's Memory page, which a
+// read-only operator cannot press) and then runs once; and a Gateway killed with SIGKILL
 // while runs are in flight and queued resumes after restart with every invocation delivered exactly
 // once and every attempt run once (OpenClaw's own resumption of the interrupted sessions stopped).
 
@@ -14,6 +15,7 @@ import path from 'node:path';
 import { REPO, eventually, openclaw, throwawayHome } from './openclaw.js';
 import { gatewayCall, gatewayWithPlugin, startGateway } from './gateway.js';
 import { startScriptedModel } from './scripted-model.js';
+import { clickButton, launchBrowser, pageUrl, scopedClient, screenshot, waitForText } from './control-ui.js';
 
 const GATEWAY_TOKEN = 'e2e-gateway-token';
 const WEBHOOK_TOKEN = 'e2e-webhook-token';
@@ -149,7 +151,10 @@ before(async () => {
   say(`Gateway ready in ${gateway.readyMs} ms (HOME ${home}, port ${port}); cron slot at ${new Date(cronSlot).toISOString()} (${cronExpression(cronSlot)} Europe/Berlin)`);
 });
 
+let browser;
+
 after(async () => {
+  await browser?.close();
   await gateway?.kill();
   model?.stop();
   // For a failure's post-mortem: every Gateway's output and the model's log, in the throwaway HOME.
@@ -227,6 +232,40 @@ test('a CONFIRM call waits for /experts approve, then runs exactly once', async 
   const resumed = model.log.find((r) => r.session === id && r.attempt === 2 && r.firstOfTurn);
   assert.match(resumed.prompt, /approved: tickets\.update_ticket/);
   say(`confirm: ${id} paused on tickets.update_ticket (request ${request}), /experts approve in chat resumed it as attempt 2; the fake MCP server executed update_ticket ${executed.length} time`);
+});
+
+/** The update_ticket calls the fake MCP server executed. */
+const updates = () => (fs.existsSync(mcpCalls) ? fs.readFileSync(mcpCalls, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((c) => c.tool === 'update_ticket') : []);
+
+test('Approve on the Control UI\'s Memory page lets a held CONFIRM call run once; a read-only operator cannot approve', async () => {
+  const id = await ticket('e-c2', 'T-U', 'Raise priority again [confirm]');
+  const ask = await eventually(() => deliveries(id, /experts approve /)[0], `the approval request of ${id}`, 90_000);
+  const request = /experts approve ([0-9a-f]+)/.exec(ask.prompt)[1];
+  const before = updates().length;
+
+  const reader = await scopedClient(port, GATEWAY_TOKEN, ['operator.read']);
+  const refused = await reader.call('plugins.sessionAction', { pluginId: 'graphiti-openclaw', actionId: 'approve', payload: { id: request } });
+  reader.close();
+  assert.equal(refused.error?.details?.missingScope, 'operator.write', JSON.stringify(refused));
+  assert.match((await cli('pending')).stdout, new RegExp(request), 'still waiting after the reader\'s attempt');
+
+  await openclaw(env, ['config', 'set', 'gateway.controlUi.experimental.customPlugins', 'true']);
+  browser = await launchBrowser();
+  const page = await browser.page();
+  await eventually(async () => {
+    await page.goto(pageUrl(gateway.url, 'memory', GATEWAY_TOKEN));
+    return page.waitForSelector('>>> .graphiti-openclaw-approval', { timeout: 5000 }).then(() => true, () => false);
+  }, 'the approval on the Memory page', 60_000, 500);
+  await waitForText(page, new RegExp(`${request} ${EXPERT}: tickets\\.update_ticket`));
+  await screenshot(page, 'approvals');
+  assert.equal(updates().length, before, 'held until approved');
+  await clickButton(page, 'Approve', '.graphiti-openclaw-approval');
+  await waitForText(page, new RegExp(`approved ${request}`));
+  await eventually(() => deliveries(id, /finished/).length, `the result of ${id} after the approval`, 90_000);
+  assert.equal(updates().length, before + 1, 'update_ticket ran exactly once more');
+  assert.deepEqual(attempts(id), { 1: 1, 2: 1 });
+  await page.close();
+  say(`Control UI: ${id} held on tickets.update_ticket (request ${request}); a read-only operator's approve was refused (missing operator.write); Approve on the Memory page resumed it and update_ticket ran once`);
 });
 
 test('the CLI beside the Gateway: validate initializes the bound MCP server, due names the cron slot, fire is a dry run', async () => {

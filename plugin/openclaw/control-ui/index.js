@@ -89,15 +89,15 @@ function forgetFlow(feature, host, chat, fact, out) {
   };
 }
 
-function approvalsSection(feature, overview, canWrite, refresh) {
+/** The approvals waiting; an answer goes to `out`, which outlives the refresh it triggers. */
+function approvalsSection(feature, overview, canWrite, refresh, out) {
   const waiting = overview.approvals?.waiting ?? [];
-  const out = el('div', 'approval-answer');
   const rows = waiting.map((a) => el('li', 'approval',
     el('code', 'id', String(a.id)), ` ${a.expert}: ${a.operation} (tool ${a.tool}) `, el('code', 'arguments', String(a.arguments)),
     canWrite && button('Approve', () => feature.invoke('approve', { id: String(a.id) }).then((r) => { out.replaceChildren(el('pre', 'answer', r.text)); refresh(); }, (e) => failure(out, e))),
     canWrite && button('Reject', () => feature.invoke('reject', { id: String(a.id) }).then((r) => { out.replaceChildren(el('pre', 'answer', r.text)); refresh(); }, (e) => failure(out, e)), { danger: true }),
   ));
-  return el('section', 'approvals', el('h3', '', `Approvals waiting (${waiting.length})`), rows.length ? el('ul', '', rows) : el('p', 'none', 'none'), out);
+  return el('section', 'approvals', el('h3', '', `Approvals waiting (${waiting.length})`), rows.length ? el('ul', '', rows) : el('p', 'none', 'none'));
 }
 
 function mountMemoryPage(container, { host, signal }) {
@@ -136,7 +136,7 @@ function mountMemoryPage(container, { host, signal }) {
       signal.throwIfAborted();
       const doc = overview.document ?? {};
       operations.replaceChildren(
-        approvalsSection(feature, doc, canWrite(), refresh),
+        approvalsSection(feature, doc, canWrite(), refresh, answer),
         el('section', 'spool', el('h3', '', 'Capture spool'), el('pre', 'answer', spool.text),
           canWrite() && button('Requeue set-aside entries', () => feature.invoke('requeue', {}).then(refresh, (e) => failure(answer, e)))),
         el('section', 'runs', el('h3', '', 'Expert runs'), el('pre', 'answer', queue.text)),
