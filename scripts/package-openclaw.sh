@@ -26,6 +26,7 @@ echo "package: transpiling with jco (async host imports http-request, http-batch
 bash scripts/transpile-component.sh "$wasm" "$out/dist/component"
 cp plugin/openclaw/src/*.js "$out/dist/"
 cp plugin/openclaw/package.json plugin/openclaw/openclaw.plugin.json plugin/openclaw/README.md "$out/"
+cp -R plugin/openclaw/widgets "$out/widgets"
 # The example configuration is the default; a user's private overlay never ships.
 cp -R config "$out/config"
 rm -rf "$out/config/private"

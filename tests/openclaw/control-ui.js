@@ -156,3 +156,48 @@ export async function screenshot(page, name) {
   fs.mkdirSync(dir, { recursive: true });
   await page.screenshot({ path: path.join(dir, `${name}.png`) });
 }
+
+/** The text of the first frame (widgets render in sandboxed frames) whose text matches `pattern`. */
+export async function frameText(page, pattern, timeout = 30_000) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    for (const frame of page.frames()) {
+      const text = await frame.evaluate(() => document.body?.innerText ?? '').catch(() => '');
+      if (pattern.test(text)) return text;
+    }
+    if (Date.now() > deadline) throw new Error(`no frame shows ${pattern}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/**
+ * Fails when a secret is in a URL the page requested from now on or in the text it shows, through
+ * shadow roots and frames. The test's own navigations (the Control UI takes the token in their
+ * `#token=`) are not the page's requests.
+ */
+export function secretsWatch(page, secrets) {
+  const urls = [];
+  page.on('request', (request) => {
+    if (!(request.isNavigationRequest() && request.frame() === page.mainFrame())) urls.push(request.url());
+  });
+  return async () => {
+    const shown = [];
+    for (const frame of page.frames()) {
+      shown.push(await frame.evaluate(() => {
+        const all = [];
+        const walk = (root) => {
+          all.push(root.textContent);
+          for (const node of root.querySelectorAll('*')) if (node.shadowRoot) walk(node.shadowRoot);
+        };
+        walk(document.documentElement);
+        return all.join('\n');
+      }).catch(() => ''));
+    }
+    for (const secret of secrets) {
+      const leaked = urls.filter((url) => url.includes(secret) || url.includes(encodeURIComponent(secret)));
+      if (leaked.length) throw new Error(`a requested URL holds a secret: ${leaked[0]}`);
+      if (shown.some((text) => text.includes(secret))) throw new Error('the page shows a secret');
+    }
+    return urls.length;
+  };
+}

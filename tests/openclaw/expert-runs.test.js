@@ -15,7 +15,7 @@ import path from 'node:path';
 import { REPO, eventually, openclaw, throwawayHome } from './openclaw.js';
 import { gatewayCall, gatewayWithPlugin, startGateway } from './gateway.js';
 import { startScriptedModel } from './scripted-model.js';
-import { clickButton, launchBrowser, pageUrl, scopedClient, screenshot, waitForText } from './control-ui.js';
+import { clickButton, launchBrowser, pageUrl, scopedClient, screenshot, secretsWatch, waitForText } from './control-ui.js';
 
 const GATEWAY_TOKEN = 'e2e-gateway-token';
 const WEBHOOK_TOKEN = 'e2e-webhook-token';
@@ -252,6 +252,7 @@ test('Approve on the Control UI\'s Memory page lets a held CONFIRM call run once
   await openclaw(env, ['config', 'set', 'gateway.controlUi.experimental.customPlugins', 'true']);
   browser = await launchBrowser();
   const page = await browser.page();
+  const noSecrets = secretsWatch(page, [GATEWAY_TOKEN, WEBHOOK_TOKEN]);
   await eventually(async () => {
     await page.goto(pageUrl(gateway.url, 'memory', GATEWAY_TOKEN));
     return page.waitForSelector('>>> .graphiti-openclaw-approval', { timeout: 5000 }).then(() => true, () => false);
@@ -264,6 +265,7 @@ test('Approve on the Control UI\'s Memory page lets a held CONFIRM call run once
   await eventually(() => deliveries(id, /finished/).length, `the result of ${id} after the approval`, 90_000);
   assert.equal(updates().length, before + 1, 'update_ticket ran exactly once more');
   assert.deepEqual(attempts(id), { 1: 1, 2: 1 });
+  await noSecrets();
   await page.close();
   say(`Control UI: ${id} held on tickets.update_ticket (request ${request}); a read-only operator's approve was refused (missing operator.write); Approve on the Memory page resumed it and update_ticket ran once`);
 });

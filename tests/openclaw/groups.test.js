@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { REPO, eventually, openclaw, startStandIn, throwawayHome } from './openclaw.js';
 import { gatewayCall, gatewayWithPlugin } from './gateway.js';
-import { buttonLabels, clickButton, launchBrowser, openSessionPanel, pageUrl, scopedClient, screenshot, searchMemories, texts, waitForText } from './control-ui.js';
+import { buttonLabels, clickButton, frameText, launchBrowser, openSessionPanel, pageUrl, scopedClient, screenshot, searchMemories, secretsWatch, texts, waitForText } from './control-ui.js';
 import { startScriptedModel } from './scripted-model.js';
 
 const GATEWAY_TOKEN = 'e2e-groups-token';
@@ -173,7 +173,7 @@ const PANEL_SESSION = 'agent:main:telegram:direct:user-9';
 const PANEL = 'Why this context';
 const base = () => `http://127.0.0.1:${port}`;
 
-test('with the Custom plugin UI lab off, the Memory page and the session panel do not load', async () => {
+test('with the Custom plugin UI lab off, the Memory page and the session panel do not load; the dashboard widget does', async () => {
   browser = await launchBrowser();
   const page = await browser.page();
   await page.goto(pageUrl(base(), 'memory', GATEWAY_TOKEN));
@@ -182,6 +182,18 @@ test('with the Custom plugin UI lab off, the Memory page and the session panel d
   await send(PANEL_SESSION, 'Book dinner at a restaurant for the Acme Robotics team');
   await eventually(() => model.log.some((r) => /Book dinner at a restaurant/.test(r.prompt)), 'the turn the panel shows');
   assert.equal(await openSessionPanel(page, base(), GATEWAY_TOKEN, PANEL_SESSION, PANEL), false, 'the panel is not offered');
+
+  // The dashboard widget is sandboxed: it works with the lab off.
+  const { stdout } = await openclaw(env, ['graphiti', 'widget', '--session', PANEL_SESSION]);
+  const pinned = await call('board.widget.put', JSON.parse(stdout.slice(stdout.indexOf('{'))));
+  assert.deepEqual(pinned.widgets.map((w) => [w.name, w.grantState]), [['graphiti-overview', 'granted']]);
+  await page.goto(`${base()}/chat/${PANEL_SESSION.split(':').slice(1).join('/')}?dashboard=expanded#token=${GATEWAY_TOKEN}`);
+  const widget = await frameText(page, /Memories recalled per turn/);
+  assert.match(widget, /Turns routed\s+[1-9]/);
+  assert.match(widget, /Memories recalled per turn\s+\d+\.\d/);
+  assert.match(widget, /Spool: set aside\s+0/);
+  assert.match(widget, /Pack dining_recs\s+\d+%/);
+  await screenshot(page, 'dashboard-widget');
   await page.close();
   await openclaw(env, ['config', 'set', 'gateway.controlUi.experimental.customPlugins', 'true']);
 });
@@ -208,6 +220,7 @@ test('the Memory page shows recalled text as text, and forgets a fact only after
     await page.goto(pageUrl(base(), 'memory', GATEWAY_TOKEN));
     return page.waitForSelector('>>> .graphiti-openclaw-page', { timeout: 5000 }).then(() => true, () => false);
   }, 'the Memory page', 60_000, 500);
+  const noSecrets = secretsWatch(page, [GATEWAY_TOKEN]);
   await searchMemories(page, 'user-9', 'badge');
   await waitForText(page, /Orbit badge/);
   const [hostile] = await texts(page, '.graphiti-openclaw-fact-text');
@@ -231,6 +244,7 @@ test('the Memory page shows recalled text as text, and forgets a fact only after
   }, 'the confirmed delete');
   assert.equal(deleted.length, 1);
   await screenshot(page, 'forget-done');
+  assert.ok(await noSecrets() > 0, 'the page made requests, none with the Gateway token');
   await page.close();
 
   const seen = model.log.length;

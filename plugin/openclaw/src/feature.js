@@ -2,6 +2,7 @@
 // command as the CLI and the slash commands, and the `overview` read method the dashboard widget's
 // data binding names (openclaw.plugin.json `dashboard.dataBindings`).
 
+import fs from 'node:fs';
 import { confirmForgetCommand, correctCommand, expertsCommand, forgetCommand, memoriesCommand, queuesWork, spoolCommand } from './commands.js';
 import { hookContext } from './context.js';
 import { PLUGIN_ID, contract } from './feature-contract.js';
@@ -95,4 +96,32 @@ export function registerFeature(api, runtime) {
       respond(false, undefined, { code: 'UNAVAILABLE', message: `graphiti-openclaw failed: ${error?.message ?? error}` });
     }
   }, { scope: 'operator.read' });
+}
+
+/** The dashboard widget's name on a session board. */
+export const WIDGET_NAME = 'graphiti-overview';
+
+/**
+ * `board.widget.put`'s parameters for the overview widget on the board of `sessionKey`: the
+ * package's `widgets/overview.html`, declaring the one data binding it reads.
+ */
+export function overviewWidgetParams(html, { sessionKey, agentId }) {
+  return {
+    sessionKey,
+    ...(agentId ? { agentId } : {}),
+    name: WIDGET_NAME,
+    title: 'Graphiti memory',
+    content: { kind: 'html', html },
+    declared: { tools: [OVERVIEW_METHOD] },
+  };
+}
+
+/** `openclaw graphiti widget --session KEY`: prints those parameters for `openclaw gateway call`. */
+export function registerWidgetCommand(graphiti, widgetFile) {
+  graphiti.command('widget').description('The parameters of board.widget.put that pins the overview widget to a session\'s dashboard (pipe them to openclaw gateway call)')
+    .requiredOption('--session <key>', 'the session whose dashboard gets the widget')
+    .option('--agent <id>', 'the agent that owns the session')
+    .action((opts) => {
+      process.stdout.write(`${JSON.stringify(overviewWidgetParams(fs.readFileSync(widgetFile, 'utf8'), { sessionKey: opts.session, agentId: opts.agent }))}\n`);
+    });
 }

@@ -19,7 +19,7 @@ import { blockedTurnHooks, describeBlockedHooks, hookStatusLines } from './hook-
 import { memoryCoreState, slotStatusLines, slotWarning } from './memory-slot.js';
 import { ExpertRunner, expertRunners } from './expert-runner.js';
 import { registerTools } from './tools.js';
-import { registerFeature } from './feature.js';
+import { registerFeature, registerWidgetCommand } from './feature.js';
 import { PLUGIN_ID } from './feature-contract.js';
 import { WEBHOOK_PREFIX, webhookHandler } from './webhook.js';
 import { boundServers, checkServers } from './mcp-check.js';
@@ -282,6 +282,9 @@ function registerCliCommands(api, runtime) {
     registerSetupCommand(graphiti, api, { pluginId: PLUGIN_ID, pluginRoot: PLUGIN_ROOT, createRuntime });
     graphiti.command('status').description('Graphiti reachability, counters, spool depth, pack rates')
       .action(() => print({ tag: 'status' }));
+    graphiti.command('overview').description('The Control UI\'s figures as JSON: counters, memories per turn, pack rates, spool depth, approvals waiting')
+      .action(() => print({ tag: 'overview' }));
+    registerWidgetCommand(graphiti, path.join(PLUGIN_ROOT, 'widgets', 'overview.html'));
     graphiti.command('intent-test <prompt>').description('Which workflow pack a prompt gets, and why (a dry run)')
       .option('--group', 'route as in a group chat')
       .option('--previous-pack <id>', 'the previous turn\'s pack')

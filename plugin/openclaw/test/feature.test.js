@@ -83,3 +83,16 @@ test('approve and reject of an id nothing waits under answer as the CLI does', a
     assert.match(result.text, /abcdef12/, id);
   }
 });
+
+test('openclaw graphiti widget prints board.widget.put parameters for the packaged widget, declaring only the overview binding', async () => {
+  const { openclaw } = await registered();
+  const printed = await openclaw('widget', '--session', 'agent:main:main');
+  assert.equal(printed.exitCode, 0, printed.stderr);
+  const params = JSON.parse(printed.stdout);
+  assert.equal(params.sessionKey, 'agent:main:main');
+  assert.deepEqual(params.declared, { tools: [`${ID}.overview`] });
+  assert.equal(params.content.kind, 'html');
+  assert.equal(params.content.html, fs.readFileSync(path.join(repo, 'plugin/openclaw/widgets/overview.html'), 'utf8'));
+  assert.ok(!/innerHTML|outerHTML|insertAdjacentHTML|document\.write/.test(params.content.html), 'the widget sets text, never HTML');
+  await assert.rejects(openclaw('widget'), /required option '--session <key>'/);
+});
