@@ -149,12 +149,16 @@ export async function openSessionPanel(page, base, token, sessionKey, label) {
   return false;
 }
 
-/** Saves a screenshot under $GRAPHITI_UI_SCREENSHOTS when it is set (for a reviewer; nothing checks it). */
-export async function screenshot(page, name) {
+/**
+ * Saves a screenshot (of the element `selector` picks, else the page) under
+ * $GRAPHITI_UI_SCREENSHOTS when it is set: for a reviewer and the docs, nothing checks it.
+ */
+export async function screenshot(page, name, selector) {
   const dir = process.env.GRAPHITI_UI_SCREENSHOTS;
   if (!dir) return;
   fs.mkdirSync(dir, { recursive: true });
-  await page.screenshot({ path: path.join(dir, `${name}.png`) });
+  const target = selector ? await page.$(`>>> ${selector}`) : page;
+  await (target ?? page).screenshot({ path: path.join(dir, `${name}.png`) });
 }
 
 /** The text of the first frame (widgets render in sandboxed frames) whose text matches `pattern`. */

@@ -258,7 +258,7 @@ test('Approve on the Control UI\'s Memory page lets a held CONFIRM call run once
     return page.waitForSelector('>>> .graphiti-openclaw-approval', { timeout: 5000 }).then(() => true, () => false);
   }, 'the approval on the Memory page', 60_000, 500);
   await waitForText(page, new RegExp(`${request} ${EXPERT}: tickets\\.update_ticket`));
-  await screenshot(page, 'approvals');
+  await screenshot(page, 'control-ui-approvals', '.graphiti-openclaw-approvals');
   assert.equal(updates().length, before, 'held until approved');
   await clickButton(page, 'Approve', '.graphiti-openclaw-approval');
   await waitForText(page, new RegExp(`approved ${request}`));

@@ -191,9 +191,9 @@ test('with the Custom plugin UI lab off, the Memory page and the session panel d
   const widget = await frameText(page, /Memories recalled per turn/);
   assert.match(widget, /Turns routed\s+[1-9]/);
   assert.match(widget, /Memories recalled per turn\s+\d+\.\d/);
-  assert.match(widget, /Spool: set aside\s+0/);
+  assert.match(widget, /Spool: waiting · in doubt · set aside\s+\d+ · \d+ · 0/);
   assert.match(widget, /Pack dining_recs\s+\d+%/);
-  await screenshot(page, 'dashboard-widget');
+  await screenshot(page, 'control-ui-dashboard-widget', 'iframe');
   await page.close();
   await openclaw(env, ['config', 'set', 'gateway.controlUi.experimental.customPlugins', 'true']);
 });
@@ -210,7 +210,7 @@ test('the session panel shows a real turn: what recall injected, the pack, the s
   assert.deepEqual(await texts(page, '.graphiti-openclaw-rule'), ['dining']);
   const injected = await page.$eval('>>> .graphiti-openclaw-injected pre', (node) => node.textContent);
   assert.match(injected, /<graphiti-context group="demo">/, 'the recall block as injected, shown as text');
-  await screenshot(page, 'session-panel');
+  await screenshot(page, 'control-ui-session-panel', '.graphiti-openclaw-panel');
   await page.close();
 });
 
@@ -227,14 +227,14 @@ test('the Memory page shows recalled text as text, and forgets a fact only after
   assert.equal(hostile, HOSTILE_FACT, 'markup shown literally');
   assert.equal(await page.evaluate(() => window.__graphitiXss), undefined, 'no script of a fact ran');
   assert.deepEqual(await page.$$eval('>>> .graphiti-openclaw-page script, .graphiti-openclaw-page img', (nodes) => nodes.length), 0);
-  await screenshot(page, 'memory-page');
+  await screenshot(page, 'control-ui-memory-page', '.graphiti-openclaw-page');
 
   const FOUNDED = 'e1d2c3b4-a596-4877-8899-aabbccdd0003';
   await searchMemories(page, 'user-9', 'founded');
   await waitForText(page, /Dana Lee founded Acme Robotics in 2023/);
   await clickButton(page, 'Forget', '.graphiti-openclaw-fact');
   await waitForText(page, /Nothing is deleted yet \(forget id [0-9a-f]{16}\)/);
-  await screenshot(page, 'forget-dialog');
+  await screenshot(page, 'control-ui-forget-dialog', '.graphiti-openclaw-dialog');
   assert.ok(!(await toolCalls('delete_entity_edge')).some((c) => c.uuid === FOUNDED), 'the dialog alone deletes nothing');
   await clickButton(page, 'Forget it');
   await waitForText(page, /deleted/i);
@@ -243,7 +243,6 @@ test('the Memory page shows recalled text as text, and forgets a fact only after
     return calls.length > 0 && calls;
   }, 'the confirmed delete');
   assert.equal(deleted.length, 1);
-  await screenshot(page, 'forget-done');
   assert.ok(await noSecrets() > 0, 'the page made requests, none with the Gateway token');
   await page.close();
 
