@@ -11,7 +11,6 @@ use crate::memory::recall::Recall;
 use crate::memory::redaction;
 use crate::memory::relevance;
 use crate::memory::spool::{self, Appended, Spool};
-use crate::memory::stats;
 use crate::ops::boundary_audit;
 use crate::ops::reports;
 use crate::platform::api::{ChatType, Command, CommandOutput, HookContext, IntentTestRequest};
@@ -282,13 +281,7 @@ impl Engine {
         let health = client.health(http, Deadline::after(STATUS_HEALTH_TIMEOUT));
         let (cannot_confirm, database_named) =
             (client.cannot_confirm(), client.database().is_some());
-        self.flush_stats_now();
-        let stats = self
-            .host
-            .state_dir
-            .as_deref()
-            .map(stats::load)
-            .unwrap_or_default();
+        let stats = self.stats_now();
         let spool = self.host.state_dir.as_deref().map(Spool::new);
         let entries = spool
             .as_ref()

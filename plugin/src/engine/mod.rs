@@ -168,6 +168,16 @@ impl Engine {
         self.merge_stats(true);
     }
 
+    /// Every process's counts, merged now (`status`, `overview`).
+    fn stats_now(&mut self) -> stats::Stats {
+        self.flush_stats_now();
+        self.host
+            .state_dir
+            .as_deref()
+            .map(stats::load)
+            .unwrap_or_default()
+    }
+
     fn merge_stats(&mut self, fold_now: bool) {
         let Some(dir) = &self.host.state_dir else {
             self.memory.unsaved = stats::Stats::default();

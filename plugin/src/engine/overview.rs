@@ -3,7 +3,7 @@
 
 use super::Engine;
 use crate::memory::spool::{self, Spool};
-use crate::memory::stats::{self, Stats};
+use crate::memory::stats::Stats;
 use crate::ops::reports;
 use crate::platform::api::CommandOutput;
 use crate::platform::time;
@@ -12,13 +12,7 @@ use serde_json::{Value, json};
 impl Engine {
     pub(super) fn overview(&mut self) -> CommandOutput {
         self.ensure_loaded();
-        self.flush_stats_now();
-        let stats = self
-            .host
-            .state_dir
-            .as_deref()
-            .map(stats::load)
-            .unwrap_or_default();
+        let stats = self.stats_now();
         let entries = self
             .host
             .state_dir
