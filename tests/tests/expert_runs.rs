@@ -313,7 +313,7 @@ fn a_channel_message_fires_only_the_bound_channel_trigger() {
 fn a_cron_slot_in_its_time_zone_runs_once_and_missed_slots_run_once() {
     let mut s = setup();
     // 2026-11-23T00:30Z = 01:30 in Berlin (CET): the 02:00 slot is half an hour away.
-    s.now = 1_795_393_800_000;
+    s.set_now(1_795_393_800_000);
     assert!(
         s.tick().start.is_empty(),
         "the first tick starts the schedule"
@@ -628,30 +628,11 @@ fn private_knowledge_is_preloaded_only_into_the_experts_own_run_session() {
 
 #[test]
 fn an_unknown_preset_leaves_its_trigger_inactive_and_the_package_loads() {
-    let experts = graphiti_openclaw_tests::temp_dir("preset-experts");
     let fixture = graphiti_openclaw_tests::workspace().join("tests/fixtures/experts-preset");
-    graphiti_openclaw_tests::copy_dir(&fixture, experts.path());
-    let state = graphiti_openclaw_tests::temp_dir("preset-state");
-    let agents = graphiti_openclaw_tests::temp_dir("preset-workspace");
     let settings =
         format!(r#"{{"recall": {{"enabled": false}}, "experts": {{"webhook_token": "{TOKEN}"}}}}"#);
-    let shim = host_shim::Shim::new(options(
-        experts.path(),
-        state.path(),
-        agents.path(),
-        &settings,
-    ))
-    .unwrap();
-    let mut s = Setup {
-        shim,
-        experts: experts.path().to_path_buf(),
-        state: state.path().to_path_buf(),
-        workspace: agents.path().to_path_buf(),
-        settings,
-        now: 1_767_225_600_000, // 2026-01-01T00:00:00Z, a Thursday
-        posts: true,
-        temp_dirs: vec![experts, state, agents],
-    };
+    // 2026-01-01T00:00:00Z, a Thursday
+    let mut s = setup_from(&fixture, &settings, 1_767_225_600_000);
     let validate = s.command(host_shim::ExpertsCommand::Validate("inbox-expert".into()));
     assert_eq!(
         validate.exit_code, 0,

@@ -165,7 +165,7 @@ fn a_corrupt_runtime_record_is_set_aside_not_lost() {
 
 /// The shim with the experts directory writable, as the CLI mounts it for install/bind/remove.
 fn managing(s: &Setup, install: Option<&Path>) -> Shim {
-    let mut options = options(&s.experts, &s.state, &s.workspace, &s.settings);
+    let mut options = options(&s.experts, &s.state, &s.workspace, &s.settings, &s.clock);
     options.experts_writable = true;
     options.install_dir = install.map(Path::to_path_buf);
     Shim::new(options).expect("shim starts")

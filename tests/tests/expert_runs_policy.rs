@@ -9,7 +9,7 @@ use host_shim::{DeliveryKind, ExpertsCommand, LearningProposal, RunOutcome, Step
 
 /// The nightly report's 02:00 (Berlin) slot on 2026-11-23, started.
 fn nightly_run(s: &mut Setup) -> host_shim::RunStart {
-    s.now = 1_795_393_800_000;
+    s.set_now(1_795_393_800_000);
     s.tick();
     s.advance(30 * MINUTE);
     let work = s.tick();
@@ -463,7 +463,7 @@ fn the_example_packages_trip_requests_from_two_people_run_side_by_side() {
     );
     let settings = r#"{"recall": {"enabled": false}, "experts": {"channels": {"trip-planner-expert/trip_request": ["slack"]}}}"#;
     let mut s = setup_with(settings);
-    s.shim = host_shim::Shim::new(options(experts.path(), &s.state, &s.workspace, settings))
+    s.shim = host_shim::Shim::new(options(experts.path(), &s.state, &s.workspace, settings, &s.clock))
         .expect("shim starts");
     let mut started = Vec::new();
     for sender in ["u-ana", "u-ben"] {

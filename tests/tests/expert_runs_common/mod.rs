@@ -7,17 +7,19 @@
 use graphiti_openclaw_tests::{copy_dir, expert_shim_options, temp_dir, workspace};
 use host_shim::{
     ChannelMessage, Command, CommandOutput, Delivery, DeliveryKind, ExpertsCommand, HookContext,
-    RunOutcome, RunReport, RunStart, RuntimeWork, Shim, ShimOptions, ToolCall, WebhookAnswer,
-    WebhookRequest,
+    RunOutcome, RunReport, RunStart, RuntimeWork, SetClock, Shim, ShimOptions, ToolCall,
+    WebhookAnswer, WebhookRequest,
 };
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 use tempfile::TempDir;
 
 pub const EXPERT: &str = "ops-expert";
 pub const TOKEN: &str = "s3cret-token";
 pub const MAIN: &str = "agent:main:main";
 pub const MINUTE: u64 = 60_000;
+/// Where every test's clock starts: 2026-11-23T10:00:00Z (11:00 in Berlin), hours from the
+/// fixture's nightly 02:00 (Berlin) slot, so a test starts no run it did not ask for.
+pub const START_MS: u64 = 1_795_428_000_000;
 
 pub fn fixture() -> PathBuf {
     workspace().join("tests/fixtures/experts")
@@ -29,8 +31,10 @@ pub struct Setup {
     pub state: PathBuf,
     pub workspace: PathBuf,
     pub settings: String,
-    /// The simulated clock, epoch ms.
+    /// The simulated clock, epoch ms: what the runtime calls are given.
     pub now: u64,
+    /// The component's own wall clock (approvals, commands), kept at `now`.
+    pub clock: SetClock,
     /// Whether the host reports the deliveries it is handed as posted (as a Gateway does); off, it
     /// stands for a Gateway that crashed before posting them.
     pub posts: bool,
@@ -44,32 +48,43 @@ pub fn default_settings() -> String {
     )
 }
 
-pub fn options(experts: &Path, state: &Path, agents: &Path, settings: &str) -> ShimOptions {
-    expert_shim_options(experts, state, agents, settings)
+pub fn options(
+    experts: &Path,
+    state: &Path,
+    agents: &Path,
+    settings: &str,
+    clock: &SetClock,
+) -> ShimOptions {
+    let mut options = expert_shim_options(experts, state, agents, settings);
+    options.wall_clock = Some(clock.clone());
+    options
 }
 
-/// A fresh state directory and a copy of the fixture; the clock at the real time (approvals use
-/// the component's own clock).
+/// A fresh state directory and a copy of the fixture, the clock at [`START_MS`] for the runtime
+/// calls and the component's own clock alike.
 pub fn setup() -> Setup {
     setup_with(&default_settings())
 }
 
 pub fn setup_with(settings: &str) -> Setup {
+    setup_from(&fixture(), settings, START_MS)
+}
+
+/// A copy of the experts directory `fixture`, a fresh state directory, both clocks at `now`.
+pub fn setup_from(fixture: &Path, settings: &str, now: u64) -> Setup {
     let experts = temp_dir("runs-experts");
-    copy_dir(&fixture(), experts.path());
+    copy_dir(fixture, experts.path());
     let state = temp_dir("runs-state");
     let agents = temp_dir("runs-workspace");
+    let clock = SetClock::at(now);
     let shim = Shim::new(options(
         experts.path(),
         state.path(),
         agents.path(),
         settings,
+        &clock,
     ))
     .expect("shim starts");
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as u64;
     Setup {
         shim,
         experts: experts.path().to_path_buf(),
@@ -77,6 +92,7 @@ pub fn setup_with(settings: &str) -> Setup {
         workspace: agents.path().to_path_buf(),
         settings: settings.to_string(),
         now,
+        clock,
         posts: true,
         temp_dirs: vec![experts, state, agents],
     }
@@ -90,13 +106,20 @@ impl Setup {
             &self.state,
             &self.workspace,
             &self.settings,
+            &self.clock,
         ))
         .expect("shim restarts");
         self.shim = fresh;
     }
 
     pub fn advance(&mut self, ms: u64) {
-        self.now += ms;
+        self.set_now(self.now + ms);
+    }
+
+    /// Moves both clocks to `ms`.
+    pub fn set_now(&mut self, ms: u64) {
+        self.now = ms;
+        self.clock.set(ms);
     }
 
     pub fn webhook(&mut self, trigger: &str, body: &str) -> WebhookAnswer {
