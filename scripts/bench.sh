@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The limits benchmark (issue 14's table): every row, ours against its baseline in the same run,
 # measured three times (BENCH_QUICK=1: once, short, as the test command runs it); then one table of
-# the medians. Every benchmark checks its answers, so a fast wrong answer fails this.
+# the medians (BENCH_RECORD=1: also written into docs/benchmarks.md, with the rows it came from).
+# Every benchmark checks its answers, so a fast wrong answer fails this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=3
@@ -22,4 +23,8 @@ for run in $(seq "$runs"); do
     cargo bench --quiet -p graphiti-openclaw-tests --bench limits
     node tests/openclaw/bench-hooks.js 2>&1 | grep -v '\[plugins\]'
 done
-node scripts/limits-table.mjs "$BENCH_ROWS" "$runs"
+if [ -n "${BENCH_RECORD:-}" ] && [ -z "${BENCH_QUICK:-}" ]; then
+    node scripts/limits-table.mjs "$BENCH_ROWS" "$runs" --record
+else
+    node scripts/limits-table.mjs "$BENCH_ROWS" "$runs"
+fi

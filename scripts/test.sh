@@ -36,8 +36,8 @@ say "the OpenClaw package (Node 24, jco and OpenClaw 2026.9.6 pinned from npm in
 bash scripts/package-openclaw.sh
 PATH="$(bash scripts/node-tools.sh | tail -n 1):$PATH"
 node --test plugin/openclaw/test/*.test.js
-say "every shell block of the README and docs/ runs as written, or says why it cannot here"
-node --test tests/docs/blocks.test.js
+say "every shell block of the README and docs/ runs as written, or says why it cannot here; the benchmark table is its recorded output"
+node --test tests/docs/blocks.test.js tests/docs/benchmarks.test.js
 say "end to end in real OpenClaw (throwaway HOME; install from the archive and by name from a registry on loopback, setup, inspect, hook runner, agent --local turns)"
 node --test tests/openclaw/e2e.test.js
 say "docs/install.md's Rolling out in real OpenClaw (every phase's commands as written; memory-core's tools, the plugin's hooks, the fallback note; the memory-slot warning)"
