@@ -100,7 +100,8 @@ pub fn append(state_dir: &Path, session_key: &str, turn: &PastTurn) -> Result<()
     turns.push(turn.clone());
     let excess = turns.len().saturating_sub(KEPT_TURNS);
     turns.drain(..excess);
-    files::write_atomically(&path, &lines(&turns))
+    // `agent-end` writes this anew each turn: a spare makes it a rename, not a create.
+    files::write_atomically_from_spare(state_dir, &path, &lines(&turns))
         .map_err(|e| format!("cannot write the turn history {}: {e}", path.display()))
 }
 
@@ -222,6 +223,21 @@ mod tests {
             4
         );
         assert_eq!(recent(dir.path(), "s1").unwrap(), vec![]);
+    }
+
+    #[test]
+    fn a_turn_is_written_into_a_spare_when_one_is_ready() {
+        let dir = tempfile::tempdir().unwrap();
+        let spares = || std::fs::read_dir(dir.path().join("spare")).unwrap().count();
+        crate::platform::spare_files::renew(dir.path());
+        let ready = spares();
+        append(dir.path(), "s1", &turn(1, "g")).unwrap();
+        assert_eq!(
+            spares(),
+            ready - 1,
+            "agent-end renames a spare instead of creating a file"
+        );
+        assert_eq!(recent(dir.path(), "s1").unwrap(), vec![turn(1, "g")]);
     }
 
     #[test]

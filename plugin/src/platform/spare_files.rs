@@ -1,9 +1,9 @@
 //! Empty files made ahead of need in the state directory's `spare/`, by `tick` (off the hooks), so
-//! that a file `agent-end` writes anew (the turn's spool file, a new count log) costs a rename instead
-//! of a create. On an ext4 virtio disk like this project's test machines (and many a VPS), creating
-//! a file costs an order of magnitude more than a rename: two creates were a large share of
-//! `agent-end` in OpenClaw. A spare is taken by renaming it, which only one taker can do; when none
-//! is ready, the caller creates its file as before.
+//! that a file `agent-end` writes anew (the turn's spool file, a new count log, its turn history)
+//! costs a rename instead of a create. On an ext4 virtio disk like this project's test machines
+//! (and many a VPS), creating a file costs an order of magnitude more than a rename: two creates
+//! were a large share of `agent-end` in OpenClaw. A spare is taken by renaming it, which only one
+//! taker can do; when none is ready, the caller creates its file as before.
 
 use std::cell::Cell;
 use std::fs;
@@ -11,8 +11,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-/// Spares kept: a turn takes one or two, and a few instances may end turns at once.
-const SPARES: usize = 4;
+/// Spares kept: a turn takes up to three (its spool file, a count log, its turn history), and a
+/// few instances may end turns at once.
+const SPARES: usize = 6;
 /// A spare older than this is not taken. A taken spare keeps its time until it is written, and the
 /// sweeps of left-over files (the spool's temporary files, abandoned count logs) remove files
 /// left unwritten for ten minutes: a spare that old could be removed under its taker.
