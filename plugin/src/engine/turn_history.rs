@@ -66,12 +66,32 @@ fn path(state_dir: &Path, session_key: &str) -> PathBuf {
     crate::routing::state::file_for(&dir(state_dir), session_key)
 }
 
+/// The turns of a history file, oldest first: a line that cannot be read is skipped, and of two
+/// lines for one turn (its prompt hook did not run, so it repeats the previous record) the newer
+/// stands.
 fn parse(bytes: &[u8]) -> Vec<PastTurn> {
-    bytes
+    let mut turns: Vec<PastTurn> = Vec::new();
+    for turn in bytes
         .split(|&b| b == b'\n')
         .filter(|line| !line.is_empty())
-        .filter_map(|line| serde_json::from_slice(line).ok())
-        .collect()
+        .filter_map(|line| serde_json::from_slice::<PastTurn>(line).ok())
+    {
+        if turns
+            .last()
+            .is_some_and(|last| last.at_ms == turn.at_ms && last.prompt == turn.prompt)
+        {
+            turns.pop();
+        }
+        turns.push(turn);
+    }
+    turns
+}
+
+/// The last [`KEPT_TURNS`] of `turns`.
+fn last_kept(mut turns: Vec<PastTurn>) -> Vec<PastTurn> {
+    let excess = turns.len().saturating_sub(KEPT_TURNS);
+    turns.drain(..excess);
+    turns
 }
 
 fn lines(turns: &[PastTurn]) -> Vec<u8> {
@@ -83,33 +103,45 @@ fn lines(turns: &[PastTurn]) -> Vec<u8> {
     out
 }
 
-/// Adds `turn` to the session's history, keeping its last [`KEPT_TURNS`].
+/// A history file at least this long is rewritten with its last turns instead of appended to.
+const APPEND_BELOW_BYTES: u64 = MAX_FILE_BYTES / 4;
+
+/// Adds `turn` to the session's history: in `agent-end`, one line appended to a regular file (a new
+/// one is a spare renamed); [`prune`], off the hooks, keeps each file to its last [`KEPT_TURNS`].
+/// A file too long, or not a regular file, is rewritten with its last turns and this one.
 pub fn append(state_dir: &Path, session_key: &str, turn: &PastTurn) -> Result<(), String> {
     let path = path(state_dir, session_key);
-    let mut turns = match files::read_regular(&path, MAX_FILE_BYTES) {
-        Ok(Some(bytes)) => parse(&bytes),
-        _ => vec![],
+    let line = lines(std::slice::from_ref(turn));
+    let written = match std::fs::symlink_metadata(&path) {
+        Ok(meta) if meta.file_type().is_file() && meta.len() < APPEND_BELOW_BYTES => {
+            // A line cut short by a crash is ended first: the new one is never glued to it.
+            let mut ended = b"\n".to_vec();
+            ended.extend_from_slice(&line);
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .and_then(|file| files::write_all_at(&file, &ended, meta.len()))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            files::write_atomically_from_spare(state_dir, &path, &line)
+        }
+        _ => {
+            let mut turns = match files::read_regular(&path, MAX_FILE_BYTES) {
+                Ok(Some(bytes)) => parse(&bytes),
+                _ => vec![],
+            };
+            turns.push(turn.clone());
+            files::write_atomically(&path, &lines(&last_kept(parse(&lines(&turns)))))
+        }
     };
-    // A turn whose prompt hook did not run leaves the previous turn's record: the newest outcome.
-    if turns
-        .last()
-        .is_some_and(|last| last.at_ms == turn.at_ms && last.prompt == turn.prompt)
-    {
-        turns.pop();
-    }
-    turns.push(turn.clone());
-    let excess = turns.len().saturating_sub(KEPT_TURNS);
-    turns.drain(..excess);
-    // `agent-end` writes this anew each turn: a spare makes it a rename, not a create.
-    files::write_atomically_from_spare(state_dir, &path, &lines(&turns))
-        .map_err(|e| format!("cannot write the turn history {}: {e}", path.display()))
+    written.map_err(|e| format!("cannot write the turn history {}: {e}", path.display()))
 }
 
 /// The session's kept turns, oldest first (a line that cannot be read is skipped).
 pub fn recent(state_dir: &Path, session_key: &str) -> Result<Vec<PastTurn>, String> {
     let path = path(state_dir, session_key);
     match files::read_regular(&path, MAX_FILE_BYTES) {
-        Ok(Some(bytes)) => Ok(parse(&bytes)),
+        Ok(Some(bytes)) => Ok(last_kept(parse(&bytes))),
         Ok(None) => Ok(vec![]),
         Err(e) => Err(format!(
             "the turn history {} cannot be read: {e}",
@@ -157,20 +189,39 @@ pub fn forget_groups(
 }
 
 /// Keeps the histories of the sessions whose last-turn record `debug` keeps (the same file name
-/// in `turns_dir`), once there are more than `kept_sessions`.
+/// in `turns_dir`), once there are more than `kept_sessions`, and each history to its last
+/// [`KEPT_TURNS`] (`agent-end` only appends).
 pub fn prune(state_dir: &Path, turns_dir: &Path, kept_sessions: usize) {
     let dir = dir(state_dir);
     let Ok(names) = files::list_names(&dir) else {
         return;
     };
-    if names.len() <= kept_sessions {
-        return;
+    let kept = if names.len() > kept_sessions {
+        files::list_names(turns_dir).ok()
+    } else {
+        None
+    };
+    for name in names {
+        let path = dir.join(&name);
+        if kept.as_ref().is_some_and(|kept| !kept.contains(&name)) {
+            let _ = std::fs::remove_file(&path);
+            continue;
+        }
+        trim(&path);
     }
-    let Ok(kept) = files::list_names(turns_dir) else {
+}
+
+/// Rewrites a history holding more than [`KEPT_TURNS`] turns with its last ones.
+fn trim(path: &Path) {
+    let Ok(Some(bytes)) = files::read_regular(path, MAX_FILE_BYTES) else {
         return;
     };
-    for name in names.into_iter().filter(|n| !kept.contains(n)) {
-        let _ = std::fs::remove_file(dir.join(name));
+    let lines_in_file = bytes
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .count();
+    if lines_in_file > KEPT_TURNS {
+        let _ = files::write_atomically(path, &lines(&last_kept(parse(&bytes))));
     }
 }
 
@@ -204,6 +255,11 @@ mod tests {
             kept.iter().map(|t| t.at_ms).collect::<Vec<_>>(),
             (5..15).collect::<Vec<_>>()
         );
+        let stored = || parse(&std::fs::read(path(dir.path(), "s1")).unwrap()).len();
+        assert_eq!(stored(), 15, "agent-end only appends");
+        prune(dir.path(), &dir.path().join("no-turns"), 200);
+        assert_eq!(stored(), 10, "the tick's prune keeps the last turns");
+        assert_eq!(recent(dir.path(), "s1").unwrap(), kept);
         let all = |_: &str| true;
         assert_eq!(
             forget_groups(dir.path(), &["dm-ana".into()], &|t| t.contains("turn 14")).unwrap(),
@@ -223,6 +279,26 @@ mod tests {
             4
         );
         assert_eq!(recent(dir.path(), "s1").unwrap(), vec![]);
+    }
+
+    #[test]
+    fn a_repeated_record_counts_once_and_a_special_file_is_replaced_not_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        append(dir.path(), "s1", &turn(1, "g")).unwrap();
+        let mut newer = turn(1, "g");
+        newer.capture = Captured::Skipped("paused".into());
+        append(dir.path(), "s1", &newer).unwrap();
+        assert_eq!(recent(dir.path(), "s1").unwrap(), vec![newer]);
+        #[cfg(unix)]
+        {
+            let p = path(dir.path(), "s2");
+            let made = std::process::Command::new("mkfifo").arg(&p).status();
+            if made.is_ok_and(|s| s.success()) {
+                append(dir.path(), "s2", &turn(2, "g")).unwrap();
+                assert!(std::fs::symlink_metadata(&p).unwrap().is_file());
+                assert_eq!(recent(dir.path(), "s2").unwrap(), vec![turn(2, "g")]);
+            }
+        }
     }
 
     #[test]
