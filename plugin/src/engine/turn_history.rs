@@ -66,25 +66,29 @@ fn path(state_dir: &Path, session_key: &str) -> PathBuf {
     crate::routing::state::file_for(&dir(state_dir), session_key)
 }
 
-/// The turns of a history file, oldest first: a line that cannot be read is skipped, and of two
-/// lines for one turn (its prompt hook did not run, so it repeats the previous record) the newer
-/// stands.
+/// The turns of a history file, oldest first; a line that cannot be read is skipped.
 fn parse(bytes: &[u8]) -> Vec<PastTurn> {
-    let mut turns: Vec<PastTurn> = Vec::new();
+    let mut turns = Vec::new();
     for turn in bytes
         .split(|&b| b == b'\n')
         .filter(|line| !line.is_empty())
         .filter_map(|line| serde_json::from_slice::<PastTurn>(line).ok())
     {
-        if turns
-            .last()
-            .is_some_and(|last| last.at_ms == turn.at_ms && last.prompt == turn.prompt)
-        {
-            turns.pop();
-        }
-        turns.push(turn);
+        push(&mut turns, turn);
     }
     turns
+}
+
+/// Adds `turn` after `turns`: of two records of one turn (its prompt hook did not run, so it
+/// repeats the previous record) the newer stands.
+fn push(turns: &mut Vec<PastTurn>, turn: PastTurn) {
+    if turns
+        .last()
+        .is_some_and(|last| last.at_ms == turn.at_ms && last.prompt == turn.prompt)
+    {
+        turns.pop();
+    }
+    turns.push(turn);
 }
 
 /// The last [`KEPT_TURNS`] of `turns`.
@@ -130,8 +134,8 @@ pub fn append(state_dir: &Path, session_key: &str, turn: &PastTurn) -> Result<()
                 Ok(Some(bytes)) => parse(&bytes),
                 _ => vec![],
             };
-            turns.push(turn.clone());
-            files::write_atomically(&path, &lines(&last_kept(parse(&lines(&turns)))))
+            push(&mut turns, turn.clone());
+            files::write_atomically(&path, &lines(&last_kept(turns)))
         }
     };
     written.map_err(|e| format!("cannot write the turn history {}: {e}", path.display()))
