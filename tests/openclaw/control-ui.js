@@ -56,17 +56,21 @@ export async function texts(page, selector) {
   return page.$$eval(`>>> ${selector}`, (nodes) => nodes.map((node) => node.textContent));
 }
 
+/** Every text of the document, through shadow roots (run in the page). */
+function documentText() {
+  const all = [];
+  const walk = (root) => {
+    all.push(root.textContent);
+    for (const node of root.querySelectorAll('*')) if (node.shadowRoot) walk(node.shadowRoot);
+  };
+  walk(document.documentElement);
+  return all.join('\n');
+}
+
 /** Waits until the page's text (through shadow roots) matches `pattern`. */
 export async function waitForText(page, pattern, timeout = 30_000) {
-  await page.waitForFunction((source, flags) => {
-    const all = [];
-    const walk = (root) => {
-      all.push(root.textContent);
-      for (const node of root.querySelectorAll('*')) if (node.shadowRoot) walk(node.shadowRoot);
-    };
-    walk(document.documentElement);
-    return new RegExp(source, flags).test(all.join('\n'));
-  }, { timeout, polling: 250 }, pattern.source, pattern.flags);
+  const test = `new RegExp(${JSON.stringify(pattern.source)}, ${JSON.stringify(pattern.flags)}).test((${documentText})())`;
+  await page.waitForFunction(test, { timeout, polling: 250 });
 }
 
 /**
@@ -186,17 +190,7 @@ export function secretsWatch(page, secrets) {
   });
   return async () => {
     const shown = [];
-    for (const frame of page.frames()) {
-      shown.push(await frame.evaluate(() => {
-        const all = [];
-        const walk = (root) => {
-          all.push(root.textContent);
-          for (const node of root.querySelectorAll('*')) if (node.shadowRoot) walk(node.shadowRoot);
-        };
-        walk(document.documentElement);
-        return all.join('\n');
-      }).catch(() => ''));
-    }
+    for (const frame of page.frames()) shown.push(await frame.evaluate(documentText).catch(() => ''));
     for (const secret of secrets) {
       const leaked = urls.filter((url) => url.includes(secret) || url.includes(encodeURIComponent(secret)));
       if (leaked.length) throw new Error(`a requested URL holds a secret: ${leaked[0]}`);
