@@ -67,6 +67,18 @@ function documentText() {
   return all.join('\n');
 }
 
+/**
+ * What `read` (run in the frame) returns, or '' when the frame went away meanwhile (puppeteer
+ * throws at once for a detached one).
+ */
+async function frameTextNow(frame, read = documentText) {
+  try {
+    return await frame.evaluate(read);
+  } catch {
+    return '';
+  }
+}
+
 /** Waits until the page's text (through shadow roots) matches `pattern`. */
 export async function waitForText(page, pattern, timeout = 30_000) {
   const test = `new RegExp(${JSON.stringify(pattern.source)}, ${JSON.stringify(pattern.flags)}).test((${documentText})())`;
@@ -170,7 +182,7 @@ export async function frameText(page, pattern, timeout = 30_000) {
   const deadline = Date.now() + timeout;
   for (;;) {
     for (const frame of page.frames()) {
-      const text = await frame.evaluate(() => document.body?.innerText ?? '').catch(() => '');
+      const text = await frameTextNow(frame, () => document.body?.innerText ?? '');
       if (pattern.test(text)) return text;
     }
     if (Date.now() > deadline) throw new Error(`no frame shows ${pattern}`);
@@ -190,7 +202,7 @@ export function secretsWatch(page, secrets) {
   });
   return async () => {
     const shown = [];
-    for (const frame of page.frames()) shown.push(await frame.evaluate(documentText).catch(() => ''));
+    for (const frame of page.frames()) shown.push(await frameTextNow(frame));
     for (const secret of secrets) {
       const leaked = urls.filter((url) => url.includes(secret) || url.includes(encodeURIComponent(secret)));
       if (leaked.length) throw new Error(`a requested URL holds a secret: ${leaked[0]}`);

@@ -195,10 +195,10 @@ test('with the Custom plugin UI lab off, the Memory page and the session panel d
   assert.match(widget, /Pack dining_recs\s+\d+%/);
   await screenshot(page, 'control-ui-dashboard-widget', 'iframe');
   await page.close();
-  await openclaw(env, ['config', 'set', 'gateway.controlUi.experimental.customPlugins', 'true']);
 });
 
 test('the session panel shows a real turn: what recall injected, the pack, the scores, the trace, the capture', async () => {
+  await openclaw(env, ['config', 'set', 'gateway.controlUi.experimental.customPlugins', 'true']);
   const page = await browser.page();
   await eventually(async () => openSessionPanel(page, base(), GATEWAY_TOKEN, PANEL_SESSION, PANEL), 'the panel offered once the lab is on', 60_000, 1000);
   await waitForText(page, /Capture: delivered to Graphiti/, 60_000);
