@@ -1,6 +1,6 @@
 //! A 20-turn conversation right after captures, through the component in the shim, against the
 //! stand-in behaving as the real Graphiti does while it ingests (each episode takes seconds to
-//! ingest, one at a time; searches take 0.3-5.3 s more while episodes are queued): how many turns
+//! ingest, one at a time; searches take seconds more while episodes are queued): how many turns
 //! get memories, how many from the recent-results cache, and how long recall took, for each
 //! configuration side by side in one run, at once, each with its own stand-in. Each turn is
 //! captured and sent, so the backlog is real.

@@ -1,6 +1,5 @@
 //! The documentation a user reads: every relative link from the README and `docs/` resolves to a
-//! file, and every `#anchor` to a heading of it (GitHub's anchors); the README stays short; and no
-//! page or comment speaks of the project's history ("this stop", "the stop before").
+//! file, and every `#anchor` to a heading of it (GitHub's anchors); and the README stays short.
 
 use graphiti_openclaw_tests::workspace;
 use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
@@ -122,40 +121,4 @@ fn normalize(path: &Path) -> PathBuf {
 fn the_readme_is_read_in_five_minutes() {
     let lines = std::fs::read_to_string(workspace().join("README.md")).unwrap().lines().count();
     assert!(lines <= 300, "README.md has {lines} lines: move what is not for a new user into docs/");
-}
-
-/// Text that dates itself by the project's history rather than saying what is.
-const RELATIVE_TIME: &[&str] = &["this stop", "the stop before", "two stops before", "previous stop", "earlier stops"];
-
-#[test]
-fn no_page_or_comment_speaks_of_the_projects_history() {
-    let root = workspace();
-    let mut files = markdown_files();
-    let mut dirs: Vec<PathBuf> = ["plugin/src", "plugin/openclaw/src", "plugin/openclaw/test", "host-shim/src", "tests/src", "tests/tests", "tests/openclaw", "tests/benches", "scripts", "wit"]
-        .iter()
-        .map(|d| root.join(d))
-        .collect();
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| ["rs", "js", "sh", "wit", "md"].contains(&e.to_str().unwrap_or(""))) {
-                files.push(path);
-            }
-        }
-    }
-    let mut found = Vec::new();
-    for file in &files {
-        if file.ends_with("tests/tests/docs.rs") {
-            continue;
-        }
-        let text = std::fs::read_to_string(file).unwrap_or_default().to_lowercase();
-        for phrase in RELATIVE_TIME {
-            if text.contains(phrase) {
-                found.push(format!("{}: \"{phrase}\"", file.display()));
-            }
-        }
-    }
-    assert!(found.is_empty(), "say what is, not when it changed:\n{}", found.join("\n"));
 }

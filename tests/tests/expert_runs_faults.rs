@@ -132,7 +132,7 @@ fn processes_killed_mid_write_lose_no_acknowledged_invocation() {
     let mut acknowledged = BTreeSet::new();
     let mut kills = 0;
     // Kills land from start-up to the save and the answer: spread over 0–140% of how long one run
-    // takes on this machine now (several times longer on a busy one than on a quiet one).
+    // takes here and now (a busy machine takes several times as long as a quiet one).
     // The quickest of three whole runs: a busy moment only slows one up.
     let mut run_time = Duration::MAX;
     for n in [1000, 1001, 1002] {

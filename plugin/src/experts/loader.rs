@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 const MAX_PACKAGES: usize = 1000;
 /// Bytes of package files loaded under one root at most, per load. Packages are loaded on the first
 /// turn after a configuration load, within that call's time limit (5 s by default), and parsing costs
-/// time in proportion to size (about 0.1 s per MiB in the component, measured); without a bound, a large
-/// enough experts directory would exceed the limit on every turn. Past it, packages are refused, each
+/// time in proportion to size; without a bound, a large enough experts directory would exceed the
+/// limit on every turn. Past it, packages are refused, each
 /// with an error, in directory order: they cost only their own sessions.
 pub const MAX_ROOT_BYTES: u64 = 8 << 20;
 /// How a package refused for [`MAX_ROOT_BYTES`] is told apart.

@@ -15,7 +15,7 @@ use std::time::Duration;
 pub const LOCK: &str = "memory-scopes";
 const LOCK_LEASE: Duration = Duration::from_secs(10);
 const LOCK_WAIT: Duration = Duration::from_secs(5);
-/// Larger files are refused (a paused chat is about 60 bytes).
+/// Larger files are refused (a paused chat is one short line).
 const MAX_FILE_BYTES: u64 = 4 << 20;
 
 #[derive(Debug, Default, Deserialize, Serialize, PartialEq)]

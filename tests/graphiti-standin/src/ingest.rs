@@ -18,8 +18,7 @@ pub struct Behaviour {
     /// ingested, and never before `Options::ingest_delay` after it was accepted.
     pub ingest: Duration,
     /// While episodes are queued (accepted, not yet visible), `POST /messages` answers this much
-    /// later per queued episode (the real REST server took more than 3 s while ingesting a
-    /// backlog). The episodes are stored and queued when the request arrives: a client that gives
+    /// later per queued episode (as the real REST server does while ingesting a backlog). The episodes are stored and queued when the request arrives: a client that gives
     /// up waiting has still delivered them.
     pub accept_per_queued: Duration,
     /// The most `accept_per_queued` adds; `None` is no cap.
@@ -33,8 +32,8 @@ pub struct Behaviour {
     pub episode_lookups: EpisodeLookups,
 }
 
-/// How long a search takes while episodes are queued: measured 0.3-5.3 s (p50 2.4 s) with six
-/// queued, tens to hundreds of ms when idle. The `n`-th busy search with `q` queued takes
+/// How long a search takes while episodes are queued, calibrated against the real servers
+/// (docs/memory.md gives the figures). The `n`-th busy search with `q` queued takes
 /// `min + (max - min) × min(q, 6)/6 × u`, `u` in [0, 1) drawn from `seed` and `n`: uniform over
 /// `min..max` from six queued on, a narrower range below, the same sequence for the same seed.
 /// Idle searches (nothing queued) get no extra delay. `n` counts busy searches in the order they

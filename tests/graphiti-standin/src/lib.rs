@@ -27,7 +27,7 @@
 //! episode at a time per MCP group, one at a time overall for REST) whose episodes are visible
 //! only once ingested; `POST /messages` answering later the longer the backlog (the episode is
 //! stored when the request arrives, so a client that gives up has still delivered it); searches
-//! taking 0.3-5 s while episodes are queued ([`BusySearch`]); FalkorDB's episode look-ups
+//! taking seconds while episodes are queued ([`BusySearch`]); FalkorDB's episode look-ups
 //! ([`EpisodeLookups`]). Every accepted send is a new episode even when its name repeats;
 //! [`StandIn::accepted_sends`] and [`StandIn::delivery`] count lost and duplicated episodes.
 //!
