@@ -13,6 +13,9 @@ use std::time::{Duration, Instant};
 
 use support::{TempDir, cli, cli_command, temp_dir, wait_for_file};
 
+/// Who the shim says holds a lock it took: its name and version.
+const SHIM: &str = concat!("graphiti-openclaw shim ", env!("CARGO_PKG_VERSION"));
+
 fn state_args(state: &TempDir) -> Vec<String> {
     vec!["--state-dir".into(), state.path().display().to_string()]
 }
@@ -50,7 +53,7 @@ fn a_second_process_finds_the_lock_busy_and_a_killed_holders_lock_is_broken_at_o
         .wait_with_output()
         .unwrap();
     let expected = format!(
-        "Err(LockError::Busy(\"held by pid {} (graphiti-openclaw shim 0.1.0) on ",
+        "Err(LockError::Busy(\"held by pid {} ({SHIM}) on ",
         holder.id()
     );
     assert!(turn_answer(&second).starts_with(&expected), "{second:?}");

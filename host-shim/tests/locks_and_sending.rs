@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 use host_shim::{Command, Limits, PromptEvent, Shim, ShimError, ShimOptions, SpoolCommand};
 use support::{LIMITS, TempDir, ctx, probe_options, temp_dir};
 
+/// Who the shim says holds a lock it took: its name and version.
+const SHIM: &str = concat!("graphiti-openclaw shim ", env!("CARGO_PKG_VERSION"));
+
 /// The probe's answer to a prompt, or the reason it gave none.
 fn answer(shim: &mut Shim, text: &str) -> String {
     let injection = shim.before_agent_start(
@@ -41,7 +44,7 @@ fn two_shims_on_one_state_directory_exclude_each_other() {
     assert_eq!(answer(&mut a, "lock send 60000 0"), "Ok(())");
     let busy = answer(&mut b, "lock send 60000 0");
     let expected = format!(
-        "Err(LockError::Busy(\"held by pid {} (graphiti-openclaw shim 0.1.0) on ",
+        "Err(LockError::Busy(\"held by pid {} ({SHIM}) on ",
         std::process::id()
     );
     assert!(busy.starts_with(&expected), "{busy}");

@@ -13,6 +13,9 @@ use host_shim::{LockError, StateLocks};
 use serde_json::Value;
 use support::{TempDir, temp_dir};
 
+/// Who the shim says holds a lock it took: its name and version.
+const SHIM: &str = concat!("graphiti-openclaw shim ", env!("CARGO_PKG_VERSION"));
+
 const LONG: Duration = Duration::from_secs(60);
 const NO_WAIT: Duration = Duration::ZERO;
 
@@ -83,7 +86,7 @@ fn the_lock_file_says_who_holds_it_and_only_its_owner_can_read_it() {
     let record = read_record(&path);
     assert_eq!(record["pid"], std::process::id());
     assert_eq!(record["lease_ms"], 60_000);
-    assert_eq!(record["holder"], "graphiti-openclaw shim 0.1.0");
+    assert_eq!(record["holder"], SHIM);
     let token = record["token"].as_str().unwrap();
     assert!(
         token.len() == 32 && token.bytes().all(|b| b.is_ascii_hexdigit()),
@@ -117,7 +120,7 @@ fn two_instances_of_one_process_exclude_each_other() {
     );
     let record = read_record(&lock_file(&state, "send"));
     let prefix = format!(
-        "held by pid {} (graphiti-openclaw shim 0.1.0) on {} since ",
+        "held by pid {} ({SHIM}) on {} since ",
         std::process::id(),
         record["host"].as_str().unwrap()
     );
@@ -260,7 +263,7 @@ fn another_hosts_lock_is_judged_by_its_lease_only() {
     let text = busy_text(b.acquire("send", LONG, NO_WAIT));
     assert!(
         text.starts_with(&format!(
-            "held by pid {pid} (graphiti-openclaw shim 0.1.0) on elsewhere since "
+            "held by pid {pid} ({SHIM}) on elsewhere since "
         )),
         "{text}"
     );

@@ -14,6 +14,11 @@ import { ComponentPool } from '../src/component.js';
 import { beforePromptBuild, createRuntime } from '../src/index.js';
 import { StateLocks } from '../src/lock.js';
 
+/** The package's version, which a lock's holder names. */
+const VERSION = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+/** The version as a regular expression matches it. */
+const VERSION_PATTERN = VERSION.replaceAll('.', '\\.');
+
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const shim = path.join(repo, 'target/release/graphiti-openclaw');
 const probeWasm = path.join(repo, 'target/wasm32-wasip2/component/probe_guest.wasm');
@@ -66,7 +71,7 @@ test("the shim's lock is busy for the adapter; once the shim is killed, the adap
 
   await assert.rejects(locks.acquire('send', 60_000, 100), (error) => {
     assert.equal(error.tag, 'busy');
-    assert.match(error.val, new RegExp(`^held by pid ${holder.child.pid} \\(graphiti-openclaw shim 0\\.1\\.0\\) on ${os.hostname()} since `));
+    assert.match(error.val, new RegExp(`^held by pid ${holder.child.pid} \\(graphiti-openclaw shim ${VERSION_PATTERN}\\) on ${os.hostname()} since `));
     return true;
   });
 
@@ -83,7 +88,7 @@ test("the adapter's lock is busy for the shim until the adapter releases it", as
   await locks.acquire('send', 60_000, 0);
 
   const busy = answerOf(await shimTurn(stateDir, 'lock send 60000 0').done);
-  assert.ok(busy.startsWith(`Err(LockError::Busy("held by pid ${process.pid} (graphiti-openclaw adapter 0.1.0) on ${os.hostname()} since `), busy);
+  assert.ok(busy.startsWith(`Err(LockError::Busy("held by pid ${process.pid} (graphiti-openclaw adapter ${VERSION}) on ${os.hostname()} since `), busy);
 
   locks.release('send');
   assert.equal(answerOf(await shimTurn(stateDir, 'lock send 60000 0').done), 'Ok(())');
@@ -133,7 +138,7 @@ test('instances of one pool exclude each other; a waiting guest leaves the event
 
   // Both instances at once: the holder is only checked, the other finds it busy.
   const [first, second] = (await Promise.all([turn(pool, 'lock send 60000 0'), turn(pool, 'lock send 60000 0')])).sort();
-  assert.match(first, /^Err\(LockError::Busy\("held by pid \d+ \(graphiti-openclaw adapter 0\.1\.0\)/);
+  assert.match(first, new RegExp(`^Err\\(LockError::Busy\\("held by pid \\d+ \\(graphiti-openclaw adapter ${VERSION_PATTERN}\\)`));
   assert.equal(second, 'Ok(())');
 });
 

@@ -8,6 +8,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { HOLDER, StateLocks } from '../src/lock.js';
 
+/** The package's version, which a lock's holder names. */
+const VERSION = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+/** The version as a regular expression matches it. */
+const VERSION_PATTERN = VERSION.replaceAll('.', '\\.');
+
 const LONG = 60_000;
 
 const made = [];
@@ -56,7 +61,7 @@ test('the lock file says who holds it and only its owner can read it', async () 
   assert.equal(record.host, os.hostname());
   assert.match(record.token, /^[0-9a-f]{32}$/);
   assert.equal(record.lease_ms, LONG);
-  assert.equal(record.holder, 'graphiti-openclaw adapter 0.1.0');
+  assert.equal(record.holder, `graphiti-openclaw adapter ${VERSION}`);
   assert.equal(HOLDER, record.holder);
   assert.ok(Math.abs(Date.now() - record.acquired_ms) < 5000);
   assert.equal(fs.statSync(lockFile(dir)).mode & 0o777, 0o600);
@@ -78,7 +83,7 @@ test('two instances of one process exclude each other; the wait keeps the event 
   const ticker = setInterval(() => { ticks += 1; }, 5);
   const started = performance.now();
   await rejectsWith(b.acquire('send', LONG, 200), 'busy',
-    new RegExp(`^held by pid ${process.pid} \\(graphiti-openclaw adapter 0\\.1\\.0\\) on ${os.hostname()} since \\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z, lease until `));
+    new RegExp(`^held by pid ${process.pid} \\(graphiti-openclaw adapter ${VERSION_PATTERN}\\) on ${os.hostname()} since \\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z, lease until `));
   clearInterval(ticker);
   const waited = performance.now() - started;
   assert.ok(waited >= 195 && waited < 1500, `${waited} ms`);
@@ -159,7 +164,7 @@ test("another host's lock is judged by its lease only", async () => {
   await a.acquire('send', LONG, 0);
   const pid = deadPid();
   rewrite(lockFile(dir), (r) => { r.pid = pid; r.host = 'elsewhere'; });
-  await rejectsWith(b.acquire('send', LONG, 0), 'busy', new RegExp(`^held by pid ${pid} \\(graphiti-openclaw adapter 0.1.0\\) on elsewhere since `));
+  await rejectsWith(b.acquire('send', LONG, 0), 'busy', new RegExp(`^held by pid ${pid} \\(graphiti-openclaw adapter ${VERSION_PATTERN}\\) on elsewhere since `));
   rewrite(lockFile(dir), (r) => { r.acquired_ms = Date.now() - 120_000; });
   await b.acquire('send', LONG, 0);
   b.close();
