@@ -40,6 +40,8 @@ say "every shell block of the README and docs/ runs as written, or says why it c
 node --test tests/docs/blocks.test.js tests/docs/benchmarks.test.js
 say "end to end in real OpenClaw (throwaway HOME; install from the archive and by name from a registry on loopback, setup, inspect, hook runner, agent --local turns)"
 node --test tests/openclaw/e2e.test.js
+say "upgrading from the previous release in real OpenClaw (tests/openclaw/releases/: by name with plugins update, and the README's archive reinstall; spool, held run, approval and turn records kept)"
+node --test tests/openclaw/upgrade.test.js
 say "docs/install.md's Rolling out in real OpenClaw (every phase's commands as written; memory-core's tools, the plugin's hooks, the fallback note; the memory-slot warning)"
 node --test tests/openclaw/rollout.test.js
 say "OpenClaw fault suite (two adapter processes on one state directory, one killed with SIGKILL)"

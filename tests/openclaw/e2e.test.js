@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { mockProvider } from './gateway.js';
 import { startRegistry } from './npm-registry.js';
 import { PLUGIN_ID, REPO, eventually as poll, loadWithOpenClaw, openclaw, packageTgz, startStandIn, startStubModel, throwawayHome } from './openclaw.js';
 
@@ -17,14 +18,6 @@ const eventually = (check, what, timeoutMs = 15_000) => poll(check, what, timeou
 const { home, env } = throwawayHome();
 let standIn;
 let model;
-
-/** The stub model as an OpenAI-compatible provider `mock` with the model `mock-1`. */
-function mockProvider(baseUrl) {
-  return {
-    baseUrl, apiKey: 'dummy', api: 'openai-completions',
-    models: [{ id: 'mock-1', name: 'Mock 1', reasoning: false, input: ['text'], contextWindow: 32000, maxTokens: 1024 }],
-  };
-}
 
 function pluginConfig() {
   // The stand-in's seeded memories live in the group "demo". The memory-control keys are set as a

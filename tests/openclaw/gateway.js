@@ -57,19 +57,20 @@ export async function gatewayCall(env, { port, token }, method, params) {
 }
 
 /** The stub model at `baseUrl` as OpenClaw's provider `mock`, model `mock-1`. */
-function mockProvider(baseUrl) {
+export function mockProvider(baseUrl) {
   return { baseUrl, apiKey: 'dummy', api: 'openai-completions', models: [{ id: 'mock-1', name: 'Mock 1', reasoning: false, input: ['text'], contextWindow: 32000, maxTokens: 1024 }] };
 }
 
 /**
- * Installs the packaged plugin in the throwaway HOME of `env` with its turn hooks allowed and
- * `pluginConfig`, the stub model at `modelUrl` as the agents' model, and `more` config entries
- * (`{ path, value }`); then starts a Gateway on a free port.
+ * Installs the packaged plugin in the throwaway HOME of `env` (unless `install` is false: one
+ * installed already) with its turn hooks allowed and `pluginConfig`, the stub model at `modelUrl` as
+ * the agents' model, and `more` config entries (`{ path, value }`); then starts a Gateway on a free
+ * port.
  * @returns {Promise<{ gateway: Awaited<ReturnType<typeof startGateway>>, port: number }>}
  */
-export async function gatewayWithPlugin(env, { token, pluginConfig, modelUrl, more = [] }) {
+export async function gatewayWithPlugin(env, { token, pluginConfig, modelUrl, more = [], install = true }) {
   const port = await freePort();
-  await openclaw(env, ['plugins', 'install', packageTgz(), '--force', '--accept-capabilities']);
+  if (install) await openclaw(env, ['plugins', 'install', packageTgz(), '--force', '--accept-capabilities']);
   await openclaw(env, ['config', 'set', '--batch-json', JSON.stringify([
     { path: `plugins.entries.${PLUGIN_ID}.hooks.allowConversationAccess`, value: true },
     { path: `plugins.entries.${PLUGIN_ID}.config`, value: pluginConfig },
