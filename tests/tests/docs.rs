@@ -1,5 +1,6 @@
 //! The documentation a user reads: every relative link from the README and `docs/` resolves to a
-//! file, and every `#anchor` to a heading of it (GitHub's anchors); and the README stays short.
+//! file, and every `#anchor` to a heading of it (GitHub's anchors); the README stays short; and its
+//! `intent-test` picture is what the CLI prints.
 
 use graphiti_openclaw_tests::workspace;
 use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
@@ -121,4 +122,36 @@ fn normalize(path: &Path) -> PathBuf {
 fn the_readme_is_read_in_five_minutes() {
     let lines = std::fs::read_to_string(workspace().join("README.md")).unwrap().lines().count();
     assert!(lines <= 300, "README.md has {lines} lines: move what is not for a new user into docs/");
+}
+
+/// The README's first picture is what `intent-test` prints for its prompt: each of its lines, in
+/// order, among the lines the CLI prints with the example configuration.
+#[test]
+fn the_readmes_intent_test_picture_is_what_the_cli_prints() {
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let block = readme
+        .split("```")
+        .find(|b| b.trim_start().starts_with("$ graphiti-openclaw intent-test"))
+        .expect("the README shows an intent-test run");
+    let mut lines = block.trim_matches('\n').lines();
+    let command = lines.next().unwrap();
+    let prompt = command.split('"').nth(1).expect("the prompt in quotes");
+    let state = graphiti_openclaw_tests::temp_dir("readme-picture");
+    let out = std::process::Command::new(workspace().join("target/release/graphiti-openclaw"))
+        .arg("--config-dir")
+        .arg(graphiti_openclaw_tests::example_config())
+        .arg("--state-dir")
+        .arg(state.path())
+        .arg("--cache-dir")
+        .arg(workspace().join("target/test-component-cache"))
+        .arg("--quiet")
+        .args(["intent-test", prompt])
+        .output()
+        .expect("the CLI runs");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{command}: {out:?}");
+    let mut rest = printed.lines().map(str::trim_end);
+    for shown in lines.map(str::trim_end).filter(|l| !l.is_empty()) {
+        assert!(rest.any(|l| l == shown), "the README shows \"{shown}\", which {command} does not print (in this order):\n{printed}");
+    }
 }
