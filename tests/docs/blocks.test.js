@@ -23,8 +23,9 @@ export function shellBlocks(text) {
   return blocks;
 }
 
+/** The README and every page under docs/, decision records included. */
 function pages() {
-  const docs = fs.readdirSync(path.join(REPO, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
+  const docs = fs.readdirSync(path.join(REPO, 'docs'), { recursive: true }).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
   return ['README.md', ...docs.sort()];
 }
 
