@@ -38,9 +38,10 @@ const outputs = [];
 
 const toolCall = (id, args) => ({ toolCall: { name: 'tool_call', arguments: { id, args } } });
 
-/** The main session relays; an expert run asks for update_ticket (held), then, approved, makes it. */
+/** The main session relays; the ticket's run asks for update_ticket (held), then, approved, makes it. */
 function script(info) {
   if (!info.expert) return 'Noted.';
+  if (!info.summary?.includes('[confirm]')) return 'Nothing to do.';
   if (info.toolResults.length === 0) return toolCall('tickets-mcp__update_ticket', UPDATE);
   if (info.attempt === 1) return 'Proposed raising T-U to high; waiting for the user\'s approval.';
   return `Handled ${info.session} (attempt ${info.attempt}).\n\`\`\`json\n{"priority": "high"}\n\`\`\``;
@@ -49,9 +50,18 @@ function script(info) {
 /** The main-session turns that delivered something of `invocation`. */
 const deliveries = (invocation, what) => model.log.filter((r) => r.session === 'main' && r.firstOfTurn && r.prompt.includes(`(${invocation},`) && what.test(r.prompt));
 const updates = () => (fs.existsSync(mcpCalls) ? fs.readFileSync(mcpCalls, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((c) => c.tool === 'update_ticket') : []);
+/** The text of the spool's episodes; one sent or moved while it is read is skipped. */
 const spoolText = (state = stateDir) => {
   const dir = path.join(state, 'spool');
-  return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.episode')).map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join('\n') : '';
+  const read = (file) => {
+    try {
+      return fs.readFileSync(path.join(dir, file), 'utf8');
+    } catch (error) {
+      if (error.code === 'ENOENT') return '';
+      throw error;
+    }
+  };
+  return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.episode')).map(read).join('\n') : '';
 };
 const call = (method, params) => gatewayCall(env, { port, token: GATEWAY_TOKEN }, method, params);
 
