@@ -108,8 +108,8 @@ test('an update from the previous release keeps the spool, the held run and its 
     }],
   }));
   outputs.push(gateway.output);
-  const before = JSON.parse((await openclaw(env, ['plugins', 'inspect', PLUGIN_ID, '--json'])).stdout);
-  assert.equal(before.plugin?.version ?? before.version, previous.version, 'the previous release runs');
+  const inspectedBefore = JSON.parse((await openclaw(env, ['plugins', 'inspect', PLUGIN_ID, '--json'])).stdout);
+  assert.equal(inspectedBefore.plugin?.version ?? inspectedBefore.version, previous.version, 'the previous release runs');
 
   // Its state: a run held on a CONFIRM call, and turns captured while Graphiti is unreachable.
   const hook = await fetch(`${gateway.url}/graphiti-openclaw/experts/${EXPERT}/new_ticket`, {
@@ -133,8 +133,8 @@ test('an update from the previous release keeps the spool, the held run and its 
   registry.publish(packageTgz(), current);
   const updated = await openclaw(registryEnv, ['plugins', 'update', PLUGIN_ID]);
   assert.ok(registry.requests.includes(`GET /${current.name}/-/${current.name}-${current.version}.tgz`), `${updated.stdout}\n${registry.requests.join('\n')}`);
-  const after = JSON.parse((await openclaw(env, ['plugins', 'inspect', PLUGIN_ID, '--json'])).stdout);
-  assert.equal(after.plugin?.version ?? after.version, current.version, `updated: ${updated.stdout}`);
+  const inspectedAfter = JSON.parse((await openclaw(env, ['plugins', 'inspect', PLUGIN_ID, '--json'])).stdout);
+  assert.equal(inspectedAfter.plugin?.version ?? inspectedAfter.version, current.version, `updated: ${updated.stdout}`);
   assert.ok(MARKERS.every((m) => spoolText().includes(m)), 'the update left the spool as it was');
 
   standIn = await startStandIn({ args: ['--port', String(graphitiPort)] });
