@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { mockProvider } from './gateway.js';
 import { startRegistry } from './npm-registry.js';
-import { PLUGIN_ID, REPO, eventually as poll, loadWithOpenClaw, openclaw, packageTgz, startStandIn, startStubModel, throwawayHome } from './openclaw.js';
+import { PLUGIN_ID, REPO, eventually as poll, executedCalls, loadWithOpenClaw, openclaw, packageTgz, startStandIn, startStubModel, throwawayHome } from './openclaw.js';
 
 /** Waits until `check` returns something truthy: these turns are quick. */
 const eventually = (check, what, timeoutMs = 15_000) => poll(check, what, timeoutMs, 100);
@@ -240,7 +240,7 @@ test('real agent turns with the default Tool Search: an AUTO call runs, a CONFIR
     const results = messages.slice(messages.map(isPrompt).lastIndexOf(true)).filter((m) => m.role === 'tool').length;
     return script[results] ?? 'done';
   });
-  const executed = () => (fs.existsSync(calls) ? fs.readFileSync(calls, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).tool) : []);
+  const executed = () => executedCalls(calls).map((c) => c.tool);
   const toolResults = () => scripted.requests.at(-1).body.messages.filter((m) => m.role === 'tool').map((m) => JSON.stringify(m.content));
   const turn = (message) => openclaw(env, ['agent', '--local', '--session-key', 'agent:main:expert:trip-planner-expert', '--message', message, '--json'], { timeoutMs: 240_000 });
   fs.cpSync(path.join(REPO, 'config/experts'), path.join(home, '.openclaw/experts'), { recursive: true });

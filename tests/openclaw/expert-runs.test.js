@@ -12,9 +12,9 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { REPO, eventually, openclaw, throwawayHome } from './openclaw.js';
+import { REPO, eventually, executedCalls, openclaw, throwawayHome } from './openclaw.js';
 import { gatewayCall, gatewayWithPlugin, startGateway } from './gateway.js';
-import { startScriptedModel } from './scripted-model.js';
+import { deliveries as deliveriesIn, startScriptedModel } from './scripted-model.js';
 import { clickButton, launchBrowser, pageUrl, scopedClient, screenshot, secretsWatch, waitForText } from './control-ui.js';
 
 const GATEWAY_TOKEN = 'e2e-gateway-token';
@@ -75,7 +75,9 @@ function script(info) {
 // --- reading the log --------------------------------------------------------------------------------
 
 /** The main-session turns that delivered something of `invocation` (their message names it). */
-const deliveries = (invocation, what = /./) => model.log.filter((r) => r.session === 'main' && r.firstOfTurn && r.prompt.includes(`(${invocation},`) && what.test(r.prompt));
+const deliveries = (invocation, what) => deliveriesIn(model.log, invocation, what);
+/** The update_ticket calls the fake MCP server executed. */
+const updates = () => executedCalls(mcpCalls).filter((c) => c.tool === 'update_ticket');
 /** Each attempt's runs of an invocation: how many turns began per attempt. */
 function attempts(invocation) {
   const counts = {};
@@ -226,7 +228,7 @@ test('a CONFIRM call waits for /experts approve, then runs exactly once', async 
 
   await call('chat.send', { sessionKey: 'agent:main:main', message: `/experts approve ${request}`, idempotencyKey: `e2e-approve-${request}` });
   await eventually(() => deliveries(id, /finished/).length, `the result of ${id} after the approval`, 90_000);
-  const executed = fs.readFileSync(mcpCalls, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((c) => c.tool === 'update_ticket');
+  const executed = updates();
   assert.deepEqual(executed.map((c) => c.arguments), [UPDATE], 'update_ticket ran exactly once, with the approved arguments');
   assert.deepEqual(attempts(id), { 1: 1, 2: 1 });
   const resumed = model.log.find((r) => r.session === id && r.attempt === 2 && r.firstOfTurn);
@@ -234,8 +236,6 @@ test('a CONFIRM call waits for /experts approve, then runs exactly once', async 
   say(`confirm: ${id} paused on tickets.update_ticket (request ${request}), /experts approve in chat resumed it as attempt 2; the fake MCP server executed update_ticket ${executed.length} time`);
 });
 
-/** The update_ticket calls the fake MCP server executed. */
-const updates = () => (fs.existsSync(mcpCalls) ? fs.readFileSync(mcpCalls, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((c) => c.tool === 'update_ticket') : []);
 
 test('Approve on the Control UI\'s Memory page lets a held CONFIRM call run once; a read-only operator cannot approve', async () => {
   const id = await ticket('e-c2', 'T-U', 'Raise priority again [confirm]');

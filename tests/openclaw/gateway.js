@@ -62,22 +62,29 @@ export function mockProvider(baseUrl) {
 }
 
 /**
- * Installs the packaged plugin in the throwaway HOME of `env` (unless `install` is false: one
- * installed already) with its turn hooks allowed and `pluginConfig`, the stub model at `modelUrl` as
- * the agents' model, and `more` config entries (`{ path, value }`); then starts a Gateway on a free
- * port.
- * @returns {Promise<{ gateway: Awaited<ReturnType<typeof startGateway>>, port: number }>}
+ * Configures the plugin installed in the throwaway HOME of `env`: its turn hooks allowed,
+ * `pluginConfig`, the stub model at `modelUrl` as the agents' model, and `more` config entries
+ * (`{ path, value }`).
  */
-export async function gatewayWithPlugin(env, { token, pluginConfig, modelUrl, more = [], install = true }) {
-  const port = await freePort();
-  if (install) await openclaw(env, ['plugins', 'install', packageTgz(), '--force', '--accept-capabilities']);
+export async function configurePlugin(env, { pluginConfig, modelUrl, more = [] }) {
   await openclaw(env, ['config', 'set', '--batch-json', JSON.stringify([
     { path: `plugins.entries.${PLUGIN_ID}.hooks.allowConversationAccess`, value: true },
     { path: `plugins.entries.${PLUGIN_ID}.config`, value: pluginConfig },
     { path: 'models.providers.mock', value: mockProvider(modelUrl) },
     { path: 'agents.defaults.model', value: 'mock/mock-1' },
-    { path: 'gateway.mode', value: 'local' },
     ...more,
   ])]);
+}
+
+/**
+ * Installs the packaged plugin in the throwaway HOME of `env` (unless `install` is false: one
+ * installed already), configures it as {@link configurePlugin} does with the Gateway in local mode,
+ * then starts a Gateway on a free port.
+ * @returns {Promise<{ gateway: Awaited<ReturnType<typeof startGateway>>, port: number }>}
+ */
+export async function gatewayWithPlugin(env, { token, pluginConfig, modelUrl, more = [], install = true }) {
+  const port = await freePort();
+  if (install) await openclaw(env, ['plugins', 'install', packageTgz(), '--force', '--accept-capabilities']);
+  await configurePlugin(env, { pluginConfig, modelUrl, more: [{ path: 'gateway.mode', value: 'local' }, ...more] });
   return { gateway: await startGateway(env, { port, token }), port };
 }

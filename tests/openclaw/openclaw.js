@@ -22,6 +22,12 @@ export function packageTgz() {
   return tgz;
 }
 
+/** The calls tests/openclaw/fake-mcp-server.js executed and logged to `file` (FAKE_MCP_CALLS), oldest first. */
+export function executedCalls(file) {
+  if (!fs.existsSync(file)) return [];
+  return fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
+}
+
 /** Waits until `check` returns something truthy, polling every `pollMs`; its value. */
 export async function eventually(check, what, timeoutMs = 60_000, pollMs = 200) {
   const deadline = Date.now() + timeoutMs;

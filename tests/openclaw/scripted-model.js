@@ -21,6 +21,11 @@ export function contentText(content) {
  *   turn's message; `toolResults`: the tool results of this turn so far
  */
 
+/** The main-session turns in `log` that delivered something of `invocation` (their message names it). */
+export function deliveries(log, invocation, what = /./) {
+  return log.filter((r) => r.session === 'main' && r.firstOfTurn && r.prompt.includes(`(${invocation},`) && what.test(r.prompt));
+}
+
 /** @returns {RequestInfo} */
 export function describe(request, n, persona) {
   const messages = request.messages ?? [];

@@ -11,9 +11,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { manifestOf, startRegistry } from './npm-registry.js';
-import { PLUGIN_ID, REPO, eventually, openclaw, packageTgz, startStandIn, startStubModel, throwawayHome } from './openclaw.js';
-import { freePort, gatewayCall, gatewayWithPlugin, mockProvider, startGateway } from './gateway.js';
-import { startScriptedModel } from './scripted-model.js';
+import { PLUGIN_ID, REPO, eventually, executedCalls, openclaw, packageTgz, startStandIn, startStubModel, throwawayHome } from './openclaw.js';
+import { configurePlugin, freePort, gatewayCall, gatewayWithPlugin, startGateway } from './gateway.js';
+import { deliveries as deliveriesIn, startScriptedModel } from './scripted-model.js';
 
 const PREVIOUS_RELEASE = path.join(REPO, 'tests/openclaw/releases/graphiti-openclaw-0.1.0.tgz');
 const GATEWAY_TOKEN = 'upgrade-gateway-token';
@@ -47,9 +47,8 @@ function script(info) {
   return `Handled ${info.session} (attempt ${info.attempt}).\n\`\`\`json\n{"priority": "high"}\n\`\`\``;
 }
 
-/** The main-session turns that delivered something of `invocation`. */
-const deliveries = (invocation, what) => model.log.filter((r) => r.session === 'main' && r.firstOfTurn && r.prompt.includes(`(${invocation},`) && what.test(r.prompt));
-const updates = () => (fs.existsSync(mcpCalls) ? fs.readFileSync(mcpCalls, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((c) => c.tool === 'update_ticket') : []);
+const deliveries = (invocation, what) => deliveriesIn(model.log, invocation, what);
+const updates = () => executedCalls(mcpCalls).filter((c) => c.tool === 'update_ticket');
 /** The text of the spool's episodes; one sent or moved while it is read is skipped. */
 const spoolText = (state = stateDir) => {
   const dir = path.join(state, 'spool');
@@ -177,12 +176,10 @@ test('the archive the README installs, installed again over the previous release
   let archiveStandIn;
   try {
     await openclaw(archiveEnv, ['plugins', 'install', PREVIOUS_RELEASE, '--force', '--accept-capabilities']);
-    await openclaw(archiveEnv, ['config', 'set', '--batch-json', JSON.stringify([
-      { path: `plugins.entries.${PLUGIN_ID}.hooks.allowConversationAccess`, value: true },
-      { path: `plugins.entries.${PLUGIN_ID}.config`, value: { graphiti: { url, group_id: { direct: 'upgrade' } }, recall: { enabled: false }, capture: { backoff_initial_ms: 200, backoff_max_ms: 1000 } } },
-      { path: 'models.providers.mock', value: mockProvider(stub.baseUrl) },
-      { path: 'agents.defaults.model', value: 'mock/mock-1' },
-    ])]);
+    await configurePlugin(archiveEnv, {
+      pluginConfig: { graphiti: { url, group_id: { direct: 'upgrade' } }, recall: { enabled: false }, capture: { backoff_initial_ms: 200, backoff_max_ms: 1000 } },
+      modelUrl: stub.baseUrl,
+    });
     await turn(MARKERS[0]);
     assert.ok(spoolText(path.join(archiveHome, '.openclaw', PLUGIN_ID)).includes(MARKERS[0]), 'Graphiti unreachable: the turn waits in the spool');
 
