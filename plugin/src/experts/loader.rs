@@ -14,8 +14,8 @@ const MAX_PACKAGES: usize = 1000;
 /// Bytes of package files loaded under one root at most, per load. Packages are loaded on the first
 /// turn after a configuration load, within that call's time limit (5 s by default), and parsing costs
 /// time in proportion to size; without a bound, a large enough experts directory would exceed the
-/// limit on every turn. Past it, packages are refused, each
-/// with an error, in directory order: they cost only their own sessions.
+/// limit on every turn. Past it, packages are refused, each with an error, in directory order: they
+/// cost only their own sessions.
 pub const MAX_ROOT_BYTES: u64 = 8 << 20;
 /// How a package refused for [`MAX_ROOT_BYTES`] is told apart.
 const OVER_BUDGET: &str = "not loaded";
