@@ -132,3 +132,19 @@ pub fn graphiti_shim(config: &Path, state: &Path, origin: &str) -> host_shim::Sh
     options.echo_logs = false;
     host_shim::Shim::new(options).expect("shim starts")
 }
+
+/// The built CLI (`target/release/graphiti-openclaw`) with the example configuration, the state
+/// directory `state`, the shared compiled cache and no echoed logs, running `args`.
+pub fn cli_command(state: &Path, args: &[&str]) -> std::process::Command {
+    let mut command = std::process::Command::new(workspace().join("target/release/graphiti-openclaw"));
+    command
+        .arg("--config-dir")
+        .arg(example_config())
+        .arg("--state-dir")
+        .arg(state)
+        .arg("--cache-dir")
+        .arg(workspace().join("target/test-component-cache"))
+        .arg("--quiet")
+        .args(args);
+    command
+}

@@ -137,15 +137,7 @@ fn the_readmes_intent_test_picture_is_what_the_cli_prints() {
     let command = lines.next().unwrap();
     let prompt = command.split('"').nth(1).expect("the prompt in quotes");
     let state = graphiti_openclaw_tests::temp_dir("readme-picture");
-    let out = std::process::Command::new(workspace().join("target/release/graphiti-openclaw"))
-        .arg("--config-dir")
-        .arg(graphiti_openclaw_tests::example_config())
-        .arg("--state-dir")
-        .arg(state.path())
-        .arg("--cache-dir")
-        .arg(workspace().join("target/test-component-cache"))
-        .arg("--quiet")
-        .args(["intent-test", prompt])
+    let out = graphiti_openclaw_tests::cli_command(state.path(), &["intent-test", prompt])
         .output()
         .expect("the CLI runs");
     let printed = String::from_utf8_lossy(&out.stdout);

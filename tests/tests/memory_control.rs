@@ -4,7 +4,7 @@
 //! `memory paused` say what is left out.
 
 use graphiti_openclaw_tests::{
-    copy_dir, example_config, graphiti_shim as shim, hook_context, prompt, temp_dir, workspace,
+    cli_command, copy_dir, example_config, graphiti_shim as shim, hook_context, prompt, temp_dir,
 };
 use graphiti_standin::{Options, StandIn};
 use host_shim::{
@@ -332,20 +332,6 @@ fn a_pause_killed_at_any_moment_loses_no_earlier_pause() {
         assert_eq!(text.matches("paused:   main-dm-earlier-").count(), 30_000, "after kill {n}");
     }
     assert!(killed_mid_run > 4, "only {killed_mid_run} kills landed before the CLI finished");
-}
-
-fn cli_command(state: &Path, args: &[&str]) -> std::process::Command {
-    let mut command = std::process::Command::new(workspace().join("target/release/graphiti-openclaw"));
-    command
-        .arg("--config-dir")
-        .arg(example_config())
-        .arg("--state-dir")
-        .arg(state)
-        .arg("--cache-dir")
-        .arg(workspace().join("target/test-component-cache"))
-        .arg("--quiet")
-        .args(args);
-    command
 }
 
 fn cli(state: &Path, args: &[&str]) -> std::process::Output {
