@@ -375,14 +375,16 @@ impl Engine {
         let templates = &self.config.settings.graphiti.group_id;
         let mut moved = std::collections::BTreeMap::<(String, String), Vec<String>>::new();
         for record in records {
-            let Some(old) = record.group_id.clone() else {
-                continue;
-            };
             let ctx = recorded_context(&record);
             let Ok(new) = group_id::group_id(templates, &ctx) else {
                 continue;
             };
-            if new != old {
+            // Where its turns went (the record), and where the rule before separator-aware
+            // values put them: a turn recorded since the upgrade names the new group already.
+            let mut olds: Vec<String> = record.group_id.iter().cloned().collect();
+            olds.extend(group_id::previous_group_id(templates, &ctx).ok());
+            olds.dedup();
+            for old in olds.into_iter().filter(|old| *old != new) {
                 // An older record did not keep who the turn was with: the key may not name them.
                 let guessed = if record.conversation.is_none() {
                     " (read off the key)"
@@ -390,7 +392,7 @@ impl Engine {
                     ""
                 };
                 let session = format!("{}{guessed}", record.session_key);
-                moved.entry((old, new)).or_default().push(session);
+                moved.entry((old, new.clone())).or_default().push(session);
             }
         }
         let mut out = format!(
@@ -408,8 +410,9 @@ impl Engine {
                 "Graphiti cannot rename a group: memories in an old group stay there, and no turn \
                  reads them again. An old group may hold several people's or chats' memories \
                  (ids that differed only in characters outside [A-Za-z0-9_-], or past 120 \
-                 characters, or that were unknown): delete it in Graphiti once its memories are \
-                 no longer wanted.\n",
+                 characters, or that were unknown, or ids holding a template's own separator \
+                 such as -dm-): `memory forget --all --earlier-groups` deletes it once its \
+                 memories are known to be that chat's alone.\n",
             );
         }
         CommandOutput {

@@ -136,17 +136,33 @@ fn cut_at_marker<'a>(text: &'a str, marker: &str) -> &'a str {
 /// When a value the template names is unknown, the session's own group, never one shared with
 /// other conversations; an error when the session is unknown too.
 pub fn group_id(templates: &GroupIdSettings, ctx: &HookContext) -> Result<String, String> {
+    let literals = literals(templates);
+    rendered(templates, ctx, &|value| clean_value_among(value, &literals))
+}
+
+/// The group id as the rule before separator-aware values computed it (a value holding a
+/// template's own separator, such as `-dm-`, was kept as it was): what `group-ids` and a whole
+/// chat's forget compare against.
+pub fn previous_group_id(templates: &GroupIdSettings, ctx: &HookContext) -> Result<String, String> {
+    rendered(templates, ctx, &clean_value)
+}
+
+fn rendered(
+    templates: &GroupIdSettings,
+    ctx: &HookContext,
+    clean: &dyn Fn(&str) -> String,
+) -> Result<String, String> {
     let conversation = Conversation::of(ctx);
     let template = if ctx.chat_type == ChatType::Group {
         &templates.group
     } else {
         &templates.direct
     };
-    let missing = match fill(template, &conversation) {
+    let missing = match fill(template, &conversation, clean) {
         Ok(group) => return Ok(group),
         Err(missing) => missing,
     };
-    fill(SESSION_TEMPLATE, &conversation).map_err(|_| {
+    fill(SESSION_TEMPLATE, &conversation, clean).map_err(|_| {
         format!(
             "this conversation's {} unknown, and so is its session: \
              its memories have no group of their own",
@@ -159,7 +175,11 @@ pub fn group_id(templates: &GroupIdSettings, ctx: &HookContext) -> Result<String
 }
 
 /// The template with each placeholder's value cleaned on its own, or the values that are missing.
-fn fill(template: &str, conversation: &Conversation) -> Result<String, Vec<String>> {
+fn fill(
+    template: &str,
+    conversation: &Conversation,
+    clean: &dyn Fn(&str) -> String,
+) -> Result<String, Vec<String>> {
     let mut out = String::new();
     let mut missing = Vec::new();
     let mut rest = template;
@@ -168,7 +188,7 @@ fn fill(template: &str, conversation: &Conversation) -> Result<String, Vec<Strin
         let close = rest[open..].find('}').map_or(rest.len(), |c| open + c + 1);
         let placeholder = &rest[open..close];
         match conversation.value(placeholder) {
-            Some(value) => out.push_str(&clean_value(value)),
+            Some(value) => out.push_str(&clean(value)),
             None => missing.push(format!("{} id", placeholder.trim_matches(['{', '}']))),
         }
         rest = &rest[close..];
@@ -179,6 +199,91 @@ fn fill(template: &str, conversation: &Conversation) -> Result<String, Vec<Strin
     } else {
         Err(missing)
     }
+}
+
+/// The literal text of every template (before, between and after its placeholders), cleaned:
+/// the separators a value must not be mistaken for.
+fn literals(templates: &GroupIdSettings) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for template in [
+        templates.direct.as_str(),
+        templates.group.as_str(),
+        SESSION_TEMPLATE,
+    ] {
+        let mut rest = template;
+        loop {
+            let (literal, after) = match rest.find('{') {
+                Some(open) => {
+                    let close = rest[open..].find('}').map_or(rest.len(), |c| open + c + 1);
+                    (&rest[..open], Some(&rest[close..]))
+                }
+                None => (rest, None),
+            };
+            let literal = clean_literal(literal);
+            if !literal.is_empty() && !out.contains(&literal) {
+                out.push(literal);
+            }
+            match after {
+                Some(after) => rest = after,
+                None => break,
+            }
+        }
+    }
+    out
+}
+
+/// Whether `value`, set beside the templates' literals, could be read another way: it holds one
+/// of them, or one of its ends and a literal beside it together spell one.
+fn ambiguous(value: &str, literals: &[String]) -> bool {
+    literals.iter().any(|m| {
+        value.contains(m.as_str())
+            || literals
+                .iter()
+                .any(|beside| straddles(value.as_bytes(), beside.as_bytes(), m.as_bytes()))
+    })
+}
+
+/// Whether literal `m` occurs across the edge of `value` and a literal `beside` it: starting in
+/// `value` when `beside` follows it, or ending in `value` when `beside` comes before it. An
+/// occurrence that would run past the two (into whatever comes next) counts too.
+fn straddles(value: &[u8], beside: &[u8], m: &[u8]) -> bool {
+    let agrees = |text: &[u8]| {
+        let n = text.len().min(m.len());
+        text[..n] == m[..n]
+    };
+    let after: Vec<u8> = [value, beside].concat();
+    let starts_in_value = (0..value.len()).any(|at| agrees(&after[at..]));
+    let before: Vec<u8> = [beside, value].concat();
+    let ends_in_value = (1..beside.len())
+        .map(|k| beside.len() - k)
+        .any(|at| agrees(&before[at..]) && at + m.len() > beside.len());
+    starts_in_value || ends_in_value
+}
+
+/// A value as Graphiti accepts it and one-to-one among the templates' literals: kept as it is when
+/// [`clean_value`] would keep it and no literal can be read into it; otherwise the first of
+/// [`clean_value`]'s form, the same with `-` written `_`, or a bare digest that cannot be.
+fn clean_value_among(raw: &str, literals: &[String]) -> String {
+    let cleaned = clean_value(raw);
+    if !ambiguous(&cleaned, literals) {
+        return cleaned;
+    }
+    let chars = raw.chars().count();
+    let kept: String = raw
+        .chars()
+        .take(if chars > MAX_VALUE_CHARS {
+            SHORTENED_CHARS
+        } else {
+            chars
+        })
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let digest = digest_hex(raw);
+    let underscored = format!("{kept}-{digest}");
+    if !ambiguous(&underscored, literals) {
+        return underscored;
+    }
+    format!("x{digest}")
 }
 
 fn clean_literal(text: &str) -> String {

@@ -237,3 +237,86 @@ proptest! {
         }
     }
 }
+
+fn conversation(agent: &str, peer: Option<&str>, session: &str, in_group: bool) -> HookContext {
+    let mut ctx = HookContext {
+        session_key: Some(session.into()),
+        agent_id: Some(agent.into()),
+        chat_type: if in_group {
+            ChatType::Group
+        } else {
+            ChatType::Direct
+        },
+        ..HookContext::default()
+    };
+    if in_group {
+        ctx.chat_id = peer.map(str::to_string);
+    } else {
+        ctx.sender_id = peer.map(str::to_string);
+    }
+    ctx
+}
+
+#[test]
+fn values_that_hold_a_templates_separator_no_longer_meet() {
+    let a = conversation("main", Some("x-dm-y"), "s1", false);
+    let b = conversation("main-dm-x", Some("y"), "s2", false);
+    assert_eq!(
+        previous_group_id(&templates(), &a),
+        previous_group_id(&templates(), &b),
+        "the rule before shared one group"
+    );
+    let (ga, gb) = (
+        group_id(&templates(), &a).unwrap(),
+        group_id(&templates(), &b).unwrap(),
+    );
+    assert_ne!(ga, gb);
+    assert!(ga.starts_with("main-dm-x_dm_y-"), "{ga}");
+    // Ids already unambiguous keep their group, dashes and all.
+    for sender in ["alex-42", "user-1", "u-17", "john_doe", "a-b-c"] {
+        let ctx = conversation("main", Some(sender), "s", false);
+        assert_eq!(
+            group_id(&templates(), &ctx).unwrap(),
+            format!("main-dm-{sender}")
+        );
+        assert_eq!(
+            group_id(&templates(), &ctx),
+            previous_group_id(&templates(), &ctx)
+        );
+    }
+}
+
+/// Values made of pieces of the default templates' own separators (and the session's), so that
+/// values which could be read into them, or them into values, are common.
+fn separator_value() -> impl Strategy<Value = String> {
+    let piece = proptest::sample::select(vec![
+        "a", "b", "dm", "group", "session", "-", "_", "-dm-", "-group-", "dm-", "-dm", "group-",
+        "-group", "session-", "roup-", "-gro",
+    ]);
+    proptest::collection::vec(piece, 1..5).prop_map(|pieces| pieces.concat())
+}
+
+proptest! {
+    /// Conversations that differ in any value the templates read (agent, sender or chat, direct
+    /// or group, or the session of one whose peer is unknown) never share a group, however their
+    /// values hold the templates' separators: among 64 at once, no two keys meet.
+    #[test]
+    fn conversations_never_share_a_group_whatever_their_values_hold(
+        many in proptest::collection::vec(
+            (separator_value(), proptest::option::of(separator_value()), separator_value(), any::<bool>()),
+            64,
+        ),
+    ) {
+        let mut seen = std::collections::HashMap::new();
+        for (agent, peer, session, in_group) in many {
+            let key = match &peer {
+                Some(peer) => (in_group, Some(agent.clone()), Some(peer.clone()), None),
+                None => (false, None, None, Some(session.clone())),
+            };
+            let id = group_id(&templates(), &conversation(&agent, peer.as_deref(), &session, in_group)).unwrap();
+            if let Some(other) = seen.insert(id.clone(), key.clone()) {
+                prop_assert_eq!(&other, &key, "{} is the group of both", id);
+            }
+        }
+    }
+}
