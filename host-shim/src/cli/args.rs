@@ -176,12 +176,14 @@ pub(crate) enum CliCommand {
         /// Run as a group chat
         #[arg(long)]
         group: bool,
-        /// Session key, for the component's per-session state
+        /// Session key, for the component's per-session state; a key that names its chat
+        /// (`agent:main:telegram:group:42`, `…:direct:ana`) names the turn's chat or sender too
         #[arg(long, value_name = "KEY", default_value = "demo")]
         session: String,
-        /// The sender's id (part of the default Graphiti group id)
-        #[arg(long, value_name = "ID", default_value = "demo-user")]
-        sender: String,
+        /// The sender's id (part of the default Graphiti group id) [default: the session key's
+        /// direct peer, else demo-user]
+        #[arg(long, value_name = "ID")]
+        sender: Option<String>,
         /// Print both answers as one JSON object
         #[arg(long)]
         json: bool,
@@ -212,8 +214,9 @@ pub(crate) enum MemoryCli {
         #[command(flatten)]
         chat: ChatArgs,
     },
-    /// What forgetting would delete in a chat's memories, under a forget id to confirm: the facts
-    /// and episodes a search finds that share a word with it, and captures not yet sent that do
+    /// What forgetting would delete in a chat's memories, under a forget id to confirm: the facts,
+    /// episodes and captures not yet sent that have most of its words, numbered, and the weaker
+    /// matches apart
     Forget {
         /// The words of what to forget (a search of the chat's memories)
         #[arg(required_unless_present = "all")]
@@ -221,20 +224,37 @@ pub(crate) enum MemoryCli {
         /// Only this id among the search's results and the recent episodes (repeatable)
         #[arg(long = "id", value_name = "ID")]
         ids: Vec<String>,
-        /// Everything remembered for the chat, under its earlier group id too
+        /// Everything remembered for the chat
         #[arg(long, conflicts_with_all = ["query", "ids"])]
         all: bool,
+        /// With --all, also the groups the chat's memories went to under earlier group-id rules
+        /// (other ids may map there too: `group-ids` and the proposal name them)
+        #[arg(long, requires = "all")]
+        earlier_groups: bool,
         /// Delete at once instead of proposing
         #[arg(long)]
         yes: bool,
         #[command(flatten)]
         chat: ChatArgs,
     },
-    /// Delete what a proposed forget listed, by its id
+    /// Delete what a proposed forget listed as proposed, by its id
     ConfirmForget {
         /// The forget id the proposal showed
         id: String,
+        #[command(flatten)]
+        choice: ForgetChoiceArgs,
     },
+    /// Leave items of a proposed forget out, or add left-out ones, and show it as it now stands
+    /// (nothing is deleted)
+    EditForget {
+        /// The forget id the proposal showed
+        id: String,
+        #[command(flatten)]
+        choice: ForgetChoiceArgs,
+    },
+    /// The chats the plugin has seen (its recent turn records), as JSON: each one's session,
+    /// sender or chat id, channel and Graphiti group
+    Chats,
     /// Record that a fact of a chat is no longer true, and what is: a correction episode naming
     /// the old fact, from which Graphiti decides
     Correct {
@@ -245,6 +265,17 @@ pub(crate) enum MemoryCli {
         #[command(flatten)]
         chat: ChatArgs,
     },
+}
+
+/// Which items of a proposed forget to leave out or add, by the numbers the proposal showed.
+#[derive(Args)]
+pub(crate) struct ForgetChoiceArgs {
+    /// Leave the proposed item numbered N out (repeatable)
+    #[arg(long = "drop", value_name = "N")]
+    pub drop: Vec<u32>,
+    /// Add the left-out item numbered N (repeatable)
+    #[arg(long = "add", value_name = "N")]
+    pub add: Vec<u32>,
 }
 
 /// One chat, as its Graphiti group is named: a direct chat by its sender, a group chat by its id.

@@ -9,7 +9,7 @@ use host_shim::{
     RecallCommand, Shim, SpoolCommand,
 };
 
-use super::args::{ChatArgs, Cli, CliCommand, ExpertsCli, MemoryCli, SpoolCli};
+use super::args::{ChatArgs, Cli, CliCommand, ExpertsCli, ForgetChoiceArgs, MemoryCli, SpoolCli};
 use super::experts::{experts_command, mount_package_dir};
 use super::input_files::read_text;
 use super::moment::moment;
@@ -169,21 +169,25 @@ fn memory_command(command: MemoryCli) -> MemoryCommand {
             query,
             ids,
             all,
+            earlier_groups,
             yes,
             chat,
         } => MemoryCommand::Forget(ForgetRequest {
             query,
             ids,
             everything: all,
+            earlier_groups,
             ctx: chat_context(chat),
             operator: true,
             at_once: yes,
         }),
-        MemoryCli::ConfirmForget { id } => MemoryCommand::ConfirmForget(ForgetConfirmation {
-            id,
-            ctx: operator_context(),
-            operator: true,
-        }),
+        MemoryCli::ConfirmForget { id, choice } => {
+            MemoryCommand::ConfirmForget(forget_choice(id, choice))
+        }
+        MemoryCli::EditForget { id, choice } => {
+            MemoryCommand::EditForget(forget_choice(id, choice))
+        }
+        MemoryCli::Chats => MemoryCommand::Chats,
         MemoryCli::Correct {
             old,
             now_true,
@@ -193,6 +197,17 @@ fn memory_command(command: MemoryCli) -> MemoryCommand {
             now_true,
             ctx: chat_context(chat),
         }),
+    }
+}
+
+/// An operator's choice of a proposed forget's items.
+fn forget_choice(id: String, choice: ForgetChoiceArgs) -> ForgetConfirmation {
+    ForgetConfirmation {
+        id,
+        ctx: operator_context(),
+        operator: true,
+        drop: choice.drop,
+        add: choice.add,
     }
 }
 

@@ -11,17 +11,27 @@ pub(crate) fn turn(
     reply: &str,
     group: bool,
     session: String,
-    sender: String,
+    sender: Option<String>,
     json: bool,
 ) -> Result<u8, String> {
+    // What the session key names itself, the component reads off it (as OpenClaw's hosts do);
+    // the demo's own ids stand in only where it names nothing.
+    let key_names = |kinds: [&str; 2]| {
+        session
+            .split(':')
+            .any(|part| kinds.iter().any(|k| part.eq_ignore_ascii_case(k)))
+    };
+    let (key_names_chat, key_names_sender) =
+        (key_names(["group", "channel"]), key_names(["direct", "dm"]));
     let ctx = HookContext {
-        session_key: Some(session),
         session_id: None,
         agent_id: Some("main".into()),
-        sender_id: Some(sender),
+        sender_id: sender.or_else(|| (!key_names_sender).then(|| "demo-user".to_string())),
         sender_name: None,
-        chat_id: Some(if group { "demo-group" } else { "demo-dm" }.into()),
-        channel: Some("cli".into()),
+        chat_id: (!key_names_chat && !key_names_sender)
+            .then(|| if group { "demo-group" } else { "demo-dm" }.to_string()),
+        channel: (!key_names_chat && !key_names_sender).then(|| "cli".to_string()),
+        session_key: Some(session),
         chat_type: if group {
             ChatType::Group
         } else {

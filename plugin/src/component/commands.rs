@@ -48,15 +48,18 @@ impl Guest for Component {
                     query: f.query,
                     ids: f.ids,
                     everything: f.everything,
+                    earlier_groups: f.earlier_groups,
                     ctx: hook_context(f.ctx),
                     operator: f.operator,
                     at_once: f.at_once,
                 },
-                wit::MemoryCommand::ConfirmForget(c) => api::MemoryCommand::ConfirmForget {
-                    id: c.id,
-                    ctx: hook_context(c.ctx),
-                    operator: c.operator,
-                },
+                wit::MemoryCommand::ConfirmForget(c) => {
+                    api::MemoryCommand::ConfirmForget(forget_choice(c))
+                }
+                wit::MemoryCommand::EditForget(c) => {
+                    api::MemoryCommand::EditForget(forget_choice(c))
+                }
+                wit::MemoryCommand::Chats => api::MemoryCommand::Chats,
                 wit::MemoryCommand::Correct(c) => api::MemoryCommand::Correct {
                     old: c.old,
                     now_true: c.now_true,
@@ -74,6 +77,16 @@ impl Guest for Component {
             stdout: out.stdout,
             stderr: out.stderr,
         }
+    }
+}
+
+fn forget_choice(c: wit::ForgetConfirmation) -> api::ForgetChoice {
+    api::ForgetChoice {
+        id: c.id,
+        ctx: hook_context(c.ctx),
+        operator: c.operator,
+        drop: c.drop,
+        add: c.add,
     }
 }
 

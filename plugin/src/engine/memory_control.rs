@@ -91,6 +91,7 @@ impl Engine {
                 query,
                 ids,
                 everything,
+                earlier_groups,
                 ctx,
                 operator,
                 at_once,
@@ -98,13 +99,18 @@ impl Engine {
                 query: query.as_deref(),
                 ids,
                 everything: *everything,
+                earlier_groups: *earlier_groups,
                 ctx,
                 operator: *operator,
                 at_once: *at_once,
             }),
-            MemoryCommand::ConfirmForget { id, ctx, operator } => {
-                self.confirm_forget(id, ctx, *operator)
+            MemoryCommand::ConfirmForget(c) => {
+                self.confirm_forget(&c.id, &c.ctx, c.operator, (&c.drop, &c.add))
             }
+            MemoryCommand::EditForget(c) => {
+                self.edit_forget(&c.id, &c.ctx, c.operator, (&c.drop, &c.add))
+            }
+            MemoryCommand::Chats => self.chats(),
             MemoryCommand::Correct { old, now_true, ctx } => self.correct(old, now_true, ctx),
         }
     }
@@ -176,12 +182,17 @@ impl Engine {
             Ok(group) => group,
             Err(why) => return reports::failure(1, format!("nothing to pause or resume: {why}")),
         };
-        let changed = match paused::set(&dir, &group, pause, time::now_ms(), &mut *self.host.locks)
-        {
+        let since = time::now_ms();
+        let changed = match paused::set(&dir, &group, pause, since, &mut *self.host.locks) {
             Ok(changed) => changed,
             Err(why) => return reports::failure(1, why),
         };
-        let stdout = match (pause, changed) {
+        let raced = if pause && changed {
+            self.drop_captures_since(&dir, &group, since)
+        } else {
+            Ok(0)
+        };
+        let mut stdout = match (pause, changed) {
             (true, true) => {
                 "Memory is paused for this chat: nothing said here is remembered until \
                              /graphiti resume. What was remembered before still helps.\n"
@@ -196,11 +207,60 @@ impl Engine {
             }
             (false, false) => "Memory was not paused for this chat.\n".to_string(),
         };
+        let stderr = match raced {
+            Ok(0) => String::new(),
+            Ok(n) => {
+                stdout.push_str(&format!(
+                    "{n} turn(s) of this chat captured as the pause was made were removed before \
+                     being sent.\n"
+                ));
+                String::new()
+            }
+            Err(why) => format!("a turn captured as the pause was made may still be sent: {why}\n"),
+        };
         CommandOutput {
-            exit_code: 0,
+            exit_code: u8::from(!stderr.is_empty()),
             stdout,
-            stderr: String::new(),
+            stderr,
         }
+    }
+
+    /// Removes the captures of `group` still waiting in the spool that were captured at or after
+    /// `since_ms`: a turn that ended while the pause was being written read the chat as not
+    /// paused, yet is said after the pause. Under the send lock, so no send takes them meanwhile.
+    fn drop_captures_since(
+        &mut self,
+        dir: &std::path::Path,
+        group: &str,
+        since_ms: u64,
+    ) -> Result<usize, String> {
+        let spool = Spool::new(dir);
+        self.host
+            .locks
+            .acquire(
+                crate::platform::locks::SEND,
+                Duration::from_secs(60),
+                Duration::from_secs(20),
+            )
+            .map_err(|e| format!("the capture spool is being sent ({e})"))?;
+        let listed = spool.in_state(State::Waiting);
+        let mut removed = 0;
+        let mut trouble = listed.as_ref().err().cloned();
+        let late = listed
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|e| e.captured_ms().is_some_and(|at| at >= since_ms));
+        for entry in late {
+            if !spool.read(&entry).is_ok_and(|e| e.group_id == group) {
+                continue;
+            }
+            match spool.forget(&entry) {
+                Ok(()) => removed += 1,
+                Err(e) => trouble = Some(e),
+            }
+        }
+        self.host.locks.release(crate::platform::locks::SEND);
+        trouble.map_or(Ok(removed), Err)
     }
 
     fn paused_report(&self) -> CommandOutput {
@@ -247,9 +307,34 @@ impl Engine {
         let parts: Vec<String> = paused
             .into_iter()
             .chain(kept_out.map(|k| format!("kept out: {k}")))
+            .chain(self.forgets_waiting_summary())
             .chain(self.forget_follow_up_summary())
             .collect();
         (!parts.is_empty()).then(|| format!("memory:   {}\n", parts.join("; ")))
+    }
+
+    /// The forgets waiting for confirmation, the captures they hold back, and any file of them that
+    /// cannot be read.
+    fn forgets_waiting_summary(&self) -> Vec<String> {
+        let Some(dir) = self.host.state_dir.as_deref() else {
+            return vec![];
+        };
+        let summary = crate::memory::forget::summary(dir, time::now_ms());
+        let waiting = (summary.waiting > 0).then(|| {
+            format!(
+                "forgets: {} waiting for confirmation in {} chat(s), holding back {} capture(s)",
+                summary.waiting, summary.chats, summary.captures_held
+            )
+        });
+        waiting
+            .into_iter()
+            .chain(
+                summary
+                    .troubles
+                    .into_iter()
+                    .map(|t| format!("FORGETS: {t}")),
+            )
+            .collect()
     }
 
     /// What the follow-ups of confirmed forgets found, while any is kept.

@@ -3,6 +3,7 @@
 //! Graphiti client, the counters and the locks; each hook and the commands are in their own file.
 
 mod capture;
+mod chats;
 mod commands;
 pub mod config_in_force;
 mod expert_runs;

@@ -79,7 +79,10 @@ impl Engine {
         };
         let spool = Spool::new(state_dir);
         let result = match command {
-            SpoolCommand::List => delivery::render_list(&spool),
+            SpoolCommand::List => delivery::render_list(
+                &spool,
+                &crate::memory::forget::held(state_dir, crate::platform::time::now_ms()),
+            ),
             SpoolCommand::Requeue => spool.requeue_set_aside().map(|n| {
                 format!("{n} set-aside episode(s) put back at the end of the queue; the next tick sends them\n")
             }),

@@ -150,9 +150,7 @@ impl Sender<'_> {
                 let mut waiting = self.listed_again(unmoved.then_some(&listed), State::Waiting)?;
                 unmoved &= waiting.is_empty();
                 if !waiting.is_empty() {
-                    // A capture a proposed forget lists waits for its confirmation.
-                    let held = forget::held_stems(self.spool.state_dir(), now);
-                    waiting.retain(|e| !held.contains(&e.stem));
+                    self.hold_for_forgets(&mut waiting, now, report);
                 }
                 self.send_waiting(waiting, &mut journal, deadline, locked_at, report)
             })
@@ -182,6 +180,39 @@ impl Sender<'_> {
             report.notes.push(e);
         }
         unmoved.then_some(listed)
+    }
+
+    /// Takes out of `waiting` the captures held back by forgets waiting for confirmation (those
+    /// they list, or every capture of a chat whose forgets cannot be read), and says so.
+    fn hold_for_forgets(&self, waiting: &mut Vec<Entry>, now: u64, report: &mut TickReport) {
+        let held = forget::held(self.spool.state_dir(), now);
+        if held.is_empty() {
+            return;
+        }
+        let group_of = |entry: &Entry| {
+            held.needs_groups()
+                .then(|| self.spool.read(entry).ok().map(|e| e.group_id))
+                .flatten()
+        };
+        let before = waiting.len();
+        let mut until = 0;
+        waiting.retain(
+            |entry| match held.until(&entry.stem, group_of(entry).as_deref()) {
+                Some(held_until) => {
+                    until = until.max(held_until);
+                    false
+                }
+                None => true,
+            },
+        );
+        if waiting.len() < before {
+            report.notes.push(format!(
+                "{} capture(s) held back by a forget waiting for its confirmation (at the latest \
+                 until {}; `status` says more)",
+                before - waiting.len(),
+                crate::platform::time::iso8601(until)
+            ));
+        }
     }
 
     /// The entries in `state`: from the pass's listing while it is current, else listed again.
@@ -484,7 +515,7 @@ pub fn wait_text(ms: u64) -> String {
 struct Journal(Option<Acked>);
 
 /// `spool list`: every entry with its state, in queue order.
-pub fn render_list(spool: &Spool) -> Result<String, String> {
+pub fn render_list(spool: &Spool, held: &forget::Held) -> Result<String, String> {
     let entries = spool.entries()?;
     let strays = spool.strays().map(|s| format!("{s}\n")).unwrap_or_default();
     if entries.is_empty() {
@@ -500,13 +531,18 @@ pub fn render_list(spool: &Spool) -> Result<String, String> {
     );
     for entry in &entries {
         let meta = spool.meta(&entry.stem);
-        let what = match spool.read(entry) {
-            Ok(episode) => format!("{} (group {})", episode.name, episode.group_id),
-            Err(_) => "(unreadable)".into(),
+        let episode = spool.read(entry).ok();
+        let what = match &episode {
+            Some(episode) => format!("{} (group {})", episode.name, episode.group_id),
+            None => "(unreadable)".into(),
         };
+        let held_until = held.until(&entry.stem, episode.as_ref().map(|e| e.group_id.as_str()));
         let state = match entry.state {
             State::Unconfirmed => "set aside, unconfirmed".to_string(),
-            State::Waiting => "waiting".to_string(),
+            State::Waiting => match held_until {
+                Some(_) => "held back".to_string(),
+                None => "waiting".to_string(),
+            },
             State::Sending => "being sent".to_string(),
             State::InDoubt => format!(
                 "in doubt since {}",
@@ -515,6 +551,18 @@ pub fn render_list(spool: &Spool) -> Result<String, String> {
             State::Rejected | State::Corrupt => "set aside".to_string(),
         };
         out.push_str(&format!("{:<24} {what}\n", state));
+        if let (State::Waiting, Some(until)) = (entry.state, held_until) {
+            let by = held.stems.get(&entry.stem).map_or(
+                "a forget whose proposals cannot be read (`status`)".to_string(),
+                |(id, _)| format!("forget {id}, waiting for its confirmation"),
+            );
+            out.push_str(&format!(
+                "{:<24} by {by}: removed if it is confirmed, sent if it lapses (at the \
+                 latest {})\n",
+                "",
+                crate::platform::time::iso8601(until)
+            ));
+        }
         if let Some(reason) = &meta.set_aside_reason {
             out.push_str(&format!(
                 "{:<24} {}× set aside; last: {reason}\n",

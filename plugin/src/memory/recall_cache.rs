@@ -29,7 +29,7 @@ const REWRITE_UNCHANGED_AFTER_MS: u64 = 60_000;
 /// How many matching entries one cached answer merges.
 const MERGED_ENTRIES: usize = 3;
 /// Words that say nothing about what a prompt is about.
-const STOP_WORDS: &[&str] = &[
+pub(crate) const STOP_WORDS: &[&str] = &[
     "about", "after", "again", "also", "and", "any", "are", "been", "before", "but", "can",
     "could", "did", "does", "doing", "for", "from", "get", "had", "has", "have", "her", "here",
     "him", "his", "how", "into", "its", "just", "know", "let", "like", "make", "may", "more",

@@ -104,6 +104,18 @@ pub enum Command {
     Overview,
 }
 
+/// A proposed forget, as its confirmer chooses its items.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForgetChoice {
+    pub id: String,
+    pub ctx: HookContext,
+    pub operator: bool,
+    /// Numbers of proposed items to leave out.
+    pub drop: Vec<u32>,
+    /// Numbers of left-out items to add.
+    pub add: Vec<u32>,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum MemoryCommand {
     /// Nothing said in the chat of the context is captured until it resumes.
@@ -130,18 +142,22 @@ pub enum MemoryCommand {
         query: Option<String>,
         ids: Vec<String>,
         everything: bool,
+        /// With `everything`: the groups this chat's memories went to under earlier group-id
+        /// rules, which other ids may map to too.
+        earlier_groups: bool,
         ctx: HookContext,
         operator: bool,
         /// An operator's forget, carried out at once.
         at_once: bool,
     },
     /// Carries out a proposed forget: only in its chat, by the sender it was proposed to, or by an
-    /// operator; once, before it expires.
-    ConfirmForget {
-        id: String,
-        ctx: HookContext,
-        operator: bool,
-    },
+    /// operator; once, before it expires. The items numbered `drop` are left out and `add` added
+    /// first.
+    ConfirmForget(ForgetChoice),
+    /// Leaves items of a proposed forget out, or adds left-out ones, and shows it as it now stands.
+    EditForget(ForgetChoice),
+    /// The chats the plugin has seen (the state directory's turn records), as JSON.
+    Chats,
     /// Records that what `old` says is no longer true and `now_true` is.
     Correct {
         old: String,

@@ -213,9 +213,9 @@ pub fn size() {
         what: "plugin.wasm",
         value: bytes as f64 / 1e6,
         unit: "MB",
-        goal: 2.25,
+        goal: graphiti_openclaw_tests::PLUGIN_WASM_BUDGET_BYTES as f64 / 1e6,
         baseline: "the budget (docs/decisions/size-budget.md)",
-        baseline_value: 2.25,
+        baseline_value: graphiti_openclaw_tests::PLUGIN_WASM_BUDGET_BYTES as f64 / 1e6,
     }
     .record();
 }

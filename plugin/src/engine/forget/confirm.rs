@@ -1,17 +1,16 @@
 //! A confirmed forget carried out: the spool first (under the send lock, so no send takes what
-//! goes), then Graphiti's deletes, a search again to check, and the plugin's own copies.
+//! goes), then Graphiti's deletes, a search again to check, and the plugin's own copies. Before
+//! confirming, the person may leave items out or add the weaker matches (`edit_forget`).
 
-use super::{
-    GRAPHITI_TIMEOUT, sender_of, session_of, shares_a_term, spooled_mentioning,
-    summaries_mentioning, terms_of, text_of,
-};
+use super::{GRAPHITI_TIMEOUT, accepted_up_to, request_of, sender_of, session_of, text_of};
 use crate::engine::Engine;
-use crate::memory::forget::{self, Confirmer, Proposal};
+use crate::memory::forget::words::Request;
+use crate::memory::forget::{self, Confirmer, Kind, Proposal};
 use crate::memory::graphiti::Item;
 use crate::memory::graphiti::http::Deadline;
 use crate::memory::recall_cache;
 use crate::memory::spool::{Spool, State};
-use crate::ops::reports::{self, ForgetDone};
+use crate::ops::reports::{self, ForgetDone, ForgetPlan};
 use crate::platform::api::{CommandOutput, HookContext};
 use crate::platform::locks;
 use crate::platform::time;
@@ -23,18 +22,8 @@ const SEND_LOCK_WAIT: Duration = Duration::from_secs(20);
 const SEND_LOCK_LEASE: Duration = Duration::from_secs(60);
 
 impl Engine {
-    /// Carries out a proposed forget once its confirmer may.
-    pub(in crate::engine) fn confirm_forget(
-        &mut self,
-        id: &str,
-        ctx: &HookContext,
-        operator: bool,
-    ) -> CommandOutput {
-        self.ensure_loaded();
-        let Some(dir) = self.host.state_dir.clone() else {
-            return reports::failure(1, "no state directory: no forget can be waiting");
-        };
-        let confirmer = if operator {
+    fn confirmer<'a>(&self, ctx: &'a HookContext, operator: bool) -> Confirmer<'a> {
+        if operator {
             Confirmer::Operator
         } else {
             Confirmer::Chat {
@@ -42,7 +31,82 @@ impl Engine {
                 sender: sender_of(ctx),
                 session: session_of(ctx),
             }
+        }
+    }
+
+    /// Leaves the items numbered `drop` out of a proposed forget and adds the left-out ones
+    /// numbered `add`; shows the proposal as it now stands.
+    pub(in crate::engine) fn edit_forget(
+        &mut self,
+        id: &str,
+        ctx: &HookContext,
+        operator: bool,
+        (drop, add): (&[u32], &[u32]),
+    ) -> CommandOutput {
+        self.ensure_loaded();
+        let Some(dir) = self.host.state_dir.clone() else {
+            return reports::failure(1, "no state directory: no forget can be waiting");
         };
+        if drop.is_empty() && add.is_empty() {
+            return reports::failure(2, "name the numbers of the items to leave out or to add");
+        }
+        let confirmer = self.confirmer(ctx, operator);
+        let now = time::now_ms();
+        match forget::edit(
+            &dir,
+            id,
+            &confirmer,
+            (drop, add),
+            now,
+            &mut *self.host.locks,
+        ) {
+            Ok(proposal) => CommandOutput {
+                exit_code: 0,
+                stdout: reports::render_forget_plan(&ForgetPlan {
+                    proposal: &proposal,
+                    summaries: &[],
+                    unmatched: 0,
+                    more: 0,
+                    replaced: None,
+                    notes: &[],
+                    left_alone: &[],
+                    operator,
+                    no_entity_search: false,
+                    at_once: false,
+                }),
+                stderr: String::new(),
+            },
+            Err(why) => reports::failure(1, format!("nothing changed: {why}")),
+        }
+    }
+
+    /// Carries out a proposed forget once its confirmer may, with the items numbered `drop` left
+    /// out and `add` added first.
+    pub(in crate::engine) fn confirm_forget(
+        &mut self,
+        id: &str,
+        ctx: &HookContext,
+        operator: bool,
+        (drop, add): (&[u32], &[u32]),
+    ) -> CommandOutput {
+        self.ensure_loaded();
+        let Some(dir) = self.host.state_dir.clone() else {
+            return reports::failure(1, "no state directory: no forget can be waiting");
+        };
+        let confirmer = self.confirmer(ctx, operator);
+        if !drop.is_empty() || !add.is_empty() {
+            let now = time::now_ms();
+            if let Err(why) = forget::edit(
+                &dir,
+                id,
+                &confirmer,
+                (drop, add),
+                now,
+                &mut *self.host.locks,
+            ) {
+                return reports::failure(1, format!("nothing deleted: {why}"));
+            }
+        }
         // The spool is held first, so no send takes an entry this forget removes.
         if let Err(e) = self
             .host
@@ -64,11 +128,12 @@ impl Engine {
         };
         let mut done = ForgetDone::new(&proposal);
         done.no_entity_search = self.no_entity_search();
-        let in_doubt = remove_spooled(&dir, &proposal, &mut done);
+        let sent = remove_spooled(&dir, &proposal, &mut done);
         self.host.locks.release(locks::SEND);
+        let request = proposal.query.as_deref().map(|q| request_of(q, ctx));
         self.delete_in_graphiti(&proposal, &mut done);
-        self.check_gone(&proposal, &mut done);
-        self.clear_local_copies(&dir, &proposal, &mut done);
+        self.check_gone(&proposal, request.as_ref(), &mut done);
+        self.clear_local_copies(&dir, &proposal, request.as_ref(), &mut done);
         let by = if operator {
             "operator".to_string()
         } else {
@@ -77,7 +142,8 @@ impl Engine {
         if let Err(e) = forget::log(&dir, &done.logged(&proposal, &by, time::now_ms())) {
             done.local_trouble.push(e);
         }
-        match self.start_follow_up(&dir, &proposal, in_doubt) {
+        let accepted = accepted_up_to(&dir, &proposal.group, proposal.accepted_until.as_deref());
+        match self.start_follow_up(&dir, &proposal, request.as_ref(), sent, accepted) {
             Ok(following) => done.following_up = following,
             Err(e) => done.local_trouble.push(e),
         }
@@ -93,14 +159,11 @@ impl Engine {
             let _ = client.health(http, deadline);
         }
         let falkordb = client.database() == Some("falkordb");
-        for (item, list) in [
-            (Item::Fact, &proposal.facts),
-            (Item::Episode, &proposal.episodes),
-        ] {
-            for shown in list {
-                match client.delete(http, item, &shown.uuid, deadline) {
-                    Ok(()) => done.deleted(item, &shown.uuid),
-                    Err(e) => done.not_removed.push((shown.uuid.clone(), e.to_string())),
+        for (item, kind) in [(Item::Fact, Kind::Fact), (Item::Episode, Kind::Episode)] {
+            for chosen in proposal.chosen(kind) {
+                match client.delete(http, item, &chosen.id, deadline) {
+                    Ok(()) => done.deleted(item, &chosen.id),
+                    Err(e) => done.not_removed.push((chosen.id.clone(), e.to_string())),
                 }
             }
         }
@@ -123,11 +186,15 @@ impl Engine {
     }
 
     /// Searches and lists again: what is still found was not removed, whatever the delete said;
-    /// entities whose summary still mentions the search are named (Graphiti does not rewrite a
+    /// entities whose summary still matches the request are named (Graphiti does not rewrite a
     /// summary when a fact goes).
-    fn check_gone(&mut self, proposal: &Proposal, done: &mut ForgetDone) {
-        if let Some(query) = &proposal.query {
-            let terms = terms_of(query);
+    fn check_gone(
+        &mut self,
+        proposal: &Proposal,
+        request: Option<&Request>,
+        done: &mut ForgetDone,
+    ) {
+        if let (Some(query), Some(request)) = (&proposal.query, request) {
             match self.find(query, &proposal.group) {
                 Ok(found) => {
                     let still: HashSet<&str> = found
@@ -137,7 +204,7 @@ impl Engine {
                         .map(|v| text_of(v, "uuid"))
                         .collect();
                     done.still_found(|uuid| still.contains(uuid));
-                    done.summaries = summaries_mentioning(&found.entities, &terms);
+                    done.summaries = super::summaries_matching(&found.entities, request);
                 }
                 Err(why) => done.unchecked = Some(why),
             }
@@ -163,6 +230,7 @@ impl Engine {
         &mut self,
         dir: &std::path::Path,
         proposal: &Proposal,
+        request: Option<&Request>,
         done: &mut ForgetDone,
     ) {
         let mut groups = proposal.whole_groups.clone();
@@ -173,8 +241,7 @@ impl Engine {
             Ok(n) => done.cache_entries = n,
             Err(e) => done.local_trouble.push(e),
         }
-        let terms: Option<HashSet<String>> = proposal.query.as_deref().map(terms_of);
-        let mentions = |text: &str| terms.as_ref().is_none_or(|t| shares_a_term(text, t));
+        let mentions = |text: &str| request.is_none_or(|r| !r.matched_in(text).is_empty());
         match crate::engine::turns::forget_groups(dir, &groups, &mentions) {
             Ok(n) => done.turn_records = n,
             Err(e) => done.local_trouble.push(e),
@@ -187,18 +254,25 @@ impl Engine {
 }
 
 /// Removes the proposal's spool entries (the send lock held): waiting and set-aside ones never
-/// reach Graphiti; one in doubt may have, so it is counted apart.
-/// Returns the names of the episodes in doubt it removed, for the follow-up.
+/// reach Graphiti; one in doubt may have, so it is counted apart. For a whole chat, every entry of
+/// its groups goes.
+/// Returns the names of the episodes that may be in Graphiti: the ones in doubt it removed, and
+/// the chosen captures already sent before the forget was confirmed (added after they left the
+/// spool), for the follow-up to delete once Graphiti lists them.
 fn remove_spooled(
     dir: &std::path::Path,
     proposal: &Proposal,
     done: &mut ForgetDone,
 ) -> Vec<String> {
     let spool = Spool::new(dir);
-    let mut stems = proposal.spooled.clone();
-    if !proposal.whole_groups.is_empty() {
-        stems.extend(spooled_mentioning(dir, &proposal.whole_groups, None));
-    }
+    let mut stems: Vec<&str> = proposal.held_stems().collect();
+    // A whole chat: also what was captured since it was proposed.
+    let whole = if proposal.whole_groups.is_empty() {
+        vec![]
+    } else {
+        super::rank::captures_of_groups(dir, &proposal.whole_groups)
+    };
+    stems.extend(whole.iter().map(|c| c.stem.as_str()));
     let entries = match spool.entries() {
         Ok(entries) => entries,
         Err(e) => {
@@ -206,21 +280,31 @@ fn remove_spooled(
             return vec![];
         }
     };
-    let mut in_doubt = Vec::new();
-    for entry in entries.iter().filter(|e| stems.contains(&e.stem)) {
-        let sent = matches!(entry.state, State::InDoubt | State::Sending);
-        let name = sent
+    let mut sent = Vec::new();
+    let mut present = HashSet::new();
+    for entry in entries.iter().filter(|e| stems.contains(&e.stem.as_str())) {
+        present.insert(entry.stem.as_str());
+        let in_doubt = matches!(entry.state, State::InDoubt | State::Sending);
+        let name = in_doubt
             .then(|| spool.read(entry).ok())
             .flatten()
             .map(|e| e.name);
         match spool.forget(entry) {
-            Ok(()) if sent => {
+            Ok(()) if in_doubt => {
                 done.spool_in_doubt += 1;
-                in_doubt.extend(name);
+                sent.extend(name);
             }
             Ok(()) => done.spool_removed += 1,
             Err(e) => done.local_trouble.push(e),
         }
     }
-    in_doubt
+    let whole_chat = !proposal.whole_groups.is_empty();
+    for gone in proposal
+        .chosen(Kind::Capture)
+        .filter(|c| !whole_chat && !present.contains(c.id.as_str()))
+    {
+        done.spool_sent_before += 1;
+        sent.extend(gone.name.clone());
+    }
+    sent
 }

@@ -1,7 +1,7 @@
 //! A correction: an episode naming the fact that is no longer true and what is true now, from
 //! which Graphiti decides whether the old fact is superseded.
 
-use super::{GRAPHITI_TIMEOUT, shares_a_term, terms_of, text_of};
+use super::{GRAPHITI_TIMEOUT, request_of, text_of};
 use crate::engine::Engine;
 use crate::memory::graphiti::http::Deadline;
 use crate::ops::reports;
@@ -33,16 +33,22 @@ impl Engine {
             Ok(group) => group,
             Err(why) => return reports::failure(1, format!("not corrected: {why}")),
         };
-        let terms = terms_of(old);
+        let request = request_of(old, ctx);
         let deadline = Deadline::after(GRAPHITI_TIMEOUT);
         let (client, http) = self.graphiti();
         let found = client.search_facts(http, old, &group, 10, deadline);
         let mut notes = Vec::new();
         self.save_graphiti_session(&mut notes);
+        // The current fact that has most of the request's words, among those that match it well.
         let fact = found.ok().and_then(|facts| {
-            facts.into_iter().find(|f| {
-                text_of(f, "invalid_at").is_empty() && shares_a_term(text_of(f, "fact"), &terms)
-            })
+            facts
+                .into_iter()
+                .filter(|f| text_of(f, "invalid_at").is_empty())
+                .map(|f| (request.matched_in(text_of(&f, "fact")).len(), f))
+                .filter(|(matched, _)| request.matches_well(*matched))
+                .rev()
+                .max_by_key(|(matched, _)| *matched)
+                .map(|(_, f)| f)
         });
         let named = fact.as_ref().map_or_else(
             || crate::platform::text::one_line(old),

@@ -1,12 +1,14 @@
 //! After a confirmed forget, captures Graphiti had accepted but not yet ingested (and ones sent
 //! with no answer) appear in its listing only later. Ticks look for them for half an hour, at most
-//! once a minute, and delete those of the forget: the episodes in doubt it took out of the spool,
-//! and, for a forget by search, the captures Graphiti had accepted when it was proposed that share
-//! a word with the search (what the search would have found had Graphiti finished). They are known
-//! by name: the MCP server's listing gives no episode's reference time.
+//! once a minute, and delete those of the forget: the episodes in doubt it took out of the spool or
+//! that were sent before it was confirmed, and, for a forget by search, the captures Graphiti had
+//! accepted when it was proposed that match the request well (what the search would have found had
+//! Graphiti finished). They are known by name: the MCP server's listing gives no episode's
+//! reference time.
 
-use super::{GRAPHITI_TIMEOUT, LISTED_EPISODES, shares_a_term, terms_of, text_of};
+use super::{GRAPHITI_TIMEOUT, LISTED_EPISODES, text_of};
 use crate::engine::Engine;
+use crate::memory::forget::words::{Request, message_text};
 use crate::memory::forget::{self, FOLLOW_UP_MS, FollowUp, Logged, Proposal};
 use crate::memory::graphiti::Item;
 use crate::memory::graphiti::http::Deadline;
@@ -32,28 +34,20 @@ impl Engine {
         &mut self,
         dir: &Path,
         proposal: &Proposal,
-        in_doubt: Vec<String>,
+        request: Option<&Request>,
+        sent: Vec<String>,
+        accepted: Vec<String>,
     ) -> Result<Option<u64>, String> {
-        let query = proposal.query.clone().filter(|_| !proposal.chosen_by_id);
-        let accepted = if query.is_some() {
-            proposal.accepted.clone()
-        } else {
-            vec![]
-        };
-        if accepted.is_empty() && in_doubt.is_empty() {
+        let request = request.filter(|r| !proposal.chosen_by_id && !r.is_empty());
+        let accepted = if request.is_some() { accepted } else { vec![] };
+        if accepted.is_empty() && sent.is_empty() {
             return Ok(None);
         }
         let now = time::now_ms();
-        let follow_up = FollowUp {
-            forget: proposal.id.clone(),
-            group: proposal.group.clone(),
-            query,
-            names: in_doubt,
-            accepted,
-            until_ms: now + FOLLOW_UP_MS,
-            deleted: vec![],
-            not_removed: vec![],
-        };
+        let mut follow_up = FollowUp::new(&proposal.id, &proposal.group, now + FOLLOW_UP_MS);
+        follow_up.stems = request.map(Request::stems).unwrap_or_default();
+        follow_up.names = sent;
+        follow_up.accepted = accepted;
         let until = follow_up.until_ms;
         forget::change_follow_ups(dir, now, &mut *self.host.locks, |all| all.push(follow_up))?;
         Ok(Some(until))
@@ -70,13 +64,23 @@ impl Engine {
             return;
         }
         self.memory.forget_checked_at_ms = now;
+        // A proposals file that cannot be read is set aside, so its hold ends with what it held.
+        let _ = forget::set_aside_unreadable(&dir, now, &mut *self.host.locks);
         if !forget::has_follow_ups(&dir) {
             return;
         }
         let Ok(kept) = forget::follow_ups(&dir) else {
             return;
         };
-        for follow_up in kept.follow_ups.iter().filter(|f| now < f.until_ms) {
+        if kept
+            .follow_ups
+            .iter()
+            .any(|f| !f.is_looking(now) && f.keeps_what_it_looks_by())
+        {
+            // Finished: what it looked for by goes.
+            let _ = forget::change_follow_ups(&dir, now, &mut *self.host.locks, |_| ());
+        }
+        for follow_up in kept.follow_ups.iter().filter(|f| f.is_looking(now)) {
             let (deleted, not_removed) = self.delete_late(follow_up);
             if deleted.is_empty() && not_removed.is_empty() {
                 continue;
@@ -104,7 +108,7 @@ impl Engine {
 
     /// The forget's episodes Graphiti lists now that it did not before: deleted, or not with why.
     fn delete_late(&mut self, follow_up: &FollowUp) -> (Vec<String>, Vec<(String, String)>) {
-        let terms = follow_up.query.as_deref().map(terms_of).unwrap_or_default();
+        let request = Request::of_stems(&follow_up.stems);
         let deadline = Deadline::after(GRAPHITI_TIMEOUT);
         let (client, http) = self.graphiti();
         let Ok(Some(episodes)) =
@@ -119,7 +123,11 @@ impl Engine {
                 let name = text_of(e, "name");
                 follow_up.names.iter().any(|n| is_named(name, n))
                     || (follow_up.accepted.iter().any(|n| is_named(name, n))
-                        && shares_a_term(text_of(e, "content"), &terms))
+                        && request.matches_well(
+                            request
+                                .matched_in(&message_text(text_of(e, "content")))
+                                .len(),
+                        ))
             })
             .map(|e| text_of(e, "uuid").to_string())
             .collect();

@@ -1,6 +1,8 @@
 //! Forgetting what is remembered for a chat, and correcting it. A forget is proposed first (the
-//! `graphiti_forget` tool, `memory forget`): what a search of the chat's own group returned and
-//! shares a word with it, or exactly the ids named among those results; nothing is deleted until the
+//! `graphiti_forget` tool, `memory forget`): what a search of the chat's own group and the chat's
+//! captures still in the spool hold, ranked by how many of the request's words they have (see
+//! `memory::forget::words`); the good matches are proposed, the weaker ones listed apart for the
+//! person to add, or exactly the ids named among the search's results. Nothing is deleted until the
 //! person it was proposed to confirms it in that chat, or an operator does. Then the facts and
 //! episodes are deleted from Graphiti, the search is run again to check, and every copy the plugin
 //! keeps goes: captures still in the spool, the recall cache, the turn records.
@@ -8,18 +10,20 @@
 mod confirm;
 mod correct;
 mod follow_up;
+mod rank;
 
 use super::Engine;
-use crate::memory::forget::{self, Item as ShownItem, Proposal};
+use crate::memory::forget::words::Request;
+use crate::memory::forget::{self, Candidate, Proposal};
 use crate::memory::graphiti;
 use crate::memory::graphiti::http::Deadline;
+use crate::memory::graphiti::speaker_name;
+use crate::memory::group_id;
 use crate::memory::spool::Spool;
-use crate::memory::{group_id, recall_cache};
 use crate::ops::reports::{self, ForgetPlan};
 use crate::platform::api::{ChatType, CommandOutput, HookContext};
 use crate::platform::time;
 use serde_json::Value;
-use std::collections::HashSet;
 use std::time::Duration;
 
 /// What a forget searches for at most, and how long Graphiti may take for each step.
@@ -28,20 +32,28 @@ const SEARCHED_ENTITIES: usize = 20;
 const LISTED_EPISODES: usize = 500;
 const GRAPHITI_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// A proposal with what the confirmation should know: entities (name, summary) whose summary
-/// mentions the search, and how many results were left out for sharing no word with it.
+/// A proposal with what the person should know before confirming it.
 struct Proposed {
     proposal: Proposal,
+    /// Entities (name, summary) whose summary matches the request: a delete never rewrites one.
     summaries: Vec<(String, String)>,
-    left_out: usize,
+    /// Search results that share no word with the request.
+    unmatched: usize,
+    /// Matches beyond what one proposal lists.
+    more: usize,
+    /// Earlier groups of a whole chat that other ids map to, left alone: each with the other
+    /// chats' sessions known to have gone there.
+    left_alone: Vec<(String, Vec<String>)>,
 }
 
 /// A forget asked for.
 pub struct ForgetAsk<'a> {
     pub query: Option<&'a str>,
     pub ids: &'a [String],
-    /// Everything of the chat, under its earlier group ids too (an operator only).
+    /// Everything of the chat (an operator only).
     pub everything: bool,
+    /// With `everything`: the groups the chat's memories went to under earlier group-id rules.
+    pub earlier_groups: bool,
     pub ctx: &'a HookContext,
     pub operator: bool,
     /// An operator's forget, carried out without waiting for a confirmation.
@@ -72,21 +84,28 @@ fn text_of<'a>(value: &'a Value, field: &str) -> &'a str {
     value.get(field).and_then(Value::as_str).unwrap_or_default()
 }
 
-/// The salient words of a request, as recall's cache keys them.
-fn terms_of(text: &str) -> HashSet<String> {
-    recall_cache::terms(text).into_iter().collect()
+/// The request's content words: the sender's own names carry none (they are in most facts
+/// about them).
+fn request_of(query: &str, ctx: &HookContext) -> Request {
+    let speaker = speaker_name(ctx.sender_name.as_deref(), ctx.sender_id.as_deref());
+    let names: Vec<&str> = [
+        ctx.sender_id.as_deref(),
+        ctx.sender_name.as_deref(),
+        sender_of(ctx),
+    ]
+    .into_iter()
+    .flatten()
+    .chain(speaker.as_deref())
+    .collect();
+    Request::of(query, &names)
 }
 
-fn shares_a_term(text: &str, terms: &HashSet<String>) -> bool {
-    recall_cache::terms(text).iter().any(|t| terms.contains(t))
-}
-
-/// The entities (name, summary) whose summary shares a word with `terms`: a delete never rewrites
+/// The entities (name, summary) whose summary matches the request well: a delete never rewrites
 /// a summary, so these may still say what is forgotten.
-fn summaries_mentioning(entities: &[Value], terms: &HashSet<String>) -> Vec<(String, String)> {
+fn summaries_matching(entities: &[Value], request: &Request) -> Vec<(String, String)> {
     entities
         .iter()
-        .filter(|n| shares_a_term(text_of(n, "summary"), terms))
+        .filter(|n| request.matches_well(request.matched_in(text_of(n, "summary")).len()))
         .map(|n| {
             (
                 text_of(n, "name").to_string(),
@@ -94,13 +113,6 @@ fn summaries_mentioning(entities: &[Value], terms: &HashSet<String>) -> Vec<(Str
             )
         })
         .collect()
-}
-
-fn shown_item(value: &Value, field: &str) -> ShownItem {
-    ShownItem {
-        uuid: text_of(value, "uuid").to_string(),
-        shown: crate::platform::text::truncate_chars(text_of(value, field), 200),
-    }
 }
 
 impl Engine {
@@ -123,7 +135,7 @@ impl Engine {
         } else {
             self.keep_turn_out_of_capture(ask.ctx)
         };
-        let proposal = if ask.everything {
+        let proposed = if ask.everything {
             self.whole_chat(&dir, ask, &group)
         } else {
             match self.matching(&dir, ask, &group) {
@@ -134,48 +146,46 @@ impl Engine {
         let Proposed {
             proposal,
             summaries,
-            left_out,
-        } = proposal;
-        if proposal.is_empty() {
+            unmatched,
+            more,
+            left_alone,
+        } = proposed;
+        if proposal.is_empty() && proposal.candidates.is_empty() {
             return CommandOutput {
-                exit_code: 0,
-                stdout: reports::render_nothing_to_forget(&group, ask.query, left_out),
+                exit_code: u8::from(proposal.unsearched.is_some()),
+                stdout: reports::render_nothing_to_forget(&proposal, unmatched),
                 stderr: String::new(),
             };
         }
-        match forget::propose(&dir, proposal, &mut *self.host.locks) {
-            Ok(proposal) if ask.operator && ask.at_once => {
-                let mut done = self.confirm_forget(&proposal.id, ask.ctx, true);
-                done.stdout = format!(
-                    "{}{}",
-                    reports::render_forget_plan(&ForgetPlan {
-                        proposal: &proposal,
-                        summaries: &summaries,
-                        left_out,
-                        operator: true,
-                        no_entity_search: self.no_entity_search(),
-                        at_once: true,
-                    }),
-                    done.stdout
-                );
-                done
-            }
-            Ok(proposal) => CommandOutput {
-                exit_code: 0,
-                stdout: reports::render_forget_plan(&ForgetPlan {
-                    proposal: &proposal,
-                    summaries: &summaries,
-                    left_out,
-                    operator: ask.operator,
-                    no_entity_search: self.no_entity_search(),
-                    at_once: false,
-                }),
-                stderr: kept_out
-                    .err()
-                    .map(|e| format!("this turn may still be remembered: {e}\n"))
-                    .unwrap_or_default(),
-            },
-            Err(why) => reports::failure(1, format!("nothing proposed: {why}")),
+        let stored = match forget::propose(&dir, proposal, &mut *self.host.locks) {
+            Ok(stored) => stored,
+            Err(why) => return reports::failure(1, format!("nothing proposed: {why}")),
+        };
+        let plan = ForgetPlan {
+            proposal: &stored.proposal,
+            summaries: &summaries,
+            unmatched,
+            more,
+            replaced: stored.replaced.as_deref(),
+            notes: &stored.notes,
+            left_alone: &left_alone,
+            operator: ask.operator,
+            no_entity_search: self.no_entity_search(),
+            at_once: ask.operator && ask.at_once,
+        };
+        let rendered = reports::render_forget_plan(&plan);
+        if plan.at_once {
+            let mut done = self.confirm_forget(&stored.proposal.id, ask.ctx, true, (&[], &[]));
+            done.stdout = format!("{rendered}{}", done.stdout);
+            return done;
+        }
+        CommandOutput {
+            exit_code: 0,
+            stdout: rendered,
+            stderr: kept_out
+                .err()
+                .map(|e| format!("this turn may still be remembered: {e}\n"))
+                .unwrap_or_default(),
         }
     }
 
@@ -212,12 +222,23 @@ impl Engine {
                 ),
             ));
         }
-        let has_query = ask.query.is_some_and(|q| !q.trim().is_empty());
-        if !ask.everything && !has_query {
+        let query = ask.query.map(str::trim).unwrap_or_default();
+        if !ask.everything && query.is_empty() {
             return Err(reports::failure(
                 2,
                 "what should be forgotten? Give the words of it (a search of this chat's \
                  memories), and optionally the ids among its results",
+            ));
+        }
+        if !ask.everything && ask.ids.is_empty() && request_of(query, ask.ctx).is_empty() {
+            return Err(reports::failure(
+                2,
+                format!(
+                    "{:?} names nothing to look for: speaker labels (user, assistant), your own \
+                     name and words such as \"forget\" or \"said\" are not matched. Give the \
+                     words of what should be forgotten; nothing proposed",
+                    crate::platform::text::truncate_chars(query, 80)
+                ),
             ));
         }
         Ok(group)
@@ -237,9 +258,9 @@ impl Engine {
         }
     }
 
-    /// The items of the chat's group the search found that share a word with it (or exactly the
-    /// ids named among them), with the entities whose summaries mention it, and how many results
-    /// were left out for sharing no word.
+    /// What the chat's group and its captures in the spool hold that the request matches, ranked
+    /// (or exactly the ids named among the search's results). When Graphiti cannot be searched,
+    /// the captures alone, and the proposal says so.
     fn matching(
         &mut self,
         dir: &std::path::Path,
@@ -247,43 +268,34 @@ impl Engine {
         group: &str,
     ) -> Result<Proposed, CommandOutput> {
         let query = ask.query.unwrap_or_default().trim();
-        let found = self
-            .find(query, group)
-            .map_err(|why| reports::failure(1, format!("nothing proposed: {why}")))?;
-        let terms = terms_of(query);
-        let episodes: &[Value] = found.episodes.as_deref().unwrap_or_default();
-        let (facts, episodes, left_out) = if ask.ids.is_empty() {
-            let facts: Vec<&Value> = found
-                .facts
-                .iter()
-                .filter(|f| {
-                    shares_a_term(
-                        &format!("{} {}", text_of(f, "fact"), text_of(f, "name")),
-                        &terms,
-                    )
-                })
-                .collect();
-            let carriers: HashSet<&str> = facts
-                .iter()
-                .filter_map(|f| f.get("episodes").and_then(Value::as_array))
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
-            let chosen_episodes: Vec<&Value> = episodes
-                .iter()
-                .filter(|e| {
-                    carriers.contains(text_of(e, "uuid"))
-                        || shares_a_term(text_of(e, "content"), &terms)
-                })
-                .collect();
-            let left_out = found.facts.len() - facts.len();
-            (facts, chosen_episodes, left_out)
-        } else {
-            let (facts, chosen) = chosen_by_ids(ask.ids, query, &found.facts, episodes)?;
-            (facts, chosen, 0)
+        let request = request_of(query, ask.ctx);
+        let found = self.find(query, group);
+        if let (Err(why), false) = (&found, ask.ids.is_empty()) {
+            return Err(reports::failure(
+                1,
+                format!("nothing proposed: the ids named cannot be checked: {why}"),
+            ));
+        }
+        let captures = rank::captures_of(dir, group);
+        let empty = Found {
+            facts: vec![],
+            entities: vec![],
+            episodes: None,
         };
-        let summaries = summaries_mentioning(&found.entities, &terms);
-        let spooled = spooled_mentioning(dir, &[group.to_string()], Some(&terms));
+        let searched = found.as_ref().unwrap_or(&empty);
+        let episodes: &[Value] = searched.episodes.as_deref().unwrap_or_default();
+        let ranked = if ask.ids.is_empty() {
+            rank::rank(&request, &searched.facts, episodes, &captures)
+        } else {
+            rank::chosen_by_ids(
+                ask.ids,
+                query,
+                &request,
+                &searched.facts,
+                episodes,
+                &captures,
+            )?
+        };
         let proposal = Proposal {
             id: String::new(),
             created_ms: time::now_ms(),
@@ -291,17 +303,19 @@ impl Engine {
             sender: sender_of(ask.ctx).map(str::to_string),
             session: session_of(ask.ctx).map(str::to_string),
             query: Some(query.to_string()),
-            facts: facts.iter().map(|f| shown_item(f, "fact")).collect(),
-            episodes: episodes.iter().map(|e| shown_item(e, "content")).collect(),
-            spooled,
+            words: request.words.len(),
+            candidates: ranked.candidates,
             whole_groups: vec![],
             chosen_by_id: !ask.ids.is_empty(),
-            accepted: Spool::new(dir).acked_names_containing(&format!("-{group}-")),
+            accepted_until: last_accepted(dir, group),
+            unsearched: found.as_ref().err().cloned(),
         };
         Ok(Proposed {
             proposal,
-            summaries,
-            left_out,
+            summaries: summaries_matching(&searched.entities, &request),
+            unmatched: ranked.unmatched,
+            more: ranked.more,
+            left_alone: vec![],
         })
     }
 
@@ -326,15 +340,45 @@ impl Engine {
         })
     }
 
-    /// An operator's forget of a whole chat: its group, and the groups its conversation mapped to
-    /// under earlier group-id rules when no other conversation shares them.
+    /// An operator's forget of a whole chat: its group, and with `earlier_groups` the groups its
+    /// conversation mapped to under earlier group-id rules. Those rules mapped other ids there too
+    /// (they cleaned values lossily, or kept a template's separators), so without it they are
+    /// left alone and named, with the other chats known to have gone there.
     fn whole_chat(&self, dir: &std::path::Path, ask: &ForgetAsk, group: &str) -> Proposed {
-        let mut groups = vec![group.to_string()];
-        let legacy = group_id::legacy_group_id(&self.config.settings.graphiti.group_id, ask.ctx);
-        if legacy != group && !self.shared_with_other_chats(dir, &legacy, group) {
-            groups.push(legacy);
+        let templates = &self.config.settings.graphiti.group_id;
+        let mut earlier: Vec<String> = Vec::new();
+        let previous = group_id::previous_group_id(templates, ask.ctx).ok();
+        for old in [
+            Some(group_id::legacy_group_id(templates, ask.ctx)),
+            previous,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if old != group && !earlier.contains(&old) {
+                earlier.push(old);
+            }
         }
-        let spooled = spooled_mentioning(dir, &groups, None);
+        let mut groups = vec![group.to_string()];
+        let mut left_alone = Vec::new();
+        if ask.earlier_groups {
+            groups.extend(earlier);
+        } else {
+            left_alone = earlier
+                .into_iter()
+                .map(|old| {
+                    let others = other_chats_in(dir, templates, &old, group);
+                    (old, others)
+                })
+                .collect();
+        }
+        let captures: Vec<Candidate> = rank::captures_of_groups(dir, &groups)
+            .into_iter()
+            .map(|c| Candidate {
+                chosen: true,
+                ..c.candidate(vec![])
+            })
+            .collect();
         let proposal = Proposal {
             id: String::new(),
             created_ms: time::now_ms(),
@@ -342,87 +386,66 @@ impl Engine {
             sender: None,
             session: None,
             query: None,
-            facts: vec![],
-            episodes: vec![],
-            spooled,
+            words: 0,
+            candidates: captures,
             whole_groups: groups,
             chosen_by_id: false,
-            accepted: vec![],
+            accepted_until: None,
+            unsearched: None,
         };
         Proposed {
             proposal,
             summaries: vec![],
-            left_out: 0,
+            unmatched: 0,
+            more: 0,
+            left_alone,
         }
     }
-
-    /// Whether a recent turn of a conversation that now maps elsewhere than `group` went to `old`.
-    fn shared_with_other_chats(&self, dir: &std::path::Path, old: &str, group: &str) -> bool {
-        let templates = &self.config.settings.graphiti.group_id;
-        crate::engine::turns::all(dir)
-            .unwrap_or_default()
-            .iter()
-            .filter(|r| r.group_id.as_deref() == Some(old))
-            .any(|r| {
-                let ctx = crate::engine::commands::recorded_context(r);
-                group_id::group_id(templates, &ctx).map_or(true, |now| now != group)
-            })
-    }
 }
 
-/// Exactly the named ids among the search's facts and the listed episodes; an id among neither is
-/// refused, whatever else it may name.
-fn chosen_by_ids<'v>(
-    ids: &[String],
-    query: &str,
-    facts: &'v [Value],
-    episodes: &'v [Value],
-) -> Result<(Vec<&'v Value>, Vec<&'v Value>), CommandOutput> {
-    let named = |v: &&Value| ids.iter().any(|id| id == text_of(v, "uuid"));
-    let facts: Vec<&Value> = facts.iter().filter(named).collect();
-    let episodes: Vec<&Value> = episodes.iter().filter(named).collect();
-    let known: HashSet<&str> = facts
-        .iter()
-        .chain(&episodes)
-        .map(|v| text_of(v, "uuid"))
-        .collect();
-    let unknown: Vec<&str> = ids
-        .iter()
-        .map(String::as_str)
-        .filter(|id| !known.contains(id))
-        .collect();
-    if unknown.is_empty() {
-        return Ok((facts, episodes));
-    }
-    Err(reports::failure(
-        1,
-        format!(
-            "not among what a search of this chat's memories for {query:?} and its recent \
-             episodes returned: {}. Nothing proposed: only ids this chat's own search shows can \
-             be forgotten here",
-            unknown.join(", ")
-        ),
-    ))
-}
-
-/// The stems of spool entries (in any state) of `groups` that mention one of `terms` (any entry
-/// of them when none).
-fn spooled_mentioning(
+/// The recent sessions (at most a few) of conversations other than `group`'s whose turns went to
+/// `old`, or would have under an earlier rule.
+fn other_chats_in(
     dir: &std::path::Path,
-    groups: &[String],
-    terms: Option<&HashSet<String>>,
+    templates: &group_id::GroupIdSettings,
+    old: &str,
+    group: &str,
 ) -> Vec<String> {
-    let spool = Spool::new(dir);
-    spool
-        .entries()
+    let mut sessions: Vec<String> = crate::engine::turns::all(dir)
         .unwrap_or_default()
-        .into_iter()
-        .filter(|entry| {
-            spool.read(entry).is_ok_and(|episode| {
-                groups.contains(&episode.group_id)
-                    && terms.is_none_or(|terms| shares_a_term(&episode.body(), terms))
-            })
+        .iter()
+        .filter(|r| {
+            let ctx = crate::engine::commands::recorded_context(r);
+            let now = group_id::group_id(templates, &ctx).ok();
+            let went_there = r.group_id.as_deref() == Some(old)
+                || group_id::legacy_group_id(templates, &ctx) == old
+                || group_id::previous_group_id(templates, &ctx).ok().as_deref() == Some(old);
+            went_there && now.as_deref() != Some(group)
         })
-        .map(|entry| entry.stem)
-        .collect()
+        .map(|r| r.session_key.clone())
+        .collect();
+    crate::platform::sorting::sort(&mut sessions);
+    sessions.dedup();
+    sessions.truncate(5);
+    sessions
+}
+
+/// The group's last capture Graphiti acknowledged, as the acknowledgement journal lists them.
+fn last_accepted(dir: &std::path::Path, group: &str) -> Option<String> {
+    Spool::new(dir)
+        .acked_names_containing(&format!("-{group}-"))
+        .pop()
+}
+
+/// The group's captures Graphiti acknowledged up to and including `until` (in the journal's
+/// order): none when `until` is none or no longer in the journal.
+fn accepted_up_to(dir: &std::path::Path, group: &str, until: Option<&str>) -> Vec<String> {
+    let Some(until) = until else {
+        return vec![];
+    };
+    let names = Spool::new(dir).acked_names_containing(&format!("-{group}-"));
+    match names.iter().position(|n| n == until) {
+        Some(at) => names[..=at].to_vec(),
+        None => vec![],
+    }
 }

@@ -10,7 +10,9 @@ mod follow_ups;
 mod pending;
 pub mod words;
 
-pub use follow_ups::{FOLLOW_UP_MS, FollowUp, FollowUps, change_follow_ups, follow_ups, has_follow_ups};
+pub use follow_ups::{
+    FOLLOW_UP_MS, FollowUp, FollowUps, change_follow_ups, follow_ups, has_follow_ups,
+};
 pub use pending::{
     Held, MAX_PER_GROUP, MAX_WAITING_GROUPS, PendingSummary, Proposed, edit, held, propose,
     set_aside_unreadable, summary, take,

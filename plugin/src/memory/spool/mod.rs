@@ -95,6 +95,14 @@ pub struct Entry {
     pub state: State,
 }
 
+impl Entry {
+    /// When the entry was captured (its stem begins with it), in Unix milliseconds.
+    pub fn captured_ms(&self) -> Option<u64> {
+        let micros: u64 = self.stem.split_once('-')?.0.parse().ok()?;
+        Some(micros / 1000)
+    }
+}
+
 /// What is kept beside an entry once something happened to it.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(default)]

@@ -1,7 +1,8 @@
-//! What a proposed forget would delete, and what a confirmed one did: every item by its id, what
-//! could not be removed and why, and what an entity's summary may still say.
+//! What a proposed forget would delete, and what a confirmed one did: every item by its number and
+//! id, the weaker matches left out, what could not be removed and why, and what an entity's
+//! summary may still say. Everything from Graphiti or the user is shown as one escaped line.
 
-use crate::memory::forget::{EXPIRES_AFTER_MS, Logged, Proposal};
+use crate::memory::forget::{Candidate, EXPIRES_AFTER_MS, Kind, Logged, Proposal};
 use crate::memory::graphiti::Item;
 use crate::platform::api::CommandOutput;
 use crate::platform::text::{one_line, truncate_chars};
@@ -17,10 +18,18 @@ fn shown(text: &str) -> String {
 
 pub struct ForgetPlan<'a> {
     pub proposal: &'a Proposal,
-    /// Entities (name, summary) whose summary mentions the search.
+    /// Entities (name, summary) whose summary matches the request.
     pub summaries: &'a [(String, String)],
-    /// Search results left out for sharing no word with it.
-    pub left_out: usize,
+    /// Search results that share no word with the request.
+    pub unmatched: usize,
+    /// Matches past what one proposal lists.
+    pub more: usize,
+    /// The earlier proposal of the same request this one replaces.
+    pub replaced: Option<&'a str>,
+    /// What was found wrong with the store of proposals on the way.
+    pub notes: &'a [String],
+    /// Earlier groups of a whole chat, left alone: each with other chats known to have gone there.
+    pub left_alone: &'a [(String, Vec<String>)],
     pub operator: bool,
     /// The server has no entity search (REST): summaries cannot be looked at.
     pub no_entity_search: bool,
@@ -39,11 +48,13 @@ pub struct ForgetDone {
     pub spool_removed: usize,
     /// Removed from the spool, but sent before with no answer: Graphiti may have it.
     pub spool_in_doubt: usize,
+    /// Chosen captures that had been sent before the forget was confirmed.
+    pub spool_sent_before: usize,
     pub cache_entries: usize,
     pub turn_records: usize,
     /// Each id (or group) not removed, with why.
     pub not_removed: Vec<(String, String)>,
-    /// Entities whose summary still mentions the search after the deletes.
+    /// Entities whose summary still matches the request after the deletes.
     pub summaries: Vec<(String, String)>,
     /// The server has no entity search (REST): summaries cannot be looked at.
     pub no_entity_search: bool,
@@ -100,28 +111,109 @@ impl ForgetDone {
         }
     }
 
+    /// Every item listed is gone (an entity's summary may still say it: Graphiti cannot rewrite
+    /// one, and the reply names it).
     fn everything_went(&self) -> bool {
-        self.not_removed.is_empty()
-            && self.summaries.is_empty()
-            && self.unchecked.is_none()
-            && self.local_trouble.is_empty()
+        self.not_removed.is_empty() && self.unchecked.is_none() && self.local_trouble.is_empty()
     }
 }
 
-pub fn render_nothing_to_forget(group: &str, query: Option<&str>, left_out: usize) -> String {
-    let mut out = format!(
-        "Nothing to forget: no memory of this chat (group {group}) mentions {:?}, and no capture \
-         waiting to be sent does.\n",
-        shown(query.unwrap_or_default())
-    );
-    if left_out > 0 {
+pub fn render_nothing_to_forget(proposal: &Proposal, unmatched: usize) -> String {
+    let query = shown(proposal.query.as_deref().unwrap_or_default());
+    let mut out = match &proposal.unsearched {
+        Some(why) => format!(
+            "Nothing to forget found: Graphiti could not be searched ({}), and no capture of this \
+             chat waiting to be sent mentions {query:?}. Ask again once Graphiti answers.\n",
+            shown(why)
+        ),
+        None => format!(
+            "Nothing to forget: no memory of this chat (group {}) mentions {query:?}, and no \
+             capture waiting to be sent does.\n",
+            proposal.group
+        ),
+    };
+    if unmatched > 0 {
         let _ = writeln!(
             out,
-            "The search returned {left_out} other result(s) that share no word with it; \
+            "The search returned {unmatched} other result(s) that share no word with it; \
              `memory see` lists them with their ids, which forget takes."
         );
     }
     out
+}
+
+fn item_line(out: &mut String, number: usize, c: &Candidate, words: usize) {
+    let id = match c.kind {
+        Kind::Capture => "not yet sent".to_string(),
+        Kind::Fact | Kind::Episode => shown(&c.id),
+    };
+    let _ = write!(
+        out,
+        "  {number:>3}  {:<8} {id}  {}",
+        c.kind.label(),
+        shown(&c.shown)
+    );
+    if !c.chosen && words > 0 {
+        let _ = write!(
+            out,
+            "  [{} of {words} words: {}]",
+            c.matched.len(),
+            c.matched.join(", ")
+        );
+    }
+    out.push('\n');
+}
+
+/// What the person should know besides the items: earlier groups left alone, results not
+/// listed, what could not be searched, what this replaces, trouble with the store.
+fn render_plan_notes(out: &mut String, plan: &ForgetPlan) {
+    let p = plan.proposal;
+    for (group, others) in plan.left_alone {
+        let _ = writeln!(
+            out,
+            "Left alone: group {group}, where an earlier release put this chat's memories. That \
+             release mapped other ids there too (it cleaned ids lossily, or kept a template's \
+             separators), so it may hold other people's memories{}. Once you know whose they \
+             are, forget again with --earlier-groups to delete it too.",
+            if others.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; recent sessions of other chats that went there: {}",
+                    others.join(", ")
+                )
+            }
+        );
+    }
+    if plan.unmatched > 0 {
+        let _ = writeln!(
+            out,
+            "Not listed: {} other search result(s) that share no word with it (name their ids \
+             to include them).",
+            plan.unmatched
+        );
+    }
+    if plan.more > 0 {
+        let _ = writeln!(
+            out,
+            "{} more item(s) match than one forget lists: ask again after confirming this one.",
+            plan.more
+        );
+    }
+    if let Some(why) = &p.unsearched {
+        let _ = writeln!(
+            out,
+            "Graphiti could not be searched ({}): only the captures not yet sent are listed. Ask \
+             again once it answers to forget what it already holds.",
+            shown(why)
+        );
+    }
+    if let Some(replaced) = plan.replaced {
+        let _ = writeln!(out, "This replaces forget {replaced}, of the same request.");
+    }
+    for note in plan.notes {
+        let _ = writeln!(out, "note: {}", shown(note));
+    }
 }
 
 pub fn render_forget_plan(plan: &ForgetPlan) -> String {
@@ -133,43 +225,44 @@ pub fn render_forget_plan(plan: &ForgetPlan) -> String {
     };
     let mut out = match &p.query {
         Some(query) => format!(
-            "{} from this chat's memories (group {}), for {:?}:\n",
-            verb,
+            "{verb} from this chat's memories (group {}), for {:?}:\n",
             p.group,
             shown(query)
         ),
         None => format!(
-            "{} everything remembered for this chat: group(s) {}\n",
-            verb,
+            "{verb} everything remembered for this chat: group(s) {}\n",
             p.whole_groups.join(", ")
         ),
     };
-    for fact in &p.facts {
-        let _ = writeln!(out, "  fact     {}  {}", fact.uuid, shown(&fact.shown));
+    let numbered: Vec<(usize, &Candidate)> = p
+        .candidates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (i + 1, c))
+        .collect();
+    let chosen: Vec<_> = numbered.iter().filter(|(_, c)| c.chosen).collect();
+    let left_out: Vec<_> = numbered.iter().filter(|(_, c)| !c.chosen).collect();
+    if chosen.is_empty() && p.whole_groups.is_empty() {
+        out.push_str("  nothing (every item is left out)\n");
     }
-    for episode in &p.episodes {
+    if p.query.is_some() {
+        for (n, c) in &chosen {
+            item_line(&mut out, *n, c, p.words);
+        }
+    } else if !chosen.is_empty() {
         let _ = writeln!(
             out,
-            "  episode  {}  {}",
-            episode.uuid,
-            shown(&episode.shown)
+            "  and {} capture(s) not yet sent to Graphiti",
+            chosen.len()
         );
     }
-    if !p.spooled.is_empty() {
-        let _ = writeln!(
-            out,
-            "  {} capture(s) not yet sent to Graphiti",
-            p.spooled.len()
-        );
+    if !left_out.is_empty() {
+        out.push_str("Left out, matching fewer of its words (add one before confirming):\n");
+        for (n, c) in &left_out {
+            item_line(&mut out, *n, c, p.words);
+        }
     }
-    if plan.left_out > 0 {
-        let _ = writeln!(
-            out,
-            "Left out: {} other search result(s) sharing no word with it (name their ids to \
-             include them).",
-            plan.left_out
-        );
-    }
+    render_plan_notes(&mut out, plan);
     if plan.no_entity_search && p.query.is_some() {
         out.push_str(NO_ENTITY_SEARCH);
     }
@@ -182,26 +275,49 @@ pub fn render_forget_plan(plan: &ForgetPlan) -> String {
             let _ = writeln!(out, "  {}: {}", shown(name), shown(summary));
         }
     }
-    let minutes = EXPIRES_AFTER_MS / 60_000;
     if plan.at_once {
         return out;
     }
-    let _ = writeln!(out, "Nothing is deleted yet (forget id {}).", p.id);
-    if plan.operator {
+    render_how_to_confirm(
+        &mut out,
+        p,
+        plan.operator,
+        !left_out.is_empty() || chosen.len() > 1,
+    );
+    out
+}
+
+fn render_how_to_confirm(out: &mut String, p: &Proposal, operator: bool, choosable: bool) {
+    let minutes = EXPIRES_AFTER_MS / 60_000;
+    let id = &p.id;
+    let _ = writeln!(out, "Nothing is deleted yet (forget id {id}).");
+    if operator {
         let _ = writeln!(
             out,
-            "To delete exactly these within {minutes} minutes: memory forget --confirm {}",
-            p.id
+            "To delete exactly what is listed above as proposed, within {minutes} minutes:\n  \
+             graphiti-openclaw memory confirm-forget {id}   (in OpenClaw: openclaw graphiti \
+             confirm-forget {id})"
         );
+        if choosable {
+            out.push_str(
+                "Add --drop N to leave item N out, --add N to add a left-out one (each may be \
+                 given again).\n",
+            );
+        }
     } else {
         let _ = writeln!(
             out,
-            "To delete exactly these, the person asking sends in this chat within {minutes} \
-             minutes:\n  /graphiti forget confirm {}",
-            p.id
+            "To delete exactly what is listed above as proposed, the person asking sends in \
+             this chat within {minutes} minutes:\n  /graphiti forget confirm {id}"
         );
+        if choosable {
+            let _ = writeln!(
+                out,
+                "To leave items out or add left-out ones first, by their numbers:\n  /graphiti \
+                 forget drop {id} 2 3\n  /graphiti forget add {id} 4"
+            );
+        }
     }
-    out
 }
 
 pub fn render_forget_done(done: &ForgetDone) -> CommandOutput {
@@ -233,6 +349,14 @@ pub fn render_forget_done(done: &ForgetDone) -> CommandOutput {
             done.spool_in_doubt
         );
     }
+    if done.spool_sent_before > 0 {
+        let _ = writeln!(
+            out,
+            "  {} capture(s) were sent before the forget was confirmed: deleted once Graphiti \
+             lists them",
+            done.spool_sent_before
+        );
+    }
     if let Some(until) = done.following_up {
         let _ = writeln!(
             out,
@@ -244,7 +368,7 @@ pub fn render_forget_done(done: &ForgetDone) -> CommandOutput {
     if !done.not_removed.is_empty() {
         out.push_str("Could not be removed:\n");
         for (what, why) in &done.not_removed {
-            let _ = writeln!(out, "  {what}: {}", shown(why));
+            let _ = writeln!(out, "  {}: {}", shown(what), shown(why));
         }
     }
     if !done.summaries.is_empty() {
