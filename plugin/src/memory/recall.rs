@@ -169,7 +169,9 @@ pub fn query(prompt: &str, messages_json: &str, settings: &RecallSettings) -> St
 }
 
 /// The last `count` user messages before the prompt, most recent first (the prompt itself, when
-/// the host lists it, is left out).
+/// the host lists it, is left out). Commands are not messages: OpenClaw keeps the slash commands
+/// it handled in the transcript as user messages, and a search steered by `/graphiti memories
+/// Vera Lima` would bring Vera Lima into the next, unrelated turn.
 pub fn earlier_user_messages(prompt: &str, messages_json: &str, count: usize) -> Vec<String> {
     if count == 0 {
         return vec![];
@@ -177,12 +179,45 @@ pub fn earlier_user_messages(prompt: &str, messages_json: &str, count: usize) ->
     let messages: Vec<Value> = serde_json::from_slice(messages_json.as_bytes()).unwrap_or_default();
     let earlier: Vec<String> = messages
         .iter()
-        .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
-        .filter_map(crate::memory::capture::message_text)
+        .enumerate()
+        .filter(|(_, m)| m.get("role").and_then(Value::as_str) == Some("user"))
+        .filter(|(at, _)| !answered_by_the_gateway(messages.get(at + 1)))
+        .filter_map(|(_, m)| crate::memory::capture::message_text(m))
         .map(|t| crate::memory::capture::strip_leading_blocks(&t))
-        .filter(|t| !t.is_empty() && t.trim() != prompt.trim())
+        .filter(|t| !t.is_empty() && t.trim() != prompt.trim() && !is_command(t))
         .collect();
     earlier.into_iter().rev().take(count).collect()
+}
+
+/// A standalone command as OpenClaw's Gateway takes it: `/name`, alone or with its arguments
+/// (`/graphiti memories Vera`, `/status`), or a host shell command (`! ls`). A path such as
+/// `/etc/hosts is gone` is a message.
+pub fn is_command(text: &str) -> bool {
+    let text = text.trim_start();
+    if let Some(shell) = text.strip_prefix('!') {
+        return shell.starts_with(char::is_whitespace);
+    }
+    let Some(rest) = text.strip_prefix('/') else {
+        return false;
+    };
+    let name_end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-' || c == ':'))
+        .unwrap_or(rest.len());
+    name_end > 0
+        && rest[..1].chars().all(char::is_alphabetic)
+        && rest[name_end..]
+            .chars()
+            .next()
+            .is_none_or(char::is_whitespace)
+}
+
+/// Whether the message after a user message is the Gateway's own answer to it (a command it
+/// handled), not the model's: OpenClaw writes those as `gateway-injected`.
+fn answered_by_the_gateway(next: Option<&Value>) -> bool {
+    next.is_some_and(|m| {
+        m.get("role").and_then(Value::as_str) == Some("assistant")
+            && m.get("model").and_then(Value::as_str) == Some("gateway-injected")
+    })
 }
 
 /// `2025-05-01T00:00:00+00:00` → `2025-05-01`, escaped: the date comes from the server too.
@@ -403,6 +438,42 @@ mod tests {
         .unwrap();
         assert_eq!(r.nodes[0].labels, vec!["Entity", "Company"]);
         assert!(!r.facts[0].is_current());
+    }
+
+    #[test]
+    fn commands_are_left_out_of_the_recall_context() {
+        let messages = serde_json::json!([
+            {"role": "user", "content": "I like hiking in the Alps"},
+            {"role": "assistant", "content": "Noted."},
+            {"role": "user", "content": "/graphiti memories Vera Lima therapist"},
+            {"role": "assistant", "content": [{"type": "text", "text": "Memories of this chat"}], "provider": "openclaw", "model": "gateway-injected"},
+            {"role": "user", "content": "what about Vera Lima"},
+            {"role": "assistant", "content": "You have no memories.", "provider": "openclaw", "model": "gateway-injected"},
+            {"role": "user", "content": "! ls -la"},
+            {"role": "user", "content": "/etc/hosts is gone"},
+        ])
+        .to_string();
+        let earlier = earlier_user_messages("Book a table", &messages, 5);
+        assert_eq!(earlier, ["/etc/hosts is gone", "I like hiking in the Alps"]);
+        for command in [
+            "/status",
+            "/graphiti forget confirm 0123",
+            "  /recall x",
+            "/think:high",
+            "! ls",
+        ] {
+            assert!(is_command(command), "{command}");
+        }
+        for message in [
+            "/etc/hosts",
+            "/ not a command",
+            "/1password vault",
+            "!important",
+            "a/b",
+            "/",
+        ] {
+            assert!(!is_command(message), "{message}");
+        }
     }
 
     #[test]
