@@ -1,8 +1,9 @@
-// The Control UI of graphiti-openclaw: a Memory page (what is remembered for a chat, forget with a
-// confirmation, the spool, expert runs and approvals) and a session panel (each recent turn: what
-// recall injected, the packs, the rules' scores, the trace, the capture's fate). Every operation goes
-// through the feature contract over the operator's own Gateway connection; every text from Graphiti,
-// a package or a prompt is set as text, never parsed as HTML.
+// The Control UI of graphiti-openclaw: a Memory page (the chats the plugin has seen, what is
+// remembered for one with its entities, forget with a confirmation whose items the operator picks,
+// the spool, expert runs and approvals) and a session panel (each recent turn: what recall
+// injected, the packs, the rules' scores, the trace, the capture's fate). Every operation goes
+// through the feature contract over the operator's own Gateway connection; every text from
+// Graphiti, a package or a prompt is set as text, never parsed as HTML. Times are the browser's.
 import { createFeatureClient, defineFeatureContract } from 'openclaw/plugin-sdk/feature-contract';
 import { defineControlUiPlugin } from 'openclaw/plugin-sdk/control-ui';
 import { PLUGIN_ID, contract } from '../src/feature-contract.js';
@@ -28,7 +29,13 @@ function button(label, onClick, { danger = false } = {}) {
   return node;
 }
 
-const day = (value) => (typeof value === 'string' && value.length >= 10 ? value.slice(0, 10) : '?');
+/** A date or time from Graphiti or the plugin (ISO 8601, UTC), in the browser's own time zone. */
+function local(value, { withTime = false } = {}) {
+  const when = typeof value === 'string' ? new Date(value) : undefined;
+  if (!when || Number.isNaN(when.getTime())) return '?';
+  return withTime ? when.toLocaleString() : when.toLocaleDateString();
+}
+const day = (value) => local(value);
 const superseded = (fact) => Boolean(fact.invalid_at || fact.expired_at);
 
 /** Shows an operation's failure where its result would be. */
@@ -43,9 +50,10 @@ function factRow(fact, actions) {
   return el('li', 'fact', el('span', 'fact-text', String(fact.fact ?? '')), ' ', el('span', 'dates', `(${dates})`), ' ', el('code', 'id', String(fact.uuid ?? '')), actions(fact));
 }
 
-/** The facts apart: current, then no longer true. */
+/** The facts apart (current, then no longer true), the entities, and the recent episodes. */
 function factsSection(document, actions) {
   const facts = Array.isArray(document.facts?.items) ? document.facts.items : [];
+  const entities = Array.isArray(document.entities?.items) ? document.entities.items : [];
   const current = facts.filter((f) => !superseded(f));
   const past = facts.filter(superseded);
   const list = (items) => (items.length ? el('ul', 'facts', items.map((f) => factRow(f, actions))) : el('p', 'none', 'none'));
@@ -54,24 +62,59 @@ function factsSection(document, actions) {
     el('p', 'note', String(document.facts?.note ?? '')),
     el('h4', '', 'Current'), list(current),
     el('h4', '', 'No longer true'), list(past),
+    el('h4', '', `Entities (${entities.length})`),
+    el('p', 'note', `${String(document.entities?.note ?? '')}. A forget deletes facts and episodes; an entity's summary stays as Graphiti wrote it.`),
+    entities.length
+      ? el('ul', 'entities', entities.map((n) => el('li', 'entity', el('span', 'entity-name', String(n.name ?? '')), ': ', el('span', 'entity-summary', String(n.summary ?? '')))))
+      : el('p', 'none', 'none'),
     el('h4', '', 'Recent episodes'),
-    el('ul', 'episodes', (document.episodes?.items ?? []).map((e) => el('li', 'episode', el('code', 'id', String(e.uuid ?? '')), ' ', String(e.name ?? ''), ': ', String(e.content ?? '').slice(0, 300)))),
+    el('ul', 'episodes', (document.episodes?.items ?? []).map((e) => el('li', 'episode', el('span', 'dates', local(e.created_at, { withTime: true })), ' ', el('code', 'id', String(e.uuid ?? '')), ' ', String(e.name ?? ''), ': ', String(e.content ?? '').slice(0, 300)))),
   );
 }
 
-/** Forget one fact: propose, show what would go, delete only on confirmation. */
-function forgetFlow(feature, host, chat, fact, out) {
+/** The numbered items of a proposal's text: those proposed, then the weaker ones it left out. */
+function proposalItems(text) {
+  const items = [];
+  let leftOut = false;
+  for (const line of String(text).split('\n')) {
+    if (/^Left out, matching fewer/.test(line)) leftOut = true;
+    const item = /^\s+(\d+)\s+(fact|episode|capture)\s+(.*)$/.exec(line);
+    if (item) items.push({ number: Number(item[1]), kind: item[2], text: item[3].trim(), proposed: !leftOut });
+  }
+  return items;
+}
+
+/** A proposal's items as checkboxes, checked when proposed: the operator's choice. */
+function itemChoices(items) {
+  const boxes = items.map((item) => {
+    const box = el('input', 'item-box');
+    box.type = 'checkbox';
+    box.checked = item.proposed;
+    box.dataset.number = String(item.number);
+    return { item, box, row: el('label', 'item', box, ` ${item.number}  ${item.kind}  `, el('span', 'item-text', item.text)) };
+  });
+  const chosen = () => ({
+    drop: boxes.filter((b) => b.item.proposed && !b.box.checked).map((b) => b.item.number),
+    add: boxes.filter((b) => !b.item.proposed && b.box.checked).map((b) => b.item.number),
+  });
+  return { list: el('div', 'items', boxes.map((b) => b.row)), chosen };
+}
+
+/** Propose a forget (`request`), show what would go with a box per item, delete only what is checked, on confirmation. */
+function forgetFlow(feature, host, chat, request, out) {
   return async () => {
     try {
-      const proposal = await feature.invoke('forget', { ...chat, query: String(fact.fact ?? fact.uuid).slice(0, 500), ids: [String(fact.uuid)] });
+      const proposal = await feature.invoke('forget', { ...chat, ...request });
       const forgetId = /forget id ([0-9a-f]{16})/.exec(proposal.text)?.[1];
-      const content = el('div', 'dialog', el('pre', 'answer', proposal.text));
+      const items = proposalItems(proposal.text);
+      const choices = itemChoices(items);
+      const content = el('div', 'dialog', items.length ? choices.list : null, el('pre', 'answer', proposal.text));
       const dialog = { handle: undefined };
       const close = () => dialog.handle?.dispose();
       if (forgetId) {
-        content.append(button('Forget it', async () => {
+        content.append(button('Forget the checked items', async () => {
           try {
-            const done = await feature.invoke('confirm-forget', { id: forgetId });
+            const done = await feature.invoke('confirm-forget', { id: forgetId, ...choices.chosen() });
             out.replaceChildren(el('pre', 'answer', done.text));
           } catch (error) {
             failure(out, error);
@@ -79,14 +122,20 @@ function forgetFlow(feature, host, chat, fact, out) {
           close();
         }, { danger: true }));
       }
-      content.append(button('Keep it', close));
+      content.append(button('Keep everything', close));
       const holder = el('div', 'dialog-holder');
       out.replaceChildren(holder);
-      dialog.handle = host.components.mountDialog(holder, { label: 'Forget this memory?', content, onCancel: close });
+      dialog.handle = host.components.mountDialog(holder, { label: 'Forget these memories?', content, onCancel: close });
     } catch (error) {
       failure(out, error);
     }
   };
+}
+
+/** A chat the plugin has seen, as the picker shows it. */
+function chatLabel(chat) {
+  const who = chat.kind === 'group' ? `group chat ${chat.chat ?? '?'}` : `direct chat with ${chat.sender ?? '?'}`;
+  return `${who}${chat.channel ? ` on ${chat.channel}` : ''} · group ${chat.group_id ?? '?'} · last turn ${local(chat.last_turn, { withTime: true })}`;
 }
 
 /** The approvals waiting; an answer goes to `out`, which outlives the refresh it triggers. */
@@ -112,20 +161,44 @@ function mountMemoryPage(container, { host, signal }) {
     return input;
   };
   const inputs = [field('sender', 'Sender id (direct chat)'), field('chat', 'Chat id (group chat)'), field('channel', 'Channel'), field('query', 'Search what is remembered')];
+  const byName = Object.fromEntries(inputs.map((i) => [i.name, i]));
   form.append(...inputs, el('button', 'button', 'Show'));
   const results = el('div', 'results');
   const answer = el('div', 'answer-holder');
   const operations = el('div', 'operations');
   const chatOf = () => Object.fromEntries(inputs.filter((i) => i.name !== 'query' && i.value.trim()).map((i) => [i.name, i.value.trim()]));
+  // The chats seen: picking one fills the fields, so nobody needs to know a client's id.
+  const picker = el('select', 'chats');
+  picker.setAttribute('aria-label', 'Chats the plugin has seen');
+  picker.append(el('option', '', 'Chats the plugin has seen…'));
+  const chats = [];
+  picker.addEventListener('change', () => {
+    const chat = chats[picker.selectedIndex - 1];
+    if (!chat) return;
+    byName.sender.value = chat.kind === 'group' ? '' : String(chat.sender ?? '');
+    byName.chat.value = chat.kind === 'group' ? String(chat.chat ?? '') : '';
+    byName.channel.value = String(chat.channel ?? '');
+    form.requestSubmit();
+  });
+  feature.invoke('chats', {}).then(({ document }) => {
+    for (const chat of document?.chats ?? []) {
+      chats.push(chat);
+      picker.append(el('option', '', chatLabel(chat)));
+    }
+  }, (error) => failure(answer, error));
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    const query = inputs[3].value.trim();
+    const query = byName.query.value.trim();
     try {
       const { document, error } = await feature.invoke('memories', { ...chatOf(), ...(query ? { query } : {}) });
       signal.throwIfAborted();
       if (!document) return failure(results, error);
-      const actions = (fact) => (canWrite() ? [' ', button('Forget', forgetFlow(feature, host, chatOf(), fact, answer), { danger: true })] : []);
-      results.replaceChildren(factsSection(document, actions));
+      const forgetFact = (fact) => ({ query: String(fact.fact ?? fact.uuid).slice(0, 500), ids: [String(fact.uuid)] });
+      const actions = (fact) => (canWrite() ? [' ', button('Forget', forgetFlow(feature, host, chatOf(), forgetFact(fact), answer), { danger: true })] : []);
+      const forgetWords = query && canWrite()
+        ? button(`Forget what matches "${query}"…`, forgetFlow(feature, host, chatOf(), { query }, answer), { danger: true })
+        : null;
+      results.replaceChildren(factsSection(document, actions), ...(forgetWords ? [forgetWords] : []));
     } catch (error) {
       failure(results, error);
     }
@@ -145,7 +218,7 @@ function mountMemoryPage(container, { host, signal }) {
       failure(operations, error);
     }
   };
-  container.replaceChildren(el('div', 'page', el('h2', '', 'Memory'), form, results, answer, operations));
+  container.replaceChildren(el('div', 'page', el('h2', '', 'Memory'), picker, form, results, answer, operations));
   refresh();
   return { dispose: () => container.replaceChildren() };
 }
@@ -165,7 +238,7 @@ function scoreBars(scores) {
 
 function turnBlock(turn) {
   return el('article', 'turn',
-    el('h4', '', `${turn.at}: ${turn.prompt}`),
+    el('h4', '', `${local(turn.at, { withTime: true })}: ${turn.prompt}`),
     el('p', 'recall', `Recall: ${turn.recall}`),
     el('p', 'packs', `Packs: ${turn.packs?.length ? turn.packs.join(' + ') : 'none'}`),
     scoreBars(turn.scores),

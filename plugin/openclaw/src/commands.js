@@ -13,7 +13,9 @@ export const SLASH_HELP = [
   '  /graphiti pause               remember nothing said in this chat until /graphiti resume',
   '  /graphiti resume              remember this chat again',
   '  /graphiti forget <words>      what forgetting <words> would delete from this chat\'s memories (nothing goes yet)',
-  '  /graphiti forget confirm <id> delete what that forget listed',
+  '  /graphiti forget drop <id> <n>...  leave the items numbered <n> out of that forget',
+  '  /graphiti forget add <id> <n>...   add left-out items numbered <n> to it',
+  '  /graphiti forget confirm <id> delete what that forget proposes',
   '  /graphiti correct <old> => <now true>  record that a remembered fact is no longer true',
   '  /recall <query>               search this conversation\'s memories in Graphiti',
 ].join('\n');
@@ -46,9 +48,16 @@ export function graphitiSlashCommand(args, ctx) {
       return { command: { tag: 'memory', val: { tag: word.toLowerCase(), val: hookContext(ctx) } } };
     case 'forget': {
       const [first = '', id = '', ...extra] = remainder.split(/\s+/);
-      if (first.toLowerCase() === 'confirm') {
+      const verb = first.toLowerCase();
+      if (verb === 'confirm') {
         if (!id || extra.length) return { usage: 'Usage: /graphiti forget confirm <id> (the id the forget listed)' };
         return { command: confirmForgetCommand(id, hookContext(ctx), false) };
+      }
+      // `drop` and `add` take a forget id, so "forget add-ons" is still a forget of those words.
+      if ((verb === 'drop' || verb === 'add') && FORGET_ID.test(id)) {
+        const numbers = itemNumbers(extra);
+        if (!numbers) return { usage: `Usage: /graphiti forget ${verb} <id> <item number>... (the numbers the forget listed)` };
+        return { command: editForgetCommand(id, hookContext(ctx), false, verb === 'drop' ? { drop: numbers } : { add: numbers }) };
       }
       if (!remainder) return { usage: 'Usage: /graphiti forget <words of what to forget>, then /graphiti forget confirm <id>' };
       return { command: forgetCommand({ query: remainder }, hookContext(ctx), false) };
@@ -74,18 +83,40 @@ export function memoriesCommand(query, ctx, operator, tag = 'see') {
   return { tag: 'memory', val: { tag, val: { query, ctx, operator } } };
 }
 
+/** A forget id as a proposal shows it. */
+const FORGET_ID = /^[0-9a-f]{16}$/i;
+
+/** Item numbers as typed (`2 3`, `2,3`), or undefined when one is not a number from 1. */
+export function itemNumbers(words) {
+  const numbers = words.flatMap((w) => String(w).split(',')).filter(Boolean).map((w) => (/^\d{1,6}$/.test(w) ? Number(w) : NaN));
+  return numbers.length && numbers.every((n) => n >= 1) ? numbers : undefined;
+}
+
 /**
  * `memory forget`: what forgetting would delete in the chat of `ctx`, under a forget id (nothing is
- * deleted). `ids`: only these among the search's results; `everything`, `atOnce`: an operator's.
+ * deleted). `ids`: only these among the search's results; `everything`, `earlierGroups`,
+ * `atOnce`: an operator's.
  */
-export function forgetCommand({ query, ids = [], everything = false, atOnce = false }, ctx, operator) {
-  const request = { query: query || undefined, ids: ids.map(String), everything, ctx, operator, atOnce };
+export function forgetCommand({ query, ids = [], everything = false, earlierGroups = false, atOnce = false }, ctx, operator) {
+  const request = { query: query || undefined, ids: ids.map(String), everything, earlierGroups, ctx, operator, atOnce };
   return { tag: 'memory', val: { tag: 'forget', val: request } };
 }
 
-/** `memory confirm-forget`: carries a proposed forget out (only its sender in its chat, or an operator). */
-export function confirmForgetCommand(id, ctx, operator) {
-  return { tag: 'memory', val: { tag: 'confirm-forget', val: { id: String(id), ctx, operator } } };
+const forgetChoice = (id, ctx, operator, { drop = [], add = [] } = {}) => ({
+  id: String(id), ctx, operator, drop: drop.map(Number), add: add.map(Number),
+});
+
+/**
+ * `memory confirm-forget`: carries a proposed forget out (only its sender in its chat, or an
+ * operator), with the items numbered `drop` left out and `add` added first.
+ */
+export function confirmForgetCommand(id, ctx, operator, choice) {
+  return { tag: 'memory', val: { tag: 'confirm-forget', val: forgetChoice(id, ctx, operator, choice) } };
+}
+
+/** `memory edit-forget`: leaves items of a proposed forget out or adds left-out ones; deletes nothing. */
+export function editForgetCommand(id, ctx, operator, choice) {
+  return { tag: 'memory', val: { tag: 'edit-forget', val: forgetChoice(id, ctx, operator, choice) } };
 }
 
 /** `memory correct`: a correction episode naming the old fact. */
@@ -225,9 +256,11 @@ export function recallSlashCommand(args, ctx) {
   return { command: { tag: 'search', val: { query, ctx: hookContext(ctx) } } };
 }
 
-/** A command's output as one message: stdout, then stderr, and the exit code when it failed. */
+/**
+ * A command's output as one chat message: stdout, then stderr. A chat is not a shell: the text says
+ * what went wrong, never an exit code.
+ */
 export function outputText(output) {
   const parts = [output.stdout.trimEnd(), output.stderr.trimEnd()].filter(Boolean);
-  if (output.exitCode !== 0) parts.push(`(exit code ${output.exitCode})`);
-  return parts.join('\n') || '(no output)';
+  return parts.join('\n') || (output.exitCode === 0 ? '(no output)' : '(failed, with no message)');
 }

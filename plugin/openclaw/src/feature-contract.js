@@ -26,6 +26,9 @@ const documentOrError = {
   properties: { document: { type: 'object' }, error: { type: 'string' } },
 };
 const id = (what) => ({ type: 'string', pattern: '^[A-Za-z0-9_-]{1,120}$', description: what });
+const numbers = (what) => ({ type: 'array', maxItems: 200, items: { type: 'integer', minimum: 1, maximum: 1000 }, description: what });
+/** Which items of a proposed forget to leave out or add, by the numbers it shows. */
+const choice = { drop: numbers('Numbers of proposed items to leave out'), add: numbers('Numbers of left-out items to add') };
 
 export const PLUGIN_ID = 'graphiti-openclaw';
 
@@ -53,7 +56,24 @@ export const contract = {
       input: input({ query: text(500), ids: { type: 'array', maxItems: 50, items: id('A fact or episode id') }, ...chat }, ['query']),
       output: answer,
     },
-    'confirm-forget': { kind: 'action', description: 'Delete what a proposed forget listed, by its forget id', input: input({ id: id('The forget id') }, ['id']), output: answer },
+    'confirm-forget': {
+      kind: 'action',
+      description: 'Delete what a proposed forget proposes, by its forget id, with the items numbered in `drop` left out and those in `add` added first',
+      input: input({ id: id('The forget id'), ...choice }, ['id']),
+      output: answer,
+    },
+    'edit-forget': {
+      kind: 'action',
+      description: 'Leave items of a proposed forget out (`drop`) or add left-out ones (`add`), by their numbers, and show it as it now stands; deletes nothing',
+      input: input({ id: id('The forget id'), ...choice }, ['id']),
+      output: answer,
+    },
+    chats: {
+      kind: 'query',
+      description: 'The chats the plugin has seen (its recent turn records): each one\'s session, kind, sender or chat id, channel, Graphiti group and last turn',
+      input: input(),
+      output: documentOrError,
+    },
     correct: {
       kind: 'action',
       description: 'Record that a fact of a chat is no longer true, and what is',

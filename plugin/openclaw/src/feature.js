@@ -3,7 +3,7 @@
 // data binding names (openclaw.plugin.json `dashboard.dataBindings`).
 
 import fs from 'node:fs';
-import { confirmForgetCommand, correctCommand, expertsCommand, forgetCommand, memoriesCommand, queuesWork, spoolCommand } from './commands.js';
+import { confirmForgetCommand, correctCommand, editForgetCommand, expertsCommand, forgetCommand, memoriesCommand, queuesWork, spoolCommand } from './commands.js';
 import { hookContext } from './context.js';
 import { PLUGIN_ID, contract } from './feature-contract.js';
 
@@ -12,6 +12,9 @@ export const OVERVIEW_METHOD = `${PLUGIN_ID}.overview`;
 
 /** The chat an operation names: a sender or a group chat, else the session it was asked from. */
 function chatOf(input, action) {
+  if (input.sender && input.chat) {
+    throw new ChatError('name one chat: a sender (a direct chat) or a chat id (a group chat), not both');
+  }
   return hookContext({
     sessionKey: action.sessionKey,
     agentId: input.agent ?? action.agentId ?? 'main',
@@ -21,6 +24,9 @@ function chatOf(input, action) {
     chatType: input.chat ? 'group' : input.sender ? 'direct' : undefined,
   });
 }
+
+/** An operation's input that names no chat, or two: answered as a failed operation, never run. */
+class ChatError extends Error {}
 
 const answer = (output) => ({ exitCode: output.exitCode, text: [output.stdout, output.stderr].filter(Boolean).join('') });
 
@@ -50,7 +56,9 @@ function handlers(runtime) {
     spool: () => run(spoolCommand('list')),
     'expert-queue': () => run(expertsCommand('queue')),
     forget: (input, action) => run(forgetCommand({ query: input.query, ids: input.ids ?? [] }, chatOf(input, action), operator)),
-    'confirm-forget': (input) => run(confirmForgetCommand(input.id, hookContext({}), operator)),
+    'confirm-forget': (input) => run(confirmForgetCommand(input.id, hookContext({}), operator, input)),
+    'edit-forget': (input) => run(editForgetCommand(input.id, hookContext({}), operator, input)),
+    chats: () => run({ tag: 'memory', val: { tag: 'chats' } }, documentOf),
     correct: (input, action) => run(correctCommand(input.old, input.nowTrue, chatOf(input, action))),
     pause: (input, action) => run({ tag: 'memory', val: { tag: 'pause', val: chatOf(input, action) } }),
     resume: (input, action) => run({ tag: 'memory', val: { tag: 'resume', val: chatOf(input, action) } }),
@@ -82,6 +90,7 @@ export function registerFeature(api, runtime) {
         try {
           return { ok: true, result: await answers[id](action.payload ?? {}, action) };
         } catch (error) {
+          if (error instanceof ChatError) return { ok: false, error: `graphiti-openclaw: ${error.message}`, code: 'FAILED' };
           return { ok: false, error: `graphiti-openclaw failed: ${error?.message ?? error}`, code: 'FAILED' };
         }
       },
@@ -103,7 +112,8 @@ export const WIDGET_NAME = 'graphiti-overview';
 
 /**
  * `board.widget.put`'s parameters for the overview widget on the board of `sessionKey`: the
- * package's `widgets/overview.html`, declaring the one data binding it reads.
+ * package's `widgets/overview.html`, declaring the one data binding it reads. Its height follows
+ * its rows (`auto`): a board's default widget size cuts the last ones off.
  */
 export function overviewWidgetParams(html, { sessionKey, agentId }) {
   return {
@@ -112,6 +122,7 @@ export function overviewWidgetParams(html, { sessionKey, agentId }) {
     name: WIDGET_NAME,
     title: 'Graphiti memory',
     content: { kind: 'html', html },
+    heightMode: 'auto',
     declared: { tools: [OVERVIEW_METHOD] },
   };
 }

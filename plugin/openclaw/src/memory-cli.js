@@ -2,7 +2,7 @@
 // export, forget (propose, confirm) and correct. Each is a component command; this file parses the
 // words and options only.
 
-import { confirmForgetCommand, correctCommand, forgetCommand, memoriesCommand } from './commands.js';
+import { confirmForgetCommand, correctCommand, editForgetCommand, forgetCommand, itemNumbers, memoriesCommand } from './commands.js';
 import { hookContext } from './context.js';
 
 /**
@@ -39,9 +39,10 @@ export function registerMemoryCommands(graphiti, print) {
       return ctx && print(memoriesCommand(query, ctx, true, 'export'));
     });
   chatOptions(graphiti.command('forget [query]'))
-    .description("What forgetting would delete from a chat's memories, under a forget id: the facts and episodes a search finds that share a word with [query], and captures not yet sent that do")
+    .description("What forgetting would delete from a chat's memories, under a forget id: the facts, episodes and captures not yet sent that have most of [query]'s words, numbered, and the weaker matches apart")
     .option('--id <id...>', 'only these ids among the search\'s results and the recent episodes')
-    .option('--all', 'everything remembered for the chat, under its earlier group id too')
+    .option('--all', 'everything remembered for the chat')
+    .option('--earlier-groups', 'with --all, also the groups its memories went to under earlier group-id rules (other ids may map there too)')
     .option('--yes', 'delete at once instead of proposing')
     .action((query, opts) => {
       const ctx = chatContext('forget', opts);
@@ -51,10 +52,45 @@ export function registerMemoryCommands(graphiti, print) {
         process.exitCode = 2;
         return undefined;
       }
-      return print(forgetCommand({ query, ids: opts.id ?? [], everything: Boolean(opts.all), atOnce: Boolean(opts.yes) }, ctx, true));
+      if (opts.earlierGroups && !opts.all) {
+        process.stderr.write('graphiti forget: --earlier-groups goes with --all\n');
+        process.exitCode = 2;
+        return undefined;
+      }
+      const request = { query, ids: opts.id ?? [], everything: Boolean(opts.all), earlierGroups: Boolean(opts.earlierGroups), atOnce: Boolean(opts.yes) };
+      return print(forgetCommand(request, ctx, true));
     });
-  graphiti.command('confirm-forget <id>').description('Delete what a proposed forget listed, by its id')
-    .action((id) => print(confirmForgetCommand(id, hookContext({}), true)));
+  const collect = (value, previous = []) => [...previous, value];
+  const choiceOptions = (command) => command
+    .option('--drop <n>', 'leave the proposed item numbered <n> out (repeatable)', collect)
+    .option('--add <n>', 'add the left-out item numbered <n> (repeatable)', collect);
+  /** The items chosen by number, or undefined (said, exit code 2) when one is not a number. */
+  const choiceOf = (name, opts) => {
+    const choice = {};
+    for (const key of ['drop', 'add']) {
+      if (!opts[key]) continue;
+      choice[key] = itemNumbers(opts[key]);
+      if (!choice[key]) {
+        const bad = opts[key].find((word) => !itemNumbers([word]));
+        process.stderr.write(`graphiti ${name}: --${key} ${JSON.stringify(bad)} is not an item number (1, 2, …, as the proposal numbers them)\n`);
+        process.exitCode = 2;
+        return undefined;
+      }
+    }
+    return choice;
+  };
+  choiceOptions(graphiti.command('confirm-forget <id>')).description('Delete what a proposed forget proposes, by its id (--drop and --add change its items first)')
+    .action((id, opts) => {
+      const choice = choiceOf('confirm-forget', opts);
+      return choice && print(confirmForgetCommand(id, hookContext({}), true, choice));
+    });
+  choiceOptions(graphiti.command('edit-forget <id>')).description('Leave items of a proposed forget out or add left-out ones, and show it as it now stands (nothing is deleted)')
+    .action((id, opts) => {
+      const choice = choiceOf('edit-forget', opts);
+      return choice && print(editForgetCommand(id, hookContext({}), true, choice));
+    });
+  graphiti.command('chats').description('The chats the plugin has seen (its recent turn records), as JSON: session, sender or chat id, channel, Graphiti group, last turn')
+    .action(() => print({ tag: 'memory', val: { tag: 'chats' } }));
   chatOptions(graphiti.command('correct <old> <nowTrue>'))
     .description('Record that a fact of a chat is no longer true, and what is: a correction episode naming the old fact')
     .action((old, nowTrue, opts) => {

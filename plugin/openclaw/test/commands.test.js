@@ -52,9 +52,10 @@ test('/recall searches the conversation\'s own group', () => {
   assert.equal(command.val.ctx.chatType, 'group');
 });
 
-test('command output: stdout, stderr and a failing exit code', () => {
+test('a command answers a chat in words, never with an exit code', () => {
   assert.equal(outputText({ exitCode: 0, stdout: 'ok\n', stderr: '' }), 'ok');
-  assert.equal(outputText({ exitCode: 2, stdout: '', stderr: 'bad\n' }), 'bad\n(exit code 2)');
+  assert.equal(outputText({ exitCode: 1, stdout: 'Forget 0123 (group g):\n', stderr: 'Still said in a summary\n' }), 'Forget 0123 (group g):\nStill said in a summary');
+  assert.equal(outputText({ exitCode: 2, stdout: '', stderr: '' }), '(failed, with no message)');
 });
 
 test('/experts subcommands become component commands; missing names are usage errors', () => {

@@ -34,9 +34,30 @@ test('every operation is a session action with the scope of its kind, and none i
     assert.ok(!gateway.tools.has(id), id);
     assert.deepEqual(gateway.sessionActions.get(id).schema, operation.input, id);
   }
-  for (const id of ['forget', 'confirm-forget', 'correct', 'pause', 'resume', 'requeue', 'approve', 'reject']) {
+  for (const id of ['forget', 'confirm-forget', 'edit-forget', 'correct', 'pause', 'resume', 'requeue', 'approve', 'reject']) {
     assert.equal(contract.operations[id].kind, 'action', `${id} changes something: an action`);
   }
+});
+
+test('an operation that names both a sender and a chat is refused, and acts on neither', async () => {
+  const { invoke, openclaw } = await registered();
+  for (const [id, payload] of [['pause', {}], ['forget', { query: 'therapist' }], ['memories', {}], ['correct', { old: 'a', nowTrue: 'b' }]]) {
+    const answer = await invoke(id, { ...payload, sender: 'ana', chat: '42' });
+    assert.equal(answer.ok, false, id);
+    assert.match(answer.error, /name one chat: a sender \(a direct chat\) or a chat id \(a group chat\), not both/, id);
+  }
+  const paused = (await openclaw('paused')).stdout;
+  assert.doesNotMatch(paused, /main-dm-ana|main-group-42/, paused);
+});
+
+test('chats lists the chats seen as JSON; confirm-forget and edit-forget take item numbers', async () => {
+  const { invoke } = await registered();
+  assert.deepEqual((await invoke('chats')).result.document, { chats: [] });
+  const edit = await invoke('edit-forget', { id: '0123456789abcdef', drop: [2] });
+  assert.equal(edit.result.exitCode, 1);
+  assert.match(edit.result.text, /nothing changed: no forget 0123456789abcdef is waiting/);
+  const confirm = await invoke('confirm-forget', { id: '0123456789abcdef', add: [4] });
+  assert.match(confirm.result.text, /nothing deleted: no forget 0123456789abcdef is waiting/);
 });
 
 test('pause and resume act on the chat the operation names; the paused list shows it', async () => {

@@ -58,6 +58,14 @@ test('/graphiti forget proposes, forget confirm takes an id, correct takes old =
   assert.equal(cli.exitCode, 2);
   assert.match(cli.stderr, /give the words of what to forget, or --all/);
   assert.equal((await openclaw('confirm-forget', 'none')).exitCode, 1);
+  // drop and add take a forget id and item numbers; with no id they are words to forget.
+  assert.match((await slash('forget drop 0123456789abcdef', dm)).text, /Usage: \/graphiti forget drop <id> <item number>/);
+  assert.match((await slash('forget add 0123456789abcdef two', dm)).text, /Usage: \/graphiti forget add <id> <item number>/);
+  assert.match((await slash('forget drop 0123456789abcdef 2,3', dm)).text, /nothing changed: no forget 0123456789abcdef is waiting/);
+  assert.doesNotMatch((await slash('forget add ons for my bike', dm)).text, /Usage/);
+  const badNumber = await openclaw('confirm-forget', '0123456789abcdef', '--drop', '2', '--drop', 'x');
+  assert.equal(badNumber.exitCode, 2);
+  assert.match(badNumber.stderr, /--drop "x" is not an item number/);
 });
 
 test('graphiti_forget and graphiti_correct are registered tools; the forget tool refuses a group chat', async () => {
