@@ -3,9 +3,11 @@
 // In two Telegram group sessions, the turn's capture, `graphiti_ingest`, `graphiti_search` and
 // `/recall` each use their own group's Graphiti group, never one shared by every group. In a direct
 // chat, the model's `graphiti_forget` only proposes; the user's `/graphiti forget confirm` deletes.
-// The Control UI on the same Gateway, in headless Chromium: off until the Custom plugin UI lab is
-// on; then the Memory page (search, forget after a dialog), the session panel of a real turn, and
-// what a read-only operator may not do.
+// A slash command does not steer the next turn's recall, and a forget of "what my assistant said
+// about X" lists only items about X. The Control UI on the same Gateway, in headless Chromium: off
+// until the Custom plugin UI lab is on; then the Memory page (the chats seen, search, entities,
+// forget after a dialog with a box per item), the session panel of a real turn in the browser's
+// time zone, and what a read-only operator may not do.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -65,10 +67,15 @@ async function searchedGroups() {
 /** A fact whose text is markup: the Control UI must show it as text. */
 const HOSTILE_FACT = 'The Orbit badge reads <script>window.__graphitiXss=1</script><img src=x onerror="window.__graphitiXss=2">';
 
-/** The demo seed with the hostile fact added. */
+/** A memory only a search for Vera Lima or a therapist finds. */
+const THERAPIST = { uuid: '7f3c1a52-0d4e-4b8a-9c61-2e5f8a9b0c99', name: 'Vera Lima', labels: ['Entity', 'Person'], summary: 'Vera Lima is the user\'s therapist since 2024', created_at: '2025-01-10T09:00:00+00:00', attributes: {} };
+
+/** The demo seed with the hostile fact and the therapist added. */
 function seedWithHostileFact() {
   const seed = JSON.parse(fs.readFileSync(path.join(REPO, 'tests/graphiti-standin/seed/demo.json'), 'utf8'));
   seed.facts.push({ ...seed.facts[2], uuid: 'e1d2c3b4-a596-4877-8899-aabbccdd0666', name: 'READS', fact: HOSTILE_FACT });
+  seed.nodes.push(THERAPIST);
+  seed.facts.push({ ...seed.facts[2], uuid: 'e1d2c3b4-a596-4877-8899-aabbccdd0777', name: 'SEES', fact: 'The user sees therapist Vera Lima every Tuesday', target_node_uuid: THERAPIST.uuid });
   const file = path.join(home, 'seed.json');
   fs.writeFileSync(file, JSON.stringify(seed));
   return file;
@@ -169,6 +176,49 @@ test('graphiti_forget proposes; only the user\'s confirmation in their chat dele
   assert.ok(captured.every((s) => !/\[forget\]/.test(JSON.stringify(s.request))), JSON.stringify(captured));
 });
 
+/** Every search query the stand-in was asked, in order. */
+async function searchQueries() {
+  const queries = [];
+  for (const request of await standIn.requests()) {
+    try {
+      const params = JSON.parse(request.body)?.params;
+      if (/^search/.test(params?.name ?? '')) queries.push(String(params.arguments?.query ?? ''));
+    } catch { /* not JSON */ }
+  }
+  return queries;
+}
+
+test("a memory-control command does not steer the next, unrelated turn's recall", async () => {
+  const SESSION = 'agent:main:telegram:direct:user-11';
+  // Words no seeded memory has (the stand-in matches any word of three letters or more).
+  await send(SESSION, 'I enjoy hiking in Alps on weekends');
+  await eventually(() => model.log.some((r) => /hiking in Alps/.test(r.prompt)), 'the first turn');
+  await send(SESSION, '/graphiti memories Vera Lima therapist');
+  const history = async () => JSON.stringify((await call('chat.history', { sessionKey: SESSION })).messages ?? []);
+  await eventually(async () => /\/graphiti memories Vera Lima therapist/.test(await history()), 'the command, as OpenClaw keeps it, in the transcript');
+  const seen = model.log.length;
+  const searched = (await searchQueries()).length;
+  await send(SESSION, 'Book a quiet booth on Friday');
+  const next = await eventually(() => model.log.slice(seen).find((r) => /quiet booth/.test(r.prompt)), 'the next turn');
+  assert.doesNotMatch(next.prompt, /Vera Lima|therapist/, `the command steered recall: ${next.prompt}`);
+  const queries = (await searchQueries()).slice(searched);
+  assert.ok(queries.some((q) => /quiet booth/.test(q)), `the turn searched: ${queries}`);
+  for (const query of queries) assert.doesNotMatch(query, /Vera|therapist|\/graphiti/, query);
+});
+
+test('a forget of what the assistant said about the weather lists only what is about the weather', async () => {
+  const SESSION = 'agent:main:telegram:direct:user-12';
+  await send(SESSION, 'Will it rain in Lisbon tomorrow? I need to know the weather');
+  await eventually(async () => /rain in Lisbon/.test(JSON.stringify(await standIn.episodes('demo'))), 'the weather turn in Graphiti');
+  forgetAnswer = '';
+  await send(SESSION, '[forget] what my assistant said about the weather');
+  await eventually(() => forgetAnswer, "graphiti_forget's answer");
+  const items = forgetAnswer.split('\n').filter((line) => /^\s+\d+\s+(fact|episode|capture)\s/.test(line));
+  assert.ok(items.some((line) => /rain in Lisbon/.test(line)), forgetAnswer);
+  for (const line of items) assert.match(line, /weather/i, `only what is about the weather: ${forgetAnswer}`);
+  assert.doesNotMatch(forgetAnswer, /Book dinner|Acme Robotics|hiking/, forgetAnswer);
+});
+
 const PANEL_SESSION = 'agent:main:telegram:direct:user-9';
 const PANEL = 'Why this context';
 const base = () => `http://127.0.0.1:${port}`;
@@ -189,6 +239,24 @@ test('with the Custom plugin UI lab off, the Memory page and the session panel d
   assert.deepEqual(pinned.widgets.map((w) => [w.name, w.grantState]), [['graphiti-overview', 'granted']]);
   await page.goto(`${base()}/chat/${PANEL_SESSION.split(':').slice(1).join('/')}?dashboard=expanded#token=${GATEWAY_TOKEN}`);
   const widget = await frameText(page, /Memories recalled per turn/);
+  // Every row is shown: the widget's frame grows to what it holds (the board sizes it after it
+  // renders), where a board's default size cut the last row off.
+  const heights = async () => {
+    for (const frame of page.frames()) {
+      const text = await frame.evaluate(() => document.body?.innerText ?? '').catch(() => '');
+      if (!/Memories recalled per turn/.test(text)) continue;
+      const box = await (await frame.frameElement())?.boundingBox();
+      return [box?.height ?? 0, await frame.evaluate(() => document.documentElement.scrollHeight)];
+    }
+    return [0, 1];
+  };
+  let last;
+  await eventually(async () => {
+    last = await heights();
+    return last[0] + 1 >= last[1];
+  }, 'the widget frame as tall as its rows', 15_000, 250).catch((error) => {
+    throw new Error(`${error.message}: the frame is ${last[0]}px tall for ${last[1]}px of rows`);
+  });
   assert.match(widget, /Turns routed\s+[1-9]/);
   assert.match(widget, /Memories recalled per turn\s+\d+\.\d/);
   assert.match(widget, /Spool: waiting · in doubt · set aside\s+\d+ · \d+ · 0/);
@@ -200,10 +268,18 @@ test('with the Custom plugin UI lab off, the Memory page and the session panel d
 test('the session panel shows a real turn: what recall injected, the pack, the scores, the trace, the capture', async () => {
   await openclaw(env, ['config', 'set', 'gateway.controlUi.experimental.customPlugins', 'true']);
   const page = await browser.page();
+  // Times are the browser's own: a zone 5 h 45 min from UTC tells them apart.
+  await page.emulateTimezone('Asia/Kathmandu');
   await eventually(async () => openSessionPanel(page, base(), GATEWAY_TOKEN, PANEL_SESSION, PANEL), 'the panel offered once the lab is on', 60_000, 1000);
   await waitForText(page, /Capture: delivered to Graphiti/, 60_000);
   const [turn] = await texts(page, '.graphiti-openclaw-turn');
   assert.match(turn, /Book dinner at a restaurant for the Acme Robotics team/);
+  const [heading] = await texts(page, '.graphiti-openclaw-turn h4');
+  const { stdout } = await openclaw(env, ['graphiti', 'export', '--sender', 'user-9', '--session', PANEL_SESSION]);
+  const { at } = JSON.parse(stdout.slice(stdout.indexOf('{'))).recent_turns.items.at(-1);
+  const [local, utc] = await page.evaluate((when) => [new Date(when).toLocaleString(), new Date(when).toLocaleString(undefined, { timeZone: 'UTC' })], at);
+  assert.notEqual(local, utc);
+  assert.ok(heading.startsWith(`${local}: `), `the turn at ${at} in the browser's zone (${local}): ${heading}`);
   assert.match(turn, /Recall: recalled \d+ facts, \d+ entities/);
   assert.match(turn, /Packs: dining_recs/);
   assert.match(turn, /dining: keywords \[dinner, restaurant\]/);
@@ -229,14 +305,28 @@ test('the Memory page shows recalled text as text, and forgets a fact only after
   assert.deepEqual(await page.$$eval('>>> .graphiti-openclaw-page script, .graphiti-openclaw-page img', (nodes) => nodes.length), 0);
   await screenshot(page, 'control-ui-memory-page', '.graphiti-openclaw-page');
 
+  // The chats the plugin has seen: picking one needs no sender id (through the Gateway it is the
+  // client's), and shows its memories with that session's recent turns.
+  const picker = await page.$('>>> .graphiti-openclaw-chats');
+  const options = await picker.$$eval('option', (nodes) => nodes.map((node) => [node.value, node.textContent]));
+  const panelChat = options.find(([, label]) => label.startsWith(`${PANEL_SESSION} · direct chat with `));
+  assert.ok(panelChat, options.map(([, label]) => label).join('\n'));
+  await picker.select(panelChat[0]);
+  await waitForText(page, /Facts \(\d+\) of group demo/);
+  const sender = await page.$eval('>>> .graphiti-openclaw-field[name=sender]', (node) => node.value);
+  assert.ok(sender.length > 0, 'the picked chat filled its sender');
+
   const FOUNDED = 'e1d2c3b4-a596-4877-8899-aabbccdd0003';
-  await searchMemories(page, 'user-9', 'founded');
+  await searchMemories(page, 'user-9', 'Dana founded');
   await waitForText(page, /Dana Lee founded Acme Robotics in 2023/);
+  assert.ok((await texts(page, '.graphiti-openclaw-entity-name')).includes('Dana Lee'), 'the entities a search returns are shown');
   await clickButton(page, 'Forget', '.graphiti-openclaw-fact');
   await waitForText(page, /Nothing is deleted yet \(forget id [0-9a-f]{16}\)/);
   await screenshot(page, 'control-ui-forget-dialog', '.graphiti-openclaw-dialog');
+  const boxes = await page.$$eval('>>> .graphiti-openclaw-item-box', (nodes) => nodes.map((node) => [node.dataset.number, node.checked]));
+  assert.deepEqual(boxes[0], ['1', true], 'the fact is proposed, its box checked');
   assert.ok(!(await toolCalls('delete_entity_edge')).some((c) => c.uuid === FOUNDED), 'the dialog alone deletes nothing');
-  await clickButton(page, 'Forget it');
+  await clickButton(page, 'Forget the checked items');
   await waitForText(page, /deleted/i);
   const deleted = await eventually(async () => {
     const calls = (await toolCalls('delete_entity_edge')).filter((c) => c.uuid === FOUNDED);
