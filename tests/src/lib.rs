@@ -124,6 +124,22 @@ pub fn prompt(text: &str) -> PromptEvent {
 /// A shim on configuration `config` for a Graphiti at `origin` (the only origin it may reach), with
 /// state directory `state`, the shared compiled cache, no echoed logs, 30 s per call.
 pub fn graphiti_shim(config: &Path, state: &Path, origin: &str) -> host_shim::Shim {
+    host_shim::Shim::new(graphiti_shim_options(config, state, origin)).expect("shim starts")
+}
+
+/// [`graphiti_shim`], its guest reading the wall clock `clock` (so a test sets when things happen).
+pub fn graphiti_shim_at(
+    config: &Path,
+    state: &Path,
+    origin: &str,
+    clock: &host_shim::SetClock,
+) -> host_shim::Shim {
+    let mut options = graphiti_shim_options(config, state, origin);
+    options.wall_clock = Some(clock.clone());
+    host_shim::Shim::new(options).expect("shim starts")
+}
+
+fn graphiti_shim_options(config: &Path, state: &Path, origin: &str) -> ShimOptions {
     let limits = Limits {
         call_timeout: std::time::Duration::from_secs(30),
         send_timeout: std::time::Duration::from_secs(30),
@@ -134,7 +150,7 @@ pub fn graphiti_shim(config: &Path, state: &Path, origin: &str) -> host_shim::Sh
     options.state_dir = Some(state.to_path_buf());
     options.allowed_origins = vec![origin.to_string()];
     options.echo_logs = false;
-    host_shim::Shim::new(options).expect("shim starts")
+    options
 }
 
 /// The built CLI (`target/release/graphiti-openclaw`) with the example configuration, the state

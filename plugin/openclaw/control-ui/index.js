@@ -132,10 +132,10 @@ function forgetFlow(feature, host, chat, request, out) {
   };
 }
 
-/** A chat the plugin has seen, as the picker shows it. */
+/** A chat the plugin has seen, as the picker shows it: its session, who, where, its group, when. */
 function chatLabel(chat) {
   const who = chat.kind === 'group' ? `group chat ${chat.chat ?? '?'}` : `direct chat with ${chat.sender ?? '?'}`;
-  return `${who}${chat.channel ? ` on ${chat.channel}` : ''} · group ${chat.group_id ?? '?'} · last turn ${local(chat.last_turn, { withTime: true })}`;
+  return `${chat.session} · ${who}${chat.channel ? ` on ${chat.channel}` : ''} · group ${chat.group_id ?? '?'} · last turn ${local(chat.last_turn, { withTime: true })}`;
 }
 
 /** The approvals waiting; an answer goes to `out`, which outlives the refresh it triggers. */
@@ -170,27 +170,35 @@ function mountMemoryPage(container, { host, signal }) {
   // The chats seen: picking one fills the fields, so nobody needs to know a client's id.
   const picker = el('select', 'chats');
   picker.setAttribute('aria-label', 'Chats the plugin has seen');
-  picker.append(el('option', '', 'Chats the plugin has seen…'));
+  const placeholder = el('option', '', 'Chats the plugin has seen…');
+  placeholder.value = '';
+  picker.append(placeholder);
   const chats = [];
+  // The session picked: its recent turns are shown with the chat's memories.
+  let session;
   picker.addEventListener('change', () => {
-    const chat = chats[picker.selectedIndex - 1];
+    const chat = chats[Number(picker.value)];
     if (!chat) return;
     byName.sender.value = chat.kind === 'group' ? '' : String(chat.sender ?? '');
     byName.chat.value = chat.kind === 'group' ? String(chat.chat ?? '') : '';
     byName.channel.value = String(chat.channel ?? '');
+    session = { sessionKey: chat.session, agentId: chat.agent ?? undefined };
     form.requestSubmit();
   });
+  for (const input of inputs.slice(0, 3)) input.addEventListener('input', () => { session = undefined; });
   feature.invoke('chats', {}).then(({ document }) => {
     for (const chat of document?.chats ?? []) {
+      const option = el('option', '', chatLabel(chat));
+      option.value = String(chats.length);
       chats.push(chat);
-      picker.append(el('option', '', chatLabel(chat)));
+      picker.append(option);
     }
   }, (error) => failure(answer, error));
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const query = byName.query.value.trim();
     try {
-      const { document, error } = await feature.invoke('memories', { ...chatOf(), ...(query ? { query } : {}) });
+      const { document, error } = await feature.invoke('memories', { ...chatOf(), ...(query ? { query } : {}) }, session);
       signal.throwIfAborted();
       if (!document) return failure(results, error);
       const forgetFact = (fact) => ({ query: String(fact.fact ?? fact.uuid).slice(0, 500), ids: [String(fact.uuid)] });
