@@ -74,8 +74,11 @@ fn forget_id(proposal: &CommandOutput) -> String {
     proposal.stdout[at + marker.len()..].chars().take(16).collect()
 }
 
-/// The numbered items of a proposal: (number, line) proposed, and left out.
-fn items(proposal: &str) -> (Vec<(u32, String)>, Vec<(u32, String)>) {
+/// A proposal's numbered item lines, (number, line).
+type Items = Vec<(u32, String)>;
+
+/// The numbered items of a proposal: proposed, and left out.
+fn items(proposal: &str) -> (Items, Items) {
     let (mut proposed, mut left_out) = (vec![], vec![]);
     let mut weaker = false;
     for line in proposal.lines() {
@@ -122,21 +125,27 @@ fn a_table_of_forget_requests_proposes_what_each_means_and_leaves_the_weaker_apa
     // Said since, not yet sent: an inflected form of the request's word.
     said(&mut shim, &ana, "Therapists are expensive here", "Noted.");
 
-    // (request, proposed, left out as weaker, summaries named)
-    let table: &[(&str, &[&str], &[&str], &[&str])] = &[
-        ("what my assistant said about the weather", &["The weather says rain"], &[], &[]),
-        ("window seats", &["prefers window seats", "Book me a window seat"], &["kitchen window"], &[]),
-        ("Dana Lee", &["lunch with Dana Lee"], &[], &["Dana Lee: Dana Lee is Ana's friend"]),
-        ("therapist", &["Therapists are expensive"], &[], &[]),
-        ("Lisbon weather", &[], &["lives in Lisbon", "The weather says rain"], &[]),
+    struct Row {
+        request: &'static str,
+        proposed: &'static [&'static str],
+        weaker: &'static [&'static str],
+        summaries: &'static [&'static str],
+    }
+    let row = |request, proposed, weaker, summaries| Row { request, proposed, weaker, summaries };
+    let table = [
+        row("what my assistant said about the weather", &["The weather says rain"], &[], &[]),
+        row("window seats", &["prefers window seats", "Book me a window seat"], &["kitchen window"], &[]),
+        row("Dana Lee", &["lunch with Dana Lee"], &[], &["Dana Lee: Dana Lee is Ana's friend"]),
+        row("therapist", &["Therapists are expensive"], &[], &[]),
+        row("Lisbon weather", &[], &["lives in Lisbon", "The weather says rain"], &[]),
     ];
-    for (request, proposed, weaker, summaries) in table {
+    for Row { request, proposed, weaker, summaries } in table {
         let proposal = forget(&mut shim, request, &ana);
         assert_eq!(proposal.exit_code, 0, "{request}: {proposal:?}");
         let (chosen, left_out) = items(&proposal.stdout);
         assert!(mentions_each(&chosen, proposed), "proposed for {request:?}:\n{}", proposal.stdout);
         assert!(mentions_each(&left_out, weaker), "left out for {request:?}:\n{}", proposal.stdout);
-        for summary in *summaries {
+        for summary in summaries {
             assert!(proposal.stdout.contains(summary), "{request:?}: {}", proposal.stdout);
         }
         assert!(!proposal.stdout.contains("Ana lives in Lisbon and likes hiking"), "{request:?}: {}", proposal.stdout);
@@ -291,4 +300,42 @@ fn a_simulated_turn_in_a_group_session_uses_the_chat_its_key_names() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("main-group-42"), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(!text.contains("demo-group"), "{text}");
+}
+
+#[test]
+fn group_ids_lists_a_conversation_whose_values_held_a_separator() {
+    let standin = standin();
+    let config = config(&standin.url());
+    let state = temp_dir("group-ids-state");
+    let mut shim = shim(config.path(), state.path(), &standin.url());
+    let odd = HookContext { sender_id: Some("x-dm-y".into()), agent_id: Some("main".into()), ..hook_context("agent:main:webchat:s1", ChatType::Direct) };
+    shim.before_agent_start(&prompt("Hello there, how are you today"), &odd);
+    let listed = shim.run_command(&Command::GroupIds).stdout;
+    assert!(listed.contains("main-dm-x-dm-y -> main-dm-x_dm_y-"), "{listed}");
+    assert!(listed.contains("agent:main:webchat:s1"), "{listed}");
+}
+
+#[test]
+fn an_operators_proposal_names_the_commands_that_confirm_it() {
+    let standin = standin();
+    let config = config(&standin.url());
+    let state = temp_dir("forget-operator-state");
+    let mut shim = shim(config.path(), state.path(), &standin.url());
+    seed_ana(&standin);
+    let proposal = shim.run_command(&Command::Memory(MemoryCommand::Forget(ForgetRequest {
+        query: Some("window seats".into()),
+        ids: vec![],
+        everything: false,
+        earlier_groups: false,
+        ctx: ana(),
+        operator: true,
+        at_once: false,
+    })));
+    let id = forget_id(&proposal);
+    assert!(proposal.stdout.contains(&format!("graphiti-openclaw memory confirm-forget {id}")), "{}", proposal.stdout);
+    assert!(proposal.stdout.contains(&format!("openclaw graphiti confirm-forget {id}")), "{}", proposal.stdout);
+    assert!(!proposal.stdout.contains("--confirm"), "{}", proposal.stdout);
+    let cli = cli_command(state.path(), &["memory", "confirm-forget", &id, "--drop", "1"]).output().unwrap();
+    let out = String::from_utf8_lossy(&cli.stdout);
+    assert!(out.contains(&format!("Forget {id} (group main-dm-ana)")), "the command the proposal names works: {out}\n{}", String::from_utf8_lossy(&cli.stderr));
 }
