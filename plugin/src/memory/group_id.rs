@@ -268,18 +268,8 @@ fn clean_value_among(raw: &str, literals: &[String]) -> String {
     if !ambiguous(&cleaned, literals) {
         return cleaned;
     }
-    let chars = raw.chars().count();
-    let kept: String = raw
-        .chars()
-        .take(if chars > MAX_VALUE_CHARS {
-            SHORTENED_CHARS
-        } else {
-            chars
-        })
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
     let digest = digest_hex(raw);
-    let underscored = format!("{kept}-{digest}");
+    let underscored = format!("{}-{digest}", kept_of(raw, |c| c.is_ascii_alphanumeric()));
     if !ambiguous(&underscored, literals) {
         return underscored;
     }
@@ -304,16 +294,22 @@ pub fn clean_value(raw: &str) -> String {
     if chars <= MAX_VALUE_CHARS && raw.chars().all(is_group_char) && !ends_like_digest(raw) {
         return raw.to_string();
     }
-    let kept: String = raw
-        .chars()
+    let kept = kept_of(raw, is_group_char);
+    format!("{kept}-{}", digest_hex(raw))
+}
+
+/// What a digest suffix follows: the value (its first 64 characters when it is too long), each
+/// character `keep` refuses written `_`.
+fn kept_of(raw: &str, keep: impl Fn(char) -> bool) -> String {
+    let chars = raw.chars().count();
+    raw.chars()
         .take(if chars > MAX_VALUE_CHARS {
             SHORTENED_CHARS
         } else {
             chars
         })
-        .map(|c| if is_group_char(c) { c } else { '_' })
-        .collect();
-    format!("{kept}-{}", digest_hex(raw))
+        .map(|c| if keep(c) { c } else { '_' })
+        .collect()
 }
 
 fn digest_hex(raw: &str) -> String {

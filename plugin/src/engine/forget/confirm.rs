@@ -2,7 +2,8 @@
 //! goes), then Graphiti's deletes, a search again to check, and the plugin's own copies. Before
 //! confirming, the person may leave items out or add the weaker matches (`edit_forget`).
 
-use super::{GRAPHITI_TIMEOUT, accepted_up_to, request_of, sender_of, session_of, text_of};
+use super::rank::text_of;
+use super::{GRAPHITI_TIMEOUT, accepted_up_to, request_of, sender_of, session_of};
 use crate::engine::Engine;
 use crate::memory::forget::words::Request;
 use crate::memory::forget::{self, Confirmer, Kind, Proposal};
@@ -22,8 +23,18 @@ const SEND_LOCK_WAIT: Duration = Duration::from_secs(20);
 const SEND_LOCK_LEASE: Duration = Duration::from_secs(60);
 
 impl Engine {
-    fn confirmer<'a>(&self, ctx: &'a HookContext, operator: bool) -> Confirmer<'a> {
-        if operator {
+    /// The state directory a forget waits in, and who acts on it.
+    fn forget_parts<'a>(
+        &mut self,
+        ctx: &'a HookContext,
+        operator: bool,
+    ) -> Result<(std::path::PathBuf, Confirmer<'a>), CommandOutput> {
+        self.ensure_loaded();
+        let dir =
+            self.host.state_dir.clone().ok_or_else(|| {
+                reports::failure(1, "no state directory: no forget can be waiting")
+            })?;
+        let confirmer = if operator {
             Confirmer::Operator
         } else {
             Confirmer::Chat {
@@ -31,7 +42,8 @@ impl Engine {
                 sender: sender_of(ctx),
                 session: session_of(ctx),
             }
-        }
+        };
+        Ok((dir, confirmer))
     }
 
     /// Leaves the items numbered `drop` out of a proposed forget and adds the left-out ones
@@ -41,25 +53,17 @@ impl Engine {
         id: &str,
         ctx: &HookContext,
         operator: bool,
-        (drop, add): (&[u32], &[u32]),
+        choice: (&[u32], &[u32]),
     ) -> CommandOutput {
-        self.ensure_loaded();
-        let Some(dir) = self.host.state_dir.clone() else {
-            return reports::failure(1, "no state directory: no forget can be waiting");
+        let (dir, confirmer) = match self.forget_parts(ctx, operator) {
+            Ok(parts) => parts,
+            Err(refused) => return refused,
         };
-        if drop.is_empty() && add.is_empty() {
+        if choice.0.is_empty() && choice.1.is_empty() {
             return reports::failure(2, "name the numbers of the items to leave out or to add");
         }
-        let confirmer = self.confirmer(ctx, operator);
         let now = time::now_ms();
-        match forget::edit(
-            &dir,
-            id,
-            &confirmer,
-            (drop, add),
-            now,
-            &mut *self.host.locks,
-        ) {
+        match forget::edit(&dir, id, &confirmer, choice, now, &mut *self.host.locks) {
             Ok(proposal) => CommandOutput {
                 exit_code: 0,
                 stdout: reports::render_forget_plan(&ForgetPlan {
@@ -87,23 +91,16 @@ impl Engine {
         id: &str,
         ctx: &HookContext,
         operator: bool,
-        (drop, add): (&[u32], &[u32]),
+        choice: (&[u32], &[u32]),
     ) -> CommandOutput {
-        self.ensure_loaded();
-        let Some(dir) = self.host.state_dir.clone() else {
-            return reports::failure(1, "no state directory: no forget can be waiting");
+        let (dir, confirmer) = match self.forget_parts(ctx, operator) {
+            Ok(parts) => parts,
+            Err(refused) => return refused,
         };
-        let confirmer = self.confirmer(ctx, operator);
-        if !drop.is_empty() || !add.is_empty() {
+        if !choice.0.is_empty() || !choice.1.is_empty() {
             let now = time::now_ms();
-            if let Err(why) = forget::edit(
-                &dir,
-                id,
-                &confirmer,
-                (drop, add),
-                now,
-                &mut *self.host.locks,
-            ) {
+            if let Err(why) = forget::edit(&dir, id, &confirmer, choice, now, &mut *self.host.locks)
+            {
                 return reports::failure(1, format!("nothing deleted: {why}"));
             }
         }

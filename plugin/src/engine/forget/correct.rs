@@ -1,7 +1,8 @@
 //! A correction: an episode naming the fact that is no longer true and what is true now, from
 //! which Graphiti decides whether the old fact is superseded.
 
-use super::{GRAPHITI_TIMEOUT, request_of, text_of};
+use super::rank::text_of;
+use super::{GRAPHITI_TIMEOUT, request_of};
 use crate::engine::Engine;
 use crate::memory::graphiti::http::Deadline;
 use crate::ops::reports;

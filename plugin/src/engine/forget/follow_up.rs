@@ -6,7 +6,8 @@
 //! Graphiti finished). They are known by name: the MCP server's listing gives no episode's
 //! reference time.
 
-use super::{GRAPHITI_TIMEOUT, LISTED_EPISODES, text_of};
+use super::rank::text_of;
+use super::{GRAPHITI_TIMEOUT, LISTED_EPISODES};
 use crate::engine::Engine;
 use crate::memory::forget::words::{Request, message_text};
 use crate::memory::forget::{self, FOLLOW_UP_MS, FollowUp, Logged, Proposal};

@@ -12,6 +12,8 @@ mod correct;
 mod follow_up;
 mod rank;
 
+use rank::text_of;
+
 use super::Engine;
 use crate::memory::forget::words::Request;
 use crate::memory::forget::{self, Candidate, Proposal};
@@ -78,10 +80,6 @@ fn session_of(ctx: &HookContext) -> Option<&str> {
         .as_deref()
         .or(ctx.session_id.as_deref())
         .filter(|s| !s.trim().is_empty())
-}
-
-fn text_of<'a>(value: &'a Value, field: &str) -> &'a str {
-    value.get(field).and_then(Value::as_str).unwrap_or_default()
 }
 
 /// The request's content words: the sender's own names carry none (they are in most facts

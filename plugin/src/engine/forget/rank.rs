@@ -4,7 +4,6 @@
 //! first, and an episode that carries a proposed fact with them; the weaker matches are listed
 //! apart for the person to add.
 
-use super::text_of;
 use crate::memory::forget::words::{Request, message_text};
 use crate::memory::forget::{Candidate, Kind};
 use crate::memory::spool::Spool;
@@ -70,6 +69,11 @@ pub(super) fn captures_of_groups(dir: &Path, groups: &[String]) -> Vec<SpooledCa
             })
         })
         .collect()
+}
+
+/// A text field of a value Graphiti returned ("" when it has none).
+pub(super) fn text_of<'a>(value: &'a Value, field: &str) -> &'a str {
+    value.get(field).and_then(Value::as_str).unwrap_or_default()
 }
 
 fn fact_text(fact: &Value) -> String {

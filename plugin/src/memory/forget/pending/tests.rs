@@ -1,4 +1,6 @@
+use super::store::{MAX_FILE_BYTES, file_stem};
 use super::*;
+use crate::memory::forget::{Candidate, Kind};
 use crate::platform::locks::Unshared;
 
 fn capture(stem: &str, chosen: bool) -> Candidate {
@@ -387,6 +389,13 @@ fn items_are_left_out_and_added_back_by_their_number() {
     assert!(stranger.unwrap_err().contains("someone else"));
     let taken = take(dir.path(), &p.id, &me, 1_700, &mut Unshared).unwrap();
     assert_eq!(taken.candidates.iter().filter(|c| c.chosen).count(), 2);
+}
+
+#[test]
+fn groups_that_differ_only_in_case_keep_files_apart() {
+    assert_ne!(file_stem("main-dm-Ana"), file_stem("main-dm-ana"));
+    assert_eq!(file_stem("main-dm-ana"), "main-dm-ana");
+    assert!(file_stem(&"g".repeat(200)).starts_with('~'));
 }
 
 #[test]
