@@ -136,8 +136,31 @@ fn cut_at_marker<'a>(text: &'a str, marker: &str) -> &'a str {
 /// When a value the template names is unknown, the session's own group, never one shared with
 /// other conversations; an error when the session is unknown too.
 pub fn group_id(templates: &GroupIdSettings, ctx: &HookContext) -> Result<String, String> {
-    let literals = literals(templates);
-    rendered(templates, ctx, &|value| clean_value_among(value, &literals))
+    with_literals(templates, |literals| {
+        rendered(templates, ctx, &|value| clean_value_among(value, literals))
+    })
+}
+
+/// Runs `f` with the templates' literals, worked out once for as long as the templates stay the
+/// same (every turn asks).
+fn with_literals<T>(templates: &GroupIdSettings, f: impl FnOnce(&[String]) -> T) -> T {
+    thread_local! {
+        static KNOWN: std::cell::RefCell<Option<(String, String, Vec<String>)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    KNOWN.with_borrow_mut(|known| {
+        let current = known.as_ref().is_some_and(|(direct, group, _)| {
+            *direct == templates.direct && *group == templates.group
+        });
+        if !current {
+            *known = Some((
+                templates.direct.clone(),
+                templates.group.clone(),
+                literals(templates),
+            ));
+        }
+        f(&known.as_ref().expect("just set").2)
+    })
 }
 
 /// The group id as the rule before separator-aware values computed it (a value holding a
@@ -247,17 +270,21 @@ fn ambiguous(value: &str, literals: &[String]) -> bool {
 /// `value` when `beside` follows it, or ending in `value` when `beside` comes before it. An
 /// occurrence that would run past the two (into whatever comes next) counts too.
 fn straddles(value: &[u8], beside: &[u8], m: &[u8]) -> bool {
-    let agrees = |text: &[u8]| {
-        let n = text.len().min(m.len());
-        text[..n] == m[..n]
-    };
-    let after: Vec<u8> = [value, beside].concat();
-    let starts_in_value = (0..value.len()).any(|at| agrees(&after[at..]));
-    let before: Vec<u8> = [beside, value].concat();
-    let ends_in_value = (1..beside.len())
-        .map(|k| beside.len() - k)
-        .any(|at| agrees(&before[at..]) && at + m.len() > beside.len());
+    let starts_in_value = (0..value.len()).any(|at| agrees(&value[at..], beside, m));
+    let ends_in_value =
+        (1..beside.len()).any(|at| at + m.len() > beside.len() && agrees(&beside[at..], value, m));
     starts_in_value || ends_in_value
+}
+
+/// Whether `first` then `second` and `m` agree for as long as both go on.
+fn agrees(first: &[u8], second: &[u8], m: &[u8]) -> bool {
+    let head = first.len().min(m.len());
+    if first[..head] != m[..head] {
+        return false;
+    }
+    let rest = &m[head..];
+    let tail = second.len().min(rest.len());
+    second[..tail] == rest[..tail]
 }
 
 /// A value as Graphiti accepts it and one-to-one among the templates' literals: kept as it is when
