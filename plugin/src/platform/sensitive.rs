@@ -1,5 +1,5 @@
 //! What looks private in one line of text: e-mail addresses, phone numbers, tokens and keys (the
-//! boundary audit), and the secrets capture redacts: card numbers and passwords too. Each pattern is
+//! boundary audit, and the tokens and keys redaction replaces). Each pattern is
 //! tuned against what a configuration legitimately holds (dates, times, versions, ids, paths,
 //! thresholds), so that the public example configuration passes.
 
@@ -92,9 +92,39 @@ impl Pattern {
             .filter_map(|c| Some((c.get_match()?.range(), c.get_group(1).map(|s| s.range()))))
             .collect()
     }
+    /// Every match, left to right, with each of its groups (none for a group that took no part).
+    pub fn all_groups(&self, text: &str) -> Vec<(Range<usize>, Vec<Option<Range<usize>>>)> {
+        let mut caches = self
+            .caches
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let ruled_out = self
+            .dfa
+            .try_search_fwd(&mut caches.0, &Input::new(text).earliest(true))
+            .is_ok_and(|found| found.is_none());
+        if ruled_out {
+            return Vec::new();
+        }
+        let groups = self
+            .vm
+            .get_nfa()
+            .group_info()
+            .group_len(regex_automata::PatternID::ZERO);
+        self.vm
+            .captures_iter(&mut caches.1, text)
+            .filter_map(|c| {
+                let found = c.get_match()?.range();
+                let each = (1..groups)
+                    .map(|g| c.get_group(g).map(|s| s.range()))
+                    .collect();
+                Some((found, each))
+            })
+            .collect()
+    }
 }
 
-fn pattern(cell: &'static OnceLock<Pattern>, pattern: &str) -> &'static Pattern {
+/// The pattern built once, in `cell`.
+pub fn pattern(cell: &'static OnceLock<Pattern>, pattern: &str) -> &'static Pattern {
     cell.get_or_init(|| Pattern::new(pattern))
 }
 
@@ -103,7 +133,7 @@ const EMAIL_PATTERN: &str = r"[A-Za-z0-9._%+-]+@((?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,
 /// Tokens by their issuers' prefixes, JWTs and PEM private keys.
 const TOKEN_PATTERNS: [(&str, &str); 10] = [
     (
-        "API key (sk-)",
+        SK_KIND,
         r"\bsk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{20,}",
     ),
     (
@@ -120,7 +150,10 @@ const TOKEN_PATTERNS: [(&str, &str); 10] = [
         "JWT",
         r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
     ),
-    (PEM_KIND, r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----"),
+    (
+        PEM_KIND,
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----",
+    ),
 ];
 
 const LONG_TOKEN_PATTERN: &str = r"[A-Za-z0-9+/=_-]{32,}";
@@ -155,6 +188,14 @@ fn emails(line: &str) -> Vec<Hit> {
 }
 
 const PEM_KIND: &str = "PEM private key";
+const SK_KIND: &str = "API key (sk-)";
+
+/// Lower-case words joined by dashes (`learn-compatible-estimators`): a name, not a key's random
+/// body.
+fn is_words_with_dashes(text: &str) -> bool {
+    text.split('-')
+        .all(|word| !word.is_empty() && word.bytes().all(|b| b.is_ascii_lowercase()))
+}
 
 fn known_token_hits(line: &str) -> Vec<Hit> {
     static KNOWN: OnceLock<Vec<(&'static str, Pattern)>> = OnceLock::new();
@@ -167,6 +208,9 @@ fn known_token_hits(line: &str) -> Vec<Hit> {
     let mut hits: Vec<Hit> = Vec::new();
     for (kind, pattern) in known {
         for m in pattern.find_all(line) {
+            if *kind == SK_KIND && is_words_with_dashes(&line[m.start + "sk-".len()..m.end]) {
+                continue;
+            }
             hits.push(hit(*kind, m.start, m.end));
         }
     }
@@ -216,99 +260,6 @@ pub fn tokens_and_private_keys(text: &str) -> (Vec<Hit>, Vec<Hit>) {
     }
     (tokens, keys)
 }
-
-/// Card numbers: 13 to 19 digits, unbroken or in groups split by one kind of separator (a space or
-/// a dash), with a card issuer's prefix and length, that pass the Luhn check. Not a part of a longer
-/// number, word or token.
-pub fn card_numbers(text: &str) -> Vec<Hit> {
-    static CANDIDATE: OnceLock<Pattern> = OnceLock::new();
-    pattern(&CANDIDATE, CARD_CANDIDATE_PATTERN)
-        .find_all(text)
-        .into_iter()
-        .filter(|m| {
-            let mut before = text[..m.start].chars().rev();
-            let mut after = text[m.end..].chars();
-            let joins = |c: char| c.is_alphanumeric() || matches!(c, '_' | '/' | '-' | '+');
-            // A sentence may end right after the number; a decimal point or a version may not.
-            let point_then_digit = |c: char, next: Option<char>| {
-                matches!(c, '.' | ',') && next.is_some_and(|n| n.is_ascii_digit())
-            };
-            let glued_before = before.next().is_some_and(|c| {
-                joins(c) || c == '.' && before.next().is_some_and(|p| p.is_ascii_digit())
-            });
-            let glued_after = after
-                .next()
-                .is_some_and(|c| joins(c) || point_then_digit(c, after.next()));
-            !glued_before && !glued_after
-        })
-        .filter(|m| is_card_number(&text[m.clone()]))
-        .map(|m| hit("card number", m.start, m.end))
-        .collect()
-}
-
-fn is_card_number(text: &str) -> bool {
-    let separators: Vec<char> = text.chars().filter(|c| !c.is_ascii_digit()).collect();
-    if separators.windows(2).any(|pair| pair[0] != pair[1]) {
-        return false;
-    }
-    let digits: Vec<u32> = text.chars().filter_map(|c| c.to_digit(10)).collect();
-    issuer_accepts(&digits) && luhn_valid(&digits)
-}
-
-/// The lengths card networks issue under a prefix (Visa, Mastercard, American Express, Discover,
-/// JCB, Diners Club, UnionPay, Maestro).
-fn issuer_accepts(digits: &[u32]) -> bool {
-    let prefix = |n: usize| digits.iter().take(n).fold(0, |acc, d| acc * 10 + d);
-    let len = digits.len();
-    match digits.first() {
-        Some(4) => matches!(len, 13 | 16 | 19),
-        Some(2) => (2221..=2720).contains(&prefix(4)) && len == 16,
-        Some(3) => match prefix(2) {
-            34 | 37 => len == 15,
-            35 => (3528..=3589).contains(&prefix(4)) && (16..=19).contains(&len),
-            36 | 38 | 39 => (14..=19).contains(&len),
-            30 => (300..=305).contains(&prefix(3)) && (14..=19).contains(&len),
-            _ => false,
-        },
-        Some(5) => match prefix(2) {
-            51..=55 => len == 16,
-            50 | 56..=59 => (12..=19).contains(&len),
-            _ => false,
-        },
-        Some(6) => (13..=19).contains(&len),
-        _ => false,
-    }
-}
-
-fn luhn_valid(digits: &[u32]) -> bool {
-    let sum: u32 = digits
-        .iter()
-        .rev()
-        .enumerate()
-        .map(|(i, &d)| match (i % 2, d * 2) {
-            (0, _) => d,
-            (_, doubled) if doubled > 9 => doubled - 9,
-            (_, doubled) => doubled,
-        })
-        .sum();
-    sum.is_multiple_of(10) && digits.iter().any(|&d| d != digits[0])
-}
-
-/// The value after `password:` or `password=` (and passwd, pwd, passphrase, passcode, PIN, and the
-/// word in a few other languages): quoted, or up to the next blank.
-pub fn passwords(text: &str) -> Vec<Hit> {
-    static PASSWORD: OnceLock<Pattern> = OnceLock::new();
-    pattern(&PASSWORD, PASSWORD_PATTERN)
-        .captures_all(text)
-        .into_iter()
-        .filter_map(|(_, value)| value)
-        .map(|value| hit("password", value.start, value.end))
-        .collect()
-}
-
-const CARD_CANDIDATE_PATTERN: &str = r"\d(?:[ -]?\d){12,18}";
-
-const PASSWORD_PATTERN: &str = r#"(?i)\b(?:password|passwd|pwd|passphrase|passcode|pin|passwort|kennwort|mot de passe|contraseña|senha|wachtwoord)\s*[:=]\s*("[^"\n]*"|'[^'\n]*'|[^\s"']\S*)"#;
 
 /// Letters and digits mixed, at least 4 bits of entropy per character: random base64 or
 /// URL-safe text, not words joined by dashes (no digits) and not hex digests (at most 4 bits).
@@ -436,8 +387,6 @@ mod tests {
             LONG_TOKEN_PATTERN,
             PHONE_CANDIDATE_PATTERN,
             KEY_PATTERN,
-            CARD_CANDIDATE_PATTERN,
-            PASSWORD_PATTERN,
         ];
         all.extend(TOKEN_PATTERNS.iter().map(|&(_, pattern)| pattern));
         all

@@ -2,9 +2,12 @@
 //! boundaries (with scripts written without spaces), and escaping for our XML-like blocks.
 
 mod ascii;
+pub mod normalized;
 
 /// Lower-cases (Unicode) and folds every run of white space into one space, so keywords match
-/// regardless of case and line breaks. Matching runs on this form.
+/// regardless of case and line breaks; non-ASCII text is matched in its NFKC form without
+/// invisible characters (`ｄｉｎｎｅｒ`, `din\u{200B}ner` and `DİNNER` are `dinner`). Matching
+/// runs on this form.
 ///
 /// Folding is needed only for unusual white space: a lowered text that is ASCII and has neither a
 /// tab, a line break, a form feed nor two spaces in a row is returned as it is (a vertical tab
@@ -16,7 +19,12 @@ pub fn normalize(text: &str) -> String {
     }
     // Non-ASCII text, whose lowering may be ASCII (the Kelvin sign lowers to k), or ASCII text
     // with a vertical tab and white space to fold.
-    let lower = trimmed.to_lowercase();
+    let plain = normalized::Normalized::new(trimmed, normalized::Options::default());
+    let mut lower = plain.text().trim().to_lowercase();
+    // `İ` lowers to `i` and a combining dot: keywords are written with the plain `i`.
+    if lower.contains('\u{307}') {
+        lower = lower.replace("i\u{307}", "i");
+    }
     let needs_folding = !lower.is_ascii()
         || lower
             .bytes()
@@ -194,7 +202,13 @@ mod tests {
 
     /// `normalize` as it was written first: lowered, then folded unless plainly not needed.
     fn normalize_reference(text: &str) -> String {
-        let lower = text.trim().to_lowercase();
+        use unicode_normalization::UnicodeNormalization;
+        let plain: String = text
+            .trim()
+            .nfkc()
+            .filter(|&c| !normalized::is_invisible(c))
+            .collect();
+        let lower = plain.trim().to_lowercase().replace("i\u{307}", "i");
         let bytes = lower.as_bytes();
         let needs_folding = !lower.is_ascii()
             || bytes.iter().any(|&b| b.is_ascii_whitespace() && b != b' ')
@@ -224,6 +238,10 @@ mod tests {
             "\u{a0}",
             "\u{3000}",
             "İ",
+            "\u{200b}",
+            "\u{ad}",
+            "ｄ",
+            "e\u{301}",
             "x.Y",
             "融资",
             "\u{212a}",
