@@ -75,9 +75,9 @@ impl Engine {
         if let Some(why) = self.capture_paused(&group_id) {
             return CaptureOutcome::Skipped(why);
         }
-        let redact = &self.config.settings.capture.redact;
-        let user = redaction::redact(&user, redact).text;
-        let assistant = redaction::redact(&assistant, redact).text;
+        let [user, assistant] =
+            redaction::redact_exchange(&[&user, &assistant], &self.config.settings.capture.redact)
+                .map(|redacted| redacted.text);
         let episode = Episode {
             name: episode_name(ctx, &group_id, &user, &assistant),
             group_id: group_id.clone(),

@@ -6,6 +6,7 @@ use crate::memory::graphiti::GraphitiError;
 use crate::memory::graphiti::http::Deadline;
 use crate::memory::recall::{self, Recall};
 use crate::memory::recall_cache;
+use crate::memory::redaction;
 use crate::memory::relevance;
 use crate::platform::api::PromptEvent;
 use crate::platform::time;
@@ -27,7 +28,10 @@ impl Engine {
         if !settings.enabled || self.too_short(&event.prompt) {
             return (None, Recall::default(), RecallOutcome::Skipped);
         }
+        // The earlier messages in the query were not redacted with the prompt; the query is kept
+        // in the recall cache.
         let query = recall::query(&event.prompt, &event.messages_json, &settings);
+        let query = redaction::redact(&query, &self.config.settings.capture.redact).text;
         let deadline = Deadline::after(Duration::from_millis(settings.timeout_ms));
         let (facts, nodes) = self.search_both(&query, group, deadline, notes);
         let (found, outcome) = match facts {

@@ -6,6 +6,7 @@ use super::recall_turn::RecallOutcome;
 use crate::engine::turns::{self, TurnRecord};
 use crate::experts::runs;
 use crate::memory::recall::Recall;
+use crate::memory::redaction;
 use crate::platform::api::{self, ChatType, HookContext, PromptEvent};
 use crate::platform::time;
 use crate::routing::decision::{Decision, Injection};
@@ -18,12 +19,25 @@ impl Engine {
     pub fn before_agent_start(&mut self, event: &PromptEvent, ctx: &HookContext) -> Injection {
         // The turn's one reading of the host's clock: routing and the records take it as an input.
         let now_ms = time::now_ms();
+        self.ensure_loaded();
+        let redacted = self.without_secrets(event);
+        let event = redacted.as_ref().unwrap_or(event);
         let mut injection = self.recall_and_route(event, ctx, now_ms);
         let system = self.experts.sessions.for_turn(ctx, now_ms / 1000);
         injection.system_context = system.expert_prompt;
         injection.append_system_context = system.registry;
         injection.notes.extend(system.notes);
         injection
+    }
+
+    /// The event with the prompt's secrets replaced, when it has any: the prompt is searched for
+    /// and kept in the turn's records.
+    fn without_secrets(&self, event: &PromptEvent) -> Option<PromptEvent> {
+        let redacted = redaction::redact(&event.prompt, &self.config.settings.capture.redact);
+        (!redacted.replaced.is_empty()).then(|| PromptEvent {
+            prompt: redacted.text,
+            messages_json: event.messages_json.clone(),
+        })
     }
 
     fn recall_and_route(

@@ -53,6 +53,9 @@ pub struct Pattern {
 /// A match's byte range, and its first group's when asked for and it took part.
 pub type Found = (Range<usize>, Option<Range<usize>>);
 
+/// A match's byte range, and each of its groups' that took part.
+pub type FoundGroups = (Range<usize>, Vec<Option<Range<usize>>>);
+
 impl Pattern {
     pub fn new(pattern: &str) -> Pattern {
         // As routing's boost matcher: a Unicode `\b` makes the DFA give up on non-ASCII text.
@@ -93,7 +96,7 @@ impl Pattern {
             .collect()
     }
     /// Every match, left to right, with each of its groups (none for a group that took no part).
-    pub fn all_groups(&self, text: &str) -> Vec<(Range<usize>, Vec<Option<Range<usize>>>)> {
+    pub fn all_groups(&self, text: &str) -> Vec<FoundGroups> {
         let mut caches = self
             .caches
             .lock()

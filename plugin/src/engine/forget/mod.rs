@@ -117,6 +117,14 @@ impl Engine {
     /// Proposes a forget: lists what would go under a pending id, and deletes nothing.
     pub(super) fn propose_forget(&mut self, ask: &ForgetAsk) -> CommandOutput {
         self.ensure_loaded();
+        // The request is searched for and kept with the proposal; memories hold only markers.
+        let query = ask.query.map(|q| {
+            crate::memory::redaction::redact(q, &self.config.settings.capture.redact).text
+        });
+        let ask = &ForgetAsk {
+            query: query.as_deref(),
+            ..*ask
+        };
         let Some(dir) = self.host.state_dir.clone() else {
             return reports::failure(
                 1,

@@ -10,7 +10,9 @@ mod item;
 mod mcp;
 mod rest;
 
+use crate::config::Redact;
 pub use crate::config::Transport;
+use crate::memory::redaction;
 use http::{Deadline, Http};
 use serde_json::Value;
 
@@ -28,29 +30,51 @@ pub struct Found {
     pub facts: Vec<Value>,
 }
 
-pub enum Client {
+/// A Graphiti server, and the kinds of secret replaced in every search query sent to it: Graphiti
+/// embeds each query with its LLM provider.
+pub struct Client {
+    server: Server,
+    redact: Vec<Redact>,
+}
+
+enum Server {
     Mcp(McpClient),
     Rest(RestClient),
 }
 
 impl Client {
     pub fn new(transport: Transport, url: &str) -> Client {
-        match transport {
-            Transport::Mcp => Client::Mcp(McpClient::new(url)),
-            Transport::Rest => Client::Rest(RestClient::new(url)),
+        let server = match transport {
+            Transport::Mcp => Server::Mcp(McpClient::new(url)),
+            Transport::Rest => Server::Rest(RestClient::new(url)),
+        };
+        Client {
+            server,
+            redact: Redact::DEFAULT.to_vec(),
         }
+    }
+
+    /// The kinds of secret replaced in search queries (`capture.redact`).
+    pub fn redact_queries(&mut self, kinds: &[Redact]) {
+        if self.redact != kinds {
+            self.redact = kinds.to_vec();
+        }
+    }
+
+    fn query(&self, query: &str) -> String {
+        redaction::redact(query, &self.redact).text
     }
 
     /// The MCP session in use, when there is one.
     pub fn session(&self) -> Option<&str> {
-        match self {
-            Client::Mcp(c) => c.session(),
-            Client::Rest(_) => None,
+        match &self.server {
+            Server::Mcp(c) => c.session(),
+            Server::Rest(_) => None,
         }
     }
 
     pub fn resume_session(&mut self, session: String) {
-        if let Client::Mcp(c) = self {
+        if let Server::Mcp(c) = &mut self.server {
             c.resume_session(session);
         }
     }
@@ -63,9 +87,10 @@ impl Client {
         max: usize,
         deadline: Deadline,
     ) -> Result<Vec<Value>> {
-        match self {
-            Client::Mcp(c) => c.search_facts(http, query, group, max, deadline),
-            Client::Rest(c) => c.search_facts(http, query, group, max, deadline),
+        let query = &self.query(query);
+        match &mut self.server {
+            Server::Mcp(c) => c.search_facts(http, query, group, max, deadline),
+            Server::Rest(c) => c.search_facts(http, query, group, max, deadline),
         }
     }
 
@@ -79,12 +104,17 @@ impl Client {
         (max_facts, max_nodes): (usize, usize),
         deadline: Deadline,
     ) -> (Result<Vec<Value>>, Result<Vec<Value>>) {
-        match self {
-            Client::Mcp(c) if max_nodes > 0 => {
+        let query = &self.query(query);
+        match &mut self.server {
+            Server::Mcp(c) if max_nodes > 0 => {
                 c.search_facts_and_nodes(http, query, group, (max_facts, max_nodes), deadline)
             }
-            _ => (
-                self.search_facts(http, query, group, max_facts, deadline),
+            Server::Mcp(c) => (
+                c.search_facts(http, query, group, max_facts, deadline),
+                Ok(vec![]),
+            ),
+            Server::Rest(c) => (
+                c.search_facts(http, query, group, max_facts, deadline),
                 Ok(vec![]),
             ),
         }
@@ -99,9 +129,10 @@ impl Client {
         max: usize,
         deadline: Deadline,
     ) -> Result<Vec<Value>> {
-        match self {
-            Client::Mcp(c) => c.search_nodes(http, query, group, max, deadline),
-            Client::Rest(_) => Ok(vec![]),
+        let query = &self.query(query);
+        match &mut self.server {
+            Server::Mcp(c) => c.search_nodes(http, query, group, max, deadline),
+            Server::Rest(_) => Ok(vec![]),
         }
     }
 
@@ -111,9 +142,9 @@ impl Client {
         episode: &Episode,
         deadline: Deadline,
     ) -> Result<()> {
-        match self {
-            Client::Mcp(c) => c.add_episode(http, episode, deadline),
-            Client::Rest(c) => c.add_episode(http, episode, deadline),
+        match &mut self.server {
+            Server::Mcp(c) => c.add_episode(http, episode, deadline),
+            Server::Rest(c) => c.add_episode(http, episode, deadline),
         }
     }
 
@@ -138,9 +169,9 @@ impl Client {
         max: usize,
         deadline: Deadline,
     ) -> Result<Option<Vec<Value>>> {
-        match self {
-            Client::Mcp(c) => c.recent_episodes(http, group, max, deadline),
-            Client::Rest(c) => c.recent_episodes(http, group, max, deadline),
+        match &mut self.server {
+            Server::Mcp(c) => c.recent_episodes(http, group, max, deadline),
+            Server::Rest(c) => c.recent_episodes(http, group, max, deadline),
         }
     }
 
@@ -158,9 +189,9 @@ impl Client {
                 "{uuid:?} is not a Graphiti id (letters, digits, - and _, at most {MAX_ID_CHARS})"
             )));
         }
-        match self {
-            Client::Mcp(c) => c.delete(http, item, uuid, deadline),
-            Client::Rest(c) => c.delete(http, item, uuid, deadline),
+        match &mut self.server {
+            Server::Mcp(c) => c.delete(http, item, uuid, deadline),
+            Server::Rest(c) => c.delete(http, item, uuid, deadline),
         }
     }
 
@@ -171,18 +202,18 @@ impl Client {
         group: &str,
         deadline: Deadline,
     ) -> Result<()> {
-        match self {
-            Client::Mcp(c) => c.delete_group(http, group, deadline),
-            Client::Rest(c) => c.delete_group(http, group, deadline),
+        match &mut self.server {
+            Server::Mcp(c) => c.delete_group(http, group, deadline),
+            Server::Rest(c) => c.delete_group(http, group, deadline),
         }
     }
 
     /// The database behind the server, as the MCP server's `get_status` named it at the last
     /// health check (the REST server does not say).
     pub fn database(&self) -> Option<&str> {
-        match self {
-            Client::Mcp(c) => c.database(),
-            Client::Rest(_) => None,
+        match &self.server {
+            Server::Mcp(c) => c.database(),
+            Server::Rest(_) => None,
         }
     }
 
@@ -190,8 +221,8 @@ impl Client {
     /// said so: the MCP server on FalkorDB keeps each group in a graph of its own and its
     /// `get_episodes` reads only the default one (graphiti-core 0.30 and later).
     pub fn cannot_confirm(&self) -> Option<String> {
-        match self {
-            Client::Mcp(c) if c.database() == Some("falkordb") => Some(
+        match &self.server {
+            Server::Mcp(c) if c.database() == Some("falkordb") => Some(
                 "the MCP server runs on FalkorDB, where get_episodes reads only the server's \
                  default graph, never this plugin's groups"
                     .into(),
@@ -201,9 +232,9 @@ impl Client {
     }
 
     pub fn health(&mut self, http: &mut dyn Http, deadline: Deadline) -> Result<String> {
-        match self {
-            Client::Mcp(c) => c.health(http, deadline),
-            Client::Rest(c) => c.health(http, deadline),
+        match &mut self.server {
+            Server::Mcp(c) => c.health(http, deadline),
+            Server::Rest(c) => c.health(http, deadline),
         }
     }
 }

@@ -26,9 +26,9 @@ pub fn card_numbers(text: &str) -> Vec<Range<usize>> {
             let card = (first..groups.len().min(first + MAX_GROUPS))
                 .rev()
                 .find(|&last| {
-                    let edges_free =
-                        !(first == 0 && glued_before) && !(last == groups.len() - 1 && glued_after);
-                    edges_free && is_card_number(&text[groups[first].start..groups[last].end])
+                    let glued =
+                        first == 0 && glued_before || last == groups.len() - 1 && glued_after;
+                    !glued && is_card_number(&text[groups[first].start..groups[last].end])
                 });
             match card {
                 Some(last) => {

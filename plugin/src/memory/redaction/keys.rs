@@ -1,7 +1,8 @@
 //! API keys the boundary audit's prefixes do not name, in the shapes users paste most: Stripe keys,
 //! an AWS secret access key beside its access key id (or named), Slack and Discord webhook URLs,
-//! Telegram and Discord bot tokens, and a value with letters and digits given to a key's, token's
-//! or secret's name (`SECRET_KEY=…`, `"api_key": "…"`).
+//! Telegram and Discord bot tokens, a value with letters and digits given to a key's, token's or
+//! secret's name (`SECRET_KEY=…`, `"api_key": "…"`), and a key by its issuer's prefix split by one
+//! space.
 
 use crate::platform::sensitive::{Pattern, pattern};
 use std::ops::Range;
@@ -26,6 +27,10 @@ const SHAPES: [&str; 6] = [
 /// secret, token, auth or credential. Group 1: the value.
 const NAMED_PATTERN: &str = r#"(?i)\b[a-z0-9_-]*(?:key|secret|token|auth|credentials?)["']?\s*[:=]\s*["']?([A-Za-z0-9+/=_.~-]{16,})"#;
 
+/// A key by its issuer's prefix, split in two by one space: the part after the space has letters
+/// and digits (checked after). Group 1: the part after the space.
+const SPLIT_PATTERN: &str = r"\b(?:sk-(?:proj-|ant-(?:api\d\d-)?|svcacct-|admin-)?|(?:sk|rk)_(?:live|test)_|gh[pousr]_|github_pat_|glpat-|npm_|hf_|xox[abposr]-|AIza)[A-Za-z0-9_-]{4,} ([A-Za-z0-9_-]{6,})";
+
 /// What an AWS secret access key looks like: 40 base64 characters.
 const AWS_SECRET_PATTERN: &str = r"(?:^|[^A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)";
 
@@ -44,7 +49,23 @@ pub fn api_keys(text: &str) -> Vec<Range<usize>> {
             .filter(|value| has_letters_and_digits(&text[value.clone()])),
     );
     found.extend(aws_secrets_beside_key_ids(text));
+    found.extend(split_keys(text));
     found
+}
+
+/// Keys split by one space; the whole key when its parts, joined, are 20 characters or more.
+fn split_keys(text: &str) -> Vec<Range<usize>> {
+    static SPLIT: OnceLock<Pattern> = OnceLock::new();
+    pattern(&SPLIT, SPLIT_PATTERN)
+        .captures_all(text)
+        .into_iter()
+        .filter(|(key, after)| {
+            after
+                .as_ref()
+                .is_some_and(|after| has_letters_and_digits(&text[after.clone()]) && key.len() > 20)
+        })
+        .map(|(key, _)| key)
+        .collect()
 }
 
 /// Forty base64 characters with letters and digits, in a text that holds an AWS access key id.

@@ -31,13 +31,18 @@ const MIN_REPEATED_CHARS: usize = 4;
 /// `text` with every secret of the `kinds` replaced by its marker. Overlapping finds are one
 /// replacement, the earliest (the longest when two start together).
 pub fn redact(text: &str, kinds: &[Redact]) -> Redacted {
-    redact_exchange(&[text], kinds)
-        .pop()
-        .expect("one text in, one out")
+    let [redacted] = redact_exchange(&[text], kinds);
+    redacted
 }
 
 /// Each text of one exchange redacted, a value found in any of them replaced in all of them.
-pub fn redact_exchange(texts: &[&str], kinds: &[Redact]) -> Vec<Redacted> {
+pub fn redact_exchange<const N: usize>(texts: &[&str; N], kinds: &[Redact]) -> [Redacted; N] {
+    redact_all(texts, kinds)
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("one redacted text for each text"))
+}
+
+fn redact_all(texts: &[&str], kinds: &[Redact]) -> Vec<Redacted> {
     if kinds.is_empty() {
         return texts
             .iter()
@@ -57,10 +62,12 @@ pub fn redact_exchange(texts: &[&str], kinds: &[Redact]) -> Vec<Redacted> {
     for (view, hits) in views.iter().zip(&found) {
         for (range, kind) in hits {
             let value = passwords::trimmed(&view.text()[range.clone()]);
-            if value.chars().count() >= MIN_REPEATED_CHARS
-                && !values.iter().any(|(v, _)| v == value)
-            {
-                values.push((value.to_string(), kind));
+            for repeated in std::iter::once(value).chain(random_parts(value, kind)) {
+                if repeated.chars().count() >= MIN_REPEATED_CHARS
+                    && !values.iter().any(|(v, _)| v == repeated)
+                {
+                    values.push((repeated.to_string(), kind));
+                }
             }
         }
     }
@@ -78,6 +85,19 @@ pub fn redact_exchange(texts: &[&str], kinds: &[Redact]) -> Vec<Redacted> {
         .zip(found)
         .map(|(view, hits)| replace(view, hits))
         .collect()
+}
+
+/// The shortest a key's part after its prefix is to be looked for on its own.
+const MIN_KEY_PART_CHARS: usize = 16;
+
+/// A key's parts after each `-`, `_`, `:` or `/` of its prefix: a reply may quote the random part
+/// of `sk-ant-api03-…` alone.
+fn random_parts<'v>(value: &'v str, kind: &str) -> impl Iterator<Item = &'v str> {
+    let key = kind == "API key";
+    value
+        .match_indices(['-', '_', ':', '/'])
+        .map(move |(at, _)| &value[at + 1..])
+        .filter(move |part| key && part.len() >= MIN_KEY_PART_CHARS)
 }
 
 /// Every secret of the `kinds` in the matched form `text`.

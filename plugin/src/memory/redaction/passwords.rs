@@ -21,8 +21,9 @@ const GIVEN_PATTERN: &str = r#"(?i)\b(?:[a-z0-9]+[_-])*(?:pg|my)?(password|passw
 const SAID_PATTERN: &str =
     r"(?i)\b(?:password|passcode|passphrase|passwort)\s+(?:is|was|=|ist|est)\s+([^\s,;]+)";
 
-/// A URL's user and password (`scheme://user:password@host`). Group 1: the password.
-const URL_PATTERN: &str = r#"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@"'<>]+:([^\s@/"'<>]+)@"#;
+/// A URL's user (maybe none) and password (`scheme://user:password@host`). Group 1: the
+/// password.
+const URL_PATTERN: &str = r#"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@"'<>]*:([^\s@/"'<>]+)@"#;
 
 /// Words that point elsewhere instead of being the password.
 const POINTERS: [&str; 24] = [

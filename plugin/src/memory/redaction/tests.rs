@@ -179,10 +179,12 @@ fn evasions_are_seen_through() {
     ] {
         assert_eq!(default(&evaded), "key [redacted API key] end", "{evaded:?}");
     }
-    // A key split by one space: the part before the split is a key, the part after a fragment too
-    // short to be anything alone.
-    let split = format!("{} {}", &key[..28], &key[28..]);
-    assert!(!default(&split).contains(&key[..28]), "{split}");
+    for cut in [12, 28] {
+        let split = format!("key {} {} end", &key[..cut], &key[cut..]);
+        assert_eq!(default(&split), "key [redacted API key] end", "{split}");
+    }
+    // A word after a key is a word.
+    assert_eq!(default(&format!("{key} works")), "[redacted API key] works");
     assert_eq!(
         default("ｐａｓｓｗｏｒｄ： ｈｕｎｔｅｒ２"),
         "ｐａｓｓｗｏｒｄ： [redacted password]"
@@ -215,14 +217,20 @@ fn a_value_redacted_in_a_message_is_replaced_in_its_reply() {
             "Saved Zebra-42-Lamp for the router; the key sk-ant-4fG7hJ2kL9mN3pQ8rS5tV1wX too.",
         ],
         &Redact::DEFAULT,
-    )
-    .try_into()
-    .unwrap();
+    );
     assert_eq!(user.text, "my wifi password: [redacted password]");
     assert_eq!(
         reply.text,
         "Saved [redacted password] for the router; the key [redacted API key] too."
     );
+    let [_, quoted] = redact_exchange(
+        &[
+            "use sk-ant-api03-Rt5Yu6Io7Pa8Sd9Fg0Hj1Kl2",
+            "Stored Rt5Yu6Io7Pa8Sd9Fg0Hj1Kl2.",
+        ],
+        &Redact::DEFAULT,
+    );
+    assert_eq!(quoted.text, "Stored [redacted API key].");
 }
 
 fn full_width(text: &str) -> String {

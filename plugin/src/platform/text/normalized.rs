@@ -16,8 +16,8 @@ use unicode_normalization::char::canonical_combining_class;
 pub struct Options {
     /// Curly and angle quotes become `'` and `"`.
     pub straight_quotes: bool,
-    /// A line break between a long token with letters and digits and the token's next character
-    /// is left out: a key wrapped across two lines is one key.
+    /// A line break inside a long token with letters and digits is left out: a key wrapped
+    /// across two lines is one key.
     pub join_wrapped_tokens: bool,
 }
 
@@ -38,9 +38,11 @@ pub fn is_invisible(c: char) -> bool {
     )
 }
 
-/// The shortest run of token characters, with letters and digits, after which a line break is
-/// taken for a wrap inside the token.
-const WRAPPED_TOKEN_MIN_CHARS: usize = 12;
+/// The shortest token, with letters and digits, a line break inside which is taken for a wrap.
+const WRAPPED_TOKEN_MIN_CHARS: usize = 24;
+
+/// The fewest characters of such a token before its line break.
+const WRAPPED_BEFORE_MIN_CHARS: usize = 8;
 
 /// The matched form of a text, and the way back to the text.
 #[derive(Debug)]
@@ -69,10 +71,7 @@ impl<'a> Normalized<'a> {
             if c.is_ascii() && chars.peek().is_none_or(|&(_, next)| next.is_ascii()) {
                 let wrapped = options.join_wrapped_tokens
                     && is_line_break(original, at)
-                    && ends_long_token(&text)
-                    && original[at..]
-                        .trim_start_matches(['\r', '\n'])
-                        .starts_with(is_token_char);
+                    && is_wrap(&text, original[at..].trim_start_matches(['\r', '\n']));
                 if !wrapped {
                     text.push(c);
                 }
@@ -156,23 +155,35 @@ fn is_line_break(text: &str, at: usize) -> bool {
     rest.starts_with(b"\n") || rest.starts_with(b"\r\n")
 }
 
-/// Whether `text` ends with a run of token characters long enough, and mixed enough, to be a
-/// wrapped key.
-fn ends_long_token(text: &str) -> bool {
-    let run = text
+/// Whether a line break between `before` and `after` is a wrap inside one token: the token's run
+/// before the break is 8 characters or more, and the token, joined, is long and mixed enough to be
+/// a key.
+fn is_wrap(before: &str, after: &str) -> bool {
+    let run_before = before
         .bytes()
         .rev()
         .take_while(|&b| is_token_char(b as char))
-        .collect::<Vec<u8>>();
-    run.len() >= WRAPPED_TOKEN_MIN_CHARS
-        && run.iter().any(u8::is_ascii_digit)
-        && run.iter().any(u8::is_ascii_alphabetic)
+        .count();
+    let run_after = after
+        .bytes()
+        .take_while(|&b| is_token_char(b as char))
+        .count();
+    let token = || {
+        before.as_bytes()[before.len() - run_before..]
+            .iter()
+            .chain(&after.as_bytes()[..run_after])
+    };
+    run_before >= WRAPPED_BEFORE_MIN_CHARS
+        && run_after > 0
+        && run_before + run_after >= WRAPPED_TOKEN_MIN_CHARS
+        && token().any(u8::is_ascii_digit)
+        && token().any(u8::is_ascii_alphabetic)
 }
 
 fn has_wrapped_token(text: &str) -> bool {
     text.match_indices('\n').any(|(at, _)| {
         let before = text[..at].strip_suffix('\r').unwrap_or(&text[..at]);
-        ends_long_token(before) && text[at + 1..].starts_with(is_token_char)
+        is_wrap(before, &text[at + 1..])
     })
 }
 
@@ -225,8 +236,8 @@ mod tests {
         let n = secrets(key);
         assert_eq!(n.text(), key.replace('\n', ""));
         assert_eq!(n.original_span(0..n.text().len()), 0..key.len());
-        let crlf = "abc123def456ghi\r\nJKL";
-        assert_eq!(secrets(crlf).text(), "abc123def456ghiJKL");
+        let crlf = "abc123def456ghi\r\nJKLmnopqrstu";
+        assert_eq!(secrets(crlf).text(), "abc123def456ghiJKLmnopqrstu");
         for kept in [
             "hello\nworld",
             "password: hunter2\nthanks",
