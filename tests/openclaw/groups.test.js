@@ -4,7 +4,7 @@
 // `/recall` each use their own group's Graphiti group, never one shared by every group. In a direct
 // chat, the model's `graphiti_forget` only proposes; the user's `/graphiti forget confirm` deletes.
 // A slash command does not steer the next turn's recall, and a forget of "what my assistant said
-// about X" lists only items about X. The Control UI on the same Gateway, in headless Chromium: off
+// about X" lists only items about X. A prompt's secrets reach neither Graphiti nor the state directory. The Control UI on the same Gateway, in headless Chromium: off
 // until the Custom plugin UI lab is on; then the Memory page (the chats seen, search, entities,
 // forget after a dialog with a box per item), the session panel of a real turn in the browser's
 // time zone, and what a read-only operator may not do.
@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { REPO, eventually, openclaw, startStandIn, throwawayHome } from './openclaw.js';
+import { PLUGIN_ID, REPO, eventually, openclaw, startStandIn, throwawayHome } from './openclaw.js';
 import { gatewayCall, gatewayWithPlugin } from './gateway.js';
 import { buttonLabels, clickButton, frameText, launchBrowser, openSessionPanel, pageUrl, scopedClient, screenshot, searchMemories, secretsWatch, texts, waitForText } from './control-ui.js';
 import { startScriptedModel } from './scripted-model.js';
@@ -217,6 +217,39 @@ test('a forget of what the assistant said about the weather lists only what is a
   assert.ok(items.some((line) => /rain in Lisbon/.test(line)), forgetAnswer);
   for (const line of items) assert.match(line, /weather/i, `only what is about the weather: ${forgetAnswer}`);
   assert.doesNotMatch(forgetAnswer, /Book dinner|Acme Robotics|hiking/, forgetAnswer);
+});
+
+/** Every file under `dir`, with its text. */
+function filesUnder(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) return filesUnder(file);
+    return entry.isFile() ? [{ file, text: fs.readFileSync(file, 'latin1') }] : [];
+  });
+}
+
+test("a prompt's key, card and password reach neither Graphiti nor the plugin's state directory", async () => {
+  const SESSION = 'agent:main:telegram:direct:user-13';
+  const KEY = 'sk-proj-Vq8Wn3Lx7Rt2Pz5Ky9Mb4Hc6Jd1Fs0GaE';
+  const CARD = '4242 4242 4242 4242';
+  const PASSWORD = 'Heron-58-Quill';
+  const searched = (await searchQueries()).length;
+  await send(SESSION, `Keep my key ${KEY}, my card ${CARD} and the wifi password: ${PASSWORD} for the trip`);
+  await eventually(async () => /\[redacted API key\], my card \[redacted card number\]/.test(JSON.stringify(await standIn.episodes('demo'))), 'the turn in Graphiti, redacted');
+  await send(SESSION, `[search] the trip key ${KEY}`);
+  const queries = await eventually(async () => {
+    const since = (await searchQueries()).slice(searched);
+    return since.filter((q) => /redacted API key/.test(q)).length >= 2 && since;
+  }, "the turn's recall query and the tool's search");
+  assert.ok(queries.some((q) => /wifi password: \[redacted password\]/.test(q)), queries.join('\n'));
+  const requests = JSON.stringify(await standIn.requests());
+  const state = filesUnder(path.join(home, '.openclaw', PLUGIN_ID));
+  assert.ok(state.some(({ file }) => file.includes('last-turns')), 'the turn records were written');
+  for (const secret of [KEY, KEY.slice(8), CARD, CARD.replaceAll(' ', ''), PASSWORD]) {
+    assert.ok(!requests.includes(secret), `${secret} reached Graphiti`);
+    const kept = state.filter(({ text }) => text.includes(secret)).map(({ file }) => file);
+    assert.deepEqual(kept, [], `${secret} is kept under the state directory`);
+  }
 });
 
 const PANEL_SESSION = 'agent:main:telegram:direct:user-9';
