@@ -9,7 +9,7 @@ use std::ops::Range;
 use std::sync::OnceLock;
 
 /// Digits in groups, each separated by at most one space, dash or dot.
-const CANDIDATE_PATTERN: &str = r"\d+(?:[ .-]\d+)*";
+pub(super) const CANDIDATE_PATTERN: &str = r"\d+(?:[ .-]\d+)*";
 
 /// The most groups a card is written in: one digit each.
 const MAX_GROUPS: usize = 19;

@@ -8,7 +8,7 @@ use crate::platform::sensitive::{Pattern, pattern};
 use std::ops::Range;
 use std::sync::OnceLock;
 
-const SHAPES: [&str; 6] = [
+pub(super) const SHAPES: [&str; 6] = [
     // Stripe secret and restricted keys, and webhook signing secrets.
     r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}|\bwhsec_[A-Za-z0-9+/]{20,}",
     // Slack's incoming webhooks and workflow triggers: the URL is the credential.
@@ -25,16 +25,17 @@ const SHAPES: [&str; 6] = [
 
 /// A value with letters and digits, 16 characters or more, given to a name that ends in key,
 /// secret, token, auth or credential. Group 1: the value.
-const NAMED_PATTERN: &str = r#"(?i)\b[a-z0-9_-]*(?:key|secret|token|auth|credentials?)["']?\s*[:=]\s*["']?([A-Za-z0-9+/=_.~-]{16,})"#;
+pub(super) const NAMED_PATTERN: &str = r#"(?i)\b[a-z0-9_-]*(?:key|secret|token|auth|credentials?)["']?\s*[:=]\s*["']?([A-Za-z0-9+/=_.~-]{16,})"#;
 
 /// A key by its issuer's prefix, split in two by one space: the part after the space has letters
 /// and digits (checked after). Group 1: the part after the space.
-const SPLIT_PATTERN: &str = r"\b(?:sk-(?:proj-|ant-(?:api\d\d-)?|svcacct-|admin-)?|(?:sk|rk)_(?:live|test)_|gh[pousr]_|github_pat_|glpat-|npm_|hf_|xox[abposr]-|AIza)[A-Za-z0-9_-]{4,} ([A-Za-z0-9_-]{6,})";
+pub(super) const SPLIT_PATTERN: &str = r"\b(?:sk-(?:proj-|ant-(?:api\d\d-)?|svcacct-|admin-)?|(?:sk|rk)_(?:live|test)_|gh[pousr]_|github_pat_|glpat-|npm_|hf_|xox[abposr]-|AIza)[A-Za-z0-9_-]{4,} ([A-Za-z0-9_-]{6,})";
 
 /// What an AWS secret access key looks like: 40 base64 characters.
-const AWS_SECRET_PATTERN: &str = r"(?:^|[^A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)";
+pub(super) const AWS_SECRET_PATTERN: &str =
+    r"(?:^|[^A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)";
 
-const AWS_KEY_ID_PATTERN: &str = r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b";
+pub(super) const AWS_KEY_ID_PATTERN: &str = r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b";
 
 pub fn api_keys(text: &str) -> Vec<Range<usize>> {
     static SHAPED: OnceLock<Vec<Pattern>> = OnceLock::new();

@@ -411,3 +411,72 @@ mod property {
         }
     }
 }
+
+mod engines {
+    //! The component's engines find what the `regex` crate finds, groups included, for every
+    //! pattern of redaction's own.
+    use super::super::{cards, keys, passwords};
+    use crate::platform::sensitive::Pattern;
+    use proptest::prelude::*;
+
+    fn patterns() -> Vec<&'static str> {
+        let mut all = vec![
+            cards::CANDIDATE_PATTERN,
+            keys::NAMED_PATTERN,
+            keys::SPLIT_PATTERN,
+            keys::AWS_SECRET_PATTERN,
+            keys::AWS_KEY_ID_PATTERN,
+            passwords::GIVEN_PATTERN,
+            passwords::SAID_PATTERN,
+            passwords::URL_PATTERN,
+        ];
+        all.extend(keys::SHAPES);
+        all
+    }
+
+    fn line() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("password".to_string()),
+            Just("DB_PASSWORD".to_string()),
+            Just("contraseña".to_string()),
+            Just("PIN".to_string()),
+            Just(": ".to_string()),
+            Just("=".to_string()),
+            Just(" is ".to_string()),
+            Just("\"".to_string()),
+            Just("'".to_string()),
+            Just("\n".to_string()),
+            Just(" ".to_string()),
+            Just("-".to_string()),
+            Just(".".to_string()),
+            Just("postgres://".to_string()),
+            Just("@".to_string()),
+            Just("sk-proj-".to_string()),
+            Just("sk_live_".to_string()),
+            Just("AKIA".to_string()),
+            Just("https://hooks.slack.com/services/".to_string()),
+            Just("SECRET_KEY".to_string()),
+            Just("é".to_string()),
+            "[A-Za-z0-9/+_]{1,45}",
+            "[0-9]{1,6}",
+        ];
+        prop::collection::vec(piece, 0..20).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest! {
+        #[test]
+        fn every_pattern_matches_as_the_regex_crate_does(line in line()) {
+            for source in patterns() {
+                let oracle = regex::Regex::new(source).unwrap();
+                let expected: Vec<_> = oracle
+                    .captures_iter(&line)
+                    .map(|c| {
+                        let groups = (1..c.len()).map(|g| c.get(g).map(|m| m.range())).collect::<Vec<_>>();
+                        (c.get(0).unwrap().range(), groups)
+                    })
+                    .collect();
+                prop_assert_eq!(Pattern::new(source).all_groups(&line), expected, "{} on {:?}", source, line);
+            }
+        }
+    }
+}
