@@ -126,32 +126,69 @@ impl Pattern {
     }
 }
 
+/// Many patterns in one lazy DFA, to rule a text out in one pass when none of them matches it.
+pub struct Screen {
+    dfa: hybrid::dfa::DFA,
+    cache: Mutex<hybrid::dfa::Cache>,
+}
+
+impl Screen {
+    pub fn new(patterns: &[&str]) -> Screen {
+        let dfa = hybrid::dfa::DFA::builder()
+            .configure(hybrid::dfa::DFA::config().unicode_word_boundary(true))
+            .build_many(patterns)
+            .expect("valid built-in patterns");
+        let cache = Mutex::new(dfa.create_cache());
+        Screen { dfa, cache }
+    }
+
+    /// False when no pattern matches anywhere in `text`; true when one may (the DFA gave up).
+    pub fn may_match(&self, text: &str) -> bool {
+        let mut cache = self
+            .cache
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        !self
+            .dfa
+            .try_search_fwd(&mut cache, &Input::new(text).earliest(true))
+            .is_ok_and(|found| found.is_none())
+    }
+}
+
+/// The token patterns, for a [`Screen`] of everything redaction looks for.
+pub fn token_patterns() -> impl Iterator<Item = &'static str> {
+    TOKEN_PATTERNS.iter().map(|&(_, pattern)| pattern)
+}
+
 /// The pattern built once, in `cell`.
 pub fn pattern(cell: &'static OnceLock<Pattern>, pattern: &str) -> &'static Pattern {
     cell.get_or_init(|| Pattern::new(pattern))
 }
 
-const EMAIL_PATTERN: &str = r"[A-Za-z0-9._%+-]+@((?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,24})\b";
+const EMAIL_PATTERN: &str = r"[A-Za-z0-9._%+-]+@((?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,24})(?-u:\b)";
 
 /// Tokens by their issuers' prefixes, JWTs and PEM private keys.
 const TOKEN_PATTERNS: [(&str, &str); 10] = [
     (
         SK_KIND,
-        r"\bsk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{20,}",
+        r"(?-u:\b)sk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{20,}",
     ),
     (
         "GitHub token",
-        r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{30,}",
+        r"(?-u:\b)(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}|(?-u:\b)github_pat_[A-Za-z0-9_]{30,}",
     ),
-    ("Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    ("AWS access key id", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
-    ("Google API key", r"\bAIza[A-Za-z0-9_-]{35}"),
-    ("GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
-    ("npm token", r"\bnpm_[A-Za-z0-9]{36}"),
-    ("Hugging Face token", r"\bhf_[A-Za-z0-9]{30,}"),
+    ("Slack token", r"(?-u:\b)xox[abposr]-[A-Za-z0-9-]{10,}"),
+    (
+        "AWS access key id",
+        r"(?-u:\b)(?:AKIA|ASIA)[A-Z0-9]{16}(?-u:\b)",
+    ),
+    ("Google API key", r"(?-u:\b)AIza[A-Za-z0-9_-]{35}"),
+    ("GitLab token", r"(?-u:\b)glpat-[A-Za-z0-9_-]{20,}"),
+    ("npm token", r"(?-u:\b)npm_[A-Za-z0-9]{36}"),
+    ("Hugging Face token", r"(?-u:\b)hf_[A-Za-z0-9]{30,}"),
     (
         "JWT",
-        r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
     ),
     (
         PEM_KIND,

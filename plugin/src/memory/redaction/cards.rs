@@ -8,8 +8,8 @@ use crate::platform::sensitive::{Pattern, pattern};
 use std::ops::Range;
 use std::sync::OnceLock;
 
-/// Digits in groups, each separated by at most one space, dash or dot.
-pub(super) const CANDIDATE_PATTERN: &str = r"\d+(?:[ .-]\d+)*";
+/// 13 digits or more in groups, each separated by at most one space, dash or dot.
+pub(super) const CANDIDATE_PATTERN: &str = r"\d(?:[ .-]?\d){12,}";
 
 /// The most groups a card is written in: one digit each.
 const MAX_GROUPS: usize = 19;

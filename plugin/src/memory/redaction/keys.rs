@@ -10,32 +10,32 @@ use std::sync::OnceLock;
 
 pub(super) const SHAPES: [&str; 6] = [
     // Stripe secret and restricted keys, and webhook signing secrets.
-    r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}|\bwhsec_[A-Za-z0-9+/]{20,}",
+    r"(?-u:\b)(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}|(?-u:\b)whsec_[A-Za-z0-9+/]{20,}",
     // Slack's incoming webhooks and workflow triggers: the URL is the credential.
     r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{10,}",
     // Discord's webhooks.
     r"https?://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}",
     // Telegram bot tokens: the bot's id, a colon, 35 characters starting with A.
-    r"\b\d{5,16}:A[A-Za-z0-9_-]{34}",
+    r"(?-u:\b)\d{5,16}:A[A-Za-z0-9_-]{34}",
     // Discord bot tokens: base64 of the bot's id, a timestamp and an HMAC.
-    r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}",
+    r"(?-u:\b)[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}",
     // An AWS secret access key named as one.
-    r#"(?i)aws_?secret_?access_?key["']?\s*[:=]\s*["']?[A-Za-z0-9/+]{40}\b"#,
+    r#"(?i)aws_?secret_?access_?key["']?\s*[:=]\s*["']?[A-Za-z0-9/+]{40}(?-u:\b)"#,
 ];
 
 /// A value with letters and digits, 16 characters or more, given to a name that ends in key,
 /// secret, token, auth or credential. Group 1: the value.
-pub(super) const NAMED_PATTERN: &str = r#"(?i)\b[a-z0-9_-]*(?:key|secret|token|auth|credentials?)["']?\s*[:=]\s*["']?([A-Za-z0-9+/=_.~-]{16,})"#;
+pub(super) const NAMED_PATTERN: &str = r#"(?i)(?-u:\b)[a-z0-9_-]*(?:key|secret|token|auth|credentials?)["']?\s*[:=]\s*["']?([A-Za-z0-9+/=_.~-]{16,})"#;
 
 /// A key by its issuer's prefix, split in two by one space: the part after the space has letters
 /// and digits (checked after). Group 1: the part after the space.
-pub(super) const SPLIT_PATTERN: &str = r"\b(?:sk-(?:proj-|ant-(?:api\d\d-)?|svcacct-|admin-)?|(?:sk|rk)_(?:live|test)_|gh[pousr]_|github_pat_|glpat-|npm_|hf_|xox[abposr]-|AIza)[A-Za-z0-9_-]{4,} ([A-Za-z0-9_-]{6,})";
+pub(super) const SPLIT_PATTERN: &str = r"(?-u:\b)(?:sk-(?:proj-|ant-(?:api\d\d-)?|svcacct-|admin-)?|(?:sk|rk)_(?:live|test)_|gh[pousr]_|github_pat_|glpat-|npm_|hf_|xox[abposr]-|AIza)[A-Za-z0-9_-]{4,} ([A-Za-z0-9_-]{6,})";
 
 /// What an AWS secret access key looks like: 40 base64 characters.
 pub(super) const AWS_SECRET_PATTERN: &str =
     r"(?:^|[^A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)";
 
-pub(super) const AWS_KEY_ID_PATTERN: &str = r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b";
+pub(super) const AWS_KEY_ID_PATTERN: &str = r"(?-u:\b)(?:AKIA|ASIA)[A-Z0-9]{16}(?-u:\b)";
 
 pub fn api_keys(text: &str) -> Vec<Range<usize>> {
     static SHAPED: OnceLock<Vec<Pattern>> = OnceLock::new();

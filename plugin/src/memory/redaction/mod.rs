@@ -17,6 +17,7 @@ use crate::config::Redact;
 use crate::platform::sensitive;
 use crate::platform::text::normalized::{Normalized, Options};
 use std::ops::Range;
+use std::sync::OnceLock;
 
 /// Text with its secrets replaced, and the kind of each replacement, in order.
 #[derive(Debug, PartialEq)]
@@ -100,9 +101,33 @@ fn random_parts<'v>(value: &'v str, kind: &str) -> impl Iterator<Item = &'v str>
         .filter(move |part| key && part.len() >= MIN_KEY_PART_CHARS)
 }
 
+/// Every pattern the default kinds look for, in one DFA: most texts hold no secret, and one pass
+/// over them says so.
+fn screen() -> &'static sensitive::Screen {
+    static SCREEN: OnceLock<sensitive::Screen> = OnceLock::new();
+    SCREEN.get_or_init(|| {
+        let mut patterns: Vec<&str> = sensitive::token_patterns().collect();
+        patterns.extend(keys::SHAPES);
+        patterns.extend([
+            keys::NAMED_PATTERN,
+            keys::SPLIT_PATTERN,
+            keys::AWS_KEY_ID_PATTERN,
+            cards::CANDIDATE_PATTERN,
+            passwords::GIVEN_PATTERN,
+            passwords::SAID_PATTERN,
+            passwords::URL_PATTERN,
+        ]);
+        sensitive::Screen::new(&patterns)
+    })
+}
+
 /// Every secret of the `kinds` in the matched form `text`.
 fn find(text: &str, kinds: &[Redact]) -> Vec<(Range<usize>, &'static str)> {
     let mut found: Vec<(Range<usize>, &'static str)> = Vec::new();
+    let screened = kinds.iter().all(|kind| Redact::DEFAULT.contains(kind));
+    if screened && !screen().may_match(text) {
+        return found;
+    }
     // Both kinds come from one pass of the token patterns, made only when one is asked for.
     let (mut tokens, mut keys) =
         if kinds.contains(&Redact::ApiKeys) || kinds.contains(&Redact::PrivateKeys) {

@@ -14,16 +14,17 @@ use std::sync::OnceLock;
 /// A name of a password with its value: quoted (to the quote, or to the end of the line when the
 /// quote is never closed) or up to the next blank. The name may end an identifier (`db_password`,
 /// `PGPASSWORD`) and be quoted itself (JSON). Group 1: the name; group 2: the value.
-pub(super) const GIVEN_PATTERN: &str = r#"(?i)\b(?:[a-z0-9]+[_-])*(?:pg|my)?(password|passwd|pwd|passphrase|passcode|pin|passwort|kennwort|mot de passe|contraseña|senha|wachtwoord)["']?\s*[:=]\s*("[^"\n]*"?|'[^'\n]*'?|[^\s"']\S*)"#;
+pub(super) const GIVEN_PATTERN: &str = r#"(?i)(?-u:\b)(?:[a-z0-9]+[_-])*(?:pg|my)?(password|passwd|pwd|passphrase|passcode|pin|passwort|kennwort|mot de passe|contraseña|senha|wachtwoord)["']?\s*[:=]\s*("[^"\n]*"?|'[^'\n]*'?|[^\s"']\S*)"#;
 
 /// "password is X": the value only when it holds a digit (checked after), else it is prose
 /// ("the password is required"). Group 1: the value.
 pub(super) const SAID_PATTERN: &str =
-    r"(?i)\b(?:password|passcode|passphrase|passwort)\s+(?:is|was|=|ist|est)\s+([^\s,;]+)";
+    r"(?i)(?-u:\b)(?:password|passcode|passphrase|passwort)\s+(?:is|was|=|ist|est)\s+([^\s,;]+)";
 
 /// A URL's user (maybe none) and password (`scheme://user:password@host`). Group 1: the
 /// password.
-pub(super) const URL_PATTERN: &str = r#"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@"'<>]*:([^\s@/"'<>]+)@"#;
+pub(super) const URL_PATTERN: &str =
+    r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@"'<>]*:([^\s@/"'<>]+)@"#;
 
 /// Words that point elsewhere instead of being the password.
 const POINTERS: [&str; 24] = [
