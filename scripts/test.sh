@@ -32,10 +32,10 @@ say "benchmarks, quick (they check their answers)"
 RECALL_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench recall_session
 RELEVANCE_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench relevance
 
-say "the OpenClaw package (Node 24, jco and OpenClaw 2026.9.6 pinned from npm into tools/node/)"
+say "the OpenClaw package (Node 24, jco and OpenClaw 2026.9.6 pinned from npm into tools/node/; the install's lock, with a stub npm)"
 bash scripts/package-openclaw.sh
 PATH="$(bash scripts/node-tools.sh | tail -n 1):$PATH"
-node --test plugin/openclaw/test/*.test.js
+node --test plugin/openclaw/test/*.test.js tests/scripts/node-tools.test.js
 say "every shell block of the README and docs/ runs as written, or says why it cannot here; the benchmark table is its recorded output"
 node --test tests/docs/blocks.test.js tests/docs/benchmarks.test.js
 say "end to end in real OpenClaw (throwaway HOME; install from the archive and by name from a registry on loopback, setup, inspect, hook runner, agent --local turns)"
