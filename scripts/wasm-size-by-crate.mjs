@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Where a component's bytes go: each core module's sections, and its code by Rust crate and by
-// function, read from the wasm `name` section (so build with symbols; see the README's "Where the
-// time and the bytes go"). Usage: node scripts/wasm-size-by-crate.mjs FILE.wasm [top-functions]
+// function, read from the wasm `name` section (so build with symbols; see docs/benchmarks.md, "Where
+// the time and the bytes go"). Usage: node scripts/wasm-size-by-crate.mjs FILE.wasm [top-functions]
 import { readFileSync } from 'node:fs';
 
 const [file, topArg = '25'] = process.argv.slice(2);

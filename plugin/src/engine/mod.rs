@@ -1,4 +1,4 @@
-//! The plugin as one object that every host drives (the WIT glue in `component.rs`, native tests,
+//! The plugin as one object that every host drives (the WIT glue in `component/`, native tests,
 //! benchmarks). `Engine` holds what the hooks and commands share: the configuration in force, the
 //! Graphiti client, the counters and the locks; each hook and the commands are in their own file.
 

@@ -1,4 +1,4 @@
-//! The component's inputs and outputs as plain Rust, mirroring the WIT records (`component.rs`
+//! The component's inputs and outputs as plain Rust, mirroring the WIT records (`component/`
 //! converts), so the engine runs and is tested natively.
 
 use serde::Serialize;

@@ -1,5 +1,5 @@
 //! What routing returns: the decision with its trace, and the injection built from it. These mirror
-//! the WIT records of the same names (`component.rs` converts) and serialize for
+//! the WIT records of the same names (`component/` converts) and serialize for
 //! `intent-test --json`.
 
 use serde::{Deserialize, Serialize};
