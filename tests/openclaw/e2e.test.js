@@ -297,6 +297,7 @@ test('installed by name from a registry, set up in one command, then a turn is c
     const setup = await openclaw(setupEnv, ['graphiti', 'setup', '--graphiti-url', `${standIn.url}/mcp`, '--config-dir', configDir]);
     assert.match(setup.stdout, new RegExp(`configuration: copied the example to ${configDir}`));
     assert.match(setup.stdout, /^graphiti: mcp .* — reachable/m, setup.stdout);
+    assert.doesNotMatch(setup.stdout, /BLOCKED/, 'setup reports the hooks it has just allowed as allowed');
     assert.ok(fs.existsSync(path.join(configDir, 'intent_rules.yaml')));
     const hooks = await openclaw(setupEnv, ['config', 'get', `plugins.entries.${PLUGIN_ID}.hooks.allowConversationAccess`]);
     assert.match(hooks.stdout, /true/);

@@ -66,6 +66,7 @@ export function registerSetupCommand(graphiti, api, { pluginId, pluginRoot, crea
         return;
       }
       let pluginConfig;
+      let written;
       await mutate.call(api.runtime.config, {
         afterWrite: { mode: 'auto' },
         mutate(draft) {
@@ -76,10 +77,14 @@ export function registerSetupCommand(graphiti, api, { pluginId, pluginRoot, crea
           const config = entry.config ?? {};
           entry.config = { ...config, configDir, graphiti: { ...config.graphiti, url: target.url, transport: target.transport } };
           pluginConfig = entry.config;
+          written = JSON.parse(JSON.stringify(draft));
         },
       });
       process.stdout.write(`OpenClaw config: ${pluginId} hooks allowed; Graphiti ${target.url} (${target.transport}); configDir ${configDir}\n`);
-      const output = await createRuntime({ ...api, pluginConfig }).command({ tag: 'status' });
+      // The status of the configuration just written: this process registered the plugin under the
+      // one before, whose blocked hooks setup has just allowed.
+      const configured = { ...api, config: written, pluginConfig, runtime: { ...api.runtime, config: { current: () => written } } };
+      const output = await createRuntime(configured).command({ tag: 'status' });
       process.stdout.write(output.stdout);
       if (output.stderr) process.stderr.write(output.stderr);
       if (output.exitCode !== 0) {
