@@ -94,3 +94,18 @@ fn a_closed_output_pipe_ends_the_cli_quietly_not_with_a_panic() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_ne!(out.status.code(), Some(101), "{stderr}");
 }
+
+#[test]
+fn a_subcommands_help_lists_its_own_options_then_the_global_ones_apart() {
+    let home = temp_dir("cli-help");
+    let out = cli(&home, &["intent-test", "--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{help}");
+    let global = help
+        .find("Global options:")
+        .unwrap_or_else(|| panic!("{help}"));
+    let own = help.find("--recall").unwrap_or_else(|| panic!("{help}"));
+    assert!(own < global, "its own options first: {help}");
+    assert!(help[global..].contains("--state-dir"), "{help}");
+    assert!(!help[..global].contains("--state-dir"), "{help}");
+}

@@ -17,7 +17,9 @@ pub(crate) struct Cli {
     pub(crate) command: CliCommand,
 }
 
+/// Every subcommand takes these; its help lists them apart, after its own.
 #[derive(Args)]
+#[command(next_help_heading = "Global options")]
 pub(crate) struct GlobalOptions {
     /// The component [default: $GRAPHITI_OPENCLAW_WASM, else plugin.wasm next to this executable,
     /// else the workspace's target/wasm32-wasip2/component/graphiti_openclaw.wasm]
