@@ -204,25 +204,11 @@ pub(super) fn now_ms() -> u64 {
 
 /// Unix milliseconds as JavaScript's `toISOString` writes them: `2026-11-22T23:06:01.123Z`.
 pub(super) fn iso_time(ms: u64) -> String {
-    let days = ms / 86_400_000;
-    let in_day = ms % 86_400_000;
-    // Days to a civil date (Howard Hinnant's algorithm), for dates from 1970 on.
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        in_day / 3_600_000,
-        in_day / 60_000 % 60,
-        in_day / 1000 % 60,
-        in_day % 1000
-    )
+    let at = i64::try_from(ms)
+        .ok()
+        .and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok())
+        .unwrap_or(jiff::Timestamp::MAX);
+    format!("{at:.3}")
 }
 
 /// Text from a lock file, safe for one log line: control characters shown as `\u{..}`.
