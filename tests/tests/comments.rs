@@ -1,7 +1,8 @@
 //! What the repository's text says of itself: no page or comment dates itself by the project's
 //! history ("this stop", "the stop before"), and no comment carries a measured figure, which is
 //! stale the moment the next change lands (figures belong in a benchmark's output or a decision
-//! record under `docs/decisions/`).
+//! record under `docs/decisions/`). Every proptest regression file sits where proptest replays it:
+//! beside the path of the source file whose property wrote it.
 
 use graphiti_openclaw_tests::workspace;
 use regex::Regex;
@@ -148,4 +149,26 @@ fn the_comment_checks_see_what_they_look_for() {
     for chosen in ["// retried every 10 to 20 ms", "/// at most 16 MiB", "# the lease is 5 s"] {
         assert!(!measured.is_match(chosen), "a chosen limit is not a measurement: {chosen}");
     }
+}
+
+/// proptest reads `<crate>/proptest-regressions/<path under src>.txt` for the properties of
+/// `<crate>/src/<path under src>.rs`: a file left behind when its test moved is never replayed.
+#[test]
+fn every_proptest_regression_file_is_replayed_by_a_property() {
+    let mut orphans = Vec::new();
+    for file in tracked_files() {
+        let text = file.to_string_lossy().replace('\\', "/");
+        let Some((krate, under)) = text.split_once("/proptest-regressions/") else {
+            continue;
+        };
+        let Some(stem) = under.strip_suffix(".txt") else {
+            continue;
+        };
+        let source = workspace().join(krate).join("src").join(format!("{stem}.rs"));
+        let replayed = std::fs::read_to_string(&source).is_ok_and(|code| code.contains("proptest!"));
+        if !replayed {
+            orphans.push(format!("{text}: no property in {}", source.display()));
+        }
+    }
+    assert!(orphans.is_empty(), "regression files no property replays:\n{}", orphans.join("\n"));
 }
