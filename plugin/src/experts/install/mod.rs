@@ -353,7 +353,7 @@ pub fn bind(
     entry.insert("server".into(), server.into());
     let text = format!(
         "# Written by `experts bind`: binds abstract tools to MCP servers.\n{}",
-        crate::platform::documents::yaml_writer::to_block_yaml(&doc)
+        serde_norway::to_string(&doc)
             .map_err(|e| format!("cannot write {}: {e}", experts::bindings::BINDINGS_FILE))?
     );
     crate::platform::files::write_atomically(&path, text.as_bytes())
@@ -443,6 +443,34 @@ mod tests {
         let err = bind(root, "fixture-expert", "notes", "notes-mcp", &options).unwrap_err();
         assert!(err.contains("bindings.yaml"), "{err}");
         assert!(err.contains("nested deeper than 64 levels"), "{err}");
+    }
+
+    #[test]
+    fn bind_writes_a_server_name_yaml_gives_a_meaning_to_and_keeps_the_rest() {
+        let root_temp = temp_dir("install-bind-names");
+        let root = root_temp.path();
+        fs::create_dir_all(root).unwrap();
+        let options = LoadOptions::default();
+        install_files(root, "base", &base_files(), &options, 1_000).unwrap();
+        let path = root.join("fixture-expert/bindings.yaml");
+        let before: serde_norway::Value =
+            serde_norway::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        for server in ["true", "null", "1.5", "- x", "a: b # c", "'q\"", "é ü", "~"] {
+            bind(root, "fixture-expert", "notes", server, &options).unwrap();
+            let text = fs::read_to_string(&path).unwrap();
+            assert!(text.starts_with("# Written by `experts bind`"), "{text}");
+            let after: serde_norway::Value = serde_norway::from_str(&text).unwrap();
+            assert_eq!(
+                after["tools"]["notes"]["server"].as_str(),
+                Some(server),
+                "{text}"
+            );
+            assert_eq!(
+                after["tools"]["notes"]["operations"], before["tools"]["notes"]["operations"],
+                "{text}"
+            );
+            assert_eq!(after["tools"]["mail"], before["tools"]["mail"], "{text}");
+        }
     }
 
     #[test]
