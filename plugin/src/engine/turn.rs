@@ -19,6 +19,7 @@ impl Engine {
     pub fn before_agent_start(&mut self, event: &PromptEvent, ctx: &HookContext) -> Injection {
         // The turn's one reading of the host's clock: routing and the records take it as an input.
         let now_ms = time::now_ms();
+        // Loaded first: the settings say which secrets to redact.
         self.ensure_loaded();
         let redacted = self.without_secrets(event);
         let event = redacted.as_ref().unwrap_or(event);
@@ -46,7 +47,6 @@ impl Engine {
         ctx: &HookContext,
         now_ms: u64,
     ) -> Injection {
-        self.ensure_loaded();
         if !self.is_user_turn(ctx) {
             let reason = format!(
                 "trigger {:?} is not a user turn",
