@@ -8,6 +8,7 @@ use crate::config::Transport;
 use crate::engine::turn_history::{self, Captured};
 use crate::engine::turns;
 use crate::memory::graphiti::http::Deadline;
+use crate::memory::redaction::Query;
 use crate::memory::spool::{Acked, Spool, State};
 use crate::memory::{group_id, paused};
 use crate::ops::reports;
@@ -135,10 +136,11 @@ impl Engine {
             ));
         }
         let query = query.map(str::trim).filter(|q| !q.is_empty());
+        let searched = query.map(|q| Query::new(q, &self.config.settings.capture.redact));
         let transport = self.config.settings.graphiti.transport;
         let deadline = Deadline::after(limits.timeout);
         let (client, http) = self.graphiti();
-        let (facts, entities) = match query {
+        let (facts, entities) = match &searched {
             Some(q) => client.search_facts_and_nodes(
                 http,
                 q,

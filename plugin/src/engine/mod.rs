@@ -349,7 +349,6 @@ impl Engine {
             self.memory.client = Some((transport, url.clone(), client));
         }
         let client = &mut self.memory.client.as_mut().expect("set above").2;
-        client.redact_queries(&self.config.settings.capture.redact);
         (client, self.host.http.as_mut())
     }
 }

@@ -6,7 +6,7 @@ use crate::memory::graphiti::GraphitiError;
 use crate::memory::graphiti::http::Deadline;
 use crate::memory::recall::{self, Recall};
 use crate::memory::recall_cache;
-use crate::memory::redaction;
+use crate::memory::redaction::Query;
 use crate::memory::relevance;
 use crate::platform::api::PromptEvent;
 use crate::platform::time;
@@ -28,21 +28,23 @@ impl Engine {
         if !settings.enabled || self.too_short(&event.prompt) {
             return (None, Recall::default(), RecallOutcome::Skipped);
         }
-        // The earlier messages in the query were not redacted with the prompt; the query is kept
-        // in the recall cache.
-        let query = recall::query(&event.prompt, &event.messages_json, &settings);
-        let query = redaction::redact(&query, &self.config.settings.capture.redact).text;
+        // Redacted once for the search and the recall cache: the earlier messages in it were not
+        // redacted with the prompt.
+        let query = Query::new(
+            &recall::query(&event.prompt, &event.messages_json, &settings),
+            &self.config.settings.capture.redact,
+        );
         let deadline = Deadline::after(Duration::from_millis(settings.timeout_ms));
         let (facts, nodes) = self.search_both(&query, group, deadline, notes);
         let (found, outcome) = match facts {
             Ok(facts) => {
                 let found = Recall::from_lists(nodes.unwrap_or_default(), facts);
-                self.cache_answer(group, &query, &found, notes);
+                self.cache_answer(group, query.as_str(), &found, notes);
                 (found, RecallOutcome::Recalled)
             }
             Err(e) => {
                 let fresh_nodes = nodes.unwrap_or_default();
-                match self.cached_answer(group, &query, &e, notes) {
+                match self.cached_answer(group, query.as_str(), &e, notes) {
                     // The entities that did arrive are fresher than the cached ones.
                     Some(cached) if !fresh_nodes.is_empty() => (
                         Recall {
@@ -152,7 +154,8 @@ impl Engine {
         deadline: Deadline,
         notes: &mut Vec<String>,
     ) -> Result<Recall, GraphitiError> {
-        let (facts, nodes) = self.search_both(query, group, deadline, notes);
+        let query = Query::new(query, &self.config.settings.capture.redact);
+        let (facts, nodes) = self.search_both(&query, group, deadline, notes);
         Ok(Recall::from_lists(nodes.unwrap_or_default(), facts?))
     }
 
@@ -160,7 +163,7 @@ impl Engine {
     /// search is a note.
     fn search_both(
         &mut self,
-        query: &str,
+        query: &Query,
         group: &str,
         deadline: Deadline,
         notes: &mut Vec<String>,

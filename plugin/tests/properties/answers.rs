@@ -16,6 +16,7 @@ use graphiti_openclaw::memory::graphiti::{
     Client, Episode, EpisodeKind, ErrorKind, GraphitiError, MAX_ANSWER_VALUES, Transport,
     parse_bounded,
 };
+use graphiti_openclaw::memory::redaction::Query;
 use graphiti_openclaw::platform::api::{HookContext, PromptEvent};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -59,10 +60,10 @@ fn run(client: &mut Client, http: &mut dyn Http, op: Operation) -> Result<Value,
     let deadline = Deadline::after(Duration::from_secs(5));
     match op {
         Operation::SearchFacts => client
-            .search_facts(http, "q", "g", 10, deadline)
+            .search_facts(http, &Query::new("q", &[]), "g", 10, deadline)
             .map(Value::Array),
         Operation::SearchNodes => client
-            .search_nodes(http, "q", "g", 5, deadline)
+            .search_nodes(http, &Query::new("q", &[]), "g", 5, deadline)
             .map(Value::Array),
         Operation::AddEpisode => client
             .add_episode(http, &episode(), deadline)

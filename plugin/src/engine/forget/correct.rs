@@ -5,6 +5,7 @@ use super::rank::text_of;
 use super::{GRAPHITI_TIMEOUT, request_of};
 use crate::engine::Engine;
 use crate::memory::graphiti::http::Deadline;
+use crate::memory::redaction::Query;
 use crate::ops::reports;
 use crate::platform::api::{CommandOutput, HookContext};
 
@@ -36,8 +37,9 @@ impl Engine {
         };
         let request = request_of(old, ctx);
         let deadline = Deadline::after(GRAPHITI_TIMEOUT);
+        let query = Query::new(old, &self.config.settings.capture.redact);
         let (client, http) = self.graphiti();
-        let found = client.search_facts(http, old, &group, 10, deadline);
+        let found = client.search_facts(http, &query, &group, 10, deadline);
         let mut notes = Vec::new();
         self.save_graphiti_session(&mut notes);
         // The current fact that has most of the request's words, among those that match it well.

@@ -21,6 +21,7 @@ use crate::memory::graphiti;
 use crate::memory::graphiti::http::Deadline;
 use crate::memory::graphiti::speaker_name;
 use crate::memory::group_id;
+use crate::memory::redaction::{self, Query};
 use crate::memory::spool::Spool;
 use crate::ops::reports::{self, ForgetPlan};
 use crate::platform::api::{ChatType, CommandOutput, HookContext};
@@ -118,9 +119,9 @@ impl Engine {
     pub(super) fn propose_forget(&mut self, ask: &ForgetAsk) -> CommandOutput {
         self.ensure_loaded();
         // The request is searched for and kept with the proposal; memories hold only markers.
-        let query = ask.query.map(|q| {
-            crate::memory::redaction::redact(q, &self.config.settings.capture.redact).text
-        });
+        let query = ask
+            .query
+            .map(|q| redaction::redact(q, &self.config.settings.capture.redact).text);
         let ask = &ForgetAsk {
             query: query.as_deref(),
             ..*ask
@@ -327,10 +328,11 @@ impl Engine {
 
     fn find(&mut self, query: &str, group: &str) -> Result<Found, String> {
         let deadline = Deadline::after(GRAPHITI_TIMEOUT);
+        let query = Query::new(query, &self.config.settings.capture.redact);
         let (client, http) = self.graphiti();
         let (facts, entities) = client.search_facts_and_nodes(
             http,
-            query,
+            &query,
             group,
             (SEARCHED_FACTS, SEARCHED_ENTITIES),
             deadline,

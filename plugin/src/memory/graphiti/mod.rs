@@ -10,9 +10,8 @@ mod item;
 mod mcp;
 mod rest;
 
-use crate::config::Redact;
 pub use crate::config::Transport;
-use crate::memory::redaction;
+use crate::memory::redaction::Query;
 use http::{Deadline, Http};
 use serde_json::Value;
 
@@ -30,51 +29,31 @@ pub struct Found {
     pub facts: Vec<Value>,
 }
 
-/// A Graphiti server, and the kinds of secret replaced in every search query sent to it: Graphiti
-/// embeds each query with its LLM provider.
-pub struct Client {
-    server: Server,
-    redact: Vec<Redact>,
-}
-
-enum Server {
+/// A Graphiti server. Every search query it sends is a [`Query`], made with its secrets replaced:
+/// Graphiti embeds each query with its LLM provider.
+pub enum Client {
     Mcp(McpClient),
     Rest(RestClient),
 }
 
 impl Client {
     pub fn new(transport: Transport, url: &str) -> Client {
-        let server = match transport {
-            Transport::Mcp => Server::Mcp(McpClient::new(url)),
-            Transport::Rest => Server::Rest(RestClient::new(url)),
-        };
-        Client {
-            server,
-            redact: Redact::DEFAULT.to_vec(),
+        match transport {
+            Transport::Mcp => Client::Mcp(McpClient::new(url)),
+            Transport::Rest => Client::Rest(RestClient::new(url)),
         }
-    }
-
-    /// The kinds of secret replaced in search queries (`capture.redact`).
-    pub fn redact_queries(&mut self, kinds: &[Redact]) {
-        if self.redact != kinds {
-            self.redact = kinds.to_vec();
-        }
-    }
-
-    fn query(&self, query: &str) -> String {
-        redaction::redact(query, &self.redact).text
     }
 
     /// The MCP session in use, when there is one.
     pub fn session(&self) -> Option<&str> {
-        match &self.server {
-            Server::Mcp(c) => c.session(),
-            Server::Rest(_) => None,
+        match self {
+            Client::Mcp(c) => c.session(),
+            Client::Rest(_) => None,
         }
     }
 
     pub fn resume_session(&mut self, session: String) {
-        if let Server::Mcp(c) = &mut self.server {
+        if let Client::Mcp(c) = self {
             c.resume_session(session);
         }
     }
@@ -82,15 +61,14 @@ impl Client {
     pub fn search_facts(
         &mut self,
         http: &mut dyn Http,
-        query: &str,
+        query: &Query,
         group: &str,
         max: usize,
         deadline: Deadline,
     ) -> Result<Vec<Value>> {
-        let query = &self.query(query);
-        match &mut self.server {
-            Server::Mcp(c) => c.search_facts(http, query, group, max, deadline),
-            Server::Rest(c) => c.search_facts(http, query, group, max, deadline),
+        match self {
+            Client::Mcp(c) => c.search_facts(http, query.as_str(), group, max, deadline),
+            Client::Rest(c) => c.search_facts(http, query.as_str(), group, max, deadline),
         }
     }
 
@@ -99,22 +77,21 @@ impl Client {
     pub fn search_facts_and_nodes(
         &mut self,
         http: &mut dyn Http,
-        query: &str,
+        query: &Query,
         group: &str,
         (max_facts, max_nodes): (usize, usize),
         deadline: Deadline,
     ) -> (Result<Vec<Value>>, Result<Vec<Value>>) {
-        let query = &self.query(query);
-        match &mut self.server {
-            Server::Mcp(c) if max_nodes > 0 => {
-                c.search_facts_and_nodes(http, query, group, (max_facts, max_nodes), deadline)
-            }
-            Server::Mcp(c) => (
-                c.search_facts(http, query, group, max_facts, deadline),
-                Ok(vec![]),
+        match self {
+            Client::Mcp(c) if max_nodes > 0 => c.search_facts_and_nodes(
+                http,
+                query.as_str(),
+                group,
+                (max_facts, max_nodes),
+                deadline,
             ),
-            Server::Rest(c) => (
-                c.search_facts(http, query, group, max_facts, deadline),
+            _ => (
+                self.search_facts(http, query, group, max_facts, deadline),
                 Ok(vec![]),
             ),
         }
@@ -124,15 +101,14 @@ impl Client {
     pub fn search_nodes(
         &mut self,
         http: &mut dyn Http,
-        query: &str,
+        query: &Query,
         group: &str,
         max: usize,
         deadline: Deadline,
     ) -> Result<Vec<Value>> {
-        let query = &self.query(query);
-        match &mut self.server {
-            Server::Mcp(c) => c.search_nodes(http, query, group, max, deadline),
-            Server::Rest(_) => Ok(vec![]),
+        match self {
+            Client::Mcp(c) => c.search_nodes(http, query.as_str(), group, max, deadline),
+            Client::Rest(_) => Ok(vec![]),
         }
     }
 
@@ -142,9 +118,9 @@ impl Client {
         episode: &Episode,
         deadline: Deadline,
     ) -> Result<()> {
-        match &mut self.server {
-            Server::Mcp(c) => c.add_episode(http, episode, deadline),
-            Server::Rest(c) => c.add_episode(http, episode, deadline),
+        match self {
+            Client::Mcp(c) => c.add_episode(http, episode, deadline),
+            Client::Rest(c) => c.add_episode(http, episode, deadline),
         }
     }
 
@@ -169,9 +145,9 @@ impl Client {
         max: usize,
         deadline: Deadline,
     ) -> Result<Option<Vec<Value>>> {
-        match &mut self.server {
-            Server::Mcp(c) => c.recent_episodes(http, group, max, deadline),
-            Server::Rest(c) => c.recent_episodes(http, group, max, deadline),
+        match self {
+            Client::Mcp(c) => c.recent_episodes(http, group, max, deadline),
+            Client::Rest(c) => c.recent_episodes(http, group, max, deadline),
         }
     }
 
@@ -189,9 +165,9 @@ impl Client {
                 "{uuid:?} is not a Graphiti id (letters, digits, - and _, at most {MAX_ID_CHARS})"
             )));
         }
-        match &mut self.server {
-            Server::Mcp(c) => c.delete(http, item, uuid, deadline),
-            Server::Rest(c) => c.delete(http, item, uuid, deadline),
+        match self {
+            Client::Mcp(c) => c.delete(http, item, uuid, deadline),
+            Client::Rest(c) => c.delete(http, item, uuid, deadline),
         }
     }
 
@@ -202,18 +178,18 @@ impl Client {
         group: &str,
         deadline: Deadline,
     ) -> Result<()> {
-        match &mut self.server {
-            Server::Mcp(c) => c.delete_group(http, group, deadline),
-            Server::Rest(c) => c.delete_group(http, group, deadline),
+        match self {
+            Client::Mcp(c) => c.delete_group(http, group, deadline),
+            Client::Rest(c) => c.delete_group(http, group, deadline),
         }
     }
 
     /// The database behind the server, as the MCP server's `get_status` named it at the last
     /// health check (the REST server does not say).
     pub fn database(&self) -> Option<&str> {
-        match &self.server {
-            Server::Mcp(c) => c.database(),
-            Server::Rest(_) => None,
+        match self {
+            Client::Mcp(c) => c.database(),
+            Client::Rest(_) => None,
         }
     }
 
@@ -221,8 +197,8 @@ impl Client {
     /// said so: the MCP server on FalkorDB keeps each group in a graph of its own and its
     /// `get_episodes` reads only the default one (graphiti-core 0.30 and later).
     pub fn cannot_confirm(&self) -> Option<String> {
-        match &self.server {
-            Server::Mcp(c) if c.database() == Some("falkordb") => Some(
+        match self {
+            Client::Mcp(c) if c.database() == Some("falkordb") => Some(
                 "the MCP server runs on FalkorDB, where get_episodes reads only the server's \
                  default graph, never this plugin's groups"
                     .into(),
@@ -232,9 +208,9 @@ impl Client {
     }
 
     pub fn health(&mut self, http: &mut dyn Http, deadline: Deadline) -> Result<String> {
-        match &mut self.server {
-            Server::Mcp(c) => c.health(http, deadline),
-            Server::Rest(c) => c.health(http, deadline),
+        match self {
+            Client::Mcp(c) => c.health(http, deadline),
+            Client::Rest(c) => c.health(http, deadline),
         }
     }
 }

@@ -26,6 +26,20 @@ pub struct Redacted {
     pub replaced: Vec<&'static str>,
 }
 
+/// A search query with its secrets replaced: the only text the Graphiti client sends as one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Query(String);
+
+impl Query {
+    pub fn new(text: &str, kinds: &[Redact]) -> Query {
+        Query(redact(text, kinds).text)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 /// The shortest value looked for again elsewhere in an exchange: shorter ones are common words.
 const MIN_REPEATED_CHARS: usize = 4;
 
