@@ -1,10 +1,12 @@
 //! Shared pieces of the workspace tests: the routing case tables (`tests/cases/*.yaml`), paths to the
-//! built components, and temporary directories; the import graph of `plugin/src`.
+//! built components, the Graphiti stand-in, and temporary directories; the import graph of
+//! `plugin/src`.
 
 pub mod bench_rows;
 pub mod cases;
 pub mod module_graph;
 
+use graphiti_standin::StandIn;
 use host_shim::{ChatType, HookContext, Limits, PromptEvent, ShimOptions};
 
 use std::path::{Path, PathBuf};
@@ -63,6 +65,11 @@ pub fn expert_shim_options(
     options.workspace_dir = Some(agents.to_path_buf());
     options.host_settings = Some(settings.to_string());
     options
+}
+
+/// A Graphiti stand-in on a free loopback port, ingesting what it accepts at once.
+pub fn standin() -> StandIn {
+    StandIn::start(graphiti_standin::Options::default()).expect("stand-in starts")
 }
 
 /// A fresh, empty directory under the system temp dir, named after `label`; removed when dropped,

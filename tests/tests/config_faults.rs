@@ -3,9 +3,10 @@
 //! malformed files are located errors.
 
 use graphiti_openclaw_tests::{
+    standin,
     copy_dir, example_config, hook_context, plugin_wasm, prompt, temp_dir, workspace,
 };
-use graphiti_standin::{Options, StandIn};
+use graphiti_standin::StandIn;
 use host_shim::{
     AgentEndEvent, CaptureOutcome, ChatType, Command, Limits, ReloadError, Shim, ShimError,
     ShimOptions,
@@ -26,14 +27,6 @@ fn options(config: &Path) -> ShimOptions {
     options
 }
 
-fn standin() -> StandIn {
-    StandIn::start(Options {
-        port: 0,
-        ingest_delay: Duration::ZERO,
-        legacy_node_search: false,
-    })
-    .expect("stand-in starts")
-}
 
 /// A copy of the example configuration whose settings point at `graphiti` (MCP) with fast backoff.
 fn config_for(graphiti: &StandIn) -> TempDir {

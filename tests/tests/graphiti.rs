@@ -3,6 +3,7 @@
 //! within the budget, skips, scoping, and a capture spool that loses nothing.
 
 use graphiti_openclaw_tests::{
+    standin,
     copy_dir, example_config, graphiti_shim as shim, hook_context, prompt, temp_dir,
 };
 use graphiti_standin::{Fault, Options, StandIn};
@@ -18,14 +19,6 @@ const RECALL_TIMEOUT_MS: u64 = 400;
 /// What a hook may take beyond the recall budget (the shim, the component, the machine's noise).
 const MARGIN: Duration = Duration::from_millis(600);
 
-fn standin() -> StandIn {
-    StandIn::start(Options {
-        port: 0,
-        ingest_delay: Duration::ZERO,
-        legacy_node_search: false,
-    })
-    .expect("stand-in starts")
-}
 
 /// The example configuration pointed at `url` with `transport`, small budgets and fast backoff; the
 /// extra lines go into the recall and capture sections. The relevance floor is off: these tests are

@@ -4,9 +4,10 @@
 //! `memory paused` say what is left out.
 
 use graphiti_openclaw_tests::{
+    standin,
     cli_command, copy_dir, example_config, graphiti_shim as shim, hook_context, prompt, temp_dir,
 };
-use graphiti_standin::{Options, StandIn};
+use graphiti_standin::StandIn;
 use host_shim::{
     AgentEndEvent, CaptureOutcome, ChatType, Command, HookContext, IngestRequest, MemoryCommand,
     MemoryQuery, SearchRequest, Shim,
@@ -14,14 +15,6 @@ use host_shim::{
 use std::path::Path;
 use tempfile::TempDir;
 
-fn standin() -> StandIn {
-    StandIn::start(Options {
-        port: 0,
-        ingest_delay: std::time::Duration::ZERO,
-        legacy_node_search: false,
-    })
-    .expect("stand-in starts")
-}
 
 fn config(standin: &StandIn, extra: &str) -> TempDir {
     let dir = temp_dir("memory-control-config");

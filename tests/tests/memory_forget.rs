@@ -5,6 +5,7 @@
 //! ids never reach another chat's memories.
 
 use graphiti_openclaw_tests::{
+    standin,
     copy_dir, example_config, graphiti_shim as shim, hook_context, prompt, temp_dir,
 };
 use graphiti_standin::{Behaviour, EpisodeLookups, Options, StandIn};
@@ -15,10 +16,6 @@ use host_shim::{
 use std::path::Path;
 use tempfile::TempDir;
 
-fn standin() -> StandIn {
-    StandIn::start(Options { port: 0, ingest_delay: std::time::Duration::ZERO, legacy_node_search: false })
-        .expect("stand-in starts")
-}
 
 fn config(standin: &StandIn, transport: &str) -> TempDir {
     let dir = temp_dir("memory-forget-config");

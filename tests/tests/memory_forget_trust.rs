@@ -6,10 +6,11 @@
 //! captured as a pause is made is never sent; ids from Graphiti cannot drive a terminal.
 
 use graphiti_openclaw_tests::{
+    standin,
     cli_command, copy_dir, example_config, graphiti_shim as shim, graphiti_shim_at, hook_context,
     prompt, temp_dir,
 };
-use graphiti_standin::{Options, StandIn};
+use graphiti_standin::StandIn;
 use host_shim::{
     AgentEndEvent, CaptureOutcome, ChatType, Command, CommandOutput, ForgetConfirmation,
     ForgetRequest, HookContext, MemoryCommand, SetClock, Shim, SpoolCommand,
@@ -17,10 +18,6 @@ use host_shim::{
 use std::path::Path;
 use tempfile::TempDir;
 
-fn standin() -> StandIn {
-    StandIn::start(Options { port: 0, ingest_delay: std::time::Duration::ZERO, legacy_node_search: false })
-        .expect("stand-in starts")
-}
 
 fn config(url: &str) -> TempDir {
     let dir = temp_dir("forget-trust-config");

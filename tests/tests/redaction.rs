@@ -5,9 +5,10 @@
 //! under the state directory are searched for the secret.
 
 use graphiti_openclaw_tests::{
+    standin,
     copy_dir, example_config, graphiti_shim as shim, hook_context, prompt, temp_dir,
 };
-use graphiti_standin::{Options, StandIn};
+use graphiti_standin::StandIn;
 use host_shim::{
     AgentEndEvent, CaptureOutcome, ChatType, Command, Correction, ForgetRequest, HookContext,
     MemoryCommand, SearchRequest, Shim,
@@ -170,14 +171,6 @@ const ROWS: &[Row] = &[
     kept("password_hint: blue sky"),
 ];
 
-fn standin() -> StandIn {
-    StandIn::start(Options {
-        port: 0,
-        ingest_delay: std::time::Duration::ZERO,
-        legacy_node_search: false,
-    })
-    .expect("stand-in starts")
-}
 
 fn config(standin: &StandIn) -> tempfile::TempDir {
     let dir = temp_dir("redaction-config");
