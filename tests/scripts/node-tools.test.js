@@ -36,8 +36,10 @@ fi
 echo "end $$ $1" >> "$NPM_LOG"
 `;
 
-function sandbox() {
+/** A scratch tools directory and stub npm, removed when test `t` ends. */
+function sandbox(t) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'node-tools-test-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const stubs = path.join(dir, 'stubs');
   fs.mkdirSync(stubs);
   fs.writeFileSync(path.join(stubs, 'npm'), STUB_NPM, { mode: 0o755 });
@@ -61,49 +63,37 @@ function sequential(calls) {
   return commands;
 }
 
-test('two runs at once install once, one after the other; both print the tools directory', async () => {
-  const box = sandbox();
-  try {
-    const [first, second] = await Promise.all([box.run(), box.run()]);
-    for (const out of [first, second]) assert.equal(out.stdout.trim().split('\n').at(-1), path.join(box.tools, 'bin'));
-    assert.deepEqual(sequential(box.calls()), ['install', 'ci'], 'Node once, the tools once');
-    await box.run();
-    assert.equal(box.calls().length, 4, 'a third run installs nothing');
-  } finally {
-    fs.rmSync(box.dir, { recursive: true, force: true });
-  }
+test('two runs at once install once, one after the other; both print the tools directory', async (t) => {
+  const box = sandbox(t);
+  const [first, second] = await Promise.all([box.run(), box.run()]);
+  for (const out of [first, second]) assert.equal(out.stdout.trim().split('\n').at(-1), path.join(box.tools, 'bin'));
+  assert.deepEqual(sequential(box.calls()), ['install', 'ci'], 'Node once, the tools once');
+  await box.run();
+  assert.equal(box.calls().length, 4, 'a third run installs nothing');
 });
 
-test('a tree with a file missing is installed again with npm ci', async () => {
-  const box = sandbox();
-  try {
-    await box.run();
-    fs.rmSync(path.join(box.tools, 'node_modules/openclaw/dist/part-3.js'));
-    await box.run();
-    assert.deepEqual(sequential(box.calls()), ['install', 'ci', 'ci']);
-    assert.ok(fs.existsSync(path.join(box.tools, 'node_modules/openclaw/dist/part-3.js')));
-  } finally {
-    fs.rmSync(box.dir, { recursive: true, force: true });
-  }
+test('a tree with a file missing is installed again with npm ci', async (t) => {
+  const box = sandbox(t);
+  await box.run();
+  fs.rmSync(path.join(box.tools, 'node_modules/openclaw/dist/part-3.js'));
+  await box.run();
+  assert.deepEqual(sequential(box.calls()), ['install', 'ci', 'ci']);
+  assert.ok(fs.existsSync(path.join(box.tools, 'node_modules/openclaw/dist/part-3.js')));
 });
 
-test('an install stopped half-way is done again by the next run', async () => {
-  const box = sandbox();
-  try {
-    await box.run();
-    // A changed lockfile: the next run installs again. It is killed while npm runs.
-    fs.writeFileSync(path.join(box.tools, '.installed-lock'), 'an older lockfile');
-    const stopped = spawn('bash', [SCRIPT], { env: box.env, stdio: 'ignore', detached: true });
-    const exited = new Promise((resolve) => stopped.on('exit', resolve));
-    while (box.calls().length < 5) await new Promise((resolve) => setTimeout(resolve, 50));
-    process.kill(-stopped.pid, 'SIGKILL');
-    await exited;
-    assert.ok(!fs.existsSync(path.join(box.tools, 'node_modules/.bin/jco')), 'the stopped install left a broken tree');
-    await box.run();
-    const calls = box.calls().map((call) => `${call[0]} ${call[2]}`);
-    assert.deepEqual(calls.slice(4), ['start ci', 'start ci', 'end ci'], 'the next run installed again, whole');
-    for (const part of [1, 2, 3, 4, 5]) assert.ok(fs.existsSync(path.join(box.tools, `node_modules/openclaw/dist/part-${part}.js`)));
-  } finally {
-    fs.rmSync(box.dir, { recursive: true, force: true });
-  }
+test('an install stopped half-way is done again by the next run', async (t) => {
+  const box = sandbox(t);
+  await box.run();
+  // A changed lockfile: the next run installs again. It is killed while npm runs.
+  fs.writeFileSync(path.join(box.tools, '.installed-lock'), 'an older lockfile');
+  const stopped = spawn('bash', [SCRIPT], { env: box.env, stdio: 'ignore', detached: true });
+  const exited = new Promise((resolve) => stopped.on('exit', resolve));
+  while (box.calls().length < 5) await new Promise((resolve) => setTimeout(resolve, 50));
+  process.kill(-stopped.pid, 'SIGKILL');
+  await exited;
+  assert.ok(!fs.existsSync(path.join(box.tools, 'node_modules/.bin/jco')), 'the stopped install left a broken tree');
+  await box.run();
+  const calls = box.calls().map((call) => `${call[0]} ${call[2]}`);
+  assert.deepEqual(calls.slice(4), ['start ci', 'start ci', 'end ci'], 'the next run installed again, whole');
+  for (const part of [1, 2, 3, 4, 5]) assert.ok(fs.existsSync(path.join(box.tools, `node_modules/openclaw/dist/part-${part}.js`)));
 });
