@@ -16,8 +16,8 @@ if [ -z "${GRAPHITI_URL:-}" ]; then
     say "GRAPHITI_URL is not set: the test against a real Graphiti server is SKIPPED (the stand-in tests run)"
 else
     say "against the real Graphiti at $GRAPHITI_URL (a test ignored without it)"
-    cargo test --release -p graphiti-openclaw-tests --test graphiti -- --ignored --exact \
-        against_a_real_graphiti_when_graphiti_url_is_set
+    cargo test --release -p graphiti-openclaw-tests --test all -- --ignored --exact \
+        graphiti::against_a_real_graphiti_when_graphiti_url_is_set
 fi
 
 say "the public/private boundary audit of config/ (scripts/audit-boundary.sh: the CLI's audit-boundary, then git ignores config/private/)"
@@ -25,7 +25,7 @@ bash scripts/audit-boundary.sh
 
 say "clippy's default lints and too_many_lines (clippy.toml), natively and for the component, warnings denied"
 lint="-D warnings -D clippy::too_many_lines -D clippy::disallowed_methods"
-cargo clippy --release --quiet -p graphiti-openclaw-plugin -p graphiti-openclaw-host-shim -p graphiti-openclaw-tests -p graphiti-standin --all-targets -- $lint
+cargo clippy --release --quiet -p graphiti-openclaw-plugin -p graphiti-openclaw-host-shim -p graphiti-openclaw-tests -p graphiti-openclaw-native-tests -p graphiti-standin --all-targets -- $lint
 cargo clippy --release --quiet -p graphiti-openclaw-plugin -p probe-guest --target wasm32-wasip2 --lib -- $lint
 
 say "benchmarks, quick (they check their answers)"

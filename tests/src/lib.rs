@@ -1,26 +1,18 @@
-//! Shared pieces of the workspace tests: the routing case tables (`tests/cases/*.yaml`), paths to the
-//! built components, the Graphiti stand-in, and temporary directories; the import graph of
-//! `plugin/src`.
+//! Shared pieces of the workspace tests that run the component: paths to the built components, the
+//! shim as the tests configure it, and the Graphiti stand-in. What needs no component (the routing
+//! case tables, temporary directories, the workspace's paths) comes from `tests/native`.
 
 pub mod bench_rows;
-pub mod cases;
-pub mod module_graph;
+
+pub use graphiti_openclaw_native_tests::{
+    cases, copy_dir, example_config, module_graph, replace_in_file, temp_dir, workspace,
+};
 
 use graphiti_standin::StandIn;
 use host_shim::{ChatType, HookContext, Limits, PromptEvent, ShimOptions};
 
 use std::path::{Path, PathBuf};
 
-pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
-
-pub fn example_config() -> PathBuf {
-    workspace().join("config")
-}
 
 /// The component's size budget, in bytes (docs/decisions/size-budget.md): a change that needs more
 /// raises it in the same commit, with the figure and the reason in that record.
@@ -70,37 +62,6 @@ pub fn expert_shim_options(
 /// A Graphiti stand-in on a free loopback port, ingesting what it accepts at once.
 pub fn standin() -> StandIn {
     StandIn::start(graphiti_standin::Options::default()).expect("stand-in starts")
-}
-
-/// A fresh, empty directory under the system temp dir, named after `label`; removed when dropped,
-/// the test passed or failed: keep it for as long as something uses its path.
-pub fn temp_dir(label: &str) -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix(&format!("graphiti-openclaw-test-{label}-"))
-        .tempdir()
-        .expect("a temporary directory")
-}
-
-/// Replaces every `from` (one must be there) with `to` in the file at `path`: a fixture broken or
-/// renamed in place.
-pub fn replace_in_file(path: &Path, from: &str, to: &str) {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert!(text.contains(from), "{} has no {from:?}", path.display());
-    std::fs::write(path, text.replace(from, to)).unwrap();
-}
-
-/// Copies a directory tree (for tests that edit a configuration).
-pub fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create dir");
-    for entry in std::fs::read_dir(from).expect("read dir") {
-        let entry = entry.expect("dir entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("file type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy file");
-        }
-    }
 }
 
 /// A user's turn in `session` from agent `main`, sender `user-1`, chat `chat-1` (Graphiti group

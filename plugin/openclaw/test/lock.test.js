@@ -1,5 +1,5 @@
 // The state-directory locks (`src/lock.js`): the same protocol and cases as the shim's
-// `host-shim/tests/state_lock.rs`. Two StateLocks stand for two component instances.
+// `host-shim/tests/all/state_lock.rs`. Two StateLocks stand for two component instances.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

@@ -1,0 +1,32 @@
+//! The workspace tests that run the real plugin.wasm in the host shim (or the CLI built with it), as
+//! one test binary: one link of wasmtime for all of them. The fault suite (`tests/faults.rs`) runs
+//! apart, with a harness of its own.
+
+mod boundary_audit;
+mod component;
+mod config_faults;
+mod config_loads;
+mod docs_commands;
+mod expert_runs;
+mod expert_runs_cli;
+mod expert_runs_commands;
+mod expert_runs_common;
+mod expert_runs_faults;
+mod expert_runs_policy;
+mod expert_runs_privacy;
+mod experts;
+mod experts_approval;
+mod experts_common;
+mod experts_tool_search;
+mod graphiti;
+mod https_recall;
+mod memory_control;
+mod memory_forget;
+mod memory_forget_trust;
+mod recall_under_load;
+mod redaction;
+mod relevance;
+mod routing_cases;
+mod send_lock_holder;
+mod sticky_turns;
+mod unconfirmed_doubts;
