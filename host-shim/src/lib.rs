@@ -60,6 +60,7 @@
 // the engine and the compiled component; the instance the guest runs in (its WASI context with
 // the non-blocking opens, its imports: HTTP, locks); the call itself, within the limits.
 mod bindings;
+pub mod cli_grammar;
 mod errors;
 mod logs;
 mod options;

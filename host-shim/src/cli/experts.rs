@@ -8,9 +8,9 @@ use host_shim::{
     ToolCall, ToolCheck, TriggerFire,
 };
 
-use super::args::{CliCommand, ExpertsCli, GlobalOptions};
 use super::input_files::read_text;
 use super::moment::moment;
+use host_shim::cli_grammar::{CliCommand, ExpertsCli, GlobalOptions};
 
 /// Largest package archive read for `experts install`.
 const MAX_ARCHIVE_BYTES: u64 = 16 << 20;

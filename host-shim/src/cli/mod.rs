@@ -1,7 +1,6 @@
-//! The command line: parsed ([`args`]), a shim opened for it ([`open`]), the subcommand run
+//! The command line: parsed (`host_shim::cli_grammar`), a shim opened for it ([`open`]), the subcommand run
 //! ([`run`](mod@run), [`turn`]) and its answers printed ([`output`]).
 
-mod args;
 mod experts;
 mod input_files;
 mod moment;
@@ -10,5 +9,5 @@ mod output;
 mod run;
 mod turn;
 
-pub(crate) use args::Cli;
+pub(crate) use host_shim::cli_grammar::Cli;
 pub(crate) use run::run;

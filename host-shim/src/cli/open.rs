@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use host_shim::{EXTRA_CA_FILE, Limits, Shim, ShimError, ShimOptions};
 
-use super::args::GlobalOptions;
 use super::input_files::read_text;
+use host_shim::cli_grammar::GlobalOptions;
 
 pub(crate) fn open_shim(options: GlobalOptions, dry_run: bool) -> Result<Shim, String> {
     let explicit_wasm = options.wasm.is_some();

@@ -9,13 +9,15 @@ use host_shim::{
     RecallCommand, Shim, SpoolCommand,
 };
 
-use super::args::{ChatArgs, Cli, CliCommand, ExpertsCli, ForgetChoiceArgs, MemoryCli, SpoolCli};
 use super::experts::{experts_command, mount_package_dir};
 use super::input_files::read_text;
 use super::moment::moment;
 use super::open::open_shim;
 use super::output::{print_output, print_tick};
 use super::turn::turn;
+use host_shim::cli_grammar::{
+    ChatArgs, Cli, CliCommand, ExpertsCli, ForgetChoiceArgs, MemoryCli, SpoolCli,
+};
 
 /// The exit code of the command, or the message of an error before it ran.
 pub(crate) fn run(mut cli: Cli) -> Result<u8, String> {
@@ -61,7 +63,10 @@ pub(crate) fn run(mut cli: Cli) -> Result<u8, String> {
             Some(SpoolCli::Requeue) => SpoolCommand::Requeue,
         }),
         CliCommand::Experts { command } => Command::Experts(experts_command(command)?),
-        CliCommand::Memory { command } => Command::Memory(memory_command(command)),
+        CliCommand::Chat(command) | CliCommand::Memory { command } => {
+            Command::Memory(memory_command(command))
+        }
+        CliCommand::Overview => Command::Overview,
         CliCommand::Ingest { text, sender } => return ingest(&mut shim, text, sender),
         CliCommand::Turn {
             prompt,
@@ -91,7 +96,9 @@ fn is_dry_run(command: &CliCommand) -> bool {
             | CliCommand::Flush
             | CliCommand::GroupIds
             | CliCommand::Spool { .. }
+            | CliCommand::Chat(_)
             | CliCommand::Memory { .. }
+            | CliCommand::Overview
             | CliCommand::Debug { .. }
             | CliCommand::Experts {
                 command: ExpertsCli::Pending
@@ -151,7 +158,7 @@ fn intent_test(
     }))
 }
 
-/// The context a chat's turns would have, for `memory pause` and `memory resume`.
+/// The context a chat's turns would have, for `pause` and `resume`.
 /// The operator's `memory` commands: the operator asks, not a chat.
 fn memory_command(command: MemoryCli) -> MemoryCommand {
     let query = |query, chat| MemoryQuery {
@@ -163,7 +170,7 @@ fn memory_command(command: MemoryCli) -> MemoryCommand {
         MemoryCli::Pause(chat) => MemoryCommand::Pause(chat_context(chat)),
         MemoryCli::Resume(chat) => MemoryCommand::Resume(chat_context(chat)),
         MemoryCli::Paused => MemoryCommand::Paused,
-        MemoryCli::See { query: q, chat } => MemoryCommand::See(query(q, chat)),
+        MemoryCli::Memories { query: q, chat } => MemoryCommand::See(query(q, chat)),
         MemoryCli::Export { query: q, chat } => MemoryCommand::Export(query(q, chat)),
         MemoryCli::Forget {
             query,

@@ -76,7 +76,7 @@ export function graphitiSlashCommand(args, ctx) {
 }
 
 /**
- * `memory see`: what is remembered for the chat of `ctx`; `operator` for a CLI (a group chat's
+ * `memories`: what is remembered for the chat of `ctx`; `operator` for a CLI (a group chat's
  * memories are shown to an operator only).
  */
 export function memoriesCommand(query, ctx, operator, tag = 'see') {
@@ -93,7 +93,7 @@ export function itemNumbers(words) {
 }
 
 /**
- * `memory forget`: what forgetting would delete in the chat of `ctx`, under a forget id (nothing is
+ * `forget`: what forgetting would delete in the chat of `ctx`, under a forget id (nothing is
  * deleted). `ids`: only these among the search's results; `everything`, `earlierGroups`,
  * `atOnce`: an operator's.
  */
@@ -107,19 +107,19 @@ const forgetChoice = (id, ctx, operator, { drop = [], add = [] } = {}) => ({
 });
 
 /**
- * `memory confirm-forget`: carries a proposed forget out (only its sender in its chat, or an
+ * `confirm-forget`: carries a proposed forget out (only its sender in its chat, or an
  * operator), with the items numbered `drop` left out and `add` added first.
  */
 export function confirmForgetCommand(id, ctx, operator, choice) {
   return { tag: 'memory', val: { tag: 'confirm-forget', val: forgetChoice(id, ctx, operator, choice) } };
 }
 
-/** `memory edit-forget`: leaves items of a proposed forget out or adds left-out ones; deletes nothing. */
+/** `edit-forget`: leaves items of a proposed forget out or adds left-out ones; deletes nothing. */
 export function editForgetCommand(id, ctx, operator, choice) {
   return { tag: 'memory', val: { tag: 'edit-forget', val: forgetChoice(id, ctx, operator, choice) } };
 }
 
-/** `memory correct`: a correction episode naming the old fact. */
+/** `correct`: a correction episode naming the old fact. */
 export function correctCommand(old, nowTrue, ctx) {
   return { tag: 'memory', val: { tag: 'correct', val: { old: String(old), nowTrue: String(nowTrue), ctx } } };
 }

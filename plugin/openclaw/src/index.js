@@ -374,16 +374,11 @@ function registerCliCommands(api, runtime) {
     graphiti.command('group-ids').description("Recent sessions' Graphiti groups their conversations no longer map to (old -> new)")
       .action(() => print({ tag: 'group-ids' }));
     registerMemoryCommands(graphiti, print);
-    graphiti.command('spool [action]')
-      .description('The capture spool: list (the default: what waits, is in doubt or was set aside, and why) or requeue (set-aside entries back in the queue)')
-      .action((action = 'list') => {
-        if (action !== 'list' && action !== 'requeue') {
-          process.stderr.write(`graphiti spool: unknown action "${action}"; use list or requeue\n`);
-          process.exitCode = 2;
-          return undefined;
-        }
-        return print(spoolCommand(action));
-      });
+    const spool = graphiti.command('spool').description('The capture spool: list (the default) or requeue');
+    spool.command('list', { isDefault: true }).description('What waits, is in doubt or was set aside, and why')
+      .action(() => print(spoolCommand('list')));
+    spool.command('requeue').description('Set-aside entries back at the end of the queue, in their original order')
+      .action(() => print(spoolCommand('requeue')));
   }, { descriptors: [CLI_DESCRIPTOR] });
 }
 

@@ -1,6 +1,6 @@
-// `openclaw graphiti …` commands about what is remembered for one chat: paused chats, see,
-// export, forget (propose, confirm) and correct. Each is a component command; this file parses the
-// words and options only.
+// `openclaw graphiti …` commands about what is remembered for one chat: pause, resume and the
+// paused chats, memories, export, forget (propose, confirm) and correct. Each is a component
+// command; this file parses the words and options only.
 
 import { confirmForgetCommand, correctCommand, editForgetCommand, forgetCommand, itemNumbers, memoriesCommand } from './commands.js';
 import { hookContext } from './context.js';
@@ -26,6 +26,13 @@ export function registerMemoryCommands(graphiti, print) {
     }
     return hookContext({ sessionKey: opts.session, agentId: opts.agent, senderId: opts.sender, chatId: opts.chat, channel: opts.channel, chatType: opts.chat ? 'group' : 'direct' });
   };
+  for (const [name, what] of [['pause', 'Capture nothing from a chat until it resumes (what was remembered is still recalled)'], ['resume', 'Capture a paused chat again']]) {
+    chatOptions(graphiti.command(name)).description(what)
+      .action((opts) => {
+        const ctx = chatContext(name, opts);
+        return ctx && print({ tag: 'memory', val: { tag: name, val: ctx } });
+      });
+  }
   chatOptions(graphiti.command('memories [query]'))
     .description('What Graphiti remembers for a chat: facts and entities a search returns (current and no longer true, with dates and ids), recent episodes')
     .action((query, opts) => {

@@ -64,8 +64,9 @@ export async function runCli(registrar, args) {
   let stdout = '';
   let stderr = '';
   const [write, writeError] = [process.stdout.write, process.stderr.write];
-  process.stdout.write = (chunk) => { stdout += chunk; return true; };
-  process.stderr.write = (chunk) => { stderr += chunk; return true; };
+  // The test runner reports through stdout too, in Buffers: those go on to it.
+  process.stdout.write = (chunk, ...rest) => { if (typeof chunk !== 'string') return write.call(process.stdout, chunk, ...rest); stdout += chunk; return true; };
+  process.stderr.write = (chunk, ...rest) => { if (typeof chunk !== 'string') return writeError.call(process.stderr, chunk, ...rest); stderr += chunk; return true; };
   let exitCode;
   try {
     await program.parseAsync(args, { from: 'user' });

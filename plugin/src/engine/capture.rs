@@ -108,7 +108,7 @@ impl Engine {
         }
     }
 
-    /// The user's turn in the session's history (`memory see`), with what became of its capture;
+    /// The user's turn in the session's history (`memories`), with what became of its capture;
     /// trouble writing it is only a lost history line.
     fn keep_in_history(&mut self, ctx: &HookContext, outcome: &CaptureOutcome) {
         let key = ctx.session_key.as_deref().or(ctx.session_id.as_deref());

@@ -1,4 +1,4 @@
-//! `memory chats`: the chats the plugin has seen, from its turn records, so an operator can pick
+//! `chats`: the chats the plugin has seen, from its turn records, so an operator can pick
 //! one without knowing its ids (through the Gateway a direct chat's sender is the client's id,
 //! which nothing else shows).
 

@@ -411,7 +411,7 @@ impl Engine {
                  reads them again. An old group may hold several people's or chats' memories \
                  (ids that differed only in characters outside [A-Za-z0-9_-], or past 120 \
                  characters, or that were unknown, or ids holding a template's own separator \
-                 such as -dm-): `memory forget --all --earlier-groups` deletes it once its \
+                 such as -dm-): `forget --all --earlier-groups` deletes it once its \
                  memories are known to be that chat's alone.\n",
             );
         }

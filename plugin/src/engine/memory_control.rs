@@ -1,7 +1,7 @@
 //! What a chat's user and the operator control: whether a chat is remembered at all (the chats the
 //! settings keep out of memory, `skip.channels`, `skip.chat_types`, `skip.chats`: neither recalled
 //! nor captured; the chats whose user paused memory, `/graphiti pause`: nothing captured until
-//! `/graphiti resume`), and what is remembered for one (`memory see`, `memory export`).
+//! `/graphiti resume`), and what is remembered for one (`memories`, `export`).
 
 use super::Engine;
 use crate::config::Transport;
@@ -26,7 +26,7 @@ struct Limits {
     timeout: Duration,
 }
 
-/// `memory see`: what a person reads.
+/// `memories`: what a person reads.
 const SEE: Limits = Limits {
     facts: 20,
     entities: 10,
@@ -34,7 +34,7 @@ const SEE: Limits = Limits {
     timeout: Duration::from_secs(10),
 };
 
-/// `memory export`: as much as the APIs give in one answer each.
+/// `export`: as much as the APIs give in one answer each.
 const EXPORT: Limits = Limits {
     facts: 200,
     entities: 100,
@@ -132,7 +132,7 @@ impl Engine {
             return Err(reports::failure(
                 1,
                 "in a group chat everyone would read them: an operator lists a group's memories \
-                 with `memory see --chat ID`",
+                 with `graphiti-openclaw memories --chat ID`",
             ));
         }
         let query = query.map(str::trim).filter(|q| !q.is_empty());
@@ -303,7 +303,7 @@ impl Engine {
         let kept_out = self.config.settings.skip.kept_out_summary();
         let paused = match paused {
             Some(Ok(0)) | None => None,
-            Some(Ok(n)) => Some(format!("paused in {n} chat(s) (memory paused lists them)")),
+            Some(Ok(n)) => Some(format!("paused in {n} chat(s) (`paused` lists them)")),
             Some(Err(why)) => Some(format!("NOTHING IS CAPTURED: {why}")),
         };
         let parts: Vec<String> = paused

@@ -1,4 +1,4 @@
-//! The recent turns of each session, for `memory see`: what each turn injected (the recall block,
+//! The recent turns of each session, for `memories`: what each turn injected (the recall block,
 //! the packs, the decision trace) and what became of its capture. A file per session in
 //! `turn-history/`, a JSON line per turn written at `agent-end` (after the reply, never in the
 //! prompt's path); the last [`KEPT_TURNS`] of a session are kept, for the sessions `debug` keeps.

@@ -3,6 +3,7 @@
 //! apart, with a harness of its own.
 
 mod boundary_audit;
+mod cli_grammar;
 mod component;
 mod config_faults;
 mod config_loads;

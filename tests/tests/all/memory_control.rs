@@ -1,7 +1,7 @@
 //! What the user and the operator keep out of memory, through the real component in the shim
 //! against the Graphiti stand-in: a paused chat and a kept-out channel or chat type capture nothing
 //! (neither the spool nor Graphiti gets it), secrets are redacted before the spool, and `status` and
-//! `memory paused` say what is left out.
+//! `paused` say what is left out.
 
 use graphiti_openclaw_tests::{
     standin,

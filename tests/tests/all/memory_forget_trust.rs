@@ -329,7 +329,7 @@ fn an_operators_proposal_names_the_commands_that_confirm_it() {
         at_once: false,
     })));
     let id = forget_id(&proposal);
-    assert!(proposal.stdout.contains(&format!("graphiti-openclaw memory confirm-forget {id}")), "{}", proposal.stdout);
+    assert!(proposal.stdout.contains(&format!("graphiti-openclaw confirm-forget {id}")), "{}", proposal.stdout);
     assert!(proposal.stdout.contains(&format!("openclaw graphiti confirm-forget {id}")), "{}", proposal.stdout);
     assert!(!proposal.stdout.contains("--confirm"), "{}", proposal.stdout);
     let cli = cli_command(state.path(), &["memory", "confirm-forget", &id, "--drop", "1"]).output().unwrap();

@@ -70,7 +70,7 @@ impl Engine {
             );
             out.stdout = format!(
                 "Recorded a correction of {named:?} ({which}): Graphiti compares it with what it \
-                 holds and marks the old fact no longer true when it agrees. `memory see` shows \
+                 holds and marks the old fact no longer true when it agrees. `memories` shows \
                  the outcome; a fact still current afterwards can be forgotten.\n{}",
                 out.stdout
             );

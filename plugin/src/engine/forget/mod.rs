@@ -1,5 +1,5 @@
 //! Forgetting what is remembered for a chat, and correcting it. A forget is proposed first (the
-//! `graphiti_forget` tool, `memory forget`): what a search of the chat's own group and the chat's
+//! `graphiti_forget` tool, `forget`): what a search of the chat's own group and the chat's
 //! captures still in the spool hold, ranked by how many of the request's words they have (see
 //! `memory::forget::words`); the good matches are proposed, the weaker ones listed apart for the
 //! person to add, or exactly the ids named among the search's results. Nothing is deleted until the
@@ -209,13 +209,13 @@ impl Engine {
             return Err(reports::failure(
                 1,
                 "in a group chat everyone would read what is listed: an operator forgets a group's \
-                 memories with `memory forget --chat ID`",
+                 memories with `graphiti-openclaw forget \"<words>\" --chat ID`",
             ));
         }
         if ask.everything && !ask.operator {
             return Err(reports::failure(
                 1,
-                "only an operator forgets everything of a chat at once (`memory forget --all`)",
+                "only an operator forgets everything of a chat at once (`forget --all`)",
             ));
         }
         if let Some(bad) = ask.ids.iter().find(|id| !graphiti::is_uuid_like(id)) {

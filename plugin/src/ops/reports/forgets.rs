@@ -136,7 +136,7 @@ pub fn render_nothing_to_forget(proposal: &Proposal, unmatched: usize) -> String
         let _ = writeln!(
             out,
             "The search returned {unmatched} other result(s) that share no word with it; \
-             `memory see` lists them with their ids, which forget takes."
+             `memories` with the same search lists them with their ids, which forget's --id takes."
         );
     }
     out
@@ -295,7 +295,7 @@ fn render_how_to_confirm(out: &mut String, p: &Proposal, operator: bool, choosab
         let _ = writeln!(
             out,
             "To delete exactly what is listed above as proposed, within {minutes} minutes:\n  \
-             graphiti-openclaw memory confirm-forget {id}   (in OpenClaw: openclaw graphiti \
+             graphiti-openclaw confirm-forget {id}   (in OpenClaw: openclaw graphiti \
              confirm-forget {id})"
         );
         if choosable {

@@ -1,4 +1,4 @@
-//! `memory see` and `memory export`: what Graphiti remembers for one chat's group, as its searches
+//! `memories` and `export`: what Graphiti remembers for one chat's group, as its searches
 //! and its episode listing return it. Graphiti has no call that lists a group's facts or entities,
 //! so both say that what they hold is what a search returned, never everything.
 
@@ -26,7 +26,7 @@ pub struct Memories {
     pub turn_retention: String,
 }
 
-/// A past turn of the session as `memory see` shows it.
+/// A past turn of the session as `memories` shows it.
 pub struct ShownTurn {
     pub at_ms: u64,
     pub prompt: String,
@@ -39,7 +39,7 @@ pub struct ShownTurn {
     pub scores: Vec<crate::routing::decision::RuleScore>,
 }
 
-/// How many characters of a turn's injected blocks `memory see` shows.
+/// How many characters of a turn's injected blocks `memories` shows.
 const INJECTED_SHOWN_CHARS: usize = 600;
 
 fn turns_section(out: &mut String, turns: &Result<Vec<ShownTurn>, String>, retention: &str) {
@@ -106,7 +106,7 @@ pub fn render_memories(m: &Memories) -> super::CommandOutput {
     let mut failed = false;
     match m.query.as_deref() {
         None => out.push_str(
-            "Facts and entities: give a search (memory see QUERY); Graphiti has no call that lists \
+            "Facts and entities: give a search (memories QUERY); Graphiti has no call that lists \
              them all.\n",
         ),
         Some(query) => {

@@ -1,5 +1,5 @@
 //! What operator commands print, rendered here so every host prints the same: `intent-test`,
-//! `check-config`, `lint-rules`, `eval`, `status`, `flush` and `memory see`.
+//! `check-config`, `lint-rules`, `eval`, `status`, `flush` and `memories`.
 
 mod config_checks;
 mod eval;

@@ -1,4 +1,7 @@
-//! The command line as clap parses it: the global options and the subcommands, with their help.
+//! The `graphiti-openclaw` command line as clap parses it: the global options and the subcommands,
+//! with their help. Its names are those of `openclaw graphiti` (`docs/cli-grammar.json` lists both
+//! CLIs' commands, and a test holds each to it); the earlier `memory <command>` names stay as
+//! hidden aliases.
 
 use std::path::PathBuf;
 
@@ -10,75 +13,75 @@ use clap::{Args, Parser, Subcommand};
     version,
     about = "Run the graphiti-openclaw component from the command line"
 )]
-pub(crate) struct Cli {
+pub struct Cli {
     #[command(flatten)]
-    pub(crate) options: GlobalOptions,
+    pub options: GlobalOptions,
     #[command(subcommand)]
-    pub(crate) command: CliCommand,
+    pub command: CliCommand,
 }
 
 /// Every subcommand takes these; its help lists them apart, after its own.
 #[derive(Args)]
 #[command(next_help_heading = "Global options")]
-pub(crate) struct GlobalOptions {
+pub struct GlobalOptions {
     /// The component [default: $GRAPHITI_OPENCLAW_WASM, else plugin.wasm next to this executable,
     /// else the workspace's target/wasm32-wasip2/component/graphiti_openclaw.wasm]
     #[arg(long, global = true, value_name = "PATH")]
-    pub(crate) wasm: Option<PathBuf>,
+    pub wasm: Option<PathBuf>,
     /// Configuration directory, mounted read-only
     #[arg(long, global = true, value_name = "DIR", default_value = "config")]
-    pub(crate) config_dir: PathBuf,
+    pub config_dir: PathBuf,
     /// Overlay directory, mounted read-only
     #[arg(long, global = true, value_name = "DIR")]
-    pub(crate) overlay_dir: Option<PathBuf>,
+    pub overlay_dir: Option<PathBuf>,
     /// State directory, mounted read-write; created if missing
     /// [default: $XDG_STATE_HOME/graphiti-openclaw or ~/.local/state/graphiti-openclaw]
     #[arg(long, global = true, value_name = "DIR")]
-    pub(crate) state_dir: Option<PathBuf>,
+    pub state_dir: Option<PathBuf>,
     /// Compiled-component cache
     /// [default: $XDG_CACHE_HOME/graphiti-openclaw or ~/.cache/graphiti-openclaw]
     #[arg(long, global = true, value_name = "DIR")]
-    pub(crate) cache_dir: Option<PathBuf>,
+    pub cache_dir: Option<PathBuf>,
     /// An origin the component may send HTTP requests to, e.g. http://localhost:8000 (repeatable)
     #[arg(long = "allow-origin", global = true, value_name = "ORIGIN")]
-    pub(crate) allowed_origins: Vec<String>,
+    pub allowed_origins: Vec<String>,
     /// PEM CA certificates trusted for https origins besides the system's roots (which
     /// $SSL_CERT_FILE and $SSL_CERT_DIR replace, as in OpenSSL)
     #[arg(long, global = true, value_name = "PATH")]
-    pub(crate) ca_file: Option<PathBuf>,
+    pub ca_file: Option<PathBuf>,
     /// Time limit of each call into the component, except those that send (--send-timeout-ms)
     #[arg(long, global = true, value_name = "N", default_value_t = 5000)]
-    pub(crate) call_timeout_ms: u64,
+    pub call_timeout_ms: u64,
     /// Time limit of the calls that send captured turns to Graphiti (flush, and the send after a
     /// turn or an ingest); above the component's own send lease (flush budget plus two send
     /// timeouts, 68 s with the default settings)
     #[arg(long, global = true, value_name = "N", default_value_t = 120000)]
-    pub(crate) send_timeout_ms: u64,
+    pub send_timeout_ms: u64,
     /// Memory limit of the component
     #[arg(long, global = true, value_name = "N", default_value_t = 256)]
-    pub(crate) memory_limit_mb: usize,
+    pub memory_limit_mb: usize,
     /// Expert packages, mounted read-only [default: <config-dir>/experts when it exists]
     #[arg(long, global = true, value_name = "DIR")]
-    pub(crate) experts_dir: Option<PathBuf>,
+    pub experts_dir: Option<PathBuf>,
     /// Set by `experts install|bind|remove` only: the experts directory is mounted writable.
     #[arg(skip)]
-    pub(crate) experts_writable: bool,
+    pub experts_writable: bool,
     /// Set by `experts install DIR`: the package directory, mounted read-only at /install.
     #[arg(skip)]
-    pub(crate) install_dir: Option<PathBuf>,
+    pub install_dir: Option<PathBuf>,
     /// The agents' workspace (EXPERTS.md, expert state), mounted read-write
     #[arg(long, global = true, value_name = "DIR")]
-    pub(crate) workspace_dir: Option<PathBuf>,
+    pub workspace_dir: Option<PathBuf>,
     /// Settings as a JSON file, laid over the settings file key by key (as OpenClaw's plugin config)
     #[arg(long, global = true, value_name = "FILE")]
-    pub(crate) settings: Option<PathBuf>,
+    pub settings: Option<PathBuf>,
     /// Do not echo the component's log lines to stderr
     #[arg(long, global = true)]
-    pub(crate) quiet: bool,
+    pub quiet: bool,
 }
 
 #[derive(Subcommand)]
-pub(crate) enum CliCommand {
+pub enum CliCommand {
     /// Dry run: matched rules, scores, trace and the injection for a prompt. Writes and sends nothing.
     IntentTest {
         /// The user's prompt
@@ -143,7 +146,7 @@ pub(crate) enum CliCommand {
         #[arg(long, value_name = "ID", default_value = "demo-user")]
         sender: String,
     },
-    /// Expert packages: list, validate, prompt, registry, pending approvals, approve, check-tool
+    /// Expert packages and their runs
     Experts {
         #[command(subcommand)]
         command: ExpertsCli,
@@ -163,11 +166,18 @@ pub(crate) enum CliCommand {
         #[command(subcommand)]
         command: Option<SpoolCli>,
     },
-    /// Whether a chat is remembered: pause or resume capture in one, list the paused chats
+    /// A chat's memories: see, export, forget or correct them; pause or resume capture
+    #[command(flatten)]
+    Chat(MemoryCli),
+    /// The same commands under their earlier names (`memory see` is `memories`)
+    #[command(hide = true)]
     Memory {
         #[command(subcommand)]
         command: MemoryCli,
     },
+    /// The Control UI's figures as JSON: counters, memories per turn, pack rates, spool depth,
+    /// approvals waiting
+    Overview,
     /// Simulate one turn: before-agent-start, then agent-end with the given reply
     Turn {
         /// The user's prompt
@@ -193,7 +203,7 @@ pub(crate) enum CliCommand {
 }
 
 #[derive(Subcommand)]
-pub(crate) enum MemoryCli {
+pub enum MemoryCli {
     /// Capture nothing from a chat until it resumes (what was remembered is still recalled)
     Pause(ChatArgs),
     /// Capture a paused chat again
@@ -202,7 +212,8 @@ pub(crate) enum MemoryCli {
     Paused,
     /// What Graphiti remembers for a chat: the facts and entities a search returns (current and
     /// no longer true apart, with their dates and ids), and the recent episodes
-    See {
+    #[command(alias = "see")]
+    Memories {
         /// The search [default: the recent episodes only]
         query: Option<String>,
         #[command(flatten)]
@@ -271,7 +282,7 @@ pub(crate) enum MemoryCli {
 
 /// Which items of a proposed forget to leave out or add, by the numbers the proposal showed.
 #[derive(Args)]
-pub(crate) struct ForgetChoiceArgs {
+pub struct ForgetChoiceArgs {
     /// Leave the proposed item numbered N out (repeatable)
     #[arg(long = "drop", value_name = "N")]
     pub drop: Vec<u32>,
@@ -282,7 +293,7 @@ pub(crate) struct ForgetChoiceArgs {
 
 /// One chat, as its Graphiti group is named: a direct chat by its sender, a group chat by its id.
 #[derive(Args)]
-pub(crate) struct ChatArgs {
+pub struct ChatArgs {
     /// The sender of a direct chat
     #[arg(
         long,
@@ -300,13 +311,13 @@ pub(crate) struct ChatArgs {
     /// The agent whose memories they are
     #[arg(long, value_name = "ID", default_value = "main")]
     pub agent: String,
-    /// A session of the chat: `memory see` shows its recent turns too
+    /// A session of the chat: `memories` shows its recent turns too
     #[arg(long, value_name = "KEY")]
     pub session: Option<String>,
 }
 
 #[derive(Subcommand)]
-pub(crate) enum SpoolCli {
+pub enum SpoolCli {
     /// Every entry: waiting, in doubt (sent, outcome unknown), set aside (with its reason) [default]
     List,
     /// Put every set-aside entry back at the end of the queue, in its original order
@@ -314,7 +325,7 @@ pub(crate) enum SpoolCli {
 }
 
 #[derive(Subcommand)]
-pub(crate) enum ExpertsCli {
+pub enum ExpertsCli {
     /// Installed packages: ✓ ready, ✗ with errors
     List,
     /// Both validation phases of a package (exit 1 on errors)
