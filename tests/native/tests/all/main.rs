@@ -3,6 +3,7 @@
 
 mod comments;
 mod docs;
+mod docs_truths;
 mod fast_tier;
 mod module_graph;
 mod routing_cases;
