@@ -489,7 +489,7 @@ impl Sender<'_> {
         self.spool.set_aside(entry, state, reason, time::now_ms())?;
         self.counts.set_aside += 1;
         report.notes.push(format!(
-            "{reason}; set aside as {}.{} (graphiti-openclaw spool requeue puts it back)",
+            "{reason}; set aside as {}.{} (`graphiti-openclaw spool requeue` puts it back)",
             entry.stem,
             if state == State::Rejected {
                 "rejected"

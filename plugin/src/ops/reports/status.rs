@@ -141,7 +141,7 @@ fn counters(
     if spool.set_aside > 0 {
         let _ = writeln!(
             out,
-            "          see graphiti-openclaw spool list; spool requeue puts them back"
+            "          see `graphiti-openclaw spool list`; `graphiti-openclaw spool requeue` puts them back"
         );
     }
     guarantee(out, doubts);
