@@ -1,18 +1,40 @@
 #!/usr/bin/env node
 // Where a component's bytes go: each core module's sections, and its code by Rust crate and by
 // function, read from the wasm `name` section (so build with symbols; see docs/benchmarks.md, "Where
-// the time and the bytes go"). Usage: node scripts/wasm-size-by-crate.mjs FILE.wasm [top-functions]
-import { readFileSync } from 'node:fs';
+// the time and the bytes go").
+//   node scripts/wasm-size-by-crate.mjs FILE.wasm [top-functions] [--record OUT.json] [--against IN.json]
+// --record writes the largest module's code by crate; --against prints the crates whose share of the
+// code grew since such a record (a release's: docs/benchmarks/wasm-crates-<version>.json).
+import { readFileSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
 
-const [file, topArg = '25'] = process.argv.slice(2);
+const USAGE = 'usage: node scripts/wasm-size-by-crate.mjs FILE.wasm [top-functions] [--record OUT.json] [--against IN.json]';
+let parsed;
+try {
+  parsed = parseArgs({ allowPositionals: true, options: { record: { type: 'string' }, against: { type: 'string' } } });
+} catch (error) {
+  console.error(`wasm-size-by-crate: ${error.message}\n${USAGE}`);
+  process.exit(2);
+}
+const [file, topArg = '25'] = parsed.positionals;
 if (!file) {
-  console.error('usage: node scripts/wasm-size-by-crate.mjs FILE.wasm [top-functions]');
+  console.error(USAGE);
   process.exit(2);
 }
 const top = Number(topArg);
 if (!Number.isInteger(top) || top < 0) {
   console.error(`wasm-size-by-crate: top-functions must be a whole number, not ${JSON.stringify(topArg)}`);
   process.exit(2);
+}
+let against;
+if (parsed.values.against) {
+  try {
+    against = JSON.parse(readFileSync(parsed.values.against, 'utf8'));
+    if (typeof against.codeBytes !== 'number' || typeof against.crates !== 'object') throw new Error('not a --record file (codeBytes, crates)');
+  } catch (error) {
+    console.error(`wasm-size-by-crate: --against ${parsed.values.against}: ${error.code === 'ENOENT' ? 'no such file' : error.message}`);
+    process.exit(2);
+  }
 }
 
 function leb(bytes, at) {
@@ -86,6 +108,9 @@ function readable(name) {
 /** The crate a function's code belongs to: its path's first segment, or the implementing type's
  * (`<&mut T as Trait>::f` is T's); for a v0-mangled name (`_R…`), its first crate root. */
 function crateOf(name) {
+  // The component's export wrappers, named by interface and WIT version: one entry per interface.
+  const exported = /^(?:cabi_post_)?([a-z-]+:[a-z-]+\/[a-z-]+)@[0-9.]+#/.exec(name);
+  if (exported) return `(exports of ${exported[1]})`;
   if (name.startsWith('_R')) {
     const root = /C(?:s[0-9A-Za-z]*_)?(\d+)/.exec(name);
     if (root) return name.substr(root.index + root[0].length, Number(root[1]));
@@ -188,10 +213,29 @@ for (const [index, module] of modules.entries()) {
   for (const [crate, size] of [...byCrate].sort((a, b) => b[1] - a[1]).slice(0, 30)) {
     console.log(`  ${crate.padEnd(48)} ${kb(size)} KiB ${((100 * size) / codeBytes).toFixed(1).padStart(5)}%`);
   }
+  if (module.length === Math.max(...modules.map((m) => m.length))) {
+    const record = { codeBytes, crates: Object.fromEntries([...byCrate].sort((x, y) => y[1] - x[1])) };
+    if (parsed.values.record) writeFileSync(parsed.values.record, `${JSON.stringify(record, null, 2)}\n`);
+    if (against) printGrowth(against, parsed.values.against, record);
+  }
   if (top > 0) {
     console.log(`\n  largest functions:`);
     for (const [size, name] of functions.sort((a, b) => b[0] - a[0]).slice(0, top)) {
       console.log(`  ${kb(size)} KiB  ${name.length > 110 ? `${name.slice(0, 110)}…` : name}`);
     }
+  }
+}
+
+/** The crates whose share of the code grew since `before`, most bytes gained first. */
+function printGrowth(before, beforeFile, now) {
+  const share = (record, crate) => (record.crates[crate] ?? 0) / record.codeBytes;
+  const grew = Object.keys(now.crates)
+    .filter((crate) => share(now, crate) > share(before, crate))
+    .map((crate) => [crate, now.crates[crate] - (before.crates[crate] ?? 0)])
+    .sort((a, b) => b[1] - a[1]);
+  console.log(`\n  crates whose share of the code grew since ${beforeFile} (code ${kb(before.codeBytes)} -> ${kb(now.codeBytes)} KiB):`);
+  for (const [crate, gained] of grew.slice(0, 30)) {
+    const pct = (record) => (100 * share(record, crate)).toFixed(1);
+    console.log(`  ${crate.padEnd(48)} ${gained >= 0 ? '+' : ''}${kb(gained)} KiB  ${pct(before).padStart(5)}% -> ${pct(now).padStart(5)}%`);
   }
 }

@@ -195,14 +195,39 @@ fn the_world_built_into_plugin_wasm_is_wits() {
 
 #[test]
 fn plugin_wasm_stays_within_its_size_budget() {
-    use graphiti_openclaw_tests::PLUGIN_WASM_BUDGET_BYTES;
-    let bytes = std::fs::metadata(plugin_wasm()).unwrap().len();
-    println!("plugin.wasm: {bytes} bytes, budget {PLUGIN_WASM_BUDGET_BYTES}");
-    assert!(
-        bytes <= PLUGIN_WASM_BUDGET_BYTES,
-        "plugin.wasm is {bytes} bytes, over its budget of {PLUGIN_WASM_BUDGET_BYTES}: raise the \
-         budget with the figure and the reason in docs/decisions/size-budget.md, or find the bytes"
+    use graphiti_openclaw_tests::size_budget::{
+        RELEASE_GROWTH, budget_bytes, core_module_bytes, packaged_core_module_bytes,
+        previous_release,
+    };
+    let release = previous_release();
+    let previous = packaged_core_module_bytes(&release);
+    let (bytes, budget) = (core_module_bytes(&plugin_wasm()), budget_bytes(previous));
+    println!(
+        "plugin.wasm's core module: {bytes} bytes; {}: {previous}; budget {budget}",
+        release.display()
     );
+    assert!(
+        bytes <= budget,
+        "plugin.wasm's core module is {bytes} bytes, over its budget of {budget} ({}% more than \
+         the previous release's {previous}): find the bytes, or say in \
+         docs/decisions/size-budget.md why this release needs more",
+        RELEASE_GROWTH * 100.0
+    );
+}
+
+#[test]
+fn the_size_budget_reads_the_previous_release_and_the_components_core_module() {
+    use graphiti_openclaw_tests::size_budget::{
+        core_module_bytes, packaged_core_module_bytes, previous_release,
+    };
+    let (core, component) = (
+        core_module_bytes(&plugin_wasm()),
+        std::fs::metadata(plugin_wasm()).unwrap().len(),
+    );
+    // The core module is most of the component: the rest is its WIT types and adapter glue.
+    assert!(core < component && core > component * 9 / 10, "{core} of {component} bytes");
+    let previous = packaged_core_module_bytes(&previous_release());
+    assert!(previous > component / 2, "the previous release's core module: {previous} bytes");
 }
 
 #[test]
