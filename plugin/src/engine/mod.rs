@@ -21,8 +21,8 @@ use crate::config::ConfigRoots;
 use crate::engine::config_in_force::ConfigState;
 use crate::engine::turns::TurnsState;
 use crate::experts::sessions::{ExpertRoots, ExpertSessions, ExpertsState};
-use crate::memory::graphiti::Client;
 use crate::memory::graphiti::http::Http;
+use crate::memory::graphiti::{self, Client};
 use crate::memory::mcp_session;
 use crate::memory::state::MemoryState;
 use crate::memory::stats;
@@ -339,7 +339,7 @@ impl Engine {
             self.config.settings.graphiti.url.clone(),
         );
         if !matches!(&self.memory.client, Some((t, u, _)) if *t == transport && *u == url) {
-            let mut client = Client::new(transport, &url);
+            let mut client = graphiti::connect(transport, &url);
             if let Some(dir) = &self.host.state_dir
                 && let Some(session) = mcp_session::load(dir, &url, time::now_ms())
             {

@@ -6,6 +6,8 @@ use super::answer::{json_body, list_of, timeout_of};
 use super::episode::{Episode, EpisodeKind};
 use super::error::{Result, error, http_failure};
 use super::http::{Deadline, Http, Request, Response};
+use super::server::Server;
+use crate::memory::redaction::Query;
 use serde_json::{Value, json};
 
 mod message;
@@ -37,71 +39,6 @@ impl McpClient {
         }
     }
 
-    /// The database behind the server, as its last `get_status` named it.
-    pub fn database(&self) -> Option<&str> {
-        self.database.as_deref()
-    }
-
-    /// The session in use (none before the first handshake; empty for a stateless server).
-    pub fn session(&self) -> Option<&str> {
-        self.session.as_deref().filter(|s| !s.is_empty())
-    }
-
-    /// Continues a session set up earlier (by another process on the same state directory); a
-    /// server that no longer knows it answers 404 and a new one is set up.
-    pub fn resume_session(&mut self, session: String) {
-        self.session = Some(session);
-    }
-
-    pub fn search_facts(
-        &mut self,
-        http: &mut dyn Http,
-        query: &str,
-        group: &str,
-        max: usize,
-        deadline: Deadline,
-    ) -> Result<Vec<Value>> {
-        let args = json!({"query": query, "group_ids": [group], "max_facts": max});
-        let payload = self.call_tool(http, "search_memory_facts", args, deadline)?;
-        list_of("search_memory_facts", payload, "facts")
-    }
-
-    pub fn search_nodes(
-        &mut self,
-        http: &mut dyn Http,
-        query: &str,
-        group: &str,
-        max: usize,
-        deadline: Deadline,
-    ) -> Result<Vec<Value>> {
-        let args = json!({"query": query, "group_ids": [group], "max_nodes": max});
-        let first = self.call_tool(http, self.node_search_tool(), args.clone(), deadline);
-        self.nodes_from(http, first, args, deadline)
-    }
-
-    /// Facts and entities searched at the same time, each answered on its own.
-    pub fn search_facts_and_nodes(
-        &mut self,
-        http: &mut dyn Http,
-        query: &str,
-        group: &str,
-        (max_facts, max_nodes): (usize, usize),
-        deadline: Deadline,
-    ) -> (Result<Vec<Value>>, Result<Vec<Value>>) {
-        let fact_args = json!({"query": query, "group_ids": [group], "max_facts": max_facts});
-        let node_args = json!({"query": query, "group_ids": [group], "max_nodes": max_nodes});
-        let calls = vec![
-            ("search_memory_facts", fact_args),
-            (self.node_search_tool(), node_args.clone()),
-        ];
-        let mut answers = self.call_tools(http, calls, deadline).into_iter();
-        let (Some(facts), Some(nodes)) = (answers.next(), answers.next()) else {
-            unreachable!("call_tools answers every call");
-        };
-        let facts = facts.and_then(|p| list_of("search_memory_facts", p, "facts"));
-        (facts, self.nodes_from(http, nodes, node_args, deadline))
-    }
-
     fn node_search_tool(&self) -> &'static str {
         if self.legacy_node_search {
             "search_memory_nodes"
@@ -127,128 +64,6 @@ impl McpClient {
                 list_of("search_memory_nodes", payload, "nodes")
             }
             answer => list_of(tool, answer?, "nodes"),
-        }
-    }
-
-    pub fn add_episode(
-        &mut self,
-        http: &mut dyn Http,
-        episode: &Episode,
-        deadline: Deadline,
-    ) -> Result<()> {
-        let args = json!({
-            "name": episode.name,
-            "episode_body": episode.body(),
-            "group_id": episode.group_id,
-            "source": if episode.kind == EpisodeKind::Note { "text" } else { "message" },
-            "source_description": episode.source_description,
-            "reference_time": episode.reference_time,
-        });
-        self.call_tool(http, "add_memory", args, deadline)
-            .map(|_| ())
-    }
-
-    /// The group's most recent stored episodes (`get_episodes`), as the server gives them. None
-    /// when this server cannot list them.
-    pub fn recent_episodes(
-        &mut self,
-        http: &mut dyn Http,
-        group: &str,
-        max: usize,
-        deadline: Deadline,
-    ) -> Result<Option<Vec<Value>>> {
-        let args = json!({"group_ids": [group], "max_episodes": max});
-        match self.call_tool(http, "get_episodes", args, deadline) {
-            Ok(payload) => Ok(Some(list_of("get_episodes", payload, "episodes")?)),
-            // An older server with another signature, or without the tool.
-            Err(e) if e.permanent() => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// Deletes one item by uuid: `delete_entity_edge` (`fact`) or `delete_episode` (with the
-    /// facts that episode alone created).
-    pub fn delete(
-        &mut self,
-        http: &mut dyn Http,
-        item: super::item::Item,
-        uuid: &str,
-        deadline: Deadline,
-    ) -> Result<()> {
-        let tool = match item {
-            super::item::Item::Fact => "delete_entity_edge",
-            super::item::Item::Episode => "delete_episode",
-        };
-        self.call_tool(http, tool, json!({"uuid": uuid}), deadline)
-            .map(|_| ())
-    }
-
-    /// `clear_graph` of one group (on FalkorDB the server answers success without deleting).
-    pub fn delete_group(
-        &mut self,
-        http: &mut dyn Http,
-        group: &str,
-        deadline: Deadline,
-    ) -> Result<()> {
-        self.call_tool(http, "clear_graph", json!({"group_ids": [group]}), deadline)
-            .map(|_| ())
-    }
-
-    pub fn health(&mut self, http: &mut dyn Http, deadline: Deadline) -> Result<String> {
-        let origin = origin_of(&self.endpoint).to_string();
-        let timeout = timeout_of("health", deadline)?;
-        let request = Request {
-            method: "GET",
-            url: format!("{origin}/health"),
-            headers: vec![],
-            body: vec![],
-            timeout,
-        };
-        let response = http
-            .send(request)
-            .map_err(|e| http_failure(format!("GET {origin}/health"), &e))?;
-        if response.status != 200 {
-            return Err(error(format!(
-                "GET {origin}/health: HTTP {}",
-                response.status
-            )));
-        }
-        let status = json_body("health", &response.body)?;
-        let status = status
-            .get("status")
-            .and_then(Value::as_str)
-            .unwrap_or("unknown")
-            .to_string();
-        // /health passes none of the MCP endpoint's checks (the Host header, a session, Graphiti
-        // being initialized): healthy means a tool call through the endpoint works.
-        let answer = self
-            .call_tool(http, "get_status", json!({}), deadline)
-            .map_err(|e| {
-                let hint = if e.message.contains("HTTP 421") {
-                    " (the MCP server accepts only Host: localhost, 127.0.0.1 or [::1]: behind a \
-                     proxy, make it send one of those)"
-                } else {
-                    ""
-                };
-                error(format!(
-                    "GET {origin}/health says {status:?}, but the MCP endpoint refuses calls: {}{hint}",
-                    e.message
-                ))
-            })?;
-        self.database = answer
-            .get("message")
-            .and_then(Value::as_str)
-            .and_then(database_named);
-        match answer.get("status").and_then(Value::as_str) {
-            Some("ok") => Ok(status),
-            other => Err(error(format!(
-                "GET {origin}/health says {status:?}, but get_status says {}: {}",
-                other.unwrap_or("nothing"),
-                answer
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("no message")
-            ))),
         }
     }
 
@@ -407,6 +222,198 @@ impl McpClient {
     fn take_id(&mut self) -> u64 {
         self.next_id += 1;
         self.next_id
+    }
+}
+
+impl Server for McpClient {
+    /// The database behind the server, as its last `get_status` named it.
+    fn database(&self) -> Option<&str> {
+        self.database.as_deref()
+    }
+
+    /// The session in use (none before the first handshake; empty for a stateless server).
+    fn session(&self) -> Option<&str> {
+        self.session.as_deref().filter(|s| !s.is_empty())
+    }
+
+    /// Continues a session set up earlier (by another process on the same state directory); a
+    /// server that no longer knows it answers 404 and a new one is set up.
+    fn resume_session(&mut self, session: String) {
+        self.session = Some(session);
+    }
+
+    fn search_facts(
+        &mut self,
+        http: &mut dyn Http,
+        query: &Query,
+        group: &str,
+        max: usize,
+        deadline: Deadline,
+    ) -> Result<Vec<Value>> {
+        let args = json!({"query": query.as_str(), "group_ids": [group], "max_facts": max});
+        let payload = self.call_tool(http, "search_memory_facts", args, deadline)?;
+        list_of("search_memory_facts", payload, "facts")
+    }
+
+    fn search_nodes(
+        &mut self,
+        http: &mut dyn Http,
+        query: &Query,
+        group: &str,
+        max: usize,
+        deadline: Deadline,
+    ) -> Result<Vec<Value>> {
+        let args = json!({"query": query.as_str(), "group_ids": [group], "max_nodes": max});
+        let first = self.call_tool(http, self.node_search_tool(), args.clone(), deadline);
+        self.nodes_from(http, first, args, deadline)
+    }
+
+    /// Facts and entities searched at the same time, each answered on its own.
+    fn search_facts_and_nodes(
+        &mut self,
+        http: &mut dyn Http,
+        query: &Query,
+        group: &str,
+        (max_facts, max_nodes): (usize, usize),
+        deadline: Deadline,
+    ) -> (Result<Vec<Value>>, Result<Vec<Value>>) {
+        if max_nodes == 0 {
+            return (
+                self.search_facts(http, query, group, max_facts, deadline),
+                Ok(vec![]),
+            );
+        }
+        let fact_args =
+            json!({"query": query.as_str(), "group_ids": [group], "max_facts": max_facts});
+        let node_args =
+            json!({"query": query.as_str(), "group_ids": [group], "max_nodes": max_nodes});
+        let calls = vec![
+            ("search_memory_facts", fact_args),
+            (self.node_search_tool(), node_args.clone()),
+        ];
+        let mut answers = self.call_tools(http, calls, deadline).into_iter();
+        let (Some(facts), Some(nodes)) = (answers.next(), answers.next()) else {
+            unreachable!("call_tools answers every call");
+        };
+        let facts = facts.and_then(|p| list_of("search_memory_facts", p, "facts"));
+        (facts, self.nodes_from(http, nodes, node_args, deadline))
+    }
+
+    fn add_episode(
+        &mut self,
+        http: &mut dyn Http,
+        episode: &Episode,
+        deadline: Deadline,
+    ) -> Result<()> {
+        let args = json!({
+            "name": episode.name,
+            "episode_body": episode.body(),
+            "group_id": episode.group_id,
+            "source": if episode.kind == EpisodeKind::Note { "text" } else { "message" },
+            "source_description": episode.source_description,
+            "reference_time": episode.reference_time,
+        });
+        self.call_tool(http, "add_memory", args, deadline)
+            .map(|_| ())
+    }
+
+    /// The group's most recent stored episodes (`get_episodes`), as the server gives them. None
+    /// when this server cannot list them.
+    fn recent_episodes(
+        &mut self,
+        http: &mut dyn Http,
+        group: &str,
+        max: usize,
+        deadline: Deadline,
+    ) -> Result<Option<Vec<Value>>> {
+        let args = json!({"group_ids": [group], "max_episodes": max});
+        match self.call_tool(http, "get_episodes", args, deadline) {
+            Ok(payload) => Ok(Some(list_of("get_episodes", payload, "episodes")?)),
+            // An older server with another signature, or without the tool.
+            Err(e) if e.permanent() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Deletes one item by uuid: `delete_entity_edge` (`fact`) or `delete_episode` (with the
+    /// facts that episode alone created).
+    fn delete_item(
+        &mut self,
+        http: &mut dyn Http,
+        item: super::item::Item,
+        uuid: &str,
+        deadline: Deadline,
+    ) -> Result<()> {
+        let tool = match item {
+            super::item::Item::Fact => "delete_entity_edge",
+            super::item::Item::Episode => "delete_episode",
+        };
+        self.call_tool(http, tool, json!({"uuid": uuid}), deadline)
+            .map(|_| ())
+    }
+
+    /// `clear_graph` of one group (on FalkorDB the server answers success without deleting).
+    fn delete_group(&mut self, http: &mut dyn Http, group: &str, deadline: Deadline) -> Result<()> {
+        self.call_tool(http, "clear_graph", json!({"group_ids": [group]}), deadline)
+            .map(|_| ())
+    }
+
+    fn health(&mut self, http: &mut dyn Http, deadline: Deadline) -> Result<String> {
+        let origin = origin_of(&self.endpoint).to_string();
+        let timeout = timeout_of("health", deadline)?;
+        let request = Request {
+            method: "GET",
+            url: format!("{origin}/health"),
+            headers: vec![],
+            body: vec![],
+            timeout,
+        };
+        let response = http
+            .send(request)
+            .map_err(|e| http_failure(format!("GET {origin}/health"), &e))?;
+        if response.status != 200 {
+            return Err(error(format!(
+                "GET {origin}/health: HTTP {}",
+                response.status
+            )));
+        }
+        let status = json_body("health", &response.body)?;
+        let status = status
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown")
+            .to_string();
+        // /health passes none of the MCP endpoint's checks (the Host header, a session, Graphiti
+        // being initialized): healthy means a tool call through the endpoint works.
+        let answer = self
+            .call_tool(http, "get_status", json!({}), deadline)
+            .map_err(|e| {
+                let hint = if e.message.contains("HTTP 421") {
+                    " (the MCP server accepts only Host: localhost, 127.0.0.1 or [::1]: behind a \
+                     proxy, make it send one of those)"
+                } else {
+                    ""
+                };
+                error(format!(
+                    "GET {origin}/health says {status:?}, but the MCP endpoint refuses calls: {}{hint}",
+                    e.message
+                ))
+            })?;
+        self.database = answer
+            .get("message")
+            .and_then(Value::as_str)
+            .and_then(database_named);
+        match answer.get("status").and_then(Value::as_str) {
+            Some("ok") => Ok(status),
+            other => Err(error(format!(
+                "GET {origin}/health says {status:?}, but get_status says {}: {}",
+                other.unwrap_or("nothing"),
+                answer
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no message")
+            ))),
+        }
     }
 }
 

@@ -4,6 +4,8 @@ use super::answer::{FACT_FIELDS, json_body, json_body_keeping, list_of, timeout_
 use super::episode::{Episode, EpisodeKind};
 use super::error::{Result, error, http_failure, rejected};
 use super::http::{Deadline, Http, Request, Response};
+use super::server::Server;
+use crate::memory::redaction::Query;
 use serde_json::{Value, json};
 
 pub struct RestClient {
@@ -17,15 +19,43 @@ impl RestClient {
         }
     }
 
-    pub fn search_facts(
+    fn send(
+        &self,
+        http: &mut dyn Http,
+        method: &'static str,
+        path: &str,
+        body: Option<Value>,
+        deadline: Deadline,
+    ) -> Result<Response> {
+        let what = format!("{method} {path}");
+        let mut headers = vec![("accept".to_string(), "application/json".to_string())];
+        if body.is_some() {
+            headers.push(("content-type".to_string(), "application/json".to_string()));
+        }
+        let request = Request {
+            method,
+            url: format!("{}{path}", self.base),
+            headers,
+            body: body
+                .map(|b| serde_json::to_vec(&b).unwrap_or_default())
+                .unwrap_or_default(),
+            timeout: timeout_of(&what, deadline)?,
+        };
+        http.send(request)
+            .map_err(|e| http_failure(format!("{what} ({})", self.base), &e))
+    }
+}
+
+impl Server for RestClient {
+    fn search_facts(
         &mut self,
         http: &mut dyn Http,
-        query: &str,
+        query: &Query,
         group: &str,
         max: usize,
         deadline: Deadline,
     ) -> Result<Vec<Value>> {
-        let body = json!({"group_ids": [group], "query": query, "max_facts": max});
+        let body = json!({"group_ids": [group], "query": query.as_str(), "max_facts": max});
         let response = self.send(http, "POST", "/search", Some(body), deadline)?;
         expect(&response, "POST /search", &[200])?;
         let found = json_body_keeping("POST /search", &response.body, Some(FACT_FIELDS))?;
@@ -34,7 +64,7 @@ impl RestClient {
 
     /// The user and assistant messages of a turn. `uuid` is never set: the server would look it up as
     /// an existing episode, fail, and stop ingesting altogether.
-    pub fn add_episode(
+    fn add_episode(
         &mut self,
         http: &mut dyn Http,
         episode: &Episode,
@@ -65,7 +95,7 @@ impl RestClient {
 
     /// The names of the group's most recent stored episodes (`GET /episodes/{group}`). The server
     /// stores each message of a turn as its own episode, named `<episode>:<role>`.
-    pub fn recent_episodes(
+    fn recent_episodes(
         &mut self,
         http: &mut dyn Http,
         group: &str,
@@ -87,7 +117,7 @@ impl RestClient {
 
     /// Deletes one item by uuid: `DELETE /entity-edge/{uuid}` (`fact`) or `/episode/{uuid}`
     /// (the episode alone: its facts stay). The uuid must already be checked as path-safe.
-    pub fn delete(
+    fn delete_item(
         &mut self,
         http: &mut dyn Http,
         item: super::item::Item,
@@ -104,18 +134,13 @@ impl RestClient {
 
     /// `DELETE /group/{group}`: every episode, fact and entity of the group (on FalkorDB the
     /// server answers success without deleting).
-    pub fn delete_group(
-        &mut self,
-        http: &mut dyn Http,
-        group: &str,
-        deadline: Deadline,
-    ) -> Result<()> {
+    fn delete_group(&mut self, http: &mut dyn Http, group: &str, deadline: Deadline) -> Result<()> {
         let path = format!("/group/{group}");
         let response = self.send(http, "DELETE", &path, None, deadline)?;
         expect(&response, &format!("DELETE {path}"), &[200])
     }
 
-    pub fn health(&mut self, http: &mut dyn Http, deadline: Deadline) -> Result<String> {
+    fn health(&mut self, http: &mut dyn Http, deadline: Deadline) -> Result<String> {
         let response = self.send(http, "GET", "/healthcheck", None, deadline)?;
         expect(&response, "GET /healthcheck", &[200])?;
         let status = json_body("GET /healthcheck", &response.body)?;
@@ -124,32 +149,6 @@ impl RestClient {
             .and_then(Value::as_str)
             .unwrap_or("unknown")
             .to_string())
-    }
-
-    fn send(
-        &self,
-        http: &mut dyn Http,
-        method: &'static str,
-        path: &str,
-        body: Option<Value>,
-        deadline: Deadline,
-    ) -> Result<Response> {
-        let what = format!("{method} {path}");
-        let mut headers = vec![("accept".to_string(), "application/json".to_string())];
-        if body.is_some() {
-            headers.push(("content-type".to_string(), "application/json".to_string()));
-        }
-        let request = Request {
-            method,
-            url: format!("{}{path}", self.base),
-            headers,
-            body: body
-                .map(|b| serde_json::to_vec(&b).unwrap_or_default())
-                .unwrap_or_default(),
-            timeout: timeout_of(&what, deadline)?,
-        };
-        http.send(request)
-            .map_err(|e| http_failure(format!("{what} ({})", self.base), &e))
     }
 }
 

@@ -13,6 +13,7 @@ use super::support::{
 };
 use graphiti_openclaw::memory::graphiti::http::{Deadline, Http, Request};
 use graphiti_openclaw::memory::graphiti::{
+    self,
     Client, Episode, EpisodeKind, ErrorKind, GraphitiError, MAX_ANSWER_VALUES, Transport,
     parse_bounded,
 };
@@ -109,7 +110,7 @@ proptest! {
         plans in prop::collection::vec(plan(), 0..6),
     ) {
         let transport = if mcp { Transport::Mcp } else { Transport::Rest };
-        let mut client = Client::new(transport, "http://graphiti.test/mcp");
+        let mut client = graphiti::connect(transport, "http://graphiti.test/mcp");
         let mut script: VecDeque<Plan> = plans.into();
         if mcp && valid_handshake {
             for plan in handshake().into_iter().rev() {
@@ -141,7 +142,7 @@ proptest! {
         let outcome = |framing: Framing| {
             let mut script: VecDeque<Plan> = handshake().into();
             script.push_back(Plan::Rpc { status, framing, answer: answer.clone() });
-            let mut client = Client::new(Transport::Mcp, "http://graphiti.test/mcp");
+            let mut client = graphiti::connect(Transport::Mcp, "http://graphiti.test/mcp");
             let mut http = Planned { plans: script, sent: vec![] };
             run(&mut client, &mut http, op).map_err(|e| e.kind)
         };
@@ -260,7 +261,7 @@ fn an_event_stream_with_lone_cr_line_ends_is_read() {
         framing,
         answer,
     });
-    let mut client = Client::new(Transport::Mcp, "http://graphiti.test/mcp");
+    let mut client = graphiti::connect(Transport::Mcp, "http://graphiti.test/mcp");
     let mut http = Planned {
         plans: script,
         sent: vec![],

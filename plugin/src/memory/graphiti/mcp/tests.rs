@@ -86,7 +86,7 @@ fn handshake_then_call_with_the_session_header() {
     };
     let mut client = McpClient::new("http://localhost:8000/mcp/");
     let facts = client
-        .search_facts(&mut http, "alice", "g1", 5, deadline())
+        .search_facts(&mut http, &Query::new("alice", &[]), "g1", 5, deadline())
         .unwrap();
     assert_eq!(facts[0]["fact"], "Alice works at Acme");
     assert_eq!(http.sent[0].url, "http://localhost:8000/mcp");
@@ -124,7 +124,7 @@ fn a_lost_session_is_reinitialized_once() {
     let mut client = McpClient::new("http://localhost:8000/mcp");
     assert_eq!(
         client
-            .search_facts(&mut http, "q", "g", 5, deadline())
+            .search_facts(&mut http, &Query::new("q", &[]), "g", 5, deadline())
             .unwrap()
             .len(),
         1
