@@ -7,7 +7,11 @@ source scripts/scratch-tmp.sh
 SECONDS=0
 # Each phase's line carries the seconds since the start: the log shows where the time goes.
 say() { echo "test: [${SECONDS} s] $*"; }
-say "build the component and the probe guest (scripts/build.sh --wasm-only)"
+# Every workspace crate is built through clippy-driver with the lint levels (scripts/lint-while-
+# building.sh): the component and the probe guest for wasm32, the tests, the CLI and the benchmarks
+# natively. A warning or a lint fails the build that meets it.
+export RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/lint-while-building.sh"
+say "build the component and the probe guest (scripts/build.sh --wasm-only), linted as they build"
 bash scripts/build.sh --wasm-only
 
 say "cargo test (builds the CLI and the stand-in; native core, host shim, component through the shim, Graphiti stand-in)"
@@ -23,11 +27,6 @@ fi
 say "the public/private boundary audit of config/ (scripts/audit-boundary.sh: the CLI's audit-boundary, then git ignores config/private/)"
 bash scripts/audit-boundary.sh
 
-say "clippy's default lints and too_many_lines (clippy.toml), natively and for the component, warnings denied"
-lint="-D warnings -D clippy::too_many_lines -D clippy::disallowed_methods"
-cargo clippy --release --quiet -p graphiti-openclaw-plugin -p graphiti-openclaw-host-shim -p graphiti-openclaw-tests -p graphiti-openclaw-native-tests -p graphiti-standin --all-targets -- $lint
-cargo clippy --release --quiet -p graphiti-openclaw-plugin -p probe-guest --target wasm32-wasip2 --lib -- $lint
-
 say "benchmarks, quick (they check their answers)"
 RECALL_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench recall_session
 RELEVANCE_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench relevance
@@ -38,22 +37,14 @@ PATH="$(bash scripts/node-tools.sh | tail -n 1):$PATH"
 node --test plugin/openclaw/test/*.test.js tests/scripts/node-tools.test.js
 say "every shell block of the README and docs/ runs as written, or says why it cannot here; the benchmark table is its recorded output"
 node --test tests/docs/blocks.test.js tests/docs/benchmarks.test.js
-say "end to end in real OpenClaw (throwaway HOME; install from the archive and by name from a registry on loopback, setup, inspect, hook runner, agent --local turns)"
-node --test tests/openclaw/e2e.test.js
-say "upgrading from the previous release in real OpenClaw (tests/openclaw/releases/: by name with plugins update, and the README's archive reinstall; spool, held run, approval and turn records kept)"
-node --test tests/openclaw/upgrade.test.js
-say "docs/install.md's Rolling out in real OpenClaw (every phase's commands as written; memory-core's tools, the plugin's hooks, the fallback note; the memory-slot warning)"
-node --test tests/openclaw/rollout.test.js
-say "OpenClaw fault suite (two adapter processes on one state directory, one killed with SIGKILL)"
-node --test tests/openclaw/faults.test.js
-say "expert runs in a real OpenClaw Gateway (webhook, channel and cron triggers, lanes, retries, CONFIRM, a SIGKILL with runs in flight)"
-node --test tests/openclaw/expert-runs.test.js
 say "a headless Chromium for the Control UI (scripts/chromium.sh: Debian's chromium package when none is there)"
 bash scripts/chromium.sh
-say "whose memory in a real OpenClaw Gateway (each group's turn, tools and /recall use that group's Graphiti group; a forget the model proposes, confirmed through the Gateway); its Control UI in headless Chromium (lab off, Memory page, session panel, a read-only operator)"
-node --test tests/openclaw/groups.test.js
-say "what is not the user's in a real OpenClaw Gateway (deliveries, expert run sessions, commands and expert sessions fire no channel trigger)"
-node --test tests/openclaw/privacy.test.js
+# Each suite runs real OpenClaw processes in a throwaway HOME, on free ports, with its own stand-in:
+# two suites at a time keep both cores busy (one suite alone averages about one).
+say "real OpenClaw, two suites at a time, longest first: end to end (install from the archive and by name from a registry on loopback, setup, inspect, hook runner, agent --local turns); upgrading from the previous release (tests/openclaw/releases/: plugins update and the README's archive reinstall; spool, held run, approval and turn records kept); expert runs in a Gateway (webhook, channel and cron triggers, lanes, retries, CONFIRM, a SIGKILL with runs in flight); whose memory in a Gateway (each group's turn, tools and /recall; a forget the model proposes, confirmed through the Gateway) and its Control UI in headless Chromium; docs/install.md's Rolling out (every phase's commands as written); what is not the user's (deliveries, expert run sessions, commands fire no channel trigger); the fault suite (two adapter processes on one state directory, one killed with SIGKILL)"
+node --test --test-concurrency=2 tests/openclaw/e2e.test.js tests/openclaw/upgrade.test.js \
+    tests/openclaw/expert-runs.test.js tests/openclaw/groups.test.js tests/openclaw/rollout.test.js \
+    tests/openclaw/privacy.test.js tests/openclaw/faults.test.js
 say "the limits benchmark, quick (routing, the shim's hooks and start-up, OpenClaw's hook runner; it checks every answer)"
 BENCH_QUICK=1 bash scripts/bench.sh
 say "done"

@@ -5,5 +5,6 @@ mod comments;
 mod docs;
 mod docs_truths;
 mod fast_tier;
+mod lint_wrapper;
 mod module_graph;
 mod routing_cases;
