@@ -31,7 +31,7 @@ export function limitsTable(rowsText, runs) {
     if (row.values.length !== Number(runs)) missing += 1;
     const ours = median(row.values);
     const runsNote = row.values.length > 1 ? ` (${row.values.map(fixed).join(', ')})` : '';
-    lines.push(`| ${row.what} | ≤ ${row.goal} ${row.unit} | ${fixed(ours)} ${row.unit}${runsNote} | ${row.baseline}: ${fixed(median(row.baselines))} ${row.unit} | ${ours <= row.goal ? 'met' : '**not met**'} |`);
+    lines.push(`| ${row.what} | ≤ ${Number(row.goal.toPrecision(4))} ${row.unit} | ${fixed(ours)} ${row.unit}${runsNote} | ${row.baseline}: ${fixed(median(row.baselines))} ${row.unit} | ${ours <= row.goal ? 'met' : '**not met**'} |`);
   }
   return { lines, missing };
 }
