@@ -5,7 +5,8 @@
 pub mod bench_rows;
 
 pub use graphiti_openclaw_native_tests::{
-    cases, copy_dir, example_config, module_graph, replace_in_file, temp_dir, workspace,
+    cases, copy_dir, example_config, module_graph, replace_in_file, temp_dir, tracked_files,
+    workspace,
 };
 
 use graphiti_standin::StandIn;

@@ -7,6 +7,7 @@ pub mod cases;
 pub mod module_graph;
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {
@@ -15,6 +16,22 @@ pub fn workspace() -> PathBuf {
         .and_then(Path::parent)
         .expect("workspace root")
         .to_path_buf()
+}
+
+/// The files git tracks that match `pathspecs` (all of them when none), relative to the workspace.
+pub fn tracked_files(pathspecs: &[&str]) -> Vec<PathBuf> {
+    let out = Command::new("git")
+        .args(["ls-files", "-z", "--"])
+        .args(pathspecs)
+        .current_dir(workspace())
+        .output()
+        .expect("git ls-files: git is needed to list the repository's files");
+    assert!(out.status.success(), "git ls-files: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| PathBuf::from(String::from_utf8_lossy(p).into_owned()))
+        .collect()
 }
 
 /// The example configuration (`config/`).

@@ -4,11 +4,10 @@
 //! what the CLI prints. Each check is shown failing on a planted command.
 
 use clap::CommandFactory;
-use graphiti_openclaw_tests::workspace;
+use graphiti_openclaw_tests::{tracked_files, workspace};
 use host_shim::cli_grammar::Cli;
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 use regex::Regex;
-use std::path::PathBuf;
 use std::sync::LazyLock;
 
 /// The names a command line starts with, and the words of that CLI's name.
@@ -108,21 +107,12 @@ fn markdown_commands(text: &str) -> Vec<(usize, String)> {
     found
 }
 
-fn tracked(pattern: &str) -> Vec<PathBuf> {
-    let out = std::process::Command::new("git")
-        .current_dir(workspace())
-        .args(["ls-files", "-z", pattern])
-        .output()
-        .expect("git runs");
-    String::from_utf8(out.stdout).unwrap().split('\0').filter(|p| !p.is_empty()).map(PathBuf::from).collect()
-}
-
 #[test]
 fn every_command_line_the_documentation_shows_parses() {
     let root = workspace();
     let mut failures = Vec::new();
     let mut checked = 0;
-    for file in tracked("*.md") {
+    for file in tracked_files(&["*.md"]) {
         let Ok(text) = std::fs::read_to_string(root.join(&file)) else { continue };
         for (line, command) in markdown_commands(&text) {
             checked += 1;
@@ -174,7 +164,7 @@ fn every_command_the_components_output_names_parses() {
     let root = workspace();
     let mut failures = Vec::new();
     let mut checked = 0;
-    for file in tracked("plugin/src/*.rs") {
+    for file in tracked_files(&["plugin/src/*.rs"]) {
         let source = std::fs::read_to_string(root.join(&file)).unwrap();
         for (line, command) in output_commands(&source) {
             checked += 1;

@@ -7,20 +7,11 @@
 use graphiti_openclaw_native_tests::workspace;
 use regex::Regex;
 use std::path::PathBuf;
-use std::process::Command;
 
 /// Every file git tracks, as paths relative to the workspace; the vendored lockfiles excluded.
 fn tracked_files() -> Vec<PathBuf> {
-    let out = Command::new("git")
-        .args(["ls-files", "-z"])
-        .current_dir(workspace())
-        .output()
-        .expect("git ls-files: git is needed to list the repository's files");
-    assert!(out.status.success(), "git ls-files: {}", String::from_utf8_lossy(&out.stderr));
-    out.stdout
-        .split(|b| *b == 0)
-        .filter(|p| !p.is_empty())
-        .map(|p| PathBuf::from(String::from_utf8_lossy(p).into_owned()))
+    graphiti_openclaw_native_tests::tracked_files(&[])
+        .into_iter()
         .filter(|p| !p.ends_with("package-lock.json") && !p.ends_with("Cargo.lock"))
         .collect()
 }

@@ -3,7 +3,7 @@
 //! printed and recorded (under `docs/benchmarks/`). Each check is shown failing on a planted stale
 //! path and a hand-typed figure.
 
-use graphiti_openclaw_native_tests::workspace;
+use graphiti_openclaw_native_tests::{tracked_files, workspace};
 use pulldown_cmark::{Event, Parser};
 use regex::Regex;
 use std::path::{Path, PathBuf};
@@ -12,31 +12,15 @@ use std::sync::LazyLock;
 
 /// The repository's tracked Markdown files, relative to the workspace.
 fn tracked_markdown() -> Vec<PathBuf> {
-    let out = Command::new("git")
-        .current_dir(workspace())
-        .args(["ls-files", "-z", "*.md"])
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git ls-files: {out:?}");
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .split('\0')
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .collect()
+    tracked_files(&["*.md"])
 }
 
 /// The repository's top folders (those holding tracked files).
 fn top_folders() -> Vec<String> {
-    let out = Command::new("git")
-        .current_dir(workspace())
-        .args(["ls-files", "-z"])
-        .output()
-        .expect("git runs");
-    let mut folders: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .split('\0')
-        .filter_map(|p| p.split_once('/').map(|(top, _)| top.to_string()))
+    let mut folders: Vec<String> = tracked_files(&[])
+        .iter()
+        .filter_map(|p| p.components().next().filter(|_| p.components().count() > 1))
+        .map(|top| top.as_os_str().to_string_lossy().into_owned())
         .collect();
     folders.sort();
     folders.dedup();
