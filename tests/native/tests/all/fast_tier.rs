@@ -24,7 +24,7 @@ fn crates_built_for(packages: &[String]) -> Vec<String> {
     let mut command = Command::new(env!("CARGO"));
     command
         .current_dir(workspace())
-        .args(["tree", "--offline", "--locked", "--prefix", "none", "--edges", "normal,dev,build"])
+        .args(["tree", "--locked", "--prefix", "none", "--edges", "normal,dev,build"])
         .args(["--format", "{p}"]);
     for package in packages {
         command.args(["-p", package]);
