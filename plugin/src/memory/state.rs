@@ -2,11 +2,15 @@
 //! session, counts not yet saved and where they go, and what it last read of the recall cache and
 //! the spool.
 
-use super::graphiti::{Client, Transport};
+use super::graphiti::{self, Client, Transport};
+use super::mcp_session;
 use super::recall_cache::CacheFile;
 use super::spool::Depth;
 use super::stats::{CountLog, CountsSeen, Stats};
+use crate::config::GraphitiSettings;
 use crate::platform::files::Kept;
+use crate::platform::time;
+use std::path::Path;
 
 pub struct MemoryState {
     /// The Graphiti client, for the transport and URL it was made for (MCP keeps a session).
@@ -56,6 +60,42 @@ impl MemoryState {
             forget_checked_at_ms: 0,
             kept_recall: Kept::new(1),
             spool_depth: None,
+        }
+    }
+}
+
+impl MemoryState {
+    /// The client for the configured Graphiti: made again when the transport or URL changed, then
+    /// continuing the MCP session the state directory keeps for that URL.
+    pub fn client(&mut self, settings: &GraphitiSettings, state_dir: Option<&Path>) -> &mut Client {
+        let (transport, url) = (settings.transport, &settings.url);
+        if !matches!(&self.client, Some((t, u, _)) if *t == transport && u == url) {
+            let mut client = graphiti::connect(transport, url);
+            if let Some(dir) = state_dir
+                && let Some(session) = mcp_session::load(dir, url, time::now_ms())
+            {
+                client.resume_session(session.clone());
+                self.saved_session = Some(session);
+            }
+            self.client = Some((transport, url.clone(), client));
+        }
+        &mut self.client.as_mut().expect("set above").2
+    }
+
+    /// Saves the client's MCP session for the next process when it is new; trouble saving is a note.
+    pub fn save_session(&mut self, state_dir: Option<&Path>, notes: &mut Vec<String>) {
+        let (Some(dir), Some((_, url, client))) = (state_dir, &self.client) else {
+            return;
+        };
+        let Some(session) = client.session() else {
+            return;
+        };
+        if self.saved_session.as_deref() == Some(session) {
+            return;
+        }
+        match mcp_session::save(dir, url, session, time::now_ms()) {
+            Ok(()) => self.saved_session = Some(session.to_string()),
+            Err(e) => notes.push(e),
         }
     }
 }
