@@ -3,11 +3,9 @@
 //! Graphiti client, the counters and the locks; each hook and the commands are in their own file.
 
 mod capture;
-mod chats;
 mod commands;
 pub mod config_in_force;
 mod expert_runs;
-mod forget;
 mod memory_control;
 mod overview;
 mod recall_turn;

@@ -1,6 +1,6 @@
 //! What an instance of the component keeps for memory between calls: the Graphiti client and its MCP
-//! session, counts not yet saved and where they go, and what it last read of the recall cache and
-//! the spool.
+//! session, counts not yet saved and where they go, what it last read of the recall cache and the
+//! spool, and what memory control keeps (`ControlState`).
 
 use super::graphiti::{self, Client, Transport};
 use super::mcp_session;
@@ -31,12 +31,19 @@ pub struct MemoryState {
     pub counts_seen: CountsSeen,
     /// When a tick last looked for temporary files a crash left in the spool.
     pub temp_swept_at_ms: u64,
-    /// When a tick last looked for the late captures of confirmed forgets.
-    pub forget_checked_at_ms: u64,
+    /// What memory control keeps between calls.
+    pub control: ControlState,
     /// The recall cache as this instance last read or wrote it (used while its file is unchanged).
     pub kept_recall: Kept<CacheFile>,
     /// The capture spool's depth as last counted, with its directory's stamp then.
     pub spool_depth: Option<Depth>,
+}
+
+/// What memory control (`super::control`) keeps between calls.
+#[derive(Default)]
+pub struct ControlState {
+    /// When a tick last looked for the late captures of confirmed forgets.
+    pub forget_checked_at_ms: u64,
 }
 
 impl MemoryState {
@@ -57,7 +64,7 @@ impl MemoryState {
             folded_at_ms: 0,
             counts_seen: CountsSeen::default(),
             temp_swept_at_ms: 0,
-            forget_checked_at_ms: 0,
+            control: ControlState::default(),
             kept_recall: Kept::new(1),
             spool_depth: None,
         }
