@@ -4,9 +4,9 @@
 
 mod report;
 
-pub use report::{Memories, ShownTurn};
+use report::{Memories, ShownTurn};
 
-use super::context::{Captured, Context, RecentTurn};
+use super::context::{Captured, Context};
 use super::error::ControlError;
 use crate::memory::graphiti::http::Deadline;
 use crate::memory::redaction::Query;
@@ -133,15 +133,9 @@ fn recent_turns(cx: &Context, ctx: &HookContext) -> Option<Result<Vec<ShownTurn>
     let spooled = spooled_by_name(&spool);
     Some(Ok(past
         .into_iter()
-        .map(|t: RecentTurn| ShownTurn {
-            capture: capture_status(&t.captured, &acked, &spooled),
-            at_ms: t.at_ms,
-            prompt: t.prompt,
-            recall: t.recall,
-            packs: t.packs,
-            trace: t.trace,
-            injected: t.injected,
-            scores: t.scores,
+        .map(|turn| ShownTurn {
+            capture: capture_status(&turn.captured, &acked, &spooled),
+            turn,
         })
         .collect()))
 }

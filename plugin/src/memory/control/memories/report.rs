@@ -2,6 +2,7 @@
 //! and its episode listing return it. Graphiti has no call that lists a group's facts or entities,
 //! so both say that what they hold is what a search returned, never everything.
 
+use crate::memory::control::context::RecentTurn;
 use crate::memory::control::error::ControlError;
 use crate::memory::graphiti::GraphitiError;
 use crate::platform::api::CommandOutput;
@@ -31,16 +32,9 @@ pub struct Memories {
 
 /// A past turn of the session as `memories` shows it.
 pub struct ShownTurn {
-    pub at_ms: u64,
-    pub prompt: String,
-    pub recall: String,
-    pub packs: Vec<String>,
-    pub trace: Vec<String>,
-    pub injected: Option<String>,
+    pub turn: RecentTurn,
     /// Delivered, waiting, in doubt, set aside (why), or not captured (why).
     pub capture: String,
-    /// The rules' scores, as the export writes them.
-    pub scores: Value,
 }
 
 /// How many characters of a turn's injected blocks `memories` shows.
@@ -63,7 +57,8 @@ fn turns_section(out: &mut String, turns: &Result<Vec<ShownTurn>, ControlError>,
         }
         Ok(turns) => {
             let _ = writeln!(out, "Recent turns of this session ({retention}):");
-            for t in turns {
+            for past in turns {
+                let t = &past.turn;
                 let _ = writeln!(
                     out,
                     "  {}  {:?}",
@@ -86,7 +81,7 @@ fn turns_section(out: &mut String, turns: &Result<Vec<ShownTurn>, ControlError>,
                         truncate_chars(&one_line(injected), INJECTED_SHOWN_CHARS)
                     );
                 }
-                let _ = writeln!(out, "    capture: {}", one_line(&t.capture));
+                let _ = writeln!(out, "    capture: {}", one_line(&past.capture));
             }
         }
     }
@@ -284,7 +279,8 @@ pub fn render_export(m: &Memories, exported_at: &str) -> CommandOutput {
 }
 
 /// A kept turn in the export: what it injected and why, and what became of its capture.
-fn turn_json(t: &ShownTurn) -> Value {
+fn turn_json(past: &ShownTurn) -> Value {
+    let t = &past.turn;
     json!({
         "at": crate::platform::time::iso8601(t.at_ms),
         "prompt": t.prompt,
@@ -293,7 +289,7 @@ fn turn_json(t: &ShownTurn) -> Value {
         "scores": t.scores,
         "trace": t.trace,
         "injected": t.injected,
-        "capture": t.capture,
+        "capture": past.capture,
     })
 }
 
@@ -454,14 +450,17 @@ mod tests {
     fn an_export_from_a_session_holds_its_recent_turns_with_their_scores() {
         let mut m = memories(vec![]);
         m.turns = Some(Ok(vec![ShownTurn {
-            at_ms: 0,
-            prompt: "dinner <script>".into(),
-            recall: "recalled 1 fact".into(),
-            packs: vec!["dining_recs".into()],
-            trace: vec!["dining: keywords [dinner] → 1 × 1.00 = 1.00".into()],
-            injected: Some("<pack-context>…</pack-context>".into()),
+            turn: RecentTurn {
+                at_ms: 0,
+                prompt: "dinner <script>".into(),
+                recall: "recalled 1 fact".into(),
+                packs: vec!["dining_recs".into()],
+                trace: vec!["dining: keywords [dinner] → 1 × 1.00 = 1.00".into()],
+                injected: Some("<pack-context>…</pack-context>".into()),
+                captured: crate::memory::control::Captured::Spooled("ep".into()),
+                scores: json!([{"rule": "dining", "score": 1.0, "min_confidence": 0.3}]),
+            },
             capture: "delivered".into(),
-            scores: json!([{"rule": "dining", "score": 1.0, "min_confidence": 0.3}]),
         }]));
         let doc: Value = serde_json::from_str(&render_export(&m, "t").stdout).unwrap();
         let turn = &doc["recent_turns"]["items"][0];
