@@ -2,8 +2,9 @@
 //! it is on disk when the hook returns.
 
 use super::Engine;
-use crate::engine::turn_history::{self, Captured, PastTurn};
+use crate::engine::turn_history::{self, PastTurn};
 use crate::engine::turns;
+use crate::memory::control::Captured;
 use crate::memory::graphiti::{Episode, EpisodeKind, speaker_name};
 use crate::memory::spool::{self, Appended, Spool};
 use crate::memory::{group_id, redaction};

@@ -3,11 +3,9 @@
 //! Graphiti client, the counters and the locks; each hook and the commands are in their own file.
 
 mod capture;
-mod chats;
 mod commands;
 pub mod config_in_force;
 mod expert_runs;
-mod forget;
 mod memory_control;
 mod overview;
 mod recall_turn;
@@ -21,9 +19,8 @@ use crate::config::ConfigRoots;
 use crate::engine::config_in_force::ConfigState;
 use crate::engine::turns::TurnsState;
 use crate::experts::sessions::{ExpertRoots, ExpertSessions, ExpertsState};
+use crate::memory::graphiti::Client;
 use crate::memory::graphiti::http::Http;
-use crate::memory::graphiti::{self, Client};
-use crate::memory::mcp_session;
 use crate::memory::state::MemoryState;
 use crate::memory::stats;
 use crate::platform::api::{ConfigResult, HookContext};
@@ -316,39 +313,16 @@ impl Engine {
 
     /// Saves the client's MCP session for the next process when it is new; trouble saving is a note.
     fn save_graphiti_session(&mut self, notes: &mut Vec<String>) {
-        let (Some(dir), Some((_, url, client))) = (&self.host.state_dir, &self.memory.client)
-        else {
-            return;
-        };
-        let Some(session) = client.session() else {
-            return;
-        };
-        if self.memory.saved_session.as_deref() == Some(session) {
-            return;
-        }
-        match mcp_session::save(dir, url, session, time::now_ms()) {
-            Ok(()) => self.memory.saved_session = Some(session.to_string()),
-            Err(e) => notes.push(e),
-        }
+        self.memory
+            .save_session(self.host.state_dir.as_deref(), notes);
     }
 
     /// The client for the configured Graphiti, and the host's HTTP to drive it.
     fn graphiti(&mut self) -> (&mut Client, &mut dyn Http) {
-        let (transport, url) = (
-            self.config.settings.graphiti.transport,
-            self.config.settings.graphiti.url.clone(),
+        let client = self.memory.client(
+            &self.config.settings.graphiti,
+            self.host.state_dir.as_deref(),
         );
-        if !matches!(&self.memory.client, Some((t, u, _)) if *t == transport && *u == url) {
-            let mut client = graphiti::connect(transport, &url);
-            if let Some(dir) = &self.host.state_dir
-                && let Some(session) = mcp_session::load(dir, &url, time::now_ms())
-            {
-                client.resume_session(session.clone());
-                self.memory.saved_session = Some(session);
-            }
-            self.memory.client = Some((transport, url.clone(), client));
-        }
-        let client = &mut self.memory.client.as_mut().expect("set above").2;
         (client, self.host.http.as_mut())
     }
 }

@@ -2,8 +2,8 @@
 //! miss it, the relevance floor on what is shown, and the outcome for the turn's record and counters.
 
 use super::Engine;
-use crate::memory::graphiti::GraphitiError;
 use crate::memory::graphiti::http::Deadline;
+use crate::memory::graphiti::{Cause, GraphitiError};
 use crate::memory::recall::{self, Recall};
 use crate::memory::recall_cache;
 use crate::memory::redaction::Query;
@@ -219,15 +219,9 @@ impl RecallOutcome {
 
 /// A few words for the model about why memory is missing (details go to the log).
 fn short_reason(e: &GraphitiError) -> &'static str {
-    let m = e.message.as_str();
-    if m.contains("timed out") || m.contains("no time left") {
-        "it did not answer in time"
-    } else if m.contains("connection failed")
-        || m.contains("connection broken")
-        || m.contains("refused by the host")
-    {
-        "it is unreachable"
-    } else {
-        "it answered with an error"
+    match e.cause {
+        Cause::TimedOut => "it did not answer in time",
+        Cause::Unreachable => "it is unreachable",
+        Cause::Status(_) | Cause::ToolError | Cause::Other => "it answered with an error",
     }
 }

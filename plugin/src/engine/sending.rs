@@ -81,7 +81,7 @@ impl Engine {
         let result = match command {
             SpoolCommand::List => delivery::render_list(
                 &spool,
-                &crate::memory::forget::held(state_dir, crate::platform::time::now_ms()),
+                &crate::memory::control::forget::held(state_dir, crate::platform::time::now_ms()),
             ),
             SpoolCommand::Requeue => spool.requeue_set_aside().map(|n| {
                 format!("{n} set-aside episode(s) put back at the end of the queue; the next tick sends them\n")

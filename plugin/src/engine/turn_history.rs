@@ -4,6 +4,7 @@
 //! prompt's path); the last [`KEPT_TURNS`] of a session are kept, for the sessions `debug` keeps.
 
 use super::turns::TurnRecord;
+use crate::memory::control::Captured;
 use crate::platform::files;
 use crate::routing::decision::RuleScore;
 use serde::{Deserialize, Serialize};
@@ -28,18 +29,6 @@ pub struct PastTurn {
     pub capture: Captured,
     #[serde(default)]
     pub scores: Vec<RuleScore>,
-}
-
-/// What `agent-end` did with the turn.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "snake_case")]
-pub enum Captured {
-    /// Spooled as this episode: then delivered, waiting or set aside.
-    Spooled(String),
-    /// Not captured, and why.
-    Skipped(String),
-    /// Lost before the spool, and why.
-    Dropped(String),
 }
 
 impl PastTurn {

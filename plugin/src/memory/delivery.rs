@@ -18,7 +18,7 @@
 //!   backs off and retries; only Graphiti rejecting that entry itself sets it aside, with the reason.
 
 use crate::config::{CaptureSettings, WhenUnconfirmed};
-use crate::memory::forget;
+use crate::memory::control::forget;
 use crate::memory::graphiti::http::{Deadline, Http};
 use crate::memory::graphiti::{Client, ErrorKind, GraphitiError};
 use crate::memory::spool::{self, Acked, Entry, Spool, State, in_state};

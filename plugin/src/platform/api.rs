@@ -196,6 +196,25 @@ pub struct CommandOutput {
     pub stderr: String,
 }
 
+impl CommandOutput {
+    /// A command that failed: `message` on stderr, as one line.
+    pub fn failure(exit_code: u8, message: impl Into<String>) -> CommandOutput {
+        CommandOutput {
+            exit_code,
+            stdout: String::new(),
+            stderr: message.into() + "\n",
+        }
+    }
+
+    pub fn success(stdout: String) -> CommandOutput {
+        CommandOutput {
+            exit_code: 0,
+            stdout,
+            stderr: String::new(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ConfigSummary {
     pub rules: u32,

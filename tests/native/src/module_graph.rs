@@ -297,6 +297,12 @@ impl<'a> Tarjan<'a> {
     }
 }
 
+/// A source file's product code: comments, literals and `#[cfg(test)]` items blanked, lines kept
+/// (for checks that read code by pattern and name its lines).
+pub fn product_code(text: &str) -> String {
+    without_test_items(&blank_comments_and_literals(text)).0
+}
+
 /// Comments, string and char literals replaced by spaces; new lines kept so lines still count.
 fn blank_comments_and_literals(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();

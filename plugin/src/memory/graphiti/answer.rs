@@ -1,7 +1,7 @@
 //! Reading Graphiti's answers: JSON parsed within a value budget, lists taken bounded, and errors that
 //! name the operation and what was there instead.
 
-use super::error::{Result, error};
+use super::error::{Cause, Result, error};
 use super::http::Deadline;
 use serde_json::Value;
 
@@ -272,9 +272,9 @@ pub(super) fn list_of(what: &str, mut value: Value, key: &str) -> Result<Vec<Val
 }
 
 pub(super) fn timeout_of(what: &str, deadline: Deadline) -> Result<std::time::Duration> {
-    deadline
-        .remaining()
-        .ok_or_else(|| error(format!("{what}: no time left in the budget")))
+    deadline.remaining().ok_or_else(|| {
+        error(format!("{what}: no time left in the budget")).because(Cause::TimedOut)
+    })
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! What went wrong talking to Graphiti, and what it means for the request: failed (try again),
-//! rejected (never again) or unknown (it may have been stored).
+//! rejected (never again) or unknown (it may have been stored); and its cause, for code that treats
+//! one cause apart (set where the error is made, so nothing reads it off the message).
 
 use super::http::HttpError;
 
@@ -8,6 +9,22 @@ use super::http::HttpError;
 pub struct GraphitiError {
     pub message: String,
     pub kind: ErrorKind,
+    pub cause: Cause,
+}
+
+/// Where a failure came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cause {
+    /// No answer in time, or no time left to ask.
+    TimedOut,
+    /// Graphiti could not be reached, the connection broke, or the host refused the request.
+    Unreachable,
+    /// Graphiti answered with this HTTP status.
+    Status(u16),
+    /// A tool call answered that it failed (`isError`).
+    ToolError,
+    /// Anything else: an answer that cannot be read, a JSON-RPC error, an id refused before asking.
+    Other,
 }
 
 /// What a failure means for the request that carried it, which decides what delivery does next.
@@ -23,6 +40,11 @@ pub enum ErrorKind {
 }
 
 impl GraphitiError {
+    /// The same error, with its cause.
+    pub fn because(self, cause: Cause) -> GraphitiError {
+        GraphitiError { cause, ..self }
+    }
+
     pub fn permanent(&self) -> bool {
         self.kind == ErrorKind::Rejected
     }
@@ -68,6 +90,7 @@ fn failure(kind: ErrorKind, message: impl Into<String>) -> GraphitiError {
     GraphitiError {
         message: crate::platform::text::one_line(&message.into()),
         kind,
+        cause: Cause::Other,
     }
 }
 
@@ -75,10 +98,10 @@ fn failure(kind: ErrorKind, message: impl Into<String>) -> GraphitiError {
 pub fn http_failure(what: String, e: &HttpError) -> GraphitiError {
     let message = format!("{what}: {e}");
     match e {
-        HttpError::Timeout | HttpError::Transport(_) => unknown(message),
-        HttpError::Refused(_) | HttpError::Connect(_) | HttpError::InvalidRequest(_) => {
-            error(message)
-        }
+        HttpError::Timeout => unknown(message).because(Cause::TimedOut),
+        HttpError::Transport(_) => unknown(message).because(Cause::Unreachable),
+        HttpError::Refused(_) | HttpError::Connect(_) => error(message).because(Cause::Unreachable),
+        HttpError::InvalidRequest(_) => error(message),
     }
 }
 
@@ -92,5 +115,28 @@ mod tests {
             "POST /messages: HTTP 500: boom \\u{1b}[2Jlast error: none"
         );
         assert!(super::rejected("a\nb").message == "a b");
+    }
+
+    #[test]
+    fn an_http_failure_says_its_cause() {
+        use super::{Cause, HttpError, http_failure};
+        let cause = |e: HttpError| http_failure("POST /mcp".into(), &e).cause;
+        assert_eq!(cause(HttpError::Timeout), Cause::TimedOut);
+        assert_eq!(
+            cause(HttpError::Connect("no route".into())),
+            Cause::Unreachable
+        );
+        assert_eq!(
+            cause(HttpError::Transport("reset".into())),
+            Cause::Unreachable
+        );
+        assert_eq!(
+            cause(HttpError::Refused("not allowed".into())),
+            Cause::Unreachable
+        );
+        assert_eq!(
+            cause(HttpError::InvalidRequest("bad url".into())),
+            Cause::Other
+        );
     }
 }

@@ -4,7 +4,7 @@
 
 use super::answer::{json_body, list_of, timeout_of};
 use super::episode::{Episode, EpisodeKind};
-use super::error::{Result, error, http_failure};
+use super::error::{Cause, Result, error, http_failure};
 use super::http::{Deadline, Http, Request, Response};
 use super::server::Server;
 use crate::memory::redaction::Query;
@@ -58,7 +58,7 @@ impl McpClient {
     ) -> Result<Vec<Value>> {
         let tool = self.node_search_tool();
         match answer {
-            Err(e) if !self.legacy_node_search && e.message.contains("isError") => {
+            Err(e) if !self.legacy_node_search && e.cause == Cause::ToolError => {
                 self.legacy_node_search = true;
                 let payload = self.call_tool(http, "search_memory_nodes", args, deadline)?;
                 list_of("search_memory_nodes", payload, "nodes")
@@ -372,10 +372,10 @@ impl Server for McpClient {
             .send(request)
             .map_err(|e| http_failure(format!("GET {origin}/health"), &e))?;
         if response.status != 200 {
-            return Err(error(format!(
-                "GET {origin}/health: HTTP {}",
-                response.status
-            )));
+            return Err(
+                error(format!("GET {origin}/health: HTTP {}", response.status))
+                    .because(Cause::Status(response.status)),
+            );
         }
         let status = json_body("health", &response.body)?;
         let status = status
@@ -388,7 +388,7 @@ impl Server for McpClient {
         let answer = self
             .call_tool(http, "get_status", json!({}), deadline)
             .map_err(|e| {
-                let hint = if e.message.contains("HTTP 421") {
+                let hint = if e.cause == Cause::Status(421) {
                     " (the MCP server accepts only Host: localhost, 127.0.0.1 or [::1]: behind a \
                      proxy, make it send one of those)"
                 } else {
@@ -398,6 +398,7 @@ impl Server for McpClient {
                     "GET {origin}/health says {status:?}, but the MCP endpoint refuses calls: {}{hint}",
                     e.message
                 ))
+                .because(e.cause)
             })?;
         self.database = answer
             .get("message")

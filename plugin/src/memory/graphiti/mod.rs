@@ -16,7 +16,7 @@ use serde_json::Value;
 
 pub use answer::{MAX_ANSWER_VALUES, parse_bounded};
 pub use episode::{Episode, EpisodeKind, lists, speaker_name};
-pub use error::{ErrorKind, GraphitiError, Result, error, http_failure, rejected, unknown};
+pub use error::{Cause, ErrorKind, GraphitiError, Result, error, http_failure, rejected, unknown};
 pub use item::{Item, MAX_ID_CHARS, is_uuid_like};
 pub use mcp::McpClient;
 pub use rest::RestClient;

@@ -2,7 +2,7 @@
 
 use super::answer::{FACT_FIELDS, json_body, json_body_keeping, list_of, timeout_of};
 use super::episode::{Episode, EpisodeKind};
-use super::error::{Result, error, http_failure, rejected};
+use super::error::{Cause, Result, error, http_failure, rejected};
 use super::http::{Deadline, Http, Request, Response};
 use super::server::Server;
 use crate::memory::redaction::Query;
@@ -159,9 +159,10 @@ fn expect(response: &Response, what: &str, ok: &[u16]) -> Result<()> {
     let start: String = response.text().chars().take(160).collect();
     let message = format!("{what}: HTTP {}: {start}", response.status);
     // 400/422: the request itself is wrong; 404, 408, 429 and 5xx may pass.
-    if matches!(response.status, 400 | 413 | 422) {
-        Err(rejected(message))
+    let failed = if matches!(response.status, 400 | 413 | 422) {
+        rejected(message)
     } else {
-        Err(error(message))
-    }
+        error(message)
+    };
+    Err(failed.because(Cause::Status(response.status)))
 }

@@ -1,40 +1,27 @@
 //! What operator commands print, rendered here so every host prints the same: `intent-test`,
-//! `check-config`, `lint-rules`, `eval`, `status`, `flush` and `memories`.
+//! `check-config`, `lint-rules`, `eval`, `status` and `flush`. Memory control renders its own
+//! (`memory::control`).
 
 mod config_checks;
 mod eval;
-mod forgets;
 mod intent_test;
-mod memories;
 mod status;
 
 use crate::platform::api::CommandOutput;
 
 pub use config_checks::{check_config, lint_rules};
 pub use eval::eval;
-pub use forgets::{
-    ForgetDone, ForgetPlan, render_forget_done, render_forget_plan, render_nothing_to_forget,
-};
 pub use intent_test::render_intent_test;
-pub use memories::{Memories, ShownTurn, render_export, render_memories};
 pub use status::{Doubts, SpoolCounts, render_flush, render_status, unlisted_text};
 
 const NONE: &str = "none";
 
 pub fn failure(exit_code: u8, message: impl Into<String>) -> CommandOutput {
-    CommandOutput {
-        exit_code,
-        stdout: String::new(),
-        stderr: message.into() + "\n",
-    }
+    CommandOutput::failure(exit_code, message)
 }
 
 pub fn success(stdout: String) -> CommandOutput {
-    CommandOutput {
-        exit_code: 0,
-        stdout,
-        stderr: String::new(),
-    }
+    CommandOutput::success(stdout)
 }
 
 /// A plain left-aligned table.

@@ -4,6 +4,7 @@
 mod comments;
 mod docs;
 mod docs_truths;
+mod error_branches;
 mod fast_tier;
 mod lint_wrapper;
 mod module_graph;

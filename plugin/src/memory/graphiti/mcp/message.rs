@@ -4,7 +4,7 @@
 use super::super::answer::{
     Bounded, FACT_FIELDS, NODE_FIELDS, json_body, json_body_keeping, keeping_item_fields, opening,
 };
-use super::super::error::{Result, error, rejected, unknown};
+use super::super::error::{Cause, Result, error, rejected, unknown};
 use super::super::http::Response;
 use serde::de::IgnoredAny;
 use serde_json::Value;
@@ -19,7 +19,7 @@ pub(super) fn tool_answer(tool: &str, response: &Response, id: u64) -> Result<Va
     let rpc: RpcMessage<ToolResult> = keeping_item_fields(item_fields(tool), move || {
         rpc_message(tool, response, id, joined)
     })
-    .map_err(|e| unknown(e.message))?;
+    .map_err(|e| unknown(e.message).because(e.cause))?;
     tool_payload(tool, rpc)
 }
 
@@ -50,7 +50,8 @@ pub(super) fn expect_status(what: &str, response: &Response, ok: &[u16]) -> Resu
         return Ok(());
     }
     let start: String = response.text().chars().take(120).collect();
-    Err(error(format!("{what}: HTTP {}: {start}", response.status)))
+    Err(error(format!("{what}: HTTP {}: {start}", response.status))
+        .because(Cause::Status(response.status)))
 }
 
 /// One JSON-RPC message read in one pass: its result as `R`, its error left as JSON text.
@@ -202,7 +203,8 @@ pub(super) fn tool_payload(tool: &str, rpc: RpcMessage<ToolResult>) -> Result<Va
         return Err(rejected(format!(
             "{tool}: isError: {}",
             text()?.as_deref().unwrap_or("no message")
-        )));
+        ))
+        .because(Cause::ToolError));
     }
     let structured = result
         .structured_content

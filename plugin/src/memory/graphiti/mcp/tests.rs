@@ -170,12 +170,9 @@ fn tool_errors_are_errors() {
     let rpc = json!({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"error\": \"bad group\"}"}],"isError":false}});
     assert_eq!(payload_of(&rpc).unwrap_err(), error("t: bad group"));
     let rpc = json!({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Unknown tool: search_nodes"}],"isError":true}});
-    assert!(
-        payload_of(&rpc)
-            .unwrap_err()
-            .message
-            .contains("isError: Unknown tool")
-    );
+    let failed = payload_of(&rpc).unwrap_err();
+    assert!(failed.message.contains("isError: Unknown tool"), "{failed}");
+    assert_eq!(failed.cause, super::super::error::Cause::ToolError);
     let rpc = json!({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad params"}});
     assert_eq!(
         payload_of(&rpc).unwrap_err(),

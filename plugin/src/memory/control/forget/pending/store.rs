@@ -1,8 +1,9 @@
 //! The files of the store: one per chat (Graphiti group) under `memory/forget-pending/`, how each
 //! is read and written, and how one that cannot be read is set aside.
 
-use crate::memory::forget::Proposal;
-use crate::memory::forget::memory_dir;
+use crate::memory::control::error::ControlError;
+use crate::memory::control::forget::Proposal;
+use crate::memory::control::forget::memory_dir;
 use crate::memory::group_id;
 use crate::platform::files;
 use serde::{Deserialize, Serialize};
@@ -70,25 +71,26 @@ pub(super) fn load(path: &Path) -> Loaded {
 }
 
 /// Writes `file`, or removes it when no proposal is left.
-pub(super) fn save(path: &Path, file: &GroupFile) -> Result<(), String> {
+pub(super) fn save(path: &Path, file: &GroupFile) -> Result<(), ControlError> {
     if file.proposals.is_empty() {
         return match std::fs::remove_file(path) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                Err(format!("cannot remove {}: {e}", path.display()))
-            }
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(ControlError::State(format!(
+                "cannot remove {}: {e}",
+                path.display()
+            ))),
             _ => Ok(()),
         };
     }
     let bytes = serde_json::to_vec(file).expect("proposals serialise");
     if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(format!(
+        return Err(ControlError::Refused(format!(
             "the forgets waiting in this chat would take more than {} KiB: confirm or let one \
              lapse first",
             MAX_FILE_BYTES >> 10
-        ));
+        )));
     }
     files::write_atomically(path, &bytes)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        .map_err(|e| ControlError::State(format!("cannot write {}: {e}", path.display())))
 }
 
 /// Renames the unreadable `path` (whose name's stem is `stem`) to its set-aside name; until when
@@ -98,11 +100,11 @@ pub(super) fn set_aside(
     path: &Path,
     stem: &str,
     now_ms: u64,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, ControlError> {
     let aside = dir(state_dir).join(format!("{stem}{ASIDE}{now_ms}"));
     let _ = std::fs::create_dir_all(dir(state_dir));
     std::fs::rename(path, &aside)
-        .map_err(|e| format!("cannot set {} aside: {e}", path.display()))?;
+        .map_err(|e| ControlError::State(format!("cannot set {} aside: {e}", path.display())))?;
     Ok(aside)
 }
 

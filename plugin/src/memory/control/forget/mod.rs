@@ -1,23 +1,43 @@
-//! Forgets proposed and not yet confirmed, the follow-ups of confirmed ones, and the log of what was
-//! forgotten, in the state directory's `memory/`. The model can only propose a forget
-//! (`graphiti_forget`); it is carried out when the person it was proposed to confirms it in the
-//! same chat, or an operator does, once and before it expires. A proposal binds exactly its items,
-//! its Graphiti group and its sender; before confirming, that person may leave items out or add
-//! the weaker matches it listed. The log says what was deleted (ids and counts), by whom and when,
-//! never the deleted text.
+//! Forgetting what is remembered for a chat. A forget is proposed first (the `graphiti_forget`
+//! tool, `forget`): what a search of the chat's own group and the chat's captures still in the
+//! spool hold, ranked by how many of the request's words they have (`words.rs`, `rank.rs`); the
+//! good matches are proposed, the weaker ones listed apart for the person to add, or exactly the ids
+//! named among the search's results (`propose.rs`). Nothing is deleted until the person it was
+//! proposed to confirms it in that chat, or an operator does, once and before it expires; before
+//! confirming, that person may leave items out or add the weaker matches. Then the facts and
+//! episodes are deleted from Graphiti, the search is run again to check, and every copy the plugin
+//! keeps goes: captures still in the spool, the recall cache, the turn records (`confirm.rs`). Ticks
+//! then look for the captures Graphiti was still storing (`late_captures.rs`).
+//!
+//! Kept in the state directory's `memory/`: the proposals waiting (`pending/`), the follow-ups of
+//! confirmed ones (`follow_ups.rs`), and the log of what was forgotten: what was deleted (ids and
+//! counts), by whom and when, never the deleted text. `report.rs` renders what a forget proposes
+//! and what it did.
 
+mod confirm;
 mod follow_ups;
+mod late_captures;
 mod pending;
+mod propose;
+mod rank;
+mod report;
+mod search;
 pub mod words;
 
+pub use confirm::{confirm_forget, edit_forget};
 pub use follow_ups::{
     FOLLOW_UP_MS, FollowUp, FollowUps, change_follow_ups, follow_ups, has_follow_ups,
 };
+pub use late_captures::follow_up_forgets;
 pub use pending::{
     Held, MAX_PER_GROUP, MAX_WAITING_GROUPS, PendingSummary, Proposed, edit, held, propose,
     set_aside_unreadable, summary, take,
 };
+pub use propose::{ForgetAsk, propose_forget};
+pub use rank::text_of;
+pub use search::{GRAPHITI_TIMEOUT, request_of};
 
+use super::error::ControlError;
 use crate::platform::locks::{LockError, Locks};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -158,7 +178,7 @@ impl Proposal {
 pub enum Confirmer<'a> {
     Operator,
     Chat {
-        group: Result<String, String>,
+        group: Result<String, ControlError>,
         sender: Option<&'a str>,
         session: Option<&'a str>,
     },
@@ -166,7 +186,7 @@ pub enum Confirmer<'a> {
 
 impl Confirmer<'_> {
     /// Why this confirmer may not confirm or change `proposal`, when it may not.
-    fn refuses(&self, proposal: &Proposal) -> Option<String> {
+    fn refuses(&self, proposal: &Proposal) -> Option<ControlError> {
         let Confirmer::Chat {
             group,
             sender,
@@ -180,16 +200,16 @@ impl Confirmer<'_> {
             .session
             .as_deref()
             .is_some_and(|s| Some(s) != *session);
-        if group.as_deref().ok() != Some(proposal.group.as_str()) || other_session {
-            return Some(format!(
+        if group.as_ref().ok() != Some(&proposal.group) || other_session {
+            return Some(ControlError::NotYours(format!(
                 "forget {id} was proposed in another chat: only there can it be confirmed"
-            ));
+            )));
         }
         if proposal.sender.is_none() || proposal.sender.as_deref() != *sender {
-            return Some(format!(
+            return Some(ControlError::NotYours(format!(
                 "forget {id} was proposed to someone else: only they (or an operator) can \
                  confirm it"
-            ));
+            )));
         }
         None
     }
@@ -197,7 +217,7 @@ impl Confirmer<'_> {
     /// The group whose proposals a chat confirmer may reach.
     fn group(&self) -> Option<&str> {
         match self {
-            Confirmer::Chat { group, .. } => group.as_deref().ok(),
+            Confirmer::Chat { group, .. } => group.as_ref().ok().map(String::as_str),
             Confirmer::Operator => None,
         }
     }
@@ -212,24 +232,31 @@ fn log_path(state_dir: &Path) -> PathBuf {
 }
 
 /// Whether `id` has the shape of a proposal's id, so a typo is told apart from an unknown id.
-pub fn check_id(id: &str) -> Result<&str, String> {
+pub fn check_id(id: &str) -> Result<&str, ControlError> {
     let id = id.trim();
     if id.len() == ID_HEX_DIGITS && id.bytes().all(|b| b.is_ascii_hexdigit()) {
         Ok(id)
     } else {
-        Err(format!(
+        Err(ControlError::NotFound(format!(
             "{:?} is not a forget id: an id is the {ID_HEX_DIGITS} hex digits the proposal showed",
             crate::platform::text::truncate_chars(id, 40)
-        ))
+        )))
     }
 }
 
-fn locked<T>(locks: &mut dyn Locks, work: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+fn locked<T>(
+    locks: &mut dyn Locks,
+    work: impl FnOnce() -> Result<T, ControlError>,
+) -> Result<T, ControlError> {
     locks
         .acquire(super::paused::LOCK, LOCK_LEASE, LOCK_WAIT)
         .map_err(|e| match e {
-            LockError::Busy(why) => format!("another process is changing memory settings: {why}"),
-            other => format!("the memory settings could not be locked: {other}"),
+            LockError::Busy(why) => ControlError::Busy(format!(
+                "another process is changing memory settings: {why}"
+            )),
+            other => {
+                ControlError::State(format!("the memory settings could not be locked: {other}"))
+            }
         })?;
     let done = work();
     locks.release(super::paused::LOCK);
@@ -253,7 +280,7 @@ pub struct Logged<'a> {
 }
 
 /// Appends `entry` to the deletion log.
-pub fn log(state_dir: &Path, entry: &Logged) -> Result<(), String> {
+pub fn log(state_dir: &Path, entry: &Logged) -> Result<(), ControlError> {
     let path = log_path(state_dir);
     let mut line = serde_json::to_string(entry).expect("log entries serialise");
     line.push('\n');
@@ -265,7 +292,12 @@ pub fn log(state_dir: &Path, entry: &Logged) -> Result<(), String> {
                 .open(&path)?
                 .write_all(line.as_bytes())
         })
-        .map_err(|e| format!("cannot append to the deletion log {}: {e}", path.display()))
+        .map_err(|e| {
+            ControlError::State(format!(
+                "cannot append to the deletion log {}: {e}",
+                path.display()
+            ))
+        })
 }
 
 #[cfg(test)]
@@ -281,10 +313,9 @@ mod tests {
             &"a".repeat(200),
             "0123456789abcdeg",
         ] {
-            assert!(
-                check_id(id).unwrap_err().contains("not a forget id"),
-                "{id}"
-            );
+            let refused = check_id(id).unwrap_err();
+            assert!(matches!(refused, ControlError::NotFound(_)), "{id}");
+            assert!(refused.to_string().contains("not a forget id"), "{id}");
         }
     }
 

@@ -1,6 +1,6 @@
 use super::store::{MAX_FILE_BYTES, file_stem};
 use super::*;
-use crate::memory::forget::{Candidate, Kind};
+use crate::memory::control::forget::{Candidate, Kind};
 use crate::platform::locks::Unshared;
 
 fn capture(stem: &str, chosen: bool) -> Candidate {
@@ -72,7 +72,9 @@ fn only_its_sender_in_its_chat_confirms_it_once_before_it_expires() {
         2_000,
         &mut Unshared,
     );
-    assert!(other_sender.unwrap_err().contains("someone else"));
+    let other_sender = other_sender.unwrap_err();
+    assert!(matches!(other_sender, ControlError::NotYours(_)));
+    assert!(other_sender.to_string().contains("someone else"));
     let other_chat = take(
         dir.path(),
         &p.id,
@@ -80,7 +82,9 @@ fn only_its_sender_in_its_chat_confirms_it_once_before_it_expires() {
         2_000,
         &mut Unshared,
     );
-    assert!(other_chat.unwrap_err().contains("another chat"));
+    let other_chat = other_chat.unwrap_err();
+    assert!(matches!(other_chat, ControlError::NotYours(_)));
+    assert!(other_chat.to_string().contains("another chat"));
     let upper = p.id.to_ascii_uppercase();
     let taken = take(
         dir.path(),
@@ -97,7 +101,9 @@ fn only_its_sender_in_its_chat_confirms_it_once_before_it_expires() {
         2_000,
         &mut Unshared,
     );
-    assert!(replayed.unwrap_err().contains("no forget"));
+    let replayed = replayed.unwrap_err();
+    assert!(matches!(replayed, ControlError::NotFound(_)));
+    assert!(replayed.to_string().contains("no forget"));
 
     let late = propose(dir.path(), proposal(5_000), &mut Unshared)
         .unwrap()
@@ -109,7 +115,9 @@ fn only_its_sender_in_its_chat_confirms_it_once_before_it_expires() {
         late.expires_ms(),
         &mut Unshared,
     );
-    assert!(expired.unwrap_err().contains("expired"));
+    let expired = expired.unwrap_err();
+    assert!(matches!(expired, ControlError::NotFound(_)));
+    assert!(expired.to_string().contains("expired"));
 }
 
 #[test]
@@ -161,11 +169,11 @@ fn ten_thousand_proposals_of_a_thousand_senders_cancel_no_other_chats_forget() {
                 &format!("cats {n}"),
                 2_000 + n,
             );
-            match propose(dir.path(), attack, &mut Unshared) {
+            match propose(dir.path(), attack, &mut Unshared).map_err(|e| e.to_string()) {
                 Ok(_) => {}
-                Err(e) if e.contains("already waiting in this chat") => refused_in_chat += 1,
-                Err(e) if e.contains("as many as are kept") => refused_full += 1,
-                Err(e) => panic!("refused for another reason: {e}"),
+                Err(why) if why.contains("already waiting in this chat") => refused_in_chat += 1,
+                Err(why) if why.contains("as many as are kept") => refused_full += 1,
+                Err(why) => panic!("refused for another reason: {why}"),
             }
         }
         if sender % 100 != 99 {
@@ -293,7 +301,9 @@ fn a_truncated_store_holds_its_chats_captures_until_its_proposals_would_have_lap
         2_500,
         &mut Unshared,
     );
-    assert!(confirm.unwrap_err().contains("no forget"));
+    let confirm = confirm.unwrap_err();
+    assert!(matches!(confirm, ControlError::NotFound(_)));
+    assert!(confirm.to_string().contains("no forget"));
 }
 
 #[test]
@@ -375,9 +385,12 @@ fn items_are_left_out_and_added_back_by_their_number() {
         "a capture left out is not held"
     );
     let bad = edit(dir.path(), &p.id, &me, (&[4], &[]), 1_500, &mut Unshared).unwrap_err();
+    assert!(matches!(bad, ControlError::NotFound(_)), "{bad}");
+    let bad = bad.to_string();
     assert!(bad.contains("no item 4") && bad.contains("1 to 3"), "{bad}");
     let both = edit(dir.path(), &p.id, &me, (&[1], &[1]), 1_500, &mut Unshared).unwrap_err();
-    assert!(both.contains("both"), "{both}");
+    assert!(matches!(both, ControlError::Refused(_)), "{both}");
+    assert!(both.to_string().contains("both"), "{both}");
     let stranger = edit(
         dir.path(),
         &p.id,
@@ -386,7 +399,9 @@ fn items_are_left_out_and_added_back_by_their_number() {
         1_500,
         &mut Unshared,
     );
-    assert!(stranger.unwrap_err().contains("someone else"));
+    let stranger = stranger.unwrap_err();
+    assert!(matches!(stranger, ControlError::NotYours(_)));
+    assert!(stranger.to_string().contains("someone else"));
     let taken = take(dir.path(), &p.id, &me, 1_700, &mut Unshared).unwrap();
     assert_eq!(taken.candidates.iter().filter(|c| c.chosen).count(), 2);
 }

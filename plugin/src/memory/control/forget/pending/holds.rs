@@ -6,7 +6,7 @@ use super::store::{
     EVERYTHING, LEGACY_FILE, LEGACY_MAX_BYTES, Loaded, aside_of, dir, file_stem, load, set_aside,
     unreadable_note,
 };
-use crate::memory::forget::{EXPIRES_AFTER_MS, Proposal, locked, memory_dir};
+use crate::memory::control::forget::{EXPIRES_AFTER_MS, Proposal, locked, memory_dir};
 use crate::platform::files;
 use crate::platform::locks::Locks;
 use std::collections::HashMap;
@@ -218,11 +218,11 @@ pub fn set_aside_unreadable(state_dir: &Path, now_ms: u64, locks: &mut dyn Locks
                         &aside,
                         now_ms + EXPIRES_AFTER_MS,
                     )),
-                    Err(e) => notes.push(e),
+                    Err(e) => notes.push(e.to_string()),
                 }
             }
         }
         Ok(notes)
     })
-    .unwrap_or_else(|e| vec![e])
+    .unwrap_or_else(|e| vec![e.to_string()])
 }

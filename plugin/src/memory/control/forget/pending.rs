@@ -12,7 +12,7 @@ mod store;
 
 pub use holds::{Held, PendingSummary, held, set_aside_unreadable, summary};
 
-use super::{Confirmer, EXPIRES_AFTER_MS, Proposal, check_id, locked};
+use super::{Confirmer, ControlError, EXPIRES_AFTER_MS, Proposal, check_id, locked};
 use crate::platform::files;
 use crate::platform::locks::Locks;
 use legacy::tidy;
@@ -43,7 +43,7 @@ pub fn propose(
     state_dir: &Path,
     mut proposal: Proposal,
     locks: &mut dyn Locks,
-) -> Result<Proposed, String> {
+) -> Result<Proposed, ControlError> {
     proposal.make_id();
     let now = proposal.created_ms;
     locked(locks, || {
@@ -77,21 +77,21 @@ pub fn propose(
             .position(same_request)
             .map(|at| file.proposals.remove(at).id);
         if file.proposals.len() >= MAX_PER_GROUP {
-            return Err(format!(
+            return Err(ControlError::Refused(format!(
                 "{MAX_PER_GROUP} forgets are already waiting in this chat: confirm one, or let \
                  them lapse ({} minutes after each was proposed), before proposing another",
                 EXPIRES_AFTER_MS / 60_000
-            ));
+            )));
         }
         if file.proposals.is_empty() {
             let waiting = waiting_groups(state_dir, &path, now);
             if waiting >= MAX_WAITING_GROUPS {
-                return Err(format!(
+                return Err(ControlError::Refused(format!(
                     "forgets are waiting for confirmation in {waiting} chats, as many as are kept \
                      at once: try again once some are confirmed or have lapsed (within {} \
                      minutes)",
                     EXPIRES_AFTER_MS / 60_000
-                ));
+                )));
             }
         }
         file.proposals.push(proposal.clone());
@@ -162,7 +162,7 @@ pub fn take(
     confirmer: &Confirmer,
     now_ms: u64,
     locks: &mut dyn Locks,
-) -> Result<Proposal, String> {
+) -> Result<Proposal, ControlError> {
     change(state_dir, id, confirmer, now_ms, locks, |file, at| {
         Ok(file.proposals.remove(at))
     })
@@ -177,22 +177,26 @@ pub fn edit(
     (drop, add): (&[u32], &[u32]),
     now_ms: u64,
     locks: &mut dyn Locks,
-) -> Result<Proposal, String> {
+) -> Result<Proposal, ControlError> {
     change(state_dir, id, confirmer, now_ms, locks, |file, at| {
         let proposal = &mut file.proposals[at];
         let count = proposal.candidates.len();
         let check = |n: u32| {
             let index = (n as usize).checked_sub(1).filter(|&i| i < count);
-            index.ok_or_else(|| match count {
-                0 => format!("forget {} lists no items to choose from", proposal.id),
-                _ => format!(
-                    "forget {} has no item {n}: its items are numbered 1 to {count}",
-                    proposal.id
-                ),
+            index.ok_or_else(|| {
+                ControlError::NotFound(match count {
+                    0 => format!("forget {} lists no items to choose from", proposal.id),
+                    _ => format!(
+                        "forget {} has no item {n}: its items are numbered 1 to {count}",
+                        proposal.id
+                    ),
+                })
             })
         };
         if let Some(both) = drop.iter().find(|n| add.contains(n)) {
-            return Err(format!("item {both} cannot be both left out and added"));
+            return Err(ControlError::Refused(format!(
+                "item {both} cannot be both left out and added"
+            )));
         }
         let drops = drop
             .iter()
@@ -220,25 +224,25 @@ fn change<T>(
     confirmer: &Confirmer,
     now_ms: u64,
     locks: &mut dyn Locks,
-    act: impl FnOnce(&mut GroupFile, usize) -> Result<T, String>,
-) -> Result<T, String> {
+    act: impl FnOnce(&mut GroupFile, usize) -> Result<T, ControlError>,
+) -> Result<T, ControlError> {
     let id = check_id(id)?.to_ascii_lowercase();
     locked(locks, || {
         let _ = tidy(state_dir, now_ms);
         let Some((path, mut file, at)) = find(state_dir, &id, confirmer, now_ms)? else {
-            return Err(format!(
+            return Err(ControlError::NotFound(format!(
                 "no forget {id} is waiting: it was confirmed already, expired (after {} minutes) \
                  or never proposed",
                 EXPIRES_AFTER_MS / 60_000
-            ));
+            )));
         };
         if file.proposals[at].expires_ms() <= now_ms {
             file.proposals.remove(at);
             save(&path, &file)?;
-            return Err(format!(
+            return Err(ControlError::NotFound(format!(
                 "forget {id} expired: it could be confirmed for {} minutes; ask again",
                 EXPIRES_AFTER_MS / 60_000
-            ));
+            )));
         }
         if let Some(why) = confirmer.refuses(&file.proposals[at]) {
             return Err(why);
@@ -257,7 +261,7 @@ fn find(
     id: &str,
     confirmer: &Confirmer,
     now_ms: u64,
-) -> Result<Option<(PathBuf, GroupFile, usize)>, String> {
+) -> Result<Option<(PathBuf, GroupFile, usize)>, ControlError> {
     let in_file = |path: PathBuf, file: GroupFile| {
         let at = file.proposals.iter().position(|p| p.id == id)?;
         Some((path, file, at))
@@ -273,12 +277,12 @@ fn find(
             Loaded::Missing => {}
             Loaded::Unreadable(why) => {
                 let aside = set_aside(state_dir, &path, &file_stem(group), now_ms)?;
-                return Err(unreadable_note(
+                return Err(ControlError::State(unreadable_note(
                     &path,
                     &why,
                     &aside,
                     now_ms + EXPIRES_AFTER_MS,
-                ));
+                )));
             }
         }
     }

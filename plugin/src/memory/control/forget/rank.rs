@@ -4,11 +4,10 @@
 //! first, and an episode that carries a proposed fact with them; the weaker matches are listed
 //! apart for the person to add.
 
-use crate::memory::forget::words::{Request, message_text};
-use crate::memory::forget::{Candidate, Kind};
+use super::words::{Request, message_text};
+use super::{Candidate, Kind};
+use crate::memory::control::error::ControlError;
 use crate::memory::spool::Spool;
-use crate::ops::reports;
-use crate::platform::api::CommandOutput;
 use crate::platform::text::truncate_chars;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -72,7 +71,7 @@ pub(super) fn captures_of_groups(dir: &Path, groups: &[String]) -> Vec<SpooledCa
 }
 
 /// A text field of a value Graphiti returned ("" when it has none).
-pub(super) fn text_of<'a>(value: &'a Value, field: &str) -> &'a str {
+pub fn text_of<'a>(value: &'a Value, field: &str) -> &'a str {
     value.get(field).and_then(Value::as_str).unwrap_or_default()
 }
 
@@ -168,7 +167,7 @@ pub(super) fn chosen_by_ids(
     facts: &[Value],
     episodes: &[Value],
     captures: &[SpooledCapture],
-) -> Result<Ranked, CommandOutput> {
+) -> Result<Ranked, ControlError> {
     let named = |v: &&Value| ids.iter().any(|id| id == text_of(v, "uuid"));
     let mut candidates: Vec<Candidate> = facts
         .iter()
@@ -195,15 +194,12 @@ pub(super) fn chosen_by_ids(
         .filter(|id| !known.contains(id))
         .collect();
     if !unknown.is_empty() {
-        return Err(reports::failure(
-            1,
-            format!(
-                "not among what a search of this chat's memories for {query:?} and its recent \
-                 episodes returned: {}. Nothing proposed: only ids this chat's own search shows \
-                 can be forgotten here",
-                unknown.join(", ")
-            ),
-        ));
+        return Err(ControlError::NotFound(format!(
+            "not among what a search of this chat's memories for {query:?} and its recent \
+             episodes returned: {}. Nothing proposed: only ids this chat's own search shows can \
+             be forgotten here",
+            unknown.join(", ")
+        )));
     }
     let weaker: Vec<Candidate> = captures
         .iter()

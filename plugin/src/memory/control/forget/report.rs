@@ -2,7 +2,7 @@
 //! id, the weaker matches left out, what could not be removed and why, and what an entity's
 //! summary may still say. Everything from Graphiti or the user is shown as one escaped line.
 
-use crate::memory::forget::{Candidate, EXPIRES_AFTER_MS, Kind, Logged, Proposal};
+use super::{Candidate, EXPIRES_AFTER_MS, Kind, Logged, Proposal};
 use crate::memory::graphiti::Item;
 use crate::platform::api::CommandOutput;
 use crate::platform::text::{one_line, truncate_chars};

@@ -5,7 +5,7 @@ use super::store::{
     ASIDE, DIR, EVERYTHING, GroupFile, LEGACY_FILE, LEGACY_MAX_BYTES, Loaded, dir, group_path,
     load, save, set_aside, unreadable_note,
 };
-use crate::memory::forget::{Candidate, EXPIRES_AFTER_MS, Kind, Proposal, memory_dir};
+use crate::memory::control::forget::{Candidate, EXPIRES_AFTER_MS, Kind, Proposal, memory_dir};
 use crate::platform::files;
 use serde::Deserialize;
 use std::path::Path;
@@ -71,7 +71,7 @@ pub(super) fn tidy(state_dir: &Path, now_ms: u64) -> Vec<String> {
                 &aside,
                 now_ms + EXPIRES_AFTER_MS,
             )),
-            Err(e) => notes.push(e),
+            Err(e) => notes.push(e.to_string()),
         },
     }
     notes

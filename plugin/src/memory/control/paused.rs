@@ -4,6 +4,7 @@
 //! at once both count. A file that cannot be read stops capture everywhere rather than risk
 //! capturing a paused chat.
 
+use super::error::ControlError;
 use crate::platform::files;
 use crate::platform::locks::{LockError, Locks};
 use serde::{Deserialize, Serialize};
@@ -37,14 +38,14 @@ fn path(state_dir: &Path) -> PathBuf {
 
 /// The paused chats; none when no chat was ever paused. An unreadable or foreign file is an error
 /// naming it.
-pub fn load(state_dir: &Path) -> Result<PausedChats, String> {
+pub fn load(state_dir: &Path) -> Result<PausedChats, ControlError> {
     let path = path(state_dir);
     let unreadable = |why: String| {
-        format!(
+        ControlError::State(format!(
             "{} cannot be read ({why}); fix or remove it (`/graphiti pause` in each chat to pause \
              again)",
             path.display()
-        )
+        ))
     };
     match files::read_regular(&path, MAX_FILE_BYTES) {
         Ok(None) => Ok(PausedChats::default()),
@@ -54,7 +55,7 @@ pub fn load(state_dir: &Path) -> Result<PausedChats, String> {
 }
 
 /// Whether capture into `group` is paused. Err: the file cannot be read, so capture must not go on.
-pub fn is_paused(state_dir: &Path, group: &str) -> Result<bool, String> {
+pub fn is_paused(state_dir: &Path, group: &str) -> Result<bool, ControlError> {
     load(state_dir).map(|paused| paused.groups.contains_key(group))
 }
 
@@ -65,19 +66,21 @@ pub fn set(
     pause: bool,
     now_ms: u64,
     locks: &mut dyn Locks,
-) -> Result<bool, String> {
+) -> Result<bool, ControlError> {
     locks
         .acquire(LOCK, LOCK_LEASE, LOCK_WAIT)
         .map_err(|e| match e {
-            LockError::Busy(why) => format!("another process is changing the paused chats: {why}"),
-            other => format!("the paused chats could not be locked: {other}"),
+            LockError::Busy(why) => ControlError::Busy(format!(
+                "another process is changing the paused chats: {why}"
+            )),
+            other => ControlError::State(format!("the paused chats could not be locked: {other}")),
         })?;
     let changed = change(state_dir, group, pause, now_ms);
     locks.release(LOCK);
     changed
 }
 
-fn change(state_dir: &Path, group: &str, pause: bool, now_ms: u64) -> Result<bool, String> {
+fn change(state_dir: &Path, group: &str, pause: bool, now_ms: u64) -> Result<bool, ControlError> {
     let mut paused = load(state_dir)?;
     let changed = if pause {
         paused
@@ -90,7 +93,7 @@ fn change(state_dir: &Path, group: &str, pause: bool, now_ms: u64) -> Result<boo
     if changed {
         let bytes = serde_json::to_vec_pretty(&paused).expect("plain data serializes");
         files::write_atomically(&path(state_dir), &bytes)
-            .map_err(|e| format!("{}: {e}", path(state_dir).display()))?;
+            .map_err(|e| ControlError::State(format!("{}: {e}", path(state_dir).display())))?;
     }
     Ok(changed)
 }
@@ -136,7 +139,12 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("memory")).unwrap();
         std::fs::write(dir.path().join("memory/paused.json"), "{\"groups\": [").unwrap();
         let why = is_paused(dir.path(), "main-dm-ana").unwrap_err();
-        assert!(why.contains("memory/paused.json cannot be read"), "{why}");
+        assert!(matches!(why, ControlError::State(_)), "{why}");
+        assert!(
+            why.to_string()
+                .contains("memory/paused.json cannot be read"),
+            "{why}"
+        );
         assert!(
             set(dir.path(), "main-dm-ana", false, 1, &mut Unshared).is_err(),
             "a resume never overwrites what it could not read"
@@ -154,8 +162,10 @@ mod tests {
         }
         let dir = tempfile::tempdir().unwrap();
         let why = set(dir.path(), "g", true, 1, &mut Busy).unwrap_err();
+        assert!(matches!(why, ControlError::Busy(_)), "{why}");
         assert!(
-            why.contains("another process is changing the paused chats"),
+            why.to_string()
+                .contains("another process is changing the paused chats"),
             "{why}"
         );
         assert_eq!(is_paused(dir.path(), "g"), Ok(false));

@@ -2,6 +2,10 @@
 //! and its episode listing return it. Graphiti has no call that lists a group's facts or entities,
 //! so both say that what they hold is what a search returned, never everything.
 
+use crate::memory::control::context::RecentTurn;
+use crate::memory::control::error::ControlError;
+use crate::memory::graphiti::GraphitiError;
+use crate::platform::api::CommandOutput;
 use crate::platform::text::{one_line, truncate_chars};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -11,41 +15,39 @@ pub struct Memories {
     pub group: String,
     /// The search; none: the episodes only.
     pub query: Option<String>,
-    pub facts: Result<Vec<Value>, String>,
-    pub entities: Result<Vec<Value>, String>,
+    pub facts: Result<Vec<Value>, GraphitiError>,
+    pub entities: Result<Vec<Value>, GraphitiError>,
     /// None: the server cannot list episodes; then `unlisted` says why, when known.
-    pub episodes: Result<Option<Vec<Value>>, String>,
+    pub episodes: Result<Option<Vec<Value>>, GraphitiError>,
     pub unlisted: Option<String>,
     /// The most of each asked for.
     pub max: (usize, usize, usize),
     /// The server has no entity search (the REST API).
     pub no_entity_search: bool,
     /// The recent turns of the session asked from, when one was.
-    pub turns: Option<Result<Vec<ShownTurn>, String>>,
+    pub turns: Option<Result<Vec<ShownTurn>, ControlError>>,
     /// How many turns of how many sessions are kept.
     pub turn_retention: String,
 }
 
 /// A past turn of the session as `memories` shows it.
 pub struct ShownTurn {
-    pub at_ms: u64,
-    pub prompt: String,
-    pub recall: String,
-    pub packs: Vec<String>,
-    pub trace: Vec<String>,
-    pub injected: Option<String>,
+    pub turn: RecentTurn,
     /// Delivered, waiting, in doubt, set aside (why), or not captured (why).
     pub capture: String,
-    pub scores: Vec<crate::routing::decision::RuleScore>,
 }
 
 /// How many characters of a turn's injected blocks `memories` shows.
 const INJECTED_SHOWN_CHARS: usize = 600;
 
-fn turns_section(out: &mut String, turns: &Result<Vec<ShownTurn>, String>, retention: &str) {
+fn turns_section(out: &mut String, turns: &Result<Vec<ShownTurn>, ControlError>, retention: &str) {
     match turns {
         Err(why) => {
-            let _ = writeln!(out, "Recent turns of this session: {}", one_line(why));
+            let _ = writeln!(
+                out,
+                "Recent turns of this session: {}",
+                one_line(&why.to_string())
+            );
         }
         Ok(turns) if turns.is_empty() => {
             let _ = writeln!(
@@ -55,7 +57,8 @@ fn turns_section(out: &mut String, turns: &Result<Vec<ShownTurn>, String>, reten
         }
         Ok(turns) => {
             let _ = writeln!(out, "Recent turns of this session ({retention}):");
-            for t in turns {
+            for past in turns {
+                let t = &past.turn;
                 let _ = writeln!(
                     out,
                     "  {}  {:?}",
@@ -78,7 +81,7 @@ fn turns_section(out: &mut String, turns: &Result<Vec<ShownTurn>, String>, reten
                         truncate_chars(&one_line(injected), INJECTED_SHOWN_CHARS)
                     );
                 }
-                let _ = writeln!(out, "    capture: {}", one_line(&t.capture));
+                let _ = writeln!(out, "    capture: {}", one_line(&past.capture));
             }
         }
     }
@@ -100,7 +103,7 @@ fn day(value: Option<&Value>) -> Option<String> {
         .map(|d| one_line(d.get(..10).unwrap_or(d)))
 }
 
-pub fn render_memories(m: &Memories) -> super::CommandOutput {
+pub fn render_memories(m: &Memories) -> CommandOutput {
     let (max_facts, max_entities, _) = m.max;
     let mut out = format!("Memories of this chat (Graphiti group {})\n", m.group);
     let mut failed = false;
@@ -115,7 +118,7 @@ pub fn render_memories(m: &Memories) -> super::CommandOutput {
                 Ok(facts) => facts_section(&mut out, &query, facts, max_facts),
                 Err(why) => {
                     failed = true;
-                    let _ = writeln!(out, "Facts: the search failed: {}", one_line(why));
+                    let _ = writeln!(out, "Facts: the search failed: {}", one_line(&why.message));
                 }
             }
             match (&m.entities, m.no_entity_search) {
@@ -140,7 +143,11 @@ pub fn render_memories(m: &Memories) -> super::CommandOutput {
                 }
                 (Err(why), false) => {
                     failed = true;
-                    let _ = writeln!(out, "Entities: the search failed: {}", one_line(why));
+                    let _ = writeln!(
+                        out,
+                        "Entities: the search failed: {}",
+                        one_line(&why.message)
+                    );
                 }
             }
         }
@@ -149,7 +156,7 @@ pub fn render_memories(m: &Memories) -> super::CommandOutput {
     if let Some(turns) = &m.turns {
         turns_section(&mut out, turns, &m.turn_retention);
     }
-    super::CommandOutput {
+    CommandOutput {
         exit_code: u8::from(failed),
         stdout: out,
         stderr: String::new(),
@@ -187,7 +194,7 @@ fn episodes_section(out: &mut String, m: &Memories) -> bool {
             let _ = writeln!(
                 out,
                 "Recent episodes: the listing failed: {}",
-                one_line(why)
+                one_line(&why.message)
             );
             return true;
         }
@@ -198,7 +205,7 @@ fn episodes_section(out: &mut String, m: &Memories) -> bool {
 /// The memories as one JSON document: each list exactly as the API returned it, with what it may
 /// leave out. A listing that failed fails the export (exit 1, nothing printed): an export that
 /// silently lacks part of the data would be taken for all of it.
-pub fn render_export(m: &Memories, exported_at: &str) -> super::CommandOutput {
+pub fn render_export(m: &Memories, exported_at: &str) -> CommandOutput {
     let failed = [("facts", &m.facts), ("entities", &m.entities)]
         .into_iter()
         .filter_map(|(what, r)| r.as_ref().err().map(|e| format!("{what}: {e}")))
@@ -211,7 +218,7 @@ pub fn render_export(m: &Memories, exported_at: &str) -> super::CommandOutput {
         )
         .collect::<Vec<_>>();
     if !failed.is_empty() {
-        return super::failure(
+        return CommandOutput::failure(
             1,
             format!(
                 "export of group {} failed, nothing exported: {}",
@@ -237,7 +244,9 @@ pub fn render_export(m: &Memories, exported_at: &str) -> super::CommandOutput {
             "note": m.unlisted.clone().unwrap_or_else(|| "this server has no episode listing".into()),
         }),
     };
-    let searched = |items: &Result<Vec<Value>, String>, max: usize, what: &str| match &m.query {
+    let searched = |items: &Result<Vec<Value>, GraphitiError>, max: usize, what: &str| match &m
+        .query
+    {
         None => {
             json!({"items": [], "complete": false, "note": format!("no search was given: Graphiti lists no group's {what}")})
         }
@@ -264,11 +273,14 @@ pub fn render_export(m: &Memories, exported_at: &str) -> super::CommandOutput {
             "note": m.turn_retention,
         });
     }
-    super::success(serde_json::to_string_pretty(&document).expect("JSON values serialize") + "\n")
+    CommandOutput::success(
+        serde_json::to_string_pretty(&document).expect("JSON values serialize") + "\n",
+    )
 }
 
 /// A kept turn in the export: what it injected and why, and what became of its capture.
-fn turn_json(t: &ShownTurn) -> Value {
+fn turn_json(past: &ShownTurn) -> Value {
+    let t = &past.turn;
     json!({
         "at": crate::platform::time::iso8601(t.at_ms),
         "prompt": t.prompt,
@@ -277,7 +289,7 @@ fn turn_json(t: &ShownTurn) -> Value {
         "scores": t.scores,
         "trace": t.trace,
         "injected": t.injected,
-        "capture": t.capture,
+        "capture": past.capture,
     })
 }
 
@@ -383,7 +395,7 @@ mod tests {
     #[test]
     fn a_failed_search_is_said_and_fails_the_command() {
         let mut m = memories(vec![]);
-        m.facts = Err("Graphiti timed out".into());
+        m.facts = Err(crate::memory::graphiti::error("Graphiti timed out"));
         let out = render_memories(&m);
         assert_eq!(out.exit_code, 1);
         assert!(
@@ -423,7 +435,7 @@ mod tests {
     #[test]
     fn an_export_with_a_failed_listing_exports_nothing() {
         let mut m = memories(vec![]);
-        m.entities = Err("timed out".into());
+        m.entities = Err(crate::memory::graphiti::error("timed out"));
         let out = render_export(&m, "t");
         assert_eq!(out.exit_code, 1);
         assert!(out.stdout.is_empty());
@@ -438,19 +450,17 @@ mod tests {
     fn an_export_from_a_session_holds_its_recent_turns_with_their_scores() {
         let mut m = memories(vec![]);
         m.turns = Some(Ok(vec![ShownTurn {
-            at_ms: 0,
-            prompt: "dinner <script>".into(),
-            recall: "recalled 1 fact".into(),
-            packs: vec!["dining_recs".into()],
-            trace: vec!["dining: keywords [dinner] → 1 × 1.00 = 1.00".into()],
-            injected: Some("<pack-context>…</pack-context>".into()),
+            turn: RecentTurn {
+                at_ms: 0,
+                prompt: "dinner <script>".into(),
+                recall: "recalled 1 fact".into(),
+                packs: vec!["dining_recs".into()],
+                trace: vec!["dining: keywords [dinner] → 1 × 1.00 = 1.00".into()],
+                injected: Some("<pack-context>…</pack-context>".into()),
+                captured: crate::memory::control::Captured::Spooled("ep".into()),
+                scores: json!([{"rule": "dining", "score": 1.0, "min_confidence": 0.3}]),
+            },
             capture: "delivered".into(),
-            scores: vec![crate::routing::decision::RuleScore {
-                rule: "dining".into(),
-                score: 1.0,
-                min_confidence: 0.3,
-                suppressed_by: None,
-            }],
         }]));
         let doc: Value = serde_json::from_str(&render_export(&m, "t").stdout).unwrap();
         let turn = &doc["recent_turns"]["items"][0];
@@ -462,7 +472,7 @@ mod tests {
             json!([{"rule": "dining", "score": 1.0, "min_confidence": 0.3}])
         );
         assert_eq!(turn["capture"], "delivered");
-        m.turns = Some(Err("unreadable".into()));
+        m.turns = Some(Err(ControlError::State("unreadable".into())));
         let out = render_export(&m, "t");
         assert_eq!(out.exit_code, 1);
         assert!(

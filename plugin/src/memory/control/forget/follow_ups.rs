@@ -3,7 +3,7 @@
 //! What a follow-up needs to recognise them (the request's word stems, the episode names) is kept
 //! only while it looks; once it is done, only what it found stays, for `status`, for a day.
 
-use super::{locked, memory_dir};
+use super::{ControlError, locked, memory_dir};
 use crate::platform::files;
 use crate::platform::locks::Locks;
 use serde::{Deserialize, Serialize};
@@ -71,13 +71,14 @@ fn path(state_dir: &Path) -> PathBuf {
 
 /// The follow-ups kept, finished ones included for a day; none when the file is missing. Err: it
 /// cannot be read.
-pub fn follow_ups(state_dir: &Path) -> Result<FollowUps, String> {
+pub fn follow_ups(state_dir: &Path) -> Result<FollowUps, ControlError> {
     let path = path(state_dir);
     match files::read_regular(&path, MAX_FILE_BYTES) {
         Ok(None) => Ok(FollowUps::default()),
         Ok(Some(bytes)) => {
-            let mut kept: FollowUps = serde_json::from_slice(&bytes)
-                .map_err(|e| format!("{} cannot be read ({e})", path.display()))?;
+            let mut kept: FollowUps = serde_json::from_slice(&bytes).map_err(|e| {
+                ControlError::State(format!("{} cannot be read ({e})", path.display()))
+            })?;
             for follow_up in &mut kept.follow_ups {
                 if let Some(query) = follow_up.query.take() {
                     follow_up.stems = super::words::Request::of(&query, &[]).stems();
@@ -85,7 +86,10 @@ pub fn follow_ups(state_dir: &Path) -> Result<FollowUps, String> {
             }
             Ok(kept)
         }
-        Err(e) => Err(format!("{} cannot be read: {e}", path.display())),
+        Err(e) => Err(ControlError::State(format!(
+            "{} cannot be read: {e}",
+            path.display()
+        ))),
     }
 }
 
@@ -119,7 +123,7 @@ pub fn change_follow_ups<T>(
     now_ms: u64,
     locks: &mut dyn Locks,
     change: impl FnOnce(&mut Vec<FollowUp>) -> T,
-) -> Result<T, String> {
+) -> Result<T, ControlError> {
     locked(locks, || {
         let before = follow_ups(state_dir).unwrap_or_default();
         let mut kept = before.follow_ups.clone();
@@ -134,8 +138,9 @@ pub fn change_follow_ups<T>(
         } else if kept != before.follow_ups {
             let bytes = serde_json::to_vec_pretty(&FollowUps { follow_ups: kept })
                 .expect("follow-ups serialise");
-            files::write_atomically(&path, &bytes)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            files::write_atomically(&path, &bytes).map_err(|e| {
+                ControlError::State(format!("cannot write {}: {e}", path.display()))
+            })?;
         }
         Ok(out)
     })
