@@ -13,14 +13,17 @@
 # are the ones rustc enables for wasm32-wasip2, and SIMD (.cargo/config.toml; the stripped module has
 # no target_features section to read them from). Not `--low-memory-unused`: Rust puts its stack first, at the bottom of memory.
 # Done again only when cargo linked a new module (its own output in deps/, copied to .linked).
+# With CARGO_TARGET_DIR set (the test command builds the component there, beside its native build, so
+# that neither waits for the other's lock on target/), the result is still delivered to the path above.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PATH="$(bash scripts/node-tools.sh | tail -n 1):$PATH"
 
 cargo rustc --quiet -p graphiti-openclaw-plugin --lib --crate-type cdylib \
     --target wasm32-wasip2 --profile component
-linked=target/wasm32-wasip2/component/deps/graphiti_openclaw.wasm
+linked=${CARGO_TARGET_DIR:-target}/wasm32-wasip2/component/deps/graphiti_openclaw.wasm
 wasm=target/wasm32-wasip2/component/graphiti_openclaw.wasm
+mkdir -p "$(dirname "$wasm")"
 if [ ! -f "$wasm.optimized" ] || ! cmp -s "$linked" "$wasm.linked"; then
     features="--enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
         --enable-nontrapping-float-to-int --enable-multivalue --enable-reference-types --enable-simd"

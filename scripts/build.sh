@@ -15,6 +15,11 @@ echo "build: plugin component (wasm32-wasip2)"
 bash scripts/build-component.sh
 echo "build: probe guest (wasm32-wasip2)"
 cargo build --quiet -p probe-guest --target wasm32-wasip2 --profile component
+built=${CARGO_TARGET_DIR:-target}/wasm32-wasip2/component/probe_guest.wasm
+if [ "$built" != target/wasm32-wasip2/component/probe_guest.wasm ]; then
+    cp "$built" target/wasm32-wasip2/component/probe_guest.wasm.tmp
+    mv -f target/wasm32-wasip2/component/probe_guest.wasm.tmp target/wasm32-wasip2/component/probe_guest.wasm
+fi
 wasm=target/wasm32-wasip2/component/graphiti_openclaw.wasm
 if [ "$native" = 1 ]; then
     echo "build: host shim (graphiti-openclaw) and the Graphiti stand-in"

@@ -16,11 +16,45 @@ say() { echo "test: [${SECONDS} s, $(cpu_seconds) s CPU] $*"; }
 # building.sh): the component and the probe guest for wasm32, the tests, the CLI and the benchmarks
 # natively. A warning or a lint fails the build that meets it.
 export RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/lint-while-building.sh"
-say "build the component and the probe guest (scripts/build.sh --wasm-only), linted as they build"
-bash scripts/build.sh --wasm-only
+# The component's build is much of it one core's work (the plugin crate with one codegen unit and
+# LTO, then wasm-opt), and so is the native build's longest crate (cranelift-codegen): run side by
+# side, in target directories of their own so that neither waits on the other's lock, each fills the
+# other's idle core.
+say "build the component and the probe guest (scripts/build.sh --wasm-only, in target/wasm-build/) beside the native tests, the CLI and the stand-in, all linted as they build"
+wasm_log=$(mktemp)
+CARGO_TARGET_DIR=target/wasm-build bash scripts/build.sh --wasm-only >"$wasm_log" 2>&1 &
+wasm_build=$!
+native_status=0
+cargo test --release --workspace --exclude probe-guest --no-run &&
+    cargo test --release -p graphiti-openclaw-tests --test faults --no-run || native_status=$?
+wasm_status=0
+wait "$wasm_build" || wasm_status=$?
+sed 's/^/wasm: /' "$wasm_log"
+rm -f "$wasm_log"
+if [ "$native_status" != 0 ] || [ "$wasm_status" != 0 ]; then
+    echo "test: the build failed (native: exit $native_status, component: exit $wasm_status)" >&2
+    exit 1
+fi
 
-say "cargo test (builds the CLI and the stand-in; native core, host shim, component through the shim, Graphiti stand-in)"
-cargo test --release --workspace --exclude probe-guest
+# The fault suite (tests/tests/faults.rs) mostly waits on late and failing servers: it runs beside
+# the other tests, its executable started directly so that the two runs share no cargo lock.
+say "cargo test (native core, host shim, component through the shim, Graphiti stand-in), the fault suite beside it"
+faults=$(cargo test --release -p graphiti-openclaw-tests --test faults --no-run --message-format=json |
+    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
+[ -n "$faults" ] || { echo "test: cargo named no executable for the fault suite" >&2; exit 1; }
+faults_log=$(mktemp)
+(cd tests && "$faults") >"$faults_log" 2>&1 &
+faults_run=$!
+tests_status=0
+cargo test --release --workspace --exclude probe-guest || tests_status=$?
+faults_status=0
+wait "$faults_run" || faults_status=$?
+cat "$faults_log"
+rm -f "$faults_log"
+if [ "$tests_status" != 0 ] || [ "$faults_status" != 0 ]; then
+    echo "test: cargo test exited $tests_status, the fault suite $faults_status" >&2
+    exit 1
+fi
 if [ -z "${GRAPHITI_URL:-}" ]; then
     say "GRAPHITI_URL is not set: the test against a real Graphiti server is SKIPPED (the stand-in tests run)"
 else

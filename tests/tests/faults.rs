@@ -4,8 +4,9 @@
 //! episode, and on any duplicate outside the cases the README names as unavoidable (there it checks
 //! that each duplicate is one the component counted as "sent again after a doubt").
 //!
-//! Run by `cargo test` (a test without the harness, so its figures are always printed), after
-//! `scripts/build.sh`. Two OpenClaw adapters on one state directory are in `tests/openclaw/`.
+//! A test without the harness, so its figures are always printed: `cargo test --release -p
+//! graphiti-openclaw-tests --test faults` after `scripts/build.sh`; scripts/test.sh runs it beside
+//! the other tests. Two OpenClaw adapters on one state directory are in `tests/openclaw/`.
 
 use graphiti_openclaw_tests::{copy_dir, example_config, temp_dir, workspace};
 use graphiti_standin::{Behaviour, EpisodeLookups, Fault, Lasting, Options, StandIn};
