@@ -8,10 +8,14 @@ SECONDS=0
 # Each phase's line carries the seconds since the start and the CPU seconds used so far by the
 # phases that ended (bash's `times`: every finished child, user and system): a phase whose CPU
 # grew by less than twice its wall time left a core idle.
-cpu_seconds() {
-    times | tail -n 1 | tr 'ms' '  ' | awk '{ printf "%d", $1 * 60 + $2 + $3 * 60 + $4 }'
+# `times` runs in this shell (in a command substitution it would count that subshell's children).
+times_file=$(mktemp)
+say() {
+    times >"$times_file"
+    local cpu
+    cpu=$(tail -n 1 "$times_file" | tr 'ms' '  ' | awk '{ printf "%d", $1 * 60 + $2 + $3 * 60 + $4 }')
+    echo "test: [${SECONDS} s, ${cpu} s CPU] $*"
 }
-say() { echo "test: [${SECONDS} s, $(cpu_seconds) s CPU] $*"; }
 # Every workspace crate is built through clippy-driver with the lint levels (scripts/lint-while-
 # building.sh): the component and the probe guest for wasm32, the tests, the CLI and the benchmarks
 # natively. A warning or a lint fails the build that meets it.
