@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { mockProvider } from './gateway.js';
 import { startRegistry } from './npm-registry.js';
-import { PLUGIN_ID, REPO, eventually as poll, executedCalls, loadWithOpenClaw, openclaw, packageTgz, startStandIn, startStubModel, throwawayHome } from './openclaw.js';
+import { PLUGIN_ID, REPO, configSet, eventually as poll, executedCalls, loadWithOpenClaw, openclaw, packageTgz, startStandIn, startStubModel, throwawayHome } from './openclaw.js';
 
 /** Waits until `check` returns something truthy: these turns are quick. */
 const eventually = (check, what, timeoutMs = 15_000) => poll(check, what, timeoutMs, 100);
@@ -34,8 +34,10 @@ before(async () => {
   standIn = await startStandIn();
   model = await startStubModel('Booked: Thursday 12:30 at Saffron Lantern.');
   await openclaw(env, ['plugins', 'install', packageTgz(), '--force', '--accept-capabilities']);
-  await openclaw(env, ['config', 'set', `plugins.entries.${PLUGIN_ID}.hooks.allowConversationAccess`, 'true', '--strict-json']);
-  await openclaw(env, ['config', 'set', `plugins.entries.${PLUGIN_ID}.config`, JSON.stringify(pluginConfig()), '--strict-json']);
+  await configSet(env, [
+    { path: `plugins.entries.${PLUGIN_ID}.hooks.allowConversationAccess`, value: true },
+    { path: `plugins.entries.${PLUGIN_ID}.config`, value: pluginConfig() },
+  ]);
 });
 
 after(() => {
@@ -209,8 +211,7 @@ test('OpenClaw\'s hook runner under Tool Search: tool_call judged by its target,
 });
 
 test('a real `openclaw agent --local` turn: the model sees both blocks; the turn is spooled, then sent', async () => {
-  await openclaw(env, ['config', 'set', 'models.providers.mock', JSON.stringify(mockProvider(model.baseUrl)), '--strict-json']);
-  await openclaw(env, ['config', 'set', 'agents.defaults.model', '"mock/mock-1"', '--strict-json']);
+  await configSet(env, [{ path: 'models.providers.mock', value: mockProvider(model.baseUrl) }, { path: 'agents.defaults.model', value: 'mock/mock-1' }]);
   const prompt = 'Set up a lunch with the founder of Acme Robotics next week';
   const turn = await openclaw(env, ['agent', '--local', '--message', prompt, '--json'], { timeoutMs: 180_000 });
   assert.doesNotMatch(turn.stderr, /OpenClaw blocks|BLOCKED/, 'with the flag: no warning');
@@ -245,13 +246,18 @@ test('real agent turns with the default Tool Search: an AUTO call runs, a CONFIR
   const turn = (message) => openclaw(env, ['agent', '--local', '--session-key', 'agent:main:expert:trip-planner-expert', '--message', message, '--json'], { timeoutMs: 240_000 });
   fs.cpSync(path.join(REPO, 'config/experts'), path.join(home, '.openclaw/experts'), { recursive: true });
   try {
-    await openclaw(env, ['config', 'set', 'mcp.servers', JSON.stringify({
-      'travel-booking-mcp': server('travel-booking-mcp', 'flights_search', 'hotels_search', 'hold_booking', 'flights_purchase'),
-      'team-calendar-mcp': server('team-calendar-mcp', 'get_availability', 'create_event'),
-      'expense-mcp': server('expense-mcp', 'get_policy', 'submit_report'),
-    }), '--strict-json']);
-    await openclaw(env, ['config', 'set', 'models.providers.mock', JSON.stringify(mockProvider(scripted.baseUrl)), '--strict-json']);
-    await openclaw(env, ['config', 'set', 'agents.defaults.model', '"mock/mock-1"', '--strict-json']);
+    await configSet(env, [
+      {
+        path: 'mcp.servers',
+        value: {
+          'travel-booking-mcp': server('travel-booking-mcp', 'flights_search', 'hotels_search', 'hold_booking', 'flights_purchase'),
+          'team-calendar-mcp': server('team-calendar-mcp', 'get_availability', 'create_event'),
+          'expense-mcp': server('expense-mcp', 'get_policy', 'submit_report'),
+        },
+      },
+      { path: 'models.providers.mock', value: mockProvider(scripted.baseUrl) },
+      { path: 'agents.defaults.model', value: 'mock/mock-1' },
+    ]);
 
     script = [toolCall('travel-booking-mcp__flights_search', { to: 'LIS' }), hold];
     await turn('Find a flight to Lisbon and hold offer X1');
@@ -308,8 +314,7 @@ test('installed by name from a registry, set up in one command, then a turn is c
     assert.match(again.stdout, /configuration: kept .* as it is/);
     assert.equal(fs.readFileSync(path.join(configDir, 'settings.yaml'), 'utf8'), 'schema_version: 1\n# mine\n', 'a user\'s configuration is never overwritten');
 
-    await openclaw(setupEnv, ['config', 'set', 'models.providers.mock', JSON.stringify(mockProvider(model.baseUrl)), '--strict-json']);
-    await openclaw(setupEnv, ['config', 'set', 'agents.defaults.model', '"mock/mock-1"', '--strict-json']);
+    await configSet(setupEnv, [{ path: 'models.providers.mock', value: mockProvider(model.baseUrl) }, { path: 'agents.defaults.model', value: 'mock/mock-1' }]);
     const said = 'Remember that the registry install works on the first try';
     const turn = await openclaw(setupEnv, ['agent', '--local', '--message', said, '--json'], { timeoutMs: 180_000 });
     const stats = () => fs.readFileSync(path.join(setupHome, '.openclaw', PLUGIN_ID, 'stats.json'), 'utf8');

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
-import { PLUGIN_ID, REPO, openclaw, packageTgz } from './openclaw.js';
+import { PLUGIN_ID, REPO, configSet, openclaw, packageTgz } from './openclaw.js';
 
 const OPENCLAW = path.join(REPO, 'tools/node/bin/openclaw');
 
@@ -67,13 +67,13 @@ export function mockProvider(baseUrl) {
  * (`{ path, value }`).
  */
 export async function configurePlugin(env, { pluginConfig, modelUrl, more = [] }) {
-  await openclaw(env, ['config', 'set', '--batch-json', JSON.stringify([
+  await configSet(env, [
     { path: `plugins.entries.${PLUGIN_ID}.hooks.allowConversationAccess`, value: true },
     { path: `plugins.entries.${PLUGIN_ID}.config`, value: pluginConfig },
     { path: 'models.providers.mock', value: mockProvider(modelUrl) },
     { path: 'agents.defaults.model', value: 'mock/mock-1' },
     ...more,
-  ])]);
+  ]);
 }
 
 /**

@@ -56,6 +56,11 @@ export async function openclaw(env, args, { timeoutMs = 120_000, cwd } = {}) {
   }
 }
 
+/** Sets OpenClaw config `entries` (`{ path, value }`) with one `config set --batch-json`: each CLI start costs seconds of CPU. */
+export async function configSet(env, entries) {
+  return openclaw(env, ['config', 'set', '--batch-json', JSON.stringify(entries)]);
+}
+
 /**
  * The Graphiti stand-in (both APIs) seeded with the demo group; `url` is its base URL. `args`: more
  * of its flags (tests/graphiti-standin/README.md), e.g. `--latency-ms 30`.
