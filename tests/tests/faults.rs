@@ -640,10 +640,7 @@ fn main() {
         let running: Vec<_> = waiting.iter().map(|case| scope.spawn(case)).collect();
         running
             .into_iter()
-            .map(|case| {
-                case.join()
-                    .unwrap_or_else(|_| Err("a case panicked".into()))
-            })
+            .map(|case| case.join().unwrap_or_else(|_| Err("a case panicked".into())))
             .collect()
     });
     outcomes.extend(alone.iter().map(|case| case()));
