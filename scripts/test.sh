@@ -20,45 +20,73 @@ say() {
 # building.sh): the component and the probe guest for wasm32, the tests, the CLI and the benchmarks
 # natively. A warning or a lint fails the build that meets it.
 export RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/lint-while-building.sh"
+# Jobs run beside the foreground step, each with its own log, printed when they are joined.
+beside_pids=()
+beside_logs=()
+beside_names=()
+beside() {
+    local name=$1 log
+    shift
+    log=$(mktemp)
+    "$@" >"$log" 2>&1 &
+    beside_pids+=("$!")
+    beside_logs+=("$log")
+    beside_names+=("$name")
+}
+join_beside() {
+    local failed=0 i
+    for i in "${!beside_pids[@]}"; do
+        if ! wait "${beside_pids[$i]}"; then
+            echo "test: ${beside_names[$i]} failed" >&2
+            failed=1
+        fi
+        sed "s/^/${beside_names[$i]}: /" "${beside_logs[$i]}"
+    done
+    beside_pids=()
+    beside_logs=()
+    beside_names=()
+    return "$failed"
+}
+# The executable cargo built for a test or bench target (`executable test --test faults`), run
+# directly, from its package's folder as cargo runs it, so that runs side by side share no cargo lock.
+executable() {
+    cargo "$1" --release -p graphiti-openclaw-tests "${@:2}" --no-run --message-format=json |
+        sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1
+}
+run_in_tests() { (cd tests && exec "$@"); }
+
 # The component's build is much of it one core's work (the plugin crate with one codegen unit and
 # LTO, then wasm-opt), and so is the native build's longest crate (cranelift-codegen): run side by
 # side, in target directories of their own so that neither waits on the other's lock, each fills the
-# other's idle core.
-say "build the component and the probe guest (scripts/build.sh --wasm-only, in target/wasm-build/) beside the native tests, the CLI and the stand-in, all linted as they build"
-wasm_log=$(mktemp)
-CARGO_TARGET_DIR=target/wasm-build bash scripts/build.sh --wasm-only >"$wasm_log" 2>&1 &
-wasm_build=$!
+# other's idle core. Everything after builds the component in the same directory.
+wasm_target=target/wasm-build
+say "build the component and the probe guest (scripts/build.sh --wasm-only, in $wasm_target/) beside the native tests, the CLI, the stand-in and the benchmarks, all linted as they build"
+beside wasm env CARGO_TARGET_DIR="$wasm_target" bash scripts/build.sh --wasm-only
 native_status=0
-cargo test --release --workspace --exclude probe-guest --no-run &&
-    cargo test --release -p graphiti-openclaw-tests --test faults --no-run || native_status=$?
-wasm_status=0
-wait "$wasm_build" || wasm_status=$?
-sed 's/^/wasm: /' "$wasm_log"
-rm -f "$wasm_log"
-if [ "$native_status" != 0 ] || [ "$wasm_status" != 0 ]; then
-    echo "test: the build failed (native: exit $native_status, component: exit $wasm_status)" >&2
-    exit 1
-fi
+{
+    cargo test --release --workspace --exclude probe-guest --no-run &&
+        cargo test --release -p graphiti-openclaw-tests --test faults --no-run &&
+        cargo bench --quiet -p graphiti-openclaw-tests --bench recall_session --bench relevance --no-run
+} || native_status=$?
+join_beside || native_status=1
+[ "$native_status" = 0 ] || { echo "test: the build failed" >&2; exit 1; }
 
-# The fault suite (tests/tests/faults.rs) mostly waits on late and failing servers: it runs beside
-# the other tests, its executable started directly so that the two runs share no cargo lock.
-say "cargo test (native core, host shim, component through the shim, Graphiti stand-in), the fault suite beside it"
-faults=$(cargo test --release -p graphiti-openclaw-tests --test faults --no-run --message-format=json |
-    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
-[ -n "$faults" ] || { echo "test: cargo named no executable for the fault suite" >&2; exit 1; }
-faults_log=$(mktemp)
-(cd tests && "$faults") >"$faults_log" 2>&1 &
-faults_run=$!
+# The fault suite (tests/tests/faults.rs) and the quick benchmarks mostly wait on late, failing or
+# busy servers: they run beside the other tests.
+say "cargo test (native core, host shim, component through the shim, Graphiti stand-in); beside it the fault suite and the benchmarks, quick (they check their answers)"
+faults=$(executable test --test faults)
+recall_bench=$(executable bench --bench recall_session)
+relevance_bench=$(executable bench --bench relevance)
+for built in "$faults" "$recall_bench" "$relevance_bench"; do
+    [ -n "$built" ] || { echo "test: cargo named no executable for the fault suite or a benchmark" >&2; exit 1; }
+done
+beside faults run_in_tests "$faults"
+beside recall_session run_in_tests env RECALL_BENCH_QUICK=1 "$recall_bench" --bench
+beside relevance run_in_tests env RELEVANCE_BENCH_QUICK=1 "$relevance_bench" --bench
 tests_status=0
 cargo test --release --workspace --exclude probe-guest || tests_status=$?
-faults_status=0
-wait "$faults_run" || faults_status=$?
-cat "$faults_log"
-rm -f "$faults_log"
-if [ "$tests_status" != 0 ] || [ "$faults_status" != 0 ]; then
-    echo "test: cargo test exited $tests_status, the fault suite $faults_status" >&2
-    exit 1
-fi
+join_beside || tests_status=1
+[ "$tests_status" = 0 ] || { echo "test: cargo test, the fault suite or a benchmark failed" >&2; exit 1; }
 if [ -z "${GRAPHITI_URL:-}" ]; then
     say "GRAPHITI_URL is not set: the test against a real Graphiti server is SKIPPED (the stand-in tests run)"
 else
@@ -70,12 +98,9 @@ fi
 say "the public/private boundary audit of config/ (scripts/audit-boundary.sh: the CLI's audit-boundary, then git ignores config/private/)"
 bash scripts/audit-boundary.sh
 
-say "benchmarks, quick (they check their answers)"
-RECALL_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench recall_session
-RELEVANCE_BENCH_QUICK=1 cargo bench --quiet -p graphiti-openclaw-tests --bench relevance
 
 say "the OpenClaw package (Node 24, jco and OpenClaw 2026.9.6 pinned from npm into tools/node/; the install's lock, with a stub npm)"
-bash scripts/package-openclaw.sh
+CARGO_TARGET_DIR="$wasm_target" bash scripts/package-openclaw.sh
 PATH="$(bash scripts/node-tools.sh | tail -n 1):$PATH"
 node --test plugin/openclaw/test/*.test.js tests/scripts/node-tools.test.js
 say "every shell block of the README and docs/ runs as written, or says why it cannot here; the benchmark table is its recorded output"
