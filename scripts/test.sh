@@ -50,7 +50,9 @@ join_beside() {
 # The executable cargo built for a test or bench target (`executable test --test faults`), run
 # directly, from its package's folder as cargo runs it, so that runs side by side share no cargo lock.
 executable() {
-    cargo "$1" --release -p graphiti-openclaw-tests "${@:2}" --no-run --message-format=json |
+    local release=()
+    [ "$1" = test ] && release=(--release) # cargo bench builds with the bench profile, which is release's
+    cargo "$1" "${release[@]}" -p graphiti-openclaw-tests "${@:2}" --no-run --message-format=json |
         sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1
 }
 run_in_tests() { (cd tests && exec "$@"); }
