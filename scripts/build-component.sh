@@ -2,9 +2,9 @@
 # Builds the component, target/wasm32-wasip2/component/graphiti_openclaw.wasm (used by scripts/build.sh
 # and scripts/package-openclaw.sh), then shrinks its core module with Binaryen's wasm-opt.
 #
-# `cargo rustc --crate-type cdylib`, not `cargo build`: the plugin's lib is also an rlib (the native
-# tests link it), and for a unit that is an rlib too cargo does not pass `-C lto`, so the profile's
-# `lto = true` was silently not applied, and the component was markedly larger.
+# `cargo rustc --crate-type cdylib`: the plugin's lib is an rlib (the native tests link it; a cdylib
+# there would be linked natively for nothing), and for a unit that is an rlib too cargo would not pass
+# `-C lto`, so the profile's `lto = true` would silently not apply.
 #
 # wasm-opt: `jco opt` (jco and its Binaryen are pinned in scripts/node-tools/package-lock.json, installed
 # by scripts/node-tools.sh) runs it on the component's core modules and splices them back. Binaryen is
