@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { mockProvider } from './gateway.js';
 import { startRegistry } from './npm-registry.js';
-import { PLUGIN_ID, REPO, configSet, eventually as poll, executedCalls, loadWithOpenClaw, openclaw, packageTgz, startStandIn, startStubModel, throwawayHome } from './openclaw.js';
+import { PLUGIN_ID, REPO, configSet, eventually as poll, executedCalls, installedVersion, loadWithOpenClaw, openclaw, packageTgz, startStandIn, startStubModel, throwawayHome } from './openclaw.js';
 
 /** Waits until `check` returns something truthy: these turns are quick. */
 const eventually = (check, what, timeoutMs = 15_000) => poll(check, what, timeoutMs, 100);
@@ -37,6 +37,8 @@ before(async () => {
   await configSet(env, [
     { path: `plugins.entries.${PLUGIN_ID}.hooks.allowConversationAccess`, value: true },
     { path: `plugins.entries.${PLUGIN_ID}.config`, value: pluginConfig() },
+    { path: 'models.providers.mock', value: mockProvider(model.baseUrl) },
+    { path: 'agents.defaults.model', value: 'mock/mock-1' },
   ]);
 });
 
@@ -211,7 +213,6 @@ test('OpenClaw\'s hook runner under Tool Search: tool_call judged by its target,
 });
 
 test('a real `openclaw agent --local` turn: the model sees both blocks; the turn is spooled, then sent', async () => {
-  await configSet(env, [{ path: 'models.providers.mock', value: mockProvider(model.baseUrl) }, { path: 'agents.defaults.model', value: 'mock/mock-1' }]);
   const prompt = 'Set up a lunch with the founder of Acme Robotics next week';
   const turn = await openclaw(env, ['agent', '--local', '--message', prompt, '--json'], { timeoutMs: 180_000 });
   assert.doesNotMatch(turn.stderr, /OpenClaw blocks|BLOCKED/, 'with the flag: no warning');
@@ -293,8 +294,7 @@ test('installed by name from a registry, set up in one command, then a turn is c
   try {
     await openclaw(setupEnv, ['plugins', 'install', `npm:${manifest.name}`, '--force', '--accept-capabilities']);
     assert.ok(registry.requests.includes(`GET /${manifest.name}/-/${manifest.name}-${manifest.version}.tgz`), registry.requests.join('\n'));
-    const inspected = await openclaw(setupEnv, ['plugins', 'inspect', PLUGIN_ID, '--json']);
-    assert.match(inspected.stdout, new RegExp(`"version": "${manifest.version}"`));
+    assert.equal(await installedVersion(setupEnv), manifest.version);
     const configDir = path.join(setupHome, 'my-graphiti-config');
     await assert.rejects(
       openclaw(setupEnv, ['graphiti', 'setup', '--graphiti-url', 'localhost:8000']),

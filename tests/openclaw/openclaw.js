@@ -56,6 +56,14 @@ export async function openclaw(env, args, { timeoutMs = 120_000, cwd } = {}) {
   }
 }
 
+/** The plugin's installed version, from `plugins list --json` (a fifth of `plugins inspect`'s CPU: it loads no plugin). */
+export async function installedVersion(env) {
+  const { stdout } = await openclaw(env, ['plugins', 'list', '--json']);
+  const listed = JSON.parse(stdout.slice(stdout.indexOf('{'))).plugins.find((plugin) => plugin.id === PLUGIN_ID);
+  if (!listed) throw new Error(`plugins list does not list ${PLUGIN_ID}:\n${stdout}`);
+  return listed.version;
+}
+
 /** Sets OpenClaw config `entries` (`{ path, value }`) with one `config set --batch-json`: each CLI start costs seconds of CPU. */
 export async function configSet(env, entries) {
   return openclaw(env, ['config', 'set', '--batch-json', JSON.stringify(entries)]);

@@ -61,6 +61,8 @@ before(async () => {
       tickIntervalMs: 1000,
       // The stand-in's seeded memories (Dana Lee, Acme Robotics) are in the group "demo".
       graphiti: { url: `${standIn.url}/mcp`, group_id: { direct: 'demo', group: 'demo-{chat}' } },
+      // A send that fails on a loaded machine is retried within a second, not after minutes.
+      capture: { backoff_initial_ms: 200, backoff_max_ms: 1000 },
       experts: { webhook_token: WEBHOOK_TOKEN, channels: { [`${EXPERT}/support_chat`]: ['webchat'] } },
     },
     modelUrl: model.baseUrl,

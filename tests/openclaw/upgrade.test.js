@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { manifestOf, startRegistry } from './npm-registry.js';
-import { PLUGIN_ID, REPO, eventually, executedCalls, openclaw, packageTgz, startStandIn, startStubModel, throwawayHome } from './openclaw.js';
+import { PLUGIN_ID, REPO, eventually, executedCalls, installedVersion, openclaw, packageTgz, startStandIn, startStubModel, throwawayHome } from './openclaw.js';
 import { configurePlugin, freePort, gatewayCall, gatewayWithPlugin, startGateway } from './gateway.js';
 import { deliveries as deliveriesIn, startScriptedModel } from './scripted-model.js';
 
@@ -107,8 +107,7 @@ test('an update from the previous release keeps the spool, the held run and its 
     }],
   }));
   outputs.push(gateway.output);
-  const inspectedBefore = JSON.parse((await openclaw(env, ['plugins', 'inspect', PLUGIN_ID, '--json'])).stdout);
-  assert.equal(inspectedBefore.plugin?.version ?? inspectedBefore.version, previous.version, 'the previous release runs');
+  assert.equal(await installedVersion(env), previous.version, 'the previous release runs');
 
   // Its state: a run held on a CONFIRM call, and turns captured while Graphiti is unreachable.
   const hook = await fetch(`${gateway.url}/graphiti-openclaw/experts/${EXPERT}/new_ticket`, {
@@ -132,8 +131,7 @@ test('an update from the previous release keeps the spool, the held run and its 
   registry.publish(packageTgz(), current);
   const updated = await openclaw(registryEnv, ['plugins', 'update', PLUGIN_ID]);
   assert.ok(registry.requests.includes(`GET /${current.name}/-/${current.name}-${current.version}.tgz`), `${updated.stdout}\n${registry.requests.join('\n')}`);
-  const inspectedAfter = JSON.parse((await openclaw(env, ['plugins', 'inspect', PLUGIN_ID, '--json'])).stdout);
-  assert.equal(inspectedAfter.plugin?.version ?? inspectedAfter.version, current.version, `updated: ${updated.stdout}`);
+  assert.equal(await installedVersion(env), current.version, `updated: ${updated.stdout}`);
   assert.ok(MARKERS.every((m) => spoolText().includes(m)), 'the update left the spool as it was');
 
   standIn = await startStandIn({ args: ['--port', String(graphitiPort)] });
@@ -184,8 +182,7 @@ test('the archive the README installs, installed again over the previous release
     assert.ok(spoolText(path.join(archiveHome, '.openclaw', PLUGIN_ID)).includes(MARKERS[0]), 'Graphiti unreachable: the turn waits in the spool');
 
     await openclaw(archiveEnv, ['plugins', 'install', packageTgz(), '--force', '--accept-capabilities']);
-    const inspected = JSON.parse((await openclaw(archiveEnv, ['plugins', 'inspect', PLUGIN_ID, '--json'])).stdout);
-    assert.equal(inspected.plugin?.version ?? inspected.version, current.version);
+    assert.equal(await installedVersion(archiveEnv), current.version);
     const kept = await openclaw(archiveEnv, ['config', 'get', `plugins.entries.${PLUGIN_ID}.config.graphiti.url`]);
     assert.match(kept.stdout, new RegExp(url.replaceAll('.', '\\.')), 'the plugin\'s settings are kept');
 
