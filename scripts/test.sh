@@ -60,22 +60,25 @@ run_in_tests() { (cd tests && exec "$@"); }
 # The component's build is much of it one core's work (the plugin crate with one codegen unit and
 # LTO, then wasm-opt), and so is the native build's longest crate (cranelift-codegen): run side by
 # side, in target directories of their own so that neither waits on the other's lock, each fills the
-# other's idle core. Everything after builds the component in the same directory.
+# other's idle core. Everything after builds the component in the same directory. Finding or
+# installing Chromium waits mostly on the network, so it runs beside them too.
 wasm_target=target/wasm-build
-say "build the component and the probe guest (scripts/build.sh --wasm-only, in $wasm_target/) beside the native tests, the CLI, the stand-in and the benchmarks, all linted as they build"
+say "build the component and the probe guest (scripts/build.sh --wasm-only, in $wasm_target/) beside the native tests, the CLI, the stand-in and the benchmarks, all linted as they build; beside them a headless Chromium for the Control UI (scripts/chromium.sh: Debian's chromium package when none is there)"
 beside wasm env CARGO_TARGET_DIR="$wasm_target" bash scripts/build.sh --wasm-only
+beside chromium bash scripts/chromium.sh
 native_status=0
 {
     cargo test --release --workspace --exclude probe-guest --no-run &&
         cargo test --release -p graphiti-openclaw-tests --test faults --no-run &&
-        cargo bench --quiet -p graphiti-openclaw-tests --bench recall_session --bench relevance --no-run
+        cargo bench --quiet -p graphiti-openclaw-tests --bench recall_session --bench relevance \
+            --bench routing --bench limits --no-run
 } || native_status=$?
 join_beside || native_status=1
 [ "$native_status" = 0 ] || { echo "test: the build failed" >&2; exit 1; }
 
 # The fault suite (tests/tests/faults.rs) and the quick benchmarks mostly wait on late, failing or
-# busy servers: they run beside the other tests.
-say "cargo test (native core, host shim, component through the shim, Graphiti stand-in); beside it the fault suite and the benchmarks, quick (they check their answers)"
+# busy servers, and the OpenClaw package's steps on Node: all run beside cargo test.
+say "cargo test (native core, host shim, component through the shim, Graphiti stand-in); beside it the fault suite, the quick benchmarks (they check their answers), and the OpenClaw package with its checks"
 faults=$(executable test --test faults)
 recall_bench=$(executable bench --bench recall_session)
 relevance_bench=$(executable bench --bench relevance)
@@ -85,10 +88,11 @@ done
 beside faults run_in_tests "$faults"
 beside recall_session run_in_tests env RECALL_BENCH_QUICK=1 "$recall_bench" --bench
 beside relevance run_in_tests env RELEVANCE_BENCH_QUICK=1 "$relevance_bench" --bench
+beside package bash scripts/test-package.sh "$wasm_target"
 tests_status=0
 cargo test --release --workspace --exclude probe-guest || tests_status=$?
 join_beside || tests_status=1
-[ "$tests_status" = 0 ] || { echo "test: cargo test, the fault suite or a benchmark failed" >&2; exit 1; }
+[ "$tests_status" = 0 ] || { echo "test: cargo test, the fault suite, a benchmark or the package's checks failed" >&2; exit 1; }
 if [ -z "${GRAPHITI_URL:-}" ]; then
     say "GRAPHITI_URL is not set: the test against a real Graphiti server is SKIPPED (the stand-in tests run)"
 else
@@ -97,23 +101,11 @@ else
         graphiti::against_a_real_graphiti_when_graphiti_url_is_set
 fi
 
-say "the public/private boundary audit of config/ (scripts/audit-boundary.sh: the CLI's audit-boundary, then git ignores config/private/)"
-bash scripts/audit-boundary.sh
-
-say "the OpenClaw package (Node 24, jco and OpenClaw 2026.9.6 pinned from npm into tools/node/; the install's lock, with a stub npm)"
-CARGO_TARGET_DIR="$wasm_target" bash scripts/package-openclaw.sh
 PATH="$(bash scripts/node-tools.sh | tail -n 1):$PATH"
-node --test plugin/openclaw/test/*.test.js tests/scripts/node-tools.test.js
-say "every shell block of the README and docs/ runs as written, or says why it cannot here; the benchmark table is its recorded output"
-node --test tests/docs/blocks.test.js tests/docs/benchmarks.test.js
-say "a headless Chromium for the Control UI (scripts/chromium.sh: Debian's chromium package when none is there)"
-bash scripts/chromium.sh
 # Each suite runs real OpenClaw processes in a throwaway HOME, on free ports, with its own stand-in:
 # two suites at a time keep both cores busy (one suite alone averages about one).
 say "real OpenClaw, two suites at a time, longest first: end to end (install from the archive and by name from a registry on loopback, setup, inspect, hook runner, agent --local turns); upgrading from the previous release (tests/openclaw/releases/: plugins update and the README's archive reinstall; spool, held run, approval and turn records kept); expert runs in a Gateway (webhook, channel and cron triggers, lanes, retries, CONFIRM, a SIGKILL with runs in flight); whose memory in a Gateway (each group's turn, tools and /recall; a forget the model proposes, confirmed through the Gateway) and its Control UI in headless Chromium; docs/install.md's Rolling out (every phase's commands as written); what is not the user's (deliveries, expert run sessions, commands fire no channel trigger); the fault suite (two adapter processes on one state directory, one killed with SIGKILL)"
 node --test --test-concurrency=2 tests/openclaw/e2e.test.js tests/openclaw/upgrade.test.js \
     tests/openclaw/expert-runs.test.js tests/openclaw/groups.test.js tests/openclaw/rollout.test.js \
     tests/openclaw/privacy.test.js tests/openclaw/faults.test.js
-say "the limits benchmark, quick (routing, the shim's hooks and start-up, OpenClaw's hook runner; it checks every answer)"
-BENCH_QUICK=1 bash scripts/bench.sh
 say "done"
