@@ -8,10 +8,11 @@
 //! - On FalkorDB each group is a graph of its own, and a delete by uuid looks in one graph only:
 //!   the default graph (`default_db`), or, over MCP before graphiti-core 0.30, the graph its shared
 //!   driver was last bound to. Anywhere else the item is not found. `clear_graph` and
-//!   `DELETE /group/{id}` answer success there without deleting anything.
+//!   `DELETE /group/{id}` answer success without deleting anything, except of a group that lives
+//!   in the default graph (its id is the graph's name), which they do delete.
 
-use crate::ingest::{EpisodeLookups, FALKORDB_DEFAULT_DATABASE};
 use crate::State;
+use crate::ingest::{EpisodeLookups, FALKORDB_DEFAULT_DATABASE};
 use std::time::Instant;
 
 /// Which API a delete came through: their lookups and what they remove differ.
@@ -67,13 +68,14 @@ impl State {
     }
 
     /// `clear_graph` and `DELETE /group/{id}`: the groups' nodes, facts and episodes, except on
-    /// FalkorDB, where the answer is the same and nothing is deleted.
+    /// FalkorDB, where the answer is the same and only a group living in the default graph is
+    /// deleted.
     pub(crate) fn delete_groups(&mut self, groups: &[String]) {
-        if self.on_falkordb() {
-            return;
-        }
+        let on_falkordb = self.on_falkordb();
         for group in groups {
-            self.delete_group(group);
+            if !on_falkordb || group == FALKORDB_DEFAULT_DATABASE {
+                self.delete_group(group);
+            }
         }
     }
 }

@@ -91,7 +91,12 @@ fn fetch(
     let searched = query.map(|q| Query::new(q, &cx.settings.capture.redact));
     let no_entity_search = cx.no_entity_search();
     let deadline = Deadline::after(limits.timeout);
+    let transport = cx.settings.graphiti.transport;
     let (client, http) = cx.graphiti();
+    // Whether the listing can see the group depends on the database behind an MCP server.
+    if transport == crate::config::Transport::Mcp && client.database().is_none() {
+        let _ = client.health(http, deadline);
+    }
     let (facts, entities) = match &searched {
         Some(q) => client.search_facts_and_nodes(
             http,
@@ -102,8 +107,13 @@ fn fetch(
         ),
         None => (Ok(vec![]), Ok(vec![])),
     };
-    let episodes = client.recent_episodes(http, &group, limits.episodes, deadline);
     let unlisted = client.cannot_confirm();
+    // On FalkorDB an MCP server lists only its default graph: an empty listing says nothing of
+    // the group (one living in the default graph is listed, and shown).
+    let episodes = match client.recent_episodes(http, &group, limits.episodes, deadline) {
+        Ok(Some(listed)) if listed.is_empty() && unlisted.is_some() => Ok(None),
+        listed => listed,
+    };
     cx.save_graphiti_session();
     Ok(Memories {
         group,
