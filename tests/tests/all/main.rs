@@ -23,6 +23,7 @@ mod graphiti;
 mod https_recall;
 mod memory_control;
 mod memory_forget;
+mod memory_forget_falkordb;
 mod memory_forget_trust;
 mod recall_under_load;
 mod redaction;

@@ -8,7 +8,7 @@ use graphiti_openclaw_tests::{
     standin,
     copy_dir, example_config, graphiti_shim as shim, hook_context, prompt, temp_dir,
 };
-use graphiti_standin::{Behaviour, EpisodeLookups, Options, StandIn};
+use graphiti_standin::{Options, StandIn};
 use host_shim::{
     AgentEndEvent, CaptureOutcome, ChatType, Command, CommandOutput, Correction, ForgetConfirmation,
     ForgetRequest, HookContext, MemoryCommand, SearchRequest, Shim,
@@ -17,7 +17,7 @@ use std::path::Path;
 use tempfile::TempDir;
 
 
-fn config(standin: &StandIn, transport: &str) -> TempDir {
+pub(crate) fn config(standin: &StandIn, transport: &str) -> TempDir {
     let dir = temp_dir("memory-forget-config");
     copy_dir(&example_config(), dir.path());
     let url = if transport == "mcp" { format!("{}/mcp", standin.url()) } else { standin.url() };
@@ -31,19 +31,19 @@ fn config(standin: &StandIn, transport: &str) -> TempDir {
     dir
 }
 
-fn end(user: &str) -> AgentEndEvent {
+pub(crate) fn end(user: &str) -> AgentEndEvent {
     let messages = serde_json::json!([{"role": "user", "content": user}, {"role": "assistant", "content": "Noted."}]);
     AgentEndEvent { success: true, error: None, messages_json: messages.to_string(), duration_ms: Some(900) }
 }
 
-fn dm(sender: &str) -> HookContext {
+pub(crate) fn dm(sender: &str) -> HookContext {
     HookContext {
         sender_id: Some(sender.into()),
         ..hook_context(&format!("agent:main:telegram:direct:{sender}"), ChatType::Direct)
     }
 }
 
-fn forget(shim: &mut Shim, query: &str, ids: &[&str], ctx: &HookContext) -> CommandOutput {
+pub(crate) fn forget(shim: &mut Shim, query: &str, ids: &[&str], ctx: &HookContext) -> CommandOutput {
     shim.run_command(&Command::Memory(MemoryCommand::Forget(ForgetRequest {
         query: Some(query.into()),
         ids: ids.iter().map(|id| id.to_string()).collect(),
@@ -55,7 +55,7 @@ fn forget(shim: &mut Shim, query: &str, ids: &[&str], ctx: &HookContext) -> Comm
     })))
 }
 
-fn confirm(shim: &mut Shim, id: &str, ctx: &HookContext) -> CommandOutput {
+pub(crate) fn confirm(shim: &mut Shim, id: &str, ctx: &HookContext) -> CommandOutput {
     shim.run_command(&Command::Memory(MemoryCommand::ConfirmForget(ForgetConfirmation {
         id: id.into(),
         ctx: ctx.clone(),
@@ -66,13 +66,13 @@ fn confirm(shim: &mut Shim, id: &str, ctx: &HookContext) -> CommandOutput {
 }
 
 /// The forget id a proposal showed.
-fn forget_id(proposal: &CommandOutput) -> String {
+pub(crate) fn forget_id(proposal: &CommandOutput) -> String {
     let marker = "(forget id ";
     let at = proposal.stdout.find(marker).unwrap_or_else(|| panic!("no forget id: {proposal:?}"));
     proposal.stdout[at + marker.len()..].chars().take(16).collect()
 }
 
-fn search(shim: &mut Shim, query: &str, ctx: &HookContext) -> String {
+pub(crate) fn search(shim: &mut Shim, query: &str, ctx: &HookContext) -> String {
     shim.run_command(&Command::Search(SearchRequest { query: query.into(), ctx: ctx.clone() })).stdout
 }
 
@@ -85,13 +85,13 @@ fn spooled(state: &Path) -> Vec<String> {
     })
 }
 
-fn seed(standin: &StandIn, group: &str, facts: &str, nodes: &str) {
+pub(crate) fn seed(standin: &StandIn, group: &str, facts: &str, nodes: &str) {
     standin
         .seed_json(&format!(r#"{{"group_id": "{group}", "nodes": [{nodes}], "facts": [{facts}]}}"#))
         .unwrap();
 }
 
-fn fact(uuid: &str, text: &str, episodes: &[String]) -> String {
+pub(crate) fn fact(uuid: &str, text: &str, episodes: &[String]) -> String {
     format!(
         r#"{{"uuid": "{uuid}", "name": "SAID", "fact": "{text}", "episodes": {},
              "valid_at": "2025-02-01T00:00:00+00:00", "invalid_at": null, "expired_at": null}}"#,
@@ -220,29 +220,7 @@ fn hostile_ids_never_reach_another_chats_memories() {
     assert!(search(&mut shim, "therapist", &ana).contains("sees a therapist"));
 }
 
-#[test]
-fn on_falkordb_the_reply_says_what_could_not_be_removed_and_why() {
-    let standin = standin();
-    standin.set_behaviour(Behaviour { episode_lookups: EpisodeLookups::FalkorDb, ..standin.behaviour() });
-    let config = config(&standin, "mcp");
-    let state = temp_dir("forget-falkordb-state");
-    let mut shim = shim(config.path(), state.path(), &standin.url());
-    let ana = dm("user-1");
-    seed(&standin, "main-dm-user-1", &fact("fact-a1", "The user sees a therapist", &[]), "");
-    let id = forget_id(&forget(&mut shim, "therapist", &[], &ana));
-    let done = confirm(&mut shim, &id, &ana);
-    assert_eq!(done.exit_code, 1);
-    assert!(done.stdout.contains("Could not be removed:\n  fact-a1:"), "{done:?}");
-    assert!(done.stdout.contains("not found"), "{done:?}");
-
-    let all = shim.run_command(&Command::Memory(MemoryCommand::Forget(ForgetRequest {
-        query: None, ids: vec![], everything: true, earlier_groups: false, ctx: ana.clone(), operator: true, at_once: true,
-    })));
-    assert_eq!(all.exit_code, 1, "{all:?}");
-    assert!(all.stdout.contains("group main-dm-user-1: the MCP server runs on FalkorDB"), "{all:?}");
-}
-
-fn forget_all(shim: &mut Shim, ctx: &HookContext, earlier_groups: bool) -> CommandOutput {
+pub(crate) fn forget_all(shim: &mut Shim, ctx: &HookContext, earlier_groups: bool) -> CommandOutput {
     shim.run_command(&Command::Memory(MemoryCommand::Forget(ForgetRequest {
         query: None, ids: vec![], everything: true, earlier_groups, ctx: ctx.clone(), operator: true, at_once: true,
     })))

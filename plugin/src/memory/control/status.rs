@@ -20,6 +20,7 @@ pub fn status_line(settings: &PluginSettings, state_dir: Option<&Path>) -> Optio
         .into_iter()
         .chain(kept_out.map(|k| format!("kept out: {k}")))
         .chain(state_dir.map(forgets_waiting_summary).unwrap_or_default())
+        .chain(state_dir.and_then(not_removed_summary))
         .chain(state_dir.and_then(forget_follow_up_summary))
         .collect();
     (!parts.is_empty()).then(|| format!("memory:   {}\n", parts.join("; ")))
@@ -44,6 +45,17 @@ fn forgets_waiting_summary(dir: &Path) -> Vec<String> {
                 .map(|t| format!("FORGETS: {t}")),
         )
         .collect()
+}
+
+/// What confirmed forgets could not remove from Graphiti, by the deletion log.
+fn not_removed_summary(dir: &Path) -> Option<String> {
+    let (items, forgets) = forget::not_removed_logged(dir);
+    (items > 0).then(|| {
+        format!(
+            "forgets: {items} item(s) of {forgets} confirmed forget(s) not removed from Graphiti \
+             (memory/forget-log.jsonl names each, with why)"
+        )
+    })
 }
 
 /// What the follow-ups of confirmed forgets found, while any is kept.

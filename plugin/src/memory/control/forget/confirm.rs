@@ -7,11 +7,11 @@ use super::rank::text_of;
 use super::report::{ForgetDone, ForgetPlan, render_forget_done, render_forget_plan};
 use super::search::{GRAPHITI_TIMEOUT, accepted_up_to, find, request_of, sender_of, session_of};
 use super::words::Request;
-use super::{Confirmer, Kind, Proposal};
+use super::{Confirmer, Kind, Proposal, reach};
 use crate::memory::control::context::Context;
 use crate::memory::control::error::ControlError;
-use crate::memory::graphiti::Item;
 use crate::memory::graphiti::http::Deadline;
+use crate::memory::graphiti::{Cause, Item, Transport};
 use crate::memory::recall_cache;
 use crate::memory::spool::{Spool, State};
 use crate::platform::api::{CommandOutput, HookContext};
@@ -65,18 +65,22 @@ pub fn edit_forget(
     }
     let now = time::now_ms();
     match super::edit(&dir, id, &confirmer, choice, now, &mut *cx.locks) {
-        Ok(proposal) => CommandOutput::success(render_forget_plan(&ForgetPlan {
-            proposal: &proposal,
-            summaries: &[],
-            unmatched: 0,
-            more: 0,
-            replaced: None,
-            notes: &[],
-            left_alone: &[],
-            operator,
-            no_entity_search: false,
-            at_once: false,
-        })),
+        Ok(proposal) => {
+            let cannot_delete = reach::deletes_warning(cx, &proposal);
+            CommandOutput::success(render_forget_plan(&ForgetPlan {
+                proposal: &proposal,
+                summaries: &[],
+                unmatched: 0,
+                more: 0,
+                replaced: None,
+                notes: &[],
+                left_alone: &[],
+                operator,
+                no_entity_search: false,
+                at_once: false,
+                cannot_delete: cannot_delete.as_deref(),
+            }))
+        }
         Err(why) => why.output_for("nothing changed"),
     }
 }
@@ -144,29 +148,38 @@ pub fn confirm_forget(
 
 fn delete_in_graphiti(cx: &mut Context, proposal: &Proposal, done: &mut ForgetDone) {
     let deadline = Deadline::after(GRAPHITI_TIMEOUT);
+    // On FalkorDB the API's deletes miss a group's own graph: each reason says so, and a whole
+    // group's delete is believed only where the listing can check it.
+    let misses = reach::misses(cx, deadline);
+    let in_default_graph =
+        misses.is_some() && reach::lives_in_default_graph(cx, &proposal.group, deadline);
+    done.misses.clone_from(&misses);
+    let transport = cx.settings.graphiti.transport;
     let (client, http) = cx.graphiti();
-    // Learns the backend, which only a group delete needs (FalkorDB answers one without
-    // deleting).
-    if !proposal.whole_groups.is_empty() {
-        let _ = client.health(http, deadline);
-    }
-    let falkordb = client.database() == Some("falkordb");
     for (item, kind) in [(Item::Fact, Kind::Fact), (Item::Episode, Kind::Episode)] {
         for chosen in proposal.chosen(kind) {
             match client.delete(http, item, &chosen.id, deadline) {
                 Ok(()) => done.deleted(item, &chosen.id),
-                Err(e) => done.not_removed.push((chosen.id.clone(), e.to_string())),
+                Err(e) => {
+                    if let Cause::Status(status) = e.cause {
+                        done.answered_error.push((chosen.id.clone(), status));
+                    }
+                    done.missed |= misses.is_some() && !in_default_graph;
+                    done.not_removed.push((chosen.id.clone(), e.to_string()));
+                }
             }
         }
     }
     for group in &proposal.whole_groups {
+        let checkable = misses.is_none() || reach::lists_episodes(client, http, group, deadline);
         match client.delete_group(http, group, deadline) {
-            Ok(()) if falkordb => done.not_removed.push((
-                format!("group {group}"),
-                "the MCP server runs on FalkorDB, where clearing a group answers success \
-                 without deleting: delete the graph in FalkorDB itself (GRAPH.DELETE)"
-                    .into(),
-            )),
+            Ok(()) if !checkable => {
+                done.missed = true;
+                done.not_removed.push((
+                    format!("group {group}"),
+                    "Graphiti answered success, but its listing cannot show the graph gone".into(),
+                ));
+            }
             Ok(()) => done.groups_deleted.push(group.clone()),
             Err(e) => done
                 .not_removed
@@ -174,6 +187,11 @@ fn delete_in_graphiti(cx: &mut Context, proposal: &Proposal, done: &mut ForgetDo
         }
     }
     cx.save_graphiti_session();
+    // A server that deleted by id does reach the group: what was learned otherwise no longer holds.
+    let deleted_by_id = !done.facts_deleted.is_empty() || !done.episodes_deleted.is_empty();
+    if let (Some(dir), true) = (cx.state_dir, deleted_by_id && transport == Transport::Rest) {
+        reach::unlearn(dir);
+    }
 }
 
 /// Searches and lists again: what is still found was not removed, whatever the delete said;
@@ -195,6 +213,13 @@ fn check_gone(
                     .map(|v| text_of(v, "uuid"))
                     .collect();
                 done.still_found(|uuid| still.contains(uuid));
+                let missed: Vec<(String, u16)> = done
+                    .answered_error
+                    .iter()
+                    .filter(|(uuid, _)| still.contains(uuid.as_str()))
+                    .cloned()
+                    .collect();
+                learn_from_missed(cx, &missed, done);
                 done.summaries = super::search::summaries_matching(&found.entities, request);
             }
             Err(why) => done.unchecked = Some(why.to_string()),
@@ -206,6 +231,9 @@ fn check_gone(
         match client.recent_episodes(http, &group, 1, deadline) {
             Ok(Some(left)) if !left.is_empty() => {
                 done.groups_deleted.retain(|g| *g != group);
+                let evidence = "it answered a group's clear with success, yet still listed the \
+                                group's episodes, as on FalkorDB";
+                done.missed |= learned(cx, evidence, done).is_some();
                 done.not_removed.push((
                     format!("group {group}"),
                     "Graphiti still lists episodes of it after the delete".into(),
@@ -216,6 +244,56 @@ fn check_gone(
                 let failed = ControlError::Graphiti("the episode listing", e);
                 done.unchecked = Some(failed.to_string());
             }
+        }
+    }
+}
+
+/// A server that answered a delete with an error for items a search of the group still finds
+/// keeps the group where its deletes do not look (FalkorDB): kept for the next proposal, and each
+/// of those items' reasons says so.
+fn learn_from_missed(cx: &Context, missed: &[(String, u16)], done: &mut ForgetDone) {
+    let Some((_, status)) = missed.first() else {
+        return;
+    };
+    let evidence = format!(
+        "a delete it answered with HTTP {status} missed an item a search of the group still \
+         found, as on FalkorDB"
+    );
+    if learned(cx, &evidence, done).is_none() {
+        return;
+    }
+    done.missed = true;
+    for (id, why) in &mut done.not_removed {
+        if let Some((_, status)) = missed.iter().find(|(uuid, _)| uuid == id) {
+            *why = format!("Graphiti answered HTTP {status}, and a search still finds it");
+        }
+    }
+}
+
+/// What the server's misses are known by, learning them from `evidence` when they were not known
+/// (trouble keeping it is one of the forget's local troubles).
+fn learned(cx: &Context, evidence: &str, done: &mut ForgetDone) -> Option<reach::Misses> {
+    if done.misses.is_some() {
+        return done.misses.clone();
+    }
+    // An MCP server names its database: nothing is inferred from its answers.
+    if cx.settings.graphiti.transport == Transport::Mcp {
+        return None;
+    }
+    let dir = cx.state_dir?;
+    match reach::learn(
+        dir,
+        &cx.settings.graphiti,
+        evidence.to_string(),
+        time::now_ms(),
+    ) {
+        Ok(misses) => {
+            done.misses = Some(misses.clone());
+            Some(misses)
+        }
+        Err(why) => {
+            done.local_trouble.push(why);
+            None
         }
     }
 }

@@ -20,6 +20,7 @@ mod late_captures;
 mod pending;
 mod propose;
 mod rank;
+mod reach;
 mod report;
 mod search;
 pub mod words;
@@ -277,6 +278,30 @@ pub struct Logged<'a> {
     pub spool_entries_removed: usize,
     /// Each id that could not be removed, with why.
     pub not_removed: Vec<(String, String)>,
+}
+
+/// What confirmed forgets (and their follow-ups) could not remove, by the deletion log: the items,
+/// and the forgets they were in. A line that cannot be read counts for nothing; a log too large
+/// to read counts as empty.
+pub fn not_removed_logged(state_dir: &Path) -> (usize, usize) {
+    const MAX_LOG_BYTES: u64 = 16 << 20;
+    let Ok(Some(log)) = crate::platform::files::read_regular(&log_path(state_dir), MAX_LOG_BYTES)
+    else {
+        return (0, 0);
+    };
+    let mut forgets = std::collections::BTreeSet::new();
+    let mut items = 0;
+    for entry in log
+        .split(|&b| b == b'\n')
+        .filter_map(|line| serde_json::from_slice::<serde_json::Value>(line).ok())
+    {
+        let not_removed = entry["not_removed"].as_array().map_or(0, Vec::len);
+        if not_removed > 0 {
+            items += not_removed;
+            forgets.insert(entry["forget"].as_str().unwrap_or_default().to_string());
+        }
+    }
+    (items, forgets.len())
 }
 
 /// Appends `entry` to the deletion log.

@@ -6,7 +6,7 @@ use super::confirm::confirm_forget;
 use super::rank;
 use super::report::{ForgetPlan, render_forget_plan, render_nothing_to_forget};
 use super::search::{Found, find, last_accepted, request_of, sender_of, session_of};
-use super::{Candidate, Proposal};
+use super::{Candidate, Proposal, reach};
 use crate::memory::control::context::Context;
 use crate::memory::control::error::ControlError;
 use crate::memory::graphiti;
@@ -93,6 +93,7 @@ pub fn propose_forget(cx: &mut Context, ask: &ForgetAsk) -> CommandOutput {
             stderr: String::new(),
         };
     }
+    let cannot_delete = reach::deletes_warning(cx, &proposal);
     let stored = match super::propose(&dir, proposal, &mut *cx.locks) {
         Ok(stored) => stored,
         Err(why) => return why.output_for("nothing proposed"),
@@ -108,6 +109,7 @@ pub fn propose_forget(cx: &mut Context, ask: &ForgetAsk) -> CommandOutput {
         operator: ask.operator,
         no_entity_search: cx.no_entity_search(),
         at_once: ask.operator && ask.at_once,
+        cannot_delete: cannot_delete.as_deref(),
     };
     let rendered = render_forget_plan(&plan);
     if plan.at_once {

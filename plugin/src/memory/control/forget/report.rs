@@ -35,6 +35,9 @@ pub struct ForgetPlan<'a> {
     pub no_entity_search: bool,
     /// Carried out at once (an operator's `--yes`): no confirmation to ask for.
     pub at_once: bool,
+    /// Why confirming is likely to delete nothing Graphiti holds (its deletes miss the chat's
+    /// graph on FalkorDB).
+    pub cannot_delete: Option<&'a str>,
 }
 
 /// What a confirmed forget did.
@@ -64,6 +67,12 @@ pub struct ForgetDone {
     pub local_trouble: Vec<String>,
     /// Until when captures Graphiti was still ingesting are looked for and deleted.
     pub following_up: Option<u64>,
+    /// Items whose delete Graphiti answered with an HTTP error, and its status.
+    pub answered_error: Vec<(String, u16)>,
+    /// Why the server's deletes miss the group's graph, when that is known (FalkorDB).
+    pub misses: Option<super::reach::Misses>,
+    /// Something stayed because the server's deletes miss the group's graph: the reply says why.
+    pub missed: bool,
 }
 
 impl ForgetDone {
@@ -263,6 +272,9 @@ pub fn render_forget_plan(plan: &ForgetPlan) -> String {
         }
     }
     render_plan_notes(&mut out, plan);
+    if let Some(warning) = plan.cannot_delete {
+        let _ = writeln!(out, "{warning}");
+    }
     if plan.no_entity_search && p.query.is_some() {
         out.push_str(NO_ENTITY_SEARCH);
     }
@@ -369,6 +381,9 @@ pub fn render_forget_done(done: &ForgetDone) -> CommandOutput {
         out.push_str("Could not be removed:\n");
         for (what, why) in &done.not_removed {
             let _ = writeln!(out, "  {}: {}", shown(what), shown(why));
+        }
+        if let (Some(misses), true) = (&done.misses, done.missed) {
+            let _ = writeln!(out, "{}", misses.explanation(&done.group));
         }
     }
     if !done.summaries.is_empty() {
