@@ -83,8 +83,19 @@ impl Engine {
                 &spool,
                 &crate::memory::control::forget::held(state_dir, crate::platform::time::now_ms()),
             ),
-            SpoolCommand::Requeue => spool.requeue_set_aside().map(|n| {
-                format!("{n} set-aside episode(s) put back at the end of the queue; the next tick sends them\n")
+            SpoolCommand::Requeue => spool.requeue_set_aside().map(|requeued| {
+                let mut said = format!(
+                    "{} set-aside episode(s) put back at the end of the queue; the next tick sends them\n",
+                    requeued.total
+                );
+                if requeued.unconfirmed > 0 {
+                    said.push_str(&format!(
+                        "{} of them were sent before with no answer, and Graphiti could not be seen \
+                         to have them: it may hold them already, and then stores them a second time\n",
+                        requeued.unconfirmed
+                    ));
+                }
+                said
             }),
         };
         match result {

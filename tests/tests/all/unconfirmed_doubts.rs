@@ -138,6 +138,11 @@ fn over_mcp_on_falkordb_keep_aside_stores_a_send_in_doubt_once_and_keeps_it() {
         requeued.stdout.contains("1 set-aside episode(s) put back"),
         "{requeued:?}"
     );
+    assert!(
+        requeued.stdout.contains("1 of them were sent before with no answer")
+            && requeued.stdout.contains("stores them a second time"),
+        "the operator is told it may be stored twice: {requeued:?}"
+    );
     assert_eq!(shim.tick().sent, 1);
     assert_eq!(stored(&standin), 2, "the operator's choice");
     assert_eq!(spool_files(state.path(), "unconfirmed"), 0);

@@ -426,27 +426,6 @@ impl Spool {
         self.move_to(entry, state).map(|_| ())
     }
 
-    /// Puts every set-aside entry back at the end of the queue, in its original order; each keeps
-    /// its history (how often it was set aside, and why). Returns how many.
-    pub fn requeue_set_aside(&self) -> Result<usize, String> {
-        let aside: Vec<Entry> = self
-            .entries()?
-            .into_iter()
-            .filter(|e| e.state.is_set_aside())
-            .collect();
-        for (micros, entry) in (now_micros()..).zip(&aside) {
-            let stem = new_stem(micros, &entry.stem);
-            let meta_from = self.path(&entry.stem, "meta");
-            if meta_from.exists() {
-                let meta_to = self.path(&stem, "meta");
-                fs::rename(&meta_from, &meta_to).map_err(|e| io("move", &meta_from, e))?;
-            }
-            let from = self.file_of(entry);
-            fs::rename(&from, self.path(&stem, "episode")).map_err(|e| io("move", &from, e))?;
-        }
-        Ok(aside.len())
-    }
-
     /// Graphiti accepted the entry: journal its name, then remove it.
     pub fn delivered(&self, entry: &Entry, name: &str) -> Result<(), String> {
         self.mark_acked(name)?;
@@ -587,6 +566,9 @@ pub fn backoff_delay_ms(failures: u32, initial_ms: u64, max_ms: u64) -> u64 {
     let exponent = failures.saturating_sub(1).min(40);
     initial_ms.saturating_mul(1u64 << exponent).min(max_ms)
 }
+
+mod requeue;
+pub use requeue::Requeued;
 
 #[cfg(test)]
 mod tests;

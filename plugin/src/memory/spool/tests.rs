@@ -62,7 +62,13 @@ fn states_move_by_rename_and_set_aside_entries_requeue_in_order() {
     let doubt = spool.put_in_doubt(&entries[2], 3).unwrap();
     assert_eq!(spool.meta(&doubt.stem).in_doubt_since_ms, Some(3));
     assert_eq!(spool.depth(), 1, "set-aside entries do not count");
-    assert_eq!(spool.requeue_set_aside().unwrap(), 2);
+    assert_eq!(
+        spool.requeue_set_aside().unwrap(),
+        Requeued {
+            total: 2,
+            unconfirmed: 0
+        }
+    );
     // Back at the end of the queue, behind the in-doubt entry, in their original order.
     let order: Vec<String> = spool
         .entries()
@@ -101,7 +107,13 @@ fn an_unconfirmed_entry_is_kept_aside_out_of_the_queue_until_requeued() {
         "neither waiting nor in doubt: never sent by itself"
     );
     assert_eq!(spool.meta(&doubt.stem).times_in_doubt, 1);
-    assert_eq!(spool.requeue_set_aside().unwrap(), 1);
+    assert_eq!(
+        spool.requeue_set_aside().unwrap(),
+        Requeued {
+            total: 1,
+            unconfirmed: 1
+        }
+    );
     let requeued = spool.in_state(State::Waiting).unwrap();
     let meta = spool.meta(&requeued[0].stem);
     assert_eq!(
