@@ -1,9 +1,10 @@
 //! Deletes as the real servers do them (read off graphiti-core 0.31.x and its two servers):
 //!
-//! - MCP `delete_episode` removes the episode and the facts that episode alone created (a fact
-//!   whose `episodes` name it only); REST `DELETE /episode/{uuid}` removes the episode alone.
+//! - MCP `delete_episode` is graphiti-core's `remove_episode`, which changed in 0.31.2 (see
+//!   [`GraphitiCore`]); REST `DELETE /episode/{uuid}` removes the episode alone.
 //! - `delete_entity_edge` and `DELETE /entity-edge/{uuid}` remove one fact.
-//! - No delete rewrites an entity's summary, which may still repeat a forgotten fact.
+//! - Only 0.31.2's `remove_episode` rewrites a summary: after any other delete an entity's summary
+//!   may still repeat a forgotten fact.
 //! - Deletes by uuid are not scoped to a group.
 //! - On FalkorDB each group is a graph of its own, and a delete by uuid looks in one graph only:
 //!   the default graph (`default_db`), or, over MCP before graphiti-core 0.30, the graph its shared
@@ -11,8 +12,8 @@
 //!   `DELETE /group/{id}` answer success without deleting anything, except of a group that lives
 //!   in the default graph (its id is the graph's name), which they do delete.
 
-use crate::State;
-use crate::ingest::{EpisodeLookups, FALKORDB_DEFAULT_DATABASE};
+use crate::ingest::{EpisodeLookups, FALKORDB_DEFAULT_DATABASE, GraphitiCore};
+use crate::{Episode, State};
 use std::time::Instant;
 
 /// Which API a delete came through: their lookups and what they remove differ.
@@ -42,17 +43,48 @@ impl State {
     /// `NodeNotFoundError` text.
     pub(crate) fn delete_episode(&mut self, api: Api, uuid: &str) -> Result<(), String> {
         let now = Instant::now();
-        let group = self.queue.visible(now).find(|e| e.uuid == uuid).map(|e| e.group_id.clone());
+        let episode = self.queue.visible(now).find(|e| e.uuid == uuid).cloned();
         let not_found = || format!("node {uuid} not found");
-        let group = group.ok_or_else(not_found)?;
-        if !self.reaches(api, &group) {
+        let episode = episode.ok_or_else(not_found)?;
+        if !self.reaches(api, &episode.group_id) {
             return Err(not_found());
         }
         self.queue.retain(|e| e.uuid != uuid);
         if api == Api::Mcp {
-            self.facts.retain(|f| f.episodes != [uuid]);
+            self.remove_episode(&episode);
         }
         Ok(())
+    }
+
+    /// graphiti-core's `remove_episode`, after the episode itself is gone.
+    fn remove_episode(&mut self, episode: &Episode) {
+        let uuid = episode.uuid.as_str();
+        if self.behaviour.graphiti_core == GraphitiCore::V0_31_1 {
+            self.facts.retain(|f| f.episodes.first().map(String::as_str) != Some(uuid));
+            return;
+        }
+        self.facts.retain_mut(|f| {
+            let had = f.episodes.iter().any(|e| e == uuid);
+            f.episodes.retain(|e| e != uuid);
+            !(had && f.episodes.is_empty())
+        });
+        // The entities it mentioned (here: whose name its text holds): rebuilt from the group's
+        // remaining episodes that mention them, or deleted when none does.
+        let mentions = |text: &str, name: &str| text.to_lowercase().contains(&name.to_lowercase());
+        let remaining: Vec<String> = self
+            .queue
+            .visible(Instant::now())
+            .filter(|e| e.group_id == episode.group_id)
+            .map(|e| e.content.clone())
+            .collect();
+        self.nodes.retain_mut(|node| {
+            if node.group_id != episode.group_id || !mentions(&episode.content, &node.name) {
+                return true;
+            }
+            let said: Vec<&str> = remaining.iter().map(String::as_str).filter(|t| mentions(t, &node.name)).collect();
+            node.summary = said.join(" ").chars().take(250).collect();
+            !said.is_empty()
+        });
     }
 
     /// Removes fact `uuid`. Err: graphiti-core's `EdgeNotFoundError` text.

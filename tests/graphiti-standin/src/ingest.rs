@@ -30,6 +30,22 @@ pub struct Behaviour {
     pub busy_search: Option<BusySearch>,
     /// Which episodes `get_episodes` and `GET /episodes/{group}` can see.
     pub episode_lookups: EpisodeLookups,
+    /// What MCP `delete_episode` (graphiti-core's `remove_episode`) removes and rewrites.
+    pub graphiti_core: GraphitiCore,
+}
+
+/// The graphiti-core release behind the server, where deletes differ.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum GraphitiCore {
+    /// 0.31.1: `remove_episode` deletes the facts whose first supporting episode it is, and no
+    /// summary is rewritten.
+    V0_31_1,
+    /// 0.31.2: `remove_episode` takes itself off every fact's list and deletes the facts left with
+    /// none, deletes the entities no other episode mentions, and rebuilds the summary of every
+    /// other entity it mentioned from the remaining episodes (with Graphiti's LLM; here, from
+    /// their text).
+    #[default]
+    V0_31_2,
 }
 
 /// How long a search takes while episodes are queued, calibrated against the real servers

@@ -59,6 +59,7 @@ mod time;
 pub use faults::{Fault, Lasting, parse_fault_flag};
 pub use ingest::{
     AcceptedSend, Behaviour, BusySearch, Delivery, EpisodeLookups, FALKORDB_DEFAULT_DATABASE, FULL_BACKLOG,
+    GraphitiCore,
 };
 pub use store::{Episode, Fact, Node};
 

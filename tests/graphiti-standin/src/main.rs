@@ -1,6 +1,6 @@
 //! `graphiti-standin [flags]`: the Graphiti stand-in on 127.0.0.1 (see `--help`).
 
-use graphiti_standin::{Behaviour, BusySearch, EpisodeLookups, Options, StandIn, parse_fault_flag};
+use graphiti_standin::{Behaviour, BusySearch, EpisodeLookups, GraphitiCore, Options, StandIn, parse_fault_flag};
 use std::io::Write;
 use std::process::exit;
 use std::time::Duration;
@@ -21,6 +21,8 @@ const USAGE: &str = "usage: graphiti-standin [flags]
   --busy-search-seed N      the seed of that spread (default 0)
   --episode-lookups MODE    neo4j (default), falkordb, falkordb-0.29 or falkordb-legacy:
                             which episodes get_episodes and GET /episodes see
+  --graphiti-core VERSION   0.31.2 (default) or 0.31.1: what MCP delete_episode removes and
+                            rewrites (0.31.2 rebuilds the summaries the episode fed)
   --fault SPEC              start with a fault: NAME, NAME:MS (slow:500) or the control
                             endpoint's JSON ({\"steps\": [...]})
   --control-port N          also serve /__standin/ on this port (stays up while down; 0 = free)
@@ -81,6 +83,13 @@ fn main() {
                 busy_seed = Some(value().parse().unwrap_or_else(|_| die("--busy-search-seed: not a number")));
             }
             "--episode-lookups" => behaviour.episode_lookups = lookups(&value()),
+            "--graphiti-core" => {
+                behaviour.graphiti_core = match value().as_str() {
+                    "0.31.1" => GraphitiCore::V0_31_1,
+                    "0.31.2" => GraphitiCore::V0_31_2,
+                    other => die(&format!("--graphiti-core: {other:?} is not 0.31.1 or 0.31.2")),
+                }
+            }
             "--fault" => fault = Some(parse_fault_flag(&value()).unwrap_or_else(|e| die(&format!("--fault: {e}")))),
             "--control-port" => {
                 control_port = Some(value().parse().unwrap_or_else(|_| die("--control-port: not a port")));

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use graphiti_standin::{Behaviour, EpisodeLookups, Options, StandIn};
+use graphiti_standin::{Behaviour, EpisodeLookups, GraphitiCore, Options, StandIn};
 use serde_json::{Value, json};
 
 fn lookups(mode: EpisodeLookups) -> StandIn {
@@ -38,17 +38,26 @@ fn delete(s: &StandIn, path: &str) -> Reply {
     request(s.port(), "DELETE", path, &[], "").unwrap()
 }
 
-#[test]
-fn mcp_delete_episode_removes_the_facts_only_it_created() {
+fn on(core: GraphitiCore) -> StandIn {
     let s = start(Options::default());
-    let mut mcp = Mcp::connect(s.port());
-    let uuid = episode_with_facts(&s, &mut mcp, "g");
-    let done = mcp.payload("delete_episode", json!({"uuid": uuid}));
-    assert_eq!(done["message"], format!("Episode with UUID {uuid} deleted successfully"));
-    assert!(s.episodes().is_empty());
-    assert_eq!(fact_uuids(&mut mcp, "g"), ["g-shared"]);
-    let again = mcp.payload("delete_episode", json!({"uuid": uuid}));
-    assert_eq!(again["error"], format!("Error deleting episode: node {uuid} not found"));
+    s.set_behaviour(Behaviour { graphiti_core: core, ..Behaviour::default() });
+    s
+}
+
+#[test]
+fn mcp_delete_episode_removes_the_facts_as_its_release_does() {
+    // 0.31.2: only the fact left with no episode; 0.31.1: each fact whose first episode it was.
+    for (core, left) in [(GraphitiCore::V0_31_2, vec!["g-shared"]), (GraphitiCore::V0_31_1, vec![])] {
+        let s = on(core);
+        let mut mcp = Mcp::connect(s.port());
+        let uuid = episode_with_facts(&s, &mut mcp, "g");
+        let done = mcp.payload("delete_episode", json!({"uuid": uuid}));
+        assert_eq!(done["message"], format!("Episode with UUID {uuid} deleted successfully"));
+        assert!(s.episodes().is_empty());
+        assert_eq!(fact_uuids(&mut mcp, "g"), left, "{core:?}");
+        let again = mcp.payload("delete_episode", json!({"uuid": uuid}));
+        assert_eq!(again["error"], format!("Error deleting episode: node {uuid} not found"));
+    }
 }
 
 #[test]
@@ -81,15 +90,40 @@ fn a_delete_by_uuid_is_not_scoped_to_a_group() {
 }
 
 #[test]
-fn no_delete_rewrites_an_entity_summary() {
-    let s = start(Options::default());
+fn only_an_mcp_episode_delete_from_0_31_2_on_rewrites_an_entity_summary() {
+    let summary = |mcp: &mut Mcp| {
+        let nodes = mcp.payload("search_nodes", json!({"query": "Ana", "group_ids": ["g"]}));
+        nodes["nodes"].as_array().unwrap().first().map(|n| n["summary"].as_str().unwrap().to_string())
+    };
+    let seeded = |s: &StandIn, mcp: &mut Mcp| {
+        let uuid = episode_with_facts(s, mcp, "g");
+        mcp.payload("add_memory", json!({"name": "e2", "episode_body": "Ana runs on Sundays", "group_id": "g"}));
+        s.seed_json(r#"{"group_id": "g", "nodes": [{"uuid": "n1", "name": "Ana", "summary": "Ana moved to Lisbon"}]}"#)
+            .unwrap();
+        uuid
+    };
+    // 0.31.2: rebuilt from the episodes left that mention Ana.
+    let s = on(GraphitiCore::V0_31_2);
     let mut mcp = Mcp::connect(s.port());
-    let uuid = episode_with_facts(&s, &mut mcp, "g");
-    s.seed_json(r#"{"group_id": "g", "nodes": [{"uuid": "n1", "name": "Ana", "summary": "Ana moved to Lisbon"}]}"#)
-        .unwrap();
+    let uuid = seeded(&s, &mut mcp);
     mcp.payload("delete_episode", json!({"uuid": uuid}));
-    let nodes = mcp.payload("search_nodes", json!({"query": "Ana", "group_ids": ["g"]}));
-    assert_eq!(nodes["nodes"][0]["summary"], "Ana moved to Lisbon");
+    assert_eq!(summary(&mut mcp).as_deref(), Some("Ana runs on Sundays"));
+    // No episode left mentions her: the entity goes.
+    let last = s.episodes()[0].uuid.clone();
+    mcp.payload("delete_episode", json!({"uuid": last}));
+    assert_eq!(summary(&mut mcp), None);
+    // 0.31.1, and the REST delete in every release: the summary stays as it was.
+    for (core, api) in [(GraphitiCore::V0_31_1, "mcp"), (GraphitiCore::V0_31_2, "rest")] {
+        let s = on(core);
+        let mut mcp = Mcp::connect(s.port());
+        let uuid = seeded(&s, &mut mcp);
+        if api == "mcp" {
+            mcp.payload("delete_episode", json!({"uuid": uuid}));
+        } else {
+            assert_eq!(delete(&s, &format!("/episode/{uuid}")).status, 200);
+        }
+        assert_eq!(summary(&mut mcp).as_deref(), Some("Ana moved to Lisbon"), "{core:?} {api}");
+    }
 }
 
 #[test]
