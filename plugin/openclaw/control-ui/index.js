@@ -63,7 +63,7 @@ function factsSection(document, actions) {
     el('h4', '', 'Current'), list(current),
     el('h4', '', 'No longer true'), list(past),
     el('h4', '', `Entities (${entities.length})`),
-    el('p', 'note', `${String(document.entities?.note ?? '')}. A forget deletes facts and episodes; an entity's summary stays as Graphiti wrote it.`),
+    el('p', 'note', `${String(document.entities?.note ?? '')}. A forget deletes facts and episodes; an entity's summary stays as Graphiti wrote it unless the MCP server rebuilds it (graphiti-core 0.31.2 and later, when an episode that fed it goes).`),
     entities.length
       ? el('ul', 'entities', entities.map((n) => el('li', 'entity', el('span', 'entity-name', String(n.name ?? '')), ': ', el('span', 'entity-summary', String(n.summary ?? '')))))
       : el('p', 'none', 'none'),

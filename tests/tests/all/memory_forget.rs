@@ -8,7 +8,7 @@ use graphiti_openclaw_tests::{
     standin,
     copy_dir, example_config, graphiti_shim as shim, hook_context, prompt, temp_dir,
 };
-use graphiti_standin::{Options, StandIn};
+use graphiti_standin::{Behaviour, GraphitiCore, Options, StandIn};
 use host_shim::{
     AgentEndEvent, CaptureOutcome, ChatType, Command, CommandOutput, Correction, ForgetConfirmation,
     ForgetRequest, HookContext, MemoryCommand, SearchRequest, Shim,
@@ -103,6 +103,8 @@ pub(crate) fn fact(uuid: &str, text: &str, episodes: &[String]) -> String {
 fn a_confirmed_forget_leaves_graphiti_the_spool_and_the_next_recall() {
     for transport in ["mcp", "rest"] {
         let standin = standin();
+        // A release whose episode delete rewrites no summary: the reply names the one still said.
+        standin.set_behaviour(Behaviour { graphiti_core: GraphitiCore::V0_31_1, ..standin.behaviour() });
         let config = config(&standin, transport);
         let state = temp_dir("forget-state");
         let mut shim = shim(config.path(), state.path(), &standin.url());
@@ -176,6 +178,39 @@ fn a_confirmed_forget_leaves_graphiti_the_spool_and_the_next_recall() {
         let log = std::fs::read_to_string(state.path().join("memory/forget-log.jsonl")).unwrap();
         assert!(log.contains("\"fact-a1\"") && log.contains("sender user-1"), "{log}");
         assert!(!log.contains("Vera") && !log.contains("therapist"), "the log holds no text: {log}");
+    }
+}
+
+/// graphiti-core 0.31.2's `remove_episode` (MCP `delete_episode`) keeps a fact another episode
+/// supports and rebuilds the summaries the episode fed; 0.31.1 deletes the fact it supported first
+/// and rewrites no summary. The reply checks what is left, so it names a summary that still says
+/// it only where one does.
+#[test]
+fn the_reply_names_a_summary_that_still_says_it_whichever_release_the_server_runs() {
+    for (core, rebuilt) in [(GraphitiCore::V0_31_2, true), (GraphitiCore::V0_31_1, false)] {
+        let standin = standin();
+        standin.set_behaviour(Behaviour { graphiti_core: core, ..standin.behaviour() });
+        let config = config(&standin, "mcp");
+        let state = temp_dir("forget-state");
+        let mut shim = shim(config.path(), state.path(), &standin.url());
+        let ana = dm("user-1");
+        for said in ["My therapist is Dr. Vera Lima", "Vera Lima moved her office to Baixa"] {
+            shim.before_agent_start(&prompt(said), &ana);
+            assert!(matches!(shim.agent_end(&end(said), &ana), CaptureOutcome::Spooled(_)));
+        }
+        assert_eq!(shim.tick().sent, 2);
+        let uuid_of = |words: &str| standin.episodes().into_iter().find(|e| e.content.contains(words)).unwrap().uuid;
+        let (first, second) = (uuid_of("therapist"), uuid_of("Baixa"));
+        seed(&standin, "main-dm-user-1", &fact("fact-v1", "Vera Lima has been the user's therapist since 2024", &[first.clone(), second]),
+             r#"{"uuid": "node-vera", "name": "Vera Lima", "summary": "Vera Lima is the user's therapist"}"#);
+
+        let proposal = forget(&mut shim, "therapist", &[&first], &ana);
+        assert!(proposal.stdout.contains("Vera Lima: Vera Lima is the user's therapist"), "{core:?}: {proposal:?}");
+        let done = confirm(&mut shim, &forget_id(&proposal), &ana);
+        assert_eq!(done.exit_code, 0, "{core:?}: {done:?}");
+        assert_eq!(!done.stdout.contains("Still said in an entity's summary"), rebuilt, "{core:?}: {done:?}");
+        let found = search(&mut shim, "therapist", &ana);
+        assert_eq!(found.contains("therapist since 2024"), rebuilt, "{core:?}: the fact another episode supports: {found}");
     }
 }
 

@@ -195,8 +195,8 @@ fn delete_in_graphiti(cx: &mut Context, proposal: &Proposal, done: &mut ForgetDo
 }
 
 /// Searches and lists again: what is still found was not removed, whatever the delete said;
-/// entities whose summary still matches the request are named (Graphiti does not rewrite a
-/// summary when a fact goes).
+/// entities whose summary still matches the request are named (Graphiti rewrites a summary only
+/// when the MCP server deletes an episode that fed it, from graphiti-core 0.31.2 on).
 fn check_gone(
     cx: &mut Context,
     proposal: &Proposal,

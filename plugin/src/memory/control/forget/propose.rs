@@ -20,7 +20,7 @@ use std::path::Path;
 /// A proposal with what the person should know before confirming it.
 struct Drafted {
     proposal: Proposal,
-    /// Entities (name, summary) whose summary matches the request: a delete never rewrites one.
+    /// Entities (name, summary) whose summary matches the request: a delete may leave it as it is.
     summaries: Vec<(String, String)>,
     /// Search results that share no word with the request.
     unmatched: usize,

@@ -120,8 +120,8 @@ impl ForgetDone {
         }
     }
 
-    /// Every item listed is gone (an entity's summary may still say it: Graphiti cannot rewrite
-    /// one, and the reply names it).
+    /// Every item listed is gone (an entity's summary may still say it: Graphiti rewrites one
+    /// only for an episode the MCP server deletes, and the reply names it).
     fn everything_went(&self) -> bool {
         self.not_removed.is_empty() && self.unchecked.is_none() && self.local_trouble.is_empty()
     }
@@ -280,8 +280,10 @@ pub fn render_forget_plan(plan: &ForgetPlan) -> String {
     }
     if !plan.summaries.is_empty() {
         out.push_str(
-            "These entities' summaries mention it too; Graphiti cannot rewrite a summary, so \
-             they may still say it after the forget:\n",
+            "These entities' summaries mention it too. Deleting a fact never rewrites a \
+             summary; deleting an episode through the MCP server rebuilds the summaries it fed \
+             (graphiti-core 0.31.2 and later; not the REST server). They may still say it after \
+             the forget, and the reply names those that do:\n",
         );
         for (name, summary) in plan.summaries {
             let _ = writeln!(out, "  {}: {}", shown(name), shown(summary));
@@ -388,8 +390,9 @@ pub fn render_forget_done(done: &ForgetDone) -> CommandOutput {
     }
     if !done.summaries.is_empty() {
         out.push_str(
-            "Still said in an entity's summary (Graphiti does not rewrite a summary when a fact \
-             is deleted, and has no call to change one):\n",
+            "Still said in an entity's summary (Graphiti rewrites a summary only when the MCP \
+             server deletes an episode that fed it, from graphiti-core 0.31.2 on, and has no \
+             call to change one):\n",
         );
         for (name, summary) in &done.summaries {
             let _ = writeln!(out, "  {}: {}", shown(name), shown(summary));

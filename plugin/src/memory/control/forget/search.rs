@@ -58,8 +58,9 @@ pub fn request_of(query: &str, ctx: &HookContext) -> Request {
     Request::of(query, &names)
 }
 
-/// The entities (name, summary) whose summary matches the request well: a delete never rewrites
-/// a summary, so these may still say what is forgotten.
+/// The entities (name, summary) whose summary matches the request well: a delete rewrites a
+/// summary only when the MCP server deletes an episode that fed it (graphiti-core 0.31.2 on), so
+/// these may still say what is forgotten.
 pub(super) fn summaries_matching(entities: &[Value], request: &Request) -> Vec<(String, String)> {
     entities
         .iter()
