@@ -39,10 +39,13 @@ export async function eventually(check, what, timeoutMs = 60_000, pollMs = 200) 
   }
 }
 
-/** A fresh HOME for OpenClaw, and the environment its CLI runs with. */
+/**
+ * A fresh HOME for OpenClaw, and the environment its CLI runs with: no update check or automatic
+ * update of the pinned OpenClaw (which CI=true alone turns off only in part).
+ */
 export function throwawayHome() {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'openclaw-home-'));
-  const env = { ...process.env, HOME: home, PATH: `${TOOLS_BIN}:${process.env.PATH}`, NO_COLOR: '1', OPENCLAW_STATE_DIR: '' };
+  const env = { ...process.env, HOME: home, PATH: `${TOOLS_BIN}:${process.env.PATH}`, NO_COLOR: '1', OPENCLAW_STATE_DIR: '', OPENCLAW_NO_AUTO_UPDATE: '1' };
   delete env.OPENCLAW_STATE_DIR;
   return { home, env };
 }
