@@ -21,9 +21,10 @@ const GATEWAY_TOKEN = 'e2e-gateway-token';
 const WEBHOOK_TOKEN = 'e2e-webhook-token';
 const PERSONA = 'You are a careful support operator.';
 const EXPERT = 'ops-expert';
-/** The cron slot is set this far after the test starts: past the Gateway's start, and early enough
- * to fire while the tests before the cron test run (its lane is its own). */
-const CRON_LEAD_MS = 50_000;
+/** The cron slot is set this far after the test starts: past the plugin's install and the
+ * Gateway's start (together over 45 s on a loaded 2-core machine), and early enough to fire while
+ * the tests before the cron test run (its lane is its own). */
+const CRON_LEAD_MS = 90_000;
 
 const { home, env } = throwawayHome();
 const expertsDir = path.join(home, '.openclaw/experts');
