@@ -87,6 +87,20 @@ impl Context<'_> {
         (client, &mut *self.http)
     }
 
+    /// The client, once an MCP server has been asked which database it runs on (the listing and
+    /// the deletes miss a group's own graph on FalkorDB); a failed ask leaves it unknown.
+    pub fn graphiti_knowing_database(
+        &mut self,
+        deadline: crate::memory::graphiti::http::Deadline,
+    ) -> (&mut Client, &mut dyn Http) {
+        let mcp = self.settings.graphiti.transport == crate::config::Transport::Mcp;
+        let (client, http) = self.graphiti();
+        if mcp && client.database().is_none() {
+            let _ = client.health(http, deadline);
+        }
+        (client, http)
+    }
+
     /// Saves the client's MCP session for the next process when it is new (trouble saving is
     /// left unsaid: the next call saves it again).
     pub fn save_graphiti_session(&mut self) {

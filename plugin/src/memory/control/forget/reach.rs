@@ -50,11 +50,7 @@ impl Misses {
 /// What the plugin knows of the configured server's deletes: `Some` when they are known to miss
 /// a group's own graph. Asks an MCP server for its status when it has not named its database yet.
 pub fn misses(cx: &mut Context, deadline: Deadline) -> Option<Misses> {
-    let transport = cx.settings.graphiti.transport;
-    let (client, http) = cx.graphiti();
-    if transport == Transport::Mcp && client.database().is_none() {
-        let _ = client.health(http, deadline);
-    }
+    let (client, _) = cx.graphiti_knowing_database(deadline);
     if client.database() == Some("falkordb") {
         return Some(Misses {
             known_by: "its MCP server names FalkorDB as its database".into(),

@@ -91,12 +91,8 @@ fn fetch(
     let searched = query.map(|q| Query::new(q, &cx.settings.capture.redact));
     let no_entity_search = cx.no_entity_search();
     let deadline = Deadline::after(limits.timeout);
-    let transport = cx.settings.graphiti.transport;
-    let (client, http) = cx.graphiti();
     // Whether the listing can see the group depends on the database behind an MCP server.
-    if transport == crate::config::Transport::Mcp && client.database().is_none() {
-        let _ = client.health(http, deadline);
-    }
+    let (client, http) = cx.graphiti_knowing_database(deadline);
     let (facts, entities) = match &searched {
         Some(q) => client.search_facts_and_nodes(
             http,
