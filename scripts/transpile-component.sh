@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Transpiles a component of the graphiti-plugin world with jco for the OpenClaw adapter:
 #   scripts/transpile-component.sh <component.wasm> <output directory>
-# JSPI: the host imports that wait (http-request, http-batch, acquire-lock) are async in JS while the guest calls
+# JSPI: the host imports that wait (http-request, http-batch, redis-command, acquire-lock) are async in JS while the guest calls
 # them synchronously; only the exports listed as async may call them (a call from another export
 # traps). `before-agent-start`, `agent-end` and `run-command` may send or take a lock (recall, merging
 # counters, flush); `tick` sends; `before-tool-call` (a CONFIRM call pauses its run) and the expert
@@ -28,7 +28,7 @@ for name in hooks#before-agent-start hooks#agent-end hooks#tick hooks#before-too
 done
 jco transpile "$1" --quiet --no-typescript -o "$2" --name plugin \
     --instantiation async --async-mode jspi \
-    --async-imports "$host#http-request" "$host#http-batch" "$host#acquire-lock" \
+    --async-imports "$host#http-request" "$host#http-batch" "$host#redis-command" "$host#acquire-lock" \
     --async-exports "${exports[@]}" --minify
 # Minified (--minify), the glue's import, paid by every process's first turn, is shorter.
 #

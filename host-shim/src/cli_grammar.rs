@@ -42,9 +42,14 @@ pub struct GlobalOptions {
     /// [default: $XDG_CACHE_HOME/graphiti-openclaw or ~/.cache/graphiti-openclaw]
     #[arg(long, global = true, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
-    /// An origin the component may send HTTP requests to, e.g. http://localhost:8000 (repeatable)
+    /// An origin the component may send HTTP requests to, e.g. http://localhost:8000, or the
+    /// FalkorDB behind Graphiti it may query, e.g. redis://localhost:6379 (repeatable)
     #[arg(long = "allow-origin", global = true, value_name = "ORIGIN")]
     pub allowed_origins: Vec<String>,
+    /// A file holding the password of the redis:// origin's database user; read by this host,
+    /// never given to the component
+    #[arg(long, global = true, value_name = "PATH")]
+    pub database_password_file: Option<PathBuf>,
     /// PEM CA certificates trusted for https origins besides the system's roots (which
     /// $SSL_CERT_FILE and $SSL_CERT_DIR replace, as in OpenSSL)
     #[arg(long, global = true, value_name = "PATH")]

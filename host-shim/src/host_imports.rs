@@ -8,8 +8,10 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::bindings::graphiti::openclaw::host::{
-    self as wit_host, HttpError, LogLevel, Mount, Request as HttpRequest, Response as HttpResponse,
+    self as wit_host, HttpError, LogLevel, Mount, RedisError, RedisValue, Request as HttpRequest,
+    Response as HttpResponse,
 };
+use crate::database::DatabaseGate;
 use crate::http::HttpGate;
 use crate::limits::MemoryLimiter;
 use crate::logs::LogSink;
@@ -21,6 +23,7 @@ pub(crate) struct GuestState {
     pub(crate) table: ResourceTable,
     pub(crate) memory: MemoryLimiter,
     pub(crate) http: Arc<HttpGate>,
+    pub(crate) database: Arc<DatabaseGate>,
     pub(crate) logs: LogSink,
     /// The cross-process locks this instance holds; released when the instance is dropped.
     pub(crate) locks: StateLocks,
@@ -52,6 +55,17 @@ impl wit_host::Host for GuestState {
     fn http_batch(&mut self, requests: Vec<HttpRequest>) -> Vec<Result<HttpResponse, HttpError>> {
         let budget = self.call_deadline.saturating_duration_since(Instant::now());
         self.http.send_all(requests, budget)
+    }
+
+    fn redis_command(
+        &mut self,
+        origin: String,
+        command: Vec<Vec<u8>>,
+        timeout_ms: u32,
+    ) -> Result<Vec<RedisValue>, RedisError> {
+        let budget = self.call_deadline.saturating_duration_since(Instant::now());
+        let timeout = Duration::from_millis(timeout_ms.into()).min(budget);
+        self.database.command(&origin, &command, timeout)
     }
 
     fn acquire_lock(&mut self, name: String, lease_ms: u32, wait_ms: u32) -> Result<(), LockError> {

@@ -68,6 +68,7 @@ mod options;
 mod cache;
 mod cache_trust;
 mod clock;
+mod database;
 mod engine;
 
 mod guest_files;
@@ -82,6 +83,7 @@ mod shim;
 
 pub use cache::{CacheOutcome, default_cache_dir};
 pub use clock::SetClock;
+pub use database::{CARRIED_COMMANDS, Secret};
 pub use errors::{ReloadError, ShimError, config_error_line};
 pub use limits::Limits;
 pub use logs::level_name;

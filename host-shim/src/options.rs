@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::clock::SetClock;
+use crate::database::Secret;
 use crate::limits::Limits;
 
 /// What a [`Shim`](crate::Shim) runs, with which files, origins and limits.
@@ -21,8 +22,12 @@ pub struct ShimOptions {
     /// [`default_cache_dir`](crate::default_cache_dir).
     pub cache_dir: Option<PathBuf>,
     /// Origins `host.http-request` may reach, such as `http://localhost:8000` or
-    /// `https://graphiti.example`.
+    /// `https://graphiti.example`, and the databases `host.redis-command` may, such as
+    /// `redis://localhost:6379`.
     pub allowed_origins: Vec<String>,
+    /// The password `host.redis-command` authenticates with at a `redis://` origin of
+    /// [`ShimOptions::allowed_origins`]; never shown to the component.
+    pub database_password: Option<Secret>,
     /// PEM certificates trusted for `https` besides the system's roots (which `SSL_CERT_FILE` and
     /// `SSL_CERT_DIR` replace, as in OpenSSL).
     pub extra_ca_file: Option<PathBuf>,
@@ -54,6 +59,7 @@ impl ShimOptions {
             state_dir: None,
             cache_dir: None,
             allowed_origins: Vec::new(),
+            database_password: None,
             extra_ca_file: None,
             limits,
             echo_logs: true,

@@ -19,6 +19,7 @@ use crate::bindings::exports::graphiti::openclaw::hooks::{
 use crate::bindings::graphiti::openclaw::host::{LogLevel, Mount};
 use crate::bindings::{GraphitiPlugin, GraphitiPluginPre};
 use crate::cache::{self, CacheOutcome, WasmFile, default_cache_dir};
+use crate::database::DatabaseGate;
 use crate::engine;
 use crate::errors::{ReloadError, ShimError, config_error_line};
 use crate::host_imports::GuestState;
@@ -48,6 +49,7 @@ pub struct Shim {
     /// None after a failure until the next instance is up.
     instance: Option<Instance>,
     http: Arc<HttpGate>,
+    database: Arc<DatabaseGate>,
     logs: LogSink,
     cache_outcome: CacheOutcome,
     cache_file: Option<PathBuf>,
@@ -65,7 +67,13 @@ impl Shim {
             source,
         })?;
         check_mounts(&options)?;
-        let http = HttpGate::new(&options.allowed_origins, options.extra_ca_file.as_deref())?;
+        let (database_origins, http_origins): (Vec<String>, Vec<String>) = options
+            .allowed_origins
+            .iter()
+            .cloned()
+            .partition(|origin| origin.to_ascii_lowercase().starts_with("redis"));
+        let http = HttpGate::new(&http_origins, options.extra_ca_file.as_deref())?;
+        let database = DatabaseGate::new(&database_origins, options.database_password.clone())?;
         let logs = LogSink {
             echo: options.echo_logs,
             kept: Arc::default(),
@@ -95,6 +103,7 @@ impl Shim {
             instance_pre,
             instance: None,
             http: Arc::new(http),
+            database: Arc::new(database),
             logs,
             cache_outcome: loaded.outcome,
             cache_file: loaded.file,
@@ -368,6 +377,7 @@ impl Shim {
             table: ResourceTable::new(),
             memory: MemoryLimiter::new(options.limits.memory_bytes),
             http: Arc::clone(&self.http),
+            database: Arc::clone(&self.database),
             logs: self.logs.clone(),
             locks: StateLocks::new(options.state_dir.clone(), {
                 let logs = self.logs.clone();

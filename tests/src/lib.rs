@@ -3,6 +3,7 @@
 //! case tables, temporary directories, the workspace's paths) comes from `tests/native`.
 
 pub mod bench_rows;
+pub mod falkordb;
 
 pub use graphiti_openclaw_native_tests::{
     cases, copy_dir, example_config, module_graph, replace_in_file, temp_dir, tracked_files,

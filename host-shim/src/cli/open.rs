@@ -40,6 +40,11 @@ pub(crate) fn open_shim(options: GlobalOptions, dry_run: bool) -> Result<Shim, S
         } else {
             options.allowed_origins
         },
+        database_password: options
+            .database_password_file
+            .map(|path| read_text("database password file", &path))
+            .transpose()?
+            .map(|text| host_shim::Secret(text.trim_end_matches(['\r', '\n']).to_string())),
         // Checked even in a dry run: a wrong file is said at once, not on the first https recall.
         extra_ca_file: options.ca_file,
         echo_logs: !options.quiet,

@@ -124,6 +124,7 @@ fn guest_state() -> GuestState {
         table: ResourceTable::new(),
         memory: MemoryLimiter::new(1 << 20),
         http: std::sync::Arc::new(HttpGate::new(&[], None).unwrap()),
+        database: std::sync::Arc::new(crate::database::DatabaseGate::new(&[], None).unwrap()),
         logs: LogSink {
             echo: false,
             kept: Default::default(),

@@ -11,12 +11,13 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createWasi } from './wasi.js';
 import { createHttpBatch, createHttpRequest, originOf } from './http.js';
+import { createRedisCommand, databaseOrigin } from './database.js';
 import { StateLocks } from './lock.js';
 
 /** The WIT package's interfaces, as jco's generated code reads them (unversioned) and as its types
  * name them (versioned). Both are provided. */
 const WIT_PACKAGE = 'graphiti:openclaw';
-const WIT_VERSION = '0.15.0';
+const WIT_VERSION = '0.16.0';
 /** The interfaces the component exports (wit/world.wit). */
 const WIT_EXPORTS = ['hooks', 'commands', 'experts'];
 
@@ -24,7 +25,7 @@ const WIT_EXPORTS = ['hooks', 'commands', 'experts'];
  * @typedef {{ debug?: (m: string) => void, info: (m: string) => void, warn: (m: string) => void,
  *   error: (m: string) => void }} Logger
  * @typedef {{ configDir: string, overlayDir?: string, stateDir?: string, instances: number,
- *   allowOrigins?: string[], hostSettings?: string }} PoolOptions
+ *   allowOrigins?: string[], falkordbPassword?: string, hostSettings?: string }} PoolOptions
  * @typedef {{ expertsWritable?: boolean, installDir?: string }} Mounts  a one-off instance's extra
  *   mounts: `/experts` writable, a package directory read-only at `/install`
  */
@@ -122,6 +123,8 @@ export class ComponentPool {
     this.coreModules = new Map();
     /** Origins `http-request` may reach: the configured ones, else the Graphiti URL's origin. */
     this.origins = new Set();
+    /** The database `redis-command` may reach: the one the settings name (`graphiti.falkordb.url`). */
+    this.databases = new Set();
     this.summary = undefined;
     this.hostSettings = options.hostSettings;
     /** Settles when every instance has been started. */
@@ -162,6 +165,8 @@ export class ComponentPool {
       },
       httpRequest,
       httpBatch: createHttpBatch(httpRequest),
+      // Async (JSPI) as HTTP is; the password stays here, never in the settings the component reads.
+      redisCommand: createRedisCommand({ allowedDatabases: () => this.databases, password: () => options.falkordbPassword }),
       // Async (JSPI): a busy lock is waited for on timers, never by blocking the event loop.
       acquireLock: (name, leaseMs, waitMs) => locks.acquire(name, leaseMs, waitMs),
       releaseLock: (name) => locks.release(name),
@@ -366,7 +371,10 @@ export class ComponentPool {
     }
     const graphitiUrl = failure?.graphitiUrl ?? summary?.graphitiUrl;
     const allowed = this.options.allowOrigins ?? (graphitiUrl ? [graphitiUrl] : []);
-    this.origins = new Set(allowed.map((url) => originOf(url)));
+    this.origins = new Set(allowed.filter((url) => !url.startsWith('redis')).map((url) => originOf(url)));
+    const falkordbUrl = failure?.falkordbUrl ?? summary?.falkordbUrl;
+    const databases = this.options.allowOrigins?.filter((url) => url.startsWith('redis')) ?? (falkordbUrl ? [falkordbUrl] : []);
+    this.databases = new Set(databases.map((url) => databaseOrigin(url)));
     if (failure) {
       const lines = failure.errors.map((e) => `${e.file}${e.line ? `:${e.line}` : ''}${e.field ? `: ${e.field}` : ''}: ${e.message}`);
       throw new Error(`graphiti-openclaw: configuration has ${lines.length} error(s):\n  ${lines.join('\n  ')}\n${failure.inForce.join('\n')}`);

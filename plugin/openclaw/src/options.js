@@ -25,6 +25,7 @@ const ADAPTER_KEYS = {
   instances: 'integer',
   tickIntervalMs: 'integer',
   allowOrigins: 'string[]',
+  falkordbPassword: 'string',
 };
 
 /**
@@ -43,6 +44,7 @@ function expandPath(value, base) {
  *   `fallbackTools`: the memory tools OpenClaw has besides this plugin's (for the fallback note)
  * @returns {{ configDir: string, overlayDir: string | undefined, stateDir: string, expertsDir: string,
  *   workspaceDir: string, instances: number, tickIntervalMs: number, allowOrigins: string[] | undefined,
+ *   falkordbPassword: string | undefined,
  *   hostSettings: string | undefined, expertsEnabled: boolean, webhookMaxBytes: number }}
  *   `webhookMaxBytes`: the plugin config's `experts.webhook_max_bytes` (the adapter reads one byte more
  *   of a webhook body, so the component can refuse a larger one; set it here, not in settings.yaml)
@@ -89,6 +91,9 @@ export function resolveOptions(pluginConfig, { pluginRoot, openclawStateDir, wor
     instances,
     tickIntervalMs,
     allowOrigins: config.allowOrigins,
+    // A secret input (a SecretRef in OpenClaw's config): the host authenticates with it; it is
+    // never part of the settings handed to the component.
+    falkordbPassword: config.falkordbPassword,
     hostSettings: JSON.stringify(settings),
     expertsEnabled: config.experts?.enabled !== false,
     webhookMaxBytes,

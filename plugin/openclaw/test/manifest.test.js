@@ -34,11 +34,12 @@ test('every top-level field is in exactly one settings group', () => {
   assert.equal(new Set(manifest.configGroups.map((g) => g.id)).size, manifest.configGroups.length);
 });
 
-test('the webhook token is a secret input, shown masked', () => {
+test('the webhook token and the FalkorDB password are secret inputs, shown masked', () => {
   assert.equal(manifest.uiHints['experts.webhook_token'].sensitive, true);
-  assert.deepEqual(manifest.configContracts.secretInputs.paths.map((p) => p.path), ['experts.webhook_token']);
+  const secrets = ['experts.webhook_token', 'falkordbPassword'];
+  assert.deepEqual(manifest.configContracts.secretInputs.paths.map((p) => p.path), secrets);
   const sensitive = Object.entries(manifest.uiHints).filter(([, h]) => h.sensitive).map(([f]) => f);
-  assert.deepEqual(sensitive, ['experts.webhook_token']);
+  assert.deepEqual(sensitive.sort(), secrets);
 });
 
 test('the catalog category is memory, and the README names the OpenClaw version the package requires', () => {

@@ -10,7 +10,7 @@ test('defaults: the shipped config, state, experts and workspace under OpenClaw\
   assert.deepEqual(resolveOptions(undefined, where), {
     configDir: '/opt/plugin/config', overlayDir: undefined, stateDir: '/home/u/.openclaw/graphiti-openclaw',
     expertsDir: '/home/u/.openclaw/experts', workspaceDir: '/home/u/.openclaw/workspace',
-    instances: 2, tickIntervalMs: 5000, allowOrigins: undefined,
+    instances: 2, tickIntervalMs: 5000, allowOrigins: undefined, falkordbPassword: undefined,
     hostSettings: JSON.stringify({ experts: { workspace_dir: '/home/u/.openclaw/workspace' } }),
     expertsEnabled: true, webhookMaxBytes: 262144,
   });
@@ -55,4 +55,11 @@ test('the memory tools OpenClaw has go to the component as recall.fallback_tools
   assert.deepEqual(told({ recall: { timeout_ms: 500 } }, []), { fallback_tools: [], timeout_ms: 500 });
   assert.deepEqual(told({ recall: { fallback_tools: ['memory_recall'] } }, []), { fallback_tools: ['memory_recall'] });
   assert.equal(told(undefined, undefined), undefined, 'outside OpenClaw the settings file (or the default) decides');
+});
+
+test('the FalkorDB password is the adapter\'s: never in the settings handed to the component', () => {
+  const options = resolveOptions({ falkordbPassword: 's3cret-pw', graphiti: { falkordb: { url: 'redis://db:6379' } } }, where);
+  assert.equal(options.falkordbPassword, 's3cret-pw');
+  assert.ok(!options.hostSettings.includes('s3cret-pw'), options.hostSettings);
+  assert.equal(JSON.parse(options.hostSettings).graphiti.falkordb.url, 'redis://db:6379');
 });

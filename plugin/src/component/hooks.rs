@@ -32,6 +32,7 @@ impl Guest for Component {
                     files: summary.files,
                     warnings: summary.warnings,
                     graphiti_url: summary.graphiti_url,
+                    falkordb_url: summary.falkordb_url,
                 })
             }
             // The host reports the errors (once, whatever the number of instances).
@@ -39,6 +40,7 @@ impl Guest for Component {
                 errors: failure.errors.into_iter().map(config_error).collect(),
                 in_force: failure.in_force,
                 graphiti_url: failure.graphiti_url,
+                falkordb_url: failure.falkordb_url,
             }),
         }
     }

@@ -5,6 +5,7 @@ use super::bindings::graphiti::openclaw::host;
 use crate::config::ConfigRoots;
 use crate::engine::Engine;
 use crate::experts::runs::TimeZones;
+use crate::memory::falkordb;
 use crate::memory::graphiti::http as net;
 use crate::platform::locks;
 use std::cell::RefCell;
@@ -35,6 +36,7 @@ thread_local! {
         Engine::new(config_roots(), mounted(STATE_DIR), Box::new(HostHttp))
             .with_experts(mounted(EXPERTS_DIR), named(EXPERTS_DIR), mounted(WORKSPACE_DIR))
             .with_locks(Box::new(HostLocks))
+            .with_database(Box::new(HostDatabase))
             .with_time_zones(Box::new(HostZones)),
     );
 }
@@ -89,6 +91,40 @@ impl locks::Locks for HostLocks {
 
     fn this_process(&self) -> Option<locks::ThisProcess> {
         locks::ThisProcess::from_environment()
+    }
+}
+
+/// The host's `redis-command` import: FalkorDB, only at the configured origin, only its graph
+/// commands.
+struct HostDatabase;
+
+impl falkordb::Database for HostDatabase {
+    fn command(
+        &mut self,
+        origin: &str,
+        command: Vec<Vec<u8>>,
+        timeout: std::time::Duration,
+    ) -> Result<Vec<falkordb::DbValue>, falkordb::DbError> {
+        let ms = u32::try_from(timeout.as_millis())
+            .unwrap_or(u32::MAX)
+            .max(1);
+        let value = |v: host::RedisValue| match v {
+            host::RedisValue::Nil => falkordb::DbValue::Nil,
+            host::RedisValue::Integer(n) => falkordb::DbValue::Integer(n),
+            host::RedisValue::Bytes(b) => falkordb::DbValue::Bytes(b),
+            host::RedisValue::Error(e) => falkordb::DbValue::Error(e),
+            host::RedisValue::Array(n) => falkordb::DbValue::Array(n),
+        };
+        match host::redis_command(origin, &command, ms) {
+            Ok(values) => Ok(values.into_iter().map(value).collect()),
+            Err(host::RedisError::Refused(why)) => Err(falkordb::DbError::Refused(why)),
+            Err(host::RedisError::Timeout) => Err(falkordb::DbError::Timeout),
+            Err(host::RedisError::Connect(why)) => Err(falkordb::DbError::Connect(why)),
+            Err(host::RedisError::Transport(why)) => Err(falkordb::DbError::Transport(why)),
+            Err(host::RedisError::InvalidRequest(why)) => {
+                Err(falkordb::DbError::InvalidRequest(why))
+            }
+        }
     }
 }
 

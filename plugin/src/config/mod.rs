@@ -242,6 +242,7 @@ pub struct GraphitiSettings {
     pub url: String,
     pub transport: Transport,
     pub group_id: GroupIdSettings,
+    pub falkordb: FalkorSettings,
 }
 
 impl Default for GraphitiSettings {
@@ -250,7 +251,35 @@ impl Default for GraphitiSettings {
             url: "http://localhost:8000/mcp".into(),
             transport: Default::default(),
             group_id: Default::default(),
+            falkordb: Default::default(),
         }
+    }
+}
+
+/// The FalkorDB behind Graphiti, reached directly where Graphiti's API misses on it (listings,
+/// deletes and their checks); off while `url` is empty. Its password is the host's, never here.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct FalkorSettings {
+    /// `redis://host:port` (a user name may precede the host).
+    pub url: String,
+    /// The graph the Graphiti server writes when no group is named (its `FALKORDB_DATABASE`):
+    /// never deleted; a group of that name is cleared node by node.
+    pub default_graph: String,
+}
+
+impl Default for FalkorSettings {
+    fn default() -> Self {
+        Self {
+            url: String::new(),
+            default_graph: "default_db".into(),
+        }
+    }
+}
+
+impl FalkorSettings {
+    pub fn configured(&self) -> Option<&str> {
+        (!self.url.is_empty()).then_some(self.url.as_str())
     }
 }
 

@@ -113,6 +113,16 @@ pub fn validate_plugin_settings(
             format!("{url:?} must be an http:// or https:// URL"),
         );
     }
+    if let Err(why) = check_falkordb_url(&settings.graphiti.falkordb.url) {
+        error("graphiti.falkordb", "url", why);
+    }
+    if settings.graphiti.falkordb.default_graph.is_empty() {
+        error(
+            "graphiti.falkordb",
+            "default_graph",
+            "must name the graph the Graphiti server writes by default (default_db)".into(),
+        );
+    }
     for (field, template) in [
         ("direct", &settings.graphiti.group_id.direct),
         ("group", &settings.graphiti.group_id.group),
@@ -164,6 +174,35 @@ pub fn validate_plugin_settings(
 }
 
 /// Tool names go into the fallback note verbatim: only names a tool can have, each once.
+/// Empty (off) or `redis://[user@]host[:port]`, without a password: it would be shown wherever the
+/// URL is (status, the Control UI, logs).
+fn check_falkordb_url(url: &str) -> Result<(), String> {
+    if url.is_empty() {
+        return Ok(());
+    }
+    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = after_scheme.split('/').next().unwrap_or_default();
+    if let Some((user, _)) = authority.rsplit_once('@')
+        && user.contains(':')
+    {
+        return Err(
+            "holds a password: give it to the host as the database password \
+                    (docs/memory-control.md), never in the URL"
+                .into(),
+        );
+    }
+    if !url.starts_with("redis://") {
+        return Err(format!(
+            "{url:?} must be a redis:// URL (TLS to FalkorDB is not carried yet)"
+        ));
+    }
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    if host.is_empty() || host.starts_with(':') {
+        return Err(format!("{url:?} names no host"));
+    }
+    Ok(())
+}
+
 fn check_tool_names(names: &[String]) -> Result<(), String> {
     for (i, name) in names.iter().enumerate() {
         let valid = !name.is_empty()

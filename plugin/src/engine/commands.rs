@@ -279,8 +279,11 @@ impl Engine {
         let graphiti = self.config.settings.graphiti.clone();
         let (client, http) = self.graphiti();
         let health = client.health(http, Deadline::after(STATUS_HEALTH_TIMEOUT));
-        let (cannot_confirm, database_named) =
-            (client.cannot_confirm(), client.database().is_some());
+        let connected = graphiti.falkordb.configured().is_some();
+        let (cannot_confirm, database_named) = (
+            client.cannot_confirm().filter(|_| !connected),
+            client.database().is_some() || connected,
+        );
         let stats = self.stats_now();
         let spool = self.host.state_dir.as_deref().map(Spool::new);
         let entries = spool
@@ -318,6 +321,9 @@ impl Engine {
         if let Some(strays) = spool.as_ref().and_then(Spool::strays) {
             out.stdout.push_str(&format!("spool:    {strays}\n"));
         }
+        if let Some(line) = self.falkordb_status_line() {
+            out.stdout.push_str(&line);
+        }
         if let Some(line) = self.memory_status_line() {
             out.stdout.push_str(&line);
         }
@@ -325,6 +331,23 @@ impl Engine {
             out.stdout.push_str(&line);
         }
         out
+    }
+}
+
+impl Engine {
+    /// The FalkorDB connection, when the settings name one: whether it answers (the password is
+    /// the host's and never shown).
+    fn falkordb_status_line(&mut self) -> Option<String> {
+        let origin = self.config.settings.graphiti.falkordb.configured()?;
+        let mut falkor = crate::memory::falkordb::Falkor {
+            db: self.host.database.as_mut(),
+            origin,
+            deadline: Deadline::after(STATUS_HEALTH_TIMEOUT),
+        };
+        Some(match falkor.ping() {
+            Ok(()) => format!("falkordb: {origin}: answers (listings and forgets go through it)\n"),
+            Err(e) => format!("falkordb: {origin}: {e}\n"),
+        })
     }
 }
 

@@ -61,19 +61,19 @@ impl ConfigInForce {
                 self.routing_errors = failed;
             }
         }
-        let graphiti_url = loaded_settings
-            .as_ref()
-            .unwrap_or(current)
-            .graphiti
-            .url
-            .clone();
+        let graphiti = &loaded_settings.as_ref().unwrap_or(current).graphiti;
+        let (graphiti_url, falkordb_url) = (graphiti.url.clone(), graphiti.falkordb.url.clone());
         let result = if errors.is_empty() {
-            Ok(self.summary(graphiti_url))
+            Ok(ConfigSummary {
+                falkordb_url,
+                ..self.summary(graphiti_url)
+            })
         } else {
             Err(ConfigFailure {
                 errors,
                 in_force: self.in_force(),
                 graphiti_url,
+                falkordb_url,
             })
         };
         (result, loaded_settings)
@@ -98,6 +98,7 @@ impl ConfigInForce {
                 .collect(),
             warnings: routing.map(|r| r.warnings.clone()).unwrap_or_default(),
             graphiti_url,
+            falkordb_url: String::new(),
         }
     }
 

@@ -28,6 +28,7 @@ impl Engine {
             state_dir,
             memory,
             http: host.http.as_mut(),
+            database: host.database.as_mut(),
             locks: host.locks.as_mut(),
             turns: &mut records,
         })

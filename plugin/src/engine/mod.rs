@@ -48,6 +48,8 @@ struct Host {
     roots: ConfigRoots,
     state_dir: Option<PathBuf>,
     http: Box<dyn Http>,
+    /// The host's connection to the FalkorDB behind Graphiti, when the settings name one.
+    database: Box<dyn crate::memory::falkordb::Database>,
     /// The host's cross-process locks on the state directory.
     locks: Box<dyn Locks>,
     /// The host's time-zone offsets, for cron triggers.
@@ -80,6 +82,7 @@ impl Engine {
                 roots,
                 state_dir,
                 http,
+                database: Box::new(crate::memory::falkordb::NoDatabase),
                 locks: Box::new(locks::Unshared),
                 zones: Box::new(crate::experts::runs::UtcOnly),
             },
@@ -95,6 +98,12 @@ impl Engine {
             },
             turns: TurnsState::default(),
         }
+    }
+
+    /// The host's connection to FalkorDB (without it, every command is refused).
+    pub fn with_database(mut self, database: Box<dyn crate::memory::falkordb::Database>) -> Engine {
+        self.host.database = database;
+        self
     }
 
     /// The host's time zones (without them, cron triggers know UTC only, and validation does not

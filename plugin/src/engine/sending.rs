@@ -37,6 +37,7 @@ impl Engine {
             capture: &capture,
             client,
             http: host.http.as_mut(),
+            falkordb: capture_falkordb(&self.config.settings, host.database.as_mut()),
             locks: host.locks.as_mut(),
             counts: &mut memory.unsaved,
             temp_swept_at_ms: &mut memory.temp_swept_at_ms,
@@ -107,4 +108,13 @@ impl Engine {
             Err(e) => reports::failure(1, e),
         }
     }
+}
+
+/// The FalkorDB the settings name, for confirming sends in doubt there.
+fn capture_falkordb<'a>(
+    settings: &'a crate::config::PluginSettings,
+    database: &'a mut dyn crate::memory::falkordb::Database,
+) -> Option<crate::memory::delivery::FalkorAt<'a>> {
+    let origin = settings.graphiti.falkordb.configured()?;
+    Some(crate::memory::delivery::FalkorAt { database, origin })
 }

@@ -7,6 +7,7 @@
 pub mod capture;
 pub mod control;
 pub mod delivery;
+pub mod falkordb;
 pub mod graphiti;
 pub mod group_id;
 pub mod mcp_session;

@@ -223,6 +223,8 @@ pub struct ConfigSummary {
     pub files: Vec<String>,
     pub warnings: Vec<String>,
     pub graphiti_url: String,
+    /// The FalkorDB the settings in force name, or "".
+    pub falkordb_url: String,
 }
 
 /// A load that found errors: every error, and what is in force instead.
@@ -233,6 +235,7 @@ pub struct ConfigFailure {
     pub in_force: Vec<String>,
     /// The Graphiti endpoint in force (the last good settings', or the default).
     pub graphiti_url: String,
+    pub falkordb_url: String,
 }
 
 pub type ConfigResult = Result<ConfigSummary, ConfigFailure>;

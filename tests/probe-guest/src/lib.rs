@@ -1,6 +1,7 @@
 //! A deliberately misbehaving guest of the `graphiti-plugin` world. The host shim's tests drive it to
 //! prove the limits: the text an export receives (the prompt, agent-end's messages, intent-test's
 //! prompt, eval's cases) is a command: "loop", "alloc", "panic", "http <url> [timeout-ms]",
+//! "redis <origin> <command> [args]",
 //! "log <text>", "read <path>", "write <path>", "lock <name> <lease-ms> <wait-ms>",
 //! "unlock <name>", "sleep <ms>"; several joined by "; " run in turn; anything else is echoed back.
 //! `tick` and the `flush` command run the commands in `/config/send-script`, one a line.
@@ -32,6 +33,7 @@ impl hooks::Guest for Probe {
                 }],
                 in_force: vec!["routing: the probe has no routing".into()],
                 graphiti_url: String::new(),
+                falkordb_url: String::new(),
             });
         }
         Ok(ConfigSummary {
@@ -41,6 +43,7 @@ impl hooks::Guest for Probe {
             files: Vec::new(),
             warnings: Vec::new(),
             graphiti_url: String::new(),
+            falkordb_url: String::new(),
         })
     }
 
@@ -71,7 +74,6 @@ impl hooks::Guest for Probe {
     fn before_tool_call(_call: ToolCall, _ctx: HookContext) -> ToolVerdict {
         ToolVerdict::Allow
     }
-
 }
 
 impl commands::Guest for Probe {
@@ -90,7 +92,6 @@ impl commands::Guest for Probe {
             stderr: String::new(),
         }
     }
-
 }
 
 impl experts::Guest for Probe {
@@ -174,6 +175,12 @@ fn run(prompt: &str) -> String {
                 timeout_ms: number(args.next(), 1000),
             };
             format!("{:?}", host::http_request(&request))
+        }
+        "redis" => {
+            let mut args = arg.split(' ');
+            let origin = args.next().unwrap_or_default();
+            let command: Vec<Vec<u8>> = args.map(|a| a.as_bytes().to_vec()).collect();
+            format!("{:?}", host::redis_command(origin, &command, 2000))
         }
         "lock" => {
             let mut args = arg.split(' ');

@@ -19,6 +19,7 @@ mod experts;
 mod experts_approval;
 mod experts_common;
 mod experts_tool_search;
+mod falkordb_connection;
 mod graphiti;
 mod https_recall;
 mod memory_control;

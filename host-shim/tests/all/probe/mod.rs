@@ -6,6 +6,7 @@ mod harness;
 
 mod cache;
 mod cli;
+mod database;
 mod files;
 mod http;
 mod limits;

@@ -5,7 +5,9 @@
 
 use super::error::ControlError;
 use crate::config::PluginSettings;
+use crate::memory::falkordb::{Database, Falkor, group_graph};
 use crate::memory::graphiti::Client;
+use crate::memory::graphiti::http::Deadline;
 use crate::memory::graphiti::http::Http;
 use crate::memory::group_id;
 use crate::memory::state::MemoryState;
@@ -19,6 +21,7 @@ pub struct Context<'a> {
     pub state_dir: Option<&'a Path>,
     pub memory: &'a mut MemoryState,
     pub http: &'a mut dyn Http,
+    pub database: &'a mut dyn Database,
     pub locks: &'a mut dyn Locks,
     pub turns: &'a mut dyn TurnRecords,
 }
@@ -91,7 +94,7 @@ impl Context<'_> {
     /// the deletes miss a group's own graph on FalkorDB); a failed ask leaves it unknown.
     pub fn graphiti_knowing_database(
         &mut self,
-        deadline: crate::memory::graphiti::http::Deadline,
+        deadline: Deadline,
     ) -> (&mut Client, &mut dyn Http) {
         let mcp = self.settings.graphiti.transport == crate::config::Transport::Mcp;
         let (client, http) = self.graphiti();
@@ -99,6 +102,33 @@ impl Context<'_> {
             let _ = client.health(http, deadline);
         }
         (client, http)
+    }
+
+    /// The FalkorDB behind Graphiti, for one operation, when the settings name it.
+    pub fn falkor(&mut self, deadline: Deadline) -> Option<Falkor<'_>> {
+        let origin = self.settings.graphiti.falkordb.configured()?;
+        Some(Falkor {
+            db: &mut *self.database,
+            origin,
+            deadline,
+        })
+    }
+
+    /// The group's `max` most recent episodes: read in FalkorDB itself when the settings name it
+    /// (there Graphiti's MCP server lists only its default graph), else Graphiti's listing.
+    pub fn recent_episodes(
+        &mut self,
+        group: &str,
+        max: usize,
+        deadline: Deadline,
+    ) -> crate::memory::graphiti::Result<Option<Vec<serde_json::Value>>> {
+        if let Some(mut falkor) = self.falkor(deadline) {
+            return group_graph::episodes(&mut falkor, group, max)
+                .map(Some)
+                .map_err(|e| e.as_graphiti());
+        }
+        let (client, http) = self.graphiti();
+        client.recent_episodes(http, group, max, deadline)
     }
 
     /// Saves the client's MCP session for the next process when it is new (trouble saving is

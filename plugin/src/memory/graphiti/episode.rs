@@ -114,7 +114,7 @@ pub fn lists(names: &[String], name: &str) -> bool {
 }
 
 /// The `name` of each episode object.
-pub(super) fn names_of(episodes: &[Value]) -> Vec<String> {
+pub fn names_of(episodes: &[Value]) -> Vec<String> {
     episodes
         .iter()
         .filter_map(|e| e.get("name").and_then(Value::as_str))

@@ -15,7 +15,7 @@ pub use crate::config::Transport;
 use serde_json::Value;
 
 pub use answer::{MAX_ANSWER_VALUES, parse_bounded};
-pub use episode::{Episode, EpisodeKind, lists, speaker_name};
+pub use episode::{Episode, EpisodeKind, lists, names_of, speaker_name};
 pub use error::{Cause, ErrorKind, GraphitiError, Result, error, http_failure, rejected, unknown};
 pub use item::{Item, MAX_ID_CHARS, is_uuid_like};
 pub use mcp::McpClient;

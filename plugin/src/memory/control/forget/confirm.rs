@@ -7,7 +7,7 @@ use super::rank::text_of;
 use super::report::{ForgetDone, ForgetPlan, render_forget_done, render_forget_plan};
 use super::search::{GRAPHITI_TIMEOUT, accepted_up_to, find, request_of, sender_of, session_of};
 use super::words::Request;
-use super::{Confirmer, Kind, Proposal, reach};
+use super::{Confirmer, Kind, Proposal, direct, reach};
 use crate::memory::control::context::Context;
 use crate::memory::control::error::ControlError;
 use crate::memory::graphiti::http::Deadline;
@@ -127,8 +127,13 @@ pub fn confirm_forget(
     let sent = remove_spooled(&dir, &proposal, &mut done);
     cx.locks.release(locks::SEND);
     let request = proposal.query.as_deref().map(|q| request_of(q, ctx));
-    delete_in_graphiti(cx, &proposal, &mut done);
-    check_gone(cx, &proposal, request.as_ref(), &mut done);
+    if cx.settings.graphiti.falkordb.configured().is_some() {
+        direct::delete(cx, &proposal, &mut done);
+        direct::check(cx, &proposal, request.as_ref(), &mut done);
+    } else {
+        delete_in_graphiti(cx, &proposal, &mut done);
+        check_gone(cx, &proposal, request.as_ref(), &mut done);
+    }
     clear_local_copies(cx, &dir, &proposal, request.as_ref(), &mut done);
     let by = if operator {
         "operator".to_string()

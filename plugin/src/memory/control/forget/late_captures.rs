@@ -12,6 +12,7 @@ use super::words::{Request, message_text};
 use super::{FOLLOW_UP_MS, FollowUp, Logged, Proposal};
 use crate::memory::control::context::Context;
 use crate::memory::control::error::ControlError;
+use crate::memory::falkordb::group_graph;
 use crate::memory::graphiti::Item;
 use crate::memory::graphiti::http::Deadline;
 use crate::platform::time;
@@ -110,10 +111,7 @@ pub fn follow_up_forgets(cx: &mut Context) {
 fn delete_late(cx: &mut Context, follow_up: &FollowUp) -> (Vec<String>, Vec<(String, String)>) {
     let request = Request::of_stems(&follow_up.stems);
     let deadline = Deadline::after(GRAPHITI_TIMEOUT);
-    let (client, http) = cx.graphiti();
-    let Ok(Some(episodes)) =
-        client.recent_episodes(http, &follow_up.group, LISTED_EPISODES, deadline)
-    else {
+    let Ok(Some(episodes)) = cx.recent_episodes(&follow_up.group, LISTED_EPISODES, deadline) else {
         return (vec![], vec![]);
     };
     let late: Vec<String> = episodes
@@ -132,6 +130,16 @@ fn delete_late(cx: &mut Context, follow_up: &FollowUp) -> (Vec<String>, Vec<(Str
         .map(|e| text_of(e, "uuid").to_string())
         .collect();
     let (mut deleted, mut not_removed) = (vec![], vec![]);
+    if let Some(mut falkor) = cx.falkor(deadline) {
+        for uuid in late {
+            match group_graph::delete_episode(&mut falkor, &follow_up.group, &uuid) {
+                Ok(_) => deleted.push(uuid),
+                Err(e) => not_removed.push((uuid, format!("FalkorDB: {e}"))),
+            }
+        }
+        return (deleted, not_removed);
+    }
+    let (client, http) = cx.graphiti();
     for uuid in late {
         match client.delete(http, Item::Episode, &uuid, deadline) {
             Ok(()) => deleted.push(uuid),

@@ -15,6 +15,7 @@
 //! and what it did.
 
 mod confirm;
+mod direct;
 mod follow_ups;
 mod late_captures;
 mod pending;

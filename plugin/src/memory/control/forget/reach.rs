@@ -50,6 +50,10 @@ impl Misses {
 /// What the plugin knows of the configured server's deletes: `Some` when they are known to miss
 /// a group's own graph. Asks an MCP server for its status when it has not named its database yet.
 pub fn misses(cx: &mut Context, deadline: Deadline) -> Option<Misses> {
+    // Connected to the database, the plugin deletes there itself.
+    if cx.settings.graphiti.falkordb.configured().is_some() {
+        return None;
+    }
     let (client, _) = cx.graphiti_knowing_database(deadline);
     if client.database() == Some("falkordb") {
         return Some(Misses {

@@ -73,6 +73,11 @@ pub struct ForgetDone {
     pub misses: Option<super::reach::Misses>,
     /// Something stayed because the server's deletes miss the group's graph: the reply says why.
     pub missed: bool,
+    /// Deleted in FalkorDB itself, not through Graphiti's API.
+    pub direct: bool,
+    /// Entities a deleted episode mentioned that other episodes keep: their summaries stay as
+    /// they were (deleting directly, the plugin has no LLM to rebuild them).
+    pub summaries_not_rebuilt: Vec<String>,
 }
 
 impl ForgetDone {
@@ -338,7 +343,12 @@ pub fn render_forget_done(done: &ForgetDone) -> CommandOutput {
     let mut out = format!("Forget {} (group {}):\n", done.id, done.group);
     let _ = writeln!(
         out,
-        "  deleted from Graphiti: {} fact(s), {} episode(s){}",
+        "  deleted from {}: {} fact(s), {} episode(s){}",
+        if done.direct {
+            "Graphiti's FalkorDB"
+        } else {
+            "Graphiti"
+        },
         done.facts_deleted.len(),
         done.episodes_deleted.len(),
         if done.groups_deleted.is_empty() {
@@ -388,16 +398,7 @@ pub fn render_forget_done(done: &ForgetDone) -> CommandOutput {
             let _ = writeln!(out, "{}", misses.explanation(&done.group));
         }
     }
-    if !done.summaries.is_empty() {
-        out.push_str(
-            "Still said in an entity's summary (Graphiti rewrites a summary only when the MCP \
-             server deletes an episode that fed it, from graphiti-core 0.31.2 on, and has no \
-             call to change one):\n",
-        );
-        for (name, summary) in &done.summaries {
-            let _ = writeln!(out, "  {}: {}", shown(name), shown(summary));
-        }
-    }
+    render_summaries(&mut out, done);
     if done.no_entity_search && !done.facts_deleted.is_empty() {
         out.push_str(NO_ENTITY_SEARCH);
     }
@@ -411,5 +412,34 @@ pub fn render_forget_done(done: &ForgetDone) -> CommandOutput {
         exit_code: u8::from(!done.everything_went()),
         stdout: out,
         stderr: String::new(),
+    }
+}
+
+/// The summaries that still say what was forgotten, and those a direct delete left unrebuilt.
+fn render_summaries(out: &mut String, done: &ForgetDone) {
+    if !done.summaries.is_empty() {
+        out.push_str(if done.direct {
+            "Still said in a summary, which stays as it was (deleted in FalkorDB directly: \
+             Graphiti rebuilds a summary with its LLM, and the plugin has none):\n"
+        } else {
+            "Still said in an entity's summary (Graphiti rewrites a summary only when the MCP \
+             server deletes an episode that fed it, from graphiti-core 0.31.2 on, and has no \
+             call to change one):\n"
+        });
+        for (name, summary) in &done.summaries {
+            let _ = writeln!(out, "  {}: {}", shown(name), shown(summary));
+        }
+    }
+    if !done.summaries_not_rebuilt.is_empty() && done.summaries.is_empty() {
+        let _ = writeln!(
+            out,
+            "Kept as they were: the summaries of {} (other episodes mention them; deleted in \
+             FalkorDB directly, no summary is rebuilt)",
+            done.summaries_not_rebuilt
+                .iter()
+                .map(|n| shown(n))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
 }

@@ -86,8 +86,8 @@ pub(super) fn find(cx: &mut Context, query: &str, group: &str) -> Result<Found, 
         (SEARCHED_FACTS, SEARCHED_ENTITIES),
         deadline,
     );
-    let episodes = client.recent_episodes(http, group, LISTED_EPISODES, deadline);
     cx.save_graphiti_session();
+    let episodes = cx.recent_episodes(group, LISTED_EPISODES, deadline);
     let searched = |e| ControlError::Graphiti("the search", e);
     Ok(Found {
         facts: facts.map_err(searched)?,

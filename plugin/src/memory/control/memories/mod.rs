@@ -91,6 +91,7 @@ fn fetch(
     let searched = query.map(|q| Query::new(q, &cx.settings.capture.redact));
     let no_entity_search = cx.no_entity_search();
     let deadline = Deadline::after(limits.timeout);
+    let connected = cx.settings.graphiti.falkordb.configured().is_some();
     // Whether the listing can see the group depends on the database behind an MCP server.
     let (client, http) = cx.graphiti_knowing_database(deadline);
     let (facts, entities) = match &searched {
@@ -103,10 +104,11 @@ fn fetch(
         ),
         None => (Ok(vec![]), Ok(vec![])),
     };
-    let unlisted = client.cannot_confirm();
-    // On FalkorDB an MCP server lists only its default graph: an empty listing says nothing of
-    // the group (one living in the default graph is listed, and shown).
-    let episodes = match client.recent_episodes(http, &group, limits.episodes, deadline) {
+    // Read in FalkorDB itself when connected; else, on FalkorDB an MCP server lists only its
+    // default graph: an empty listing says nothing of the group (one living in the default graph
+    // is listed, and shown).
+    let unlisted = client.cannot_confirm().filter(|_| !connected);
+    let episodes = match cx.recent_episodes(&group, limits.episodes, deadline) {
         Ok(Some(listed)) if listed.is_empty() && unlisted.is_some() => Ok(None),
         listed => listed,
     };
