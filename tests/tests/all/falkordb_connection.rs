@@ -126,6 +126,13 @@ fn a_forget_deletes_in_the_chats_own_graph_by_graphitis_own_rule() {
         "the episodes Graphiti's MCP listing misses on FalkorDB are listed: {see:?}"
     );
 
+    let status = shim.run_command(&Command::Status).stdout;
+    assert!(
+        status.contains(&format!("falkordb: {}: answers", core.falkordb_url())),
+        "{status}"
+    );
+    assert!(!status.contains("connect the plugin"), "{status}");
+
     let proposal = forget(&mut shim, "Lisbon", &[], &ana);
     assert!(
         !proposal.stdout.contains("Warning:"),
@@ -260,4 +267,49 @@ fn every_parameter_reads_back_through_falkordb_as_itself() {
         header(&[("s", Param::Text("a\0b".into()))]).is_err(),
         "a NUL is refused, never sent"
     );
+}
+
+/// A send whose answer comes too late is in doubt; graphiti-core stores it anyway, and the next
+/// tick finds it in the group's graph: delivered, never sent twice (Graphiti's MCP listing on
+/// FalkorDB would never show it).
+#[test]
+fn a_send_in_doubt_is_confirmed_from_the_groups_graph_and_never_sent_twice() {
+    let core = graphiti_core();
+    let group = "main-dm-fk-doubt";
+    let config = connected_config(core);
+    let settings = config.path().join("settings.yaml");
+    let lines = std::fs::read_to_string(&settings).unwrap().replace(
+        "capture:\n",
+        "capture:\n  send_timeout_ms: 2500\n  resend_after_doubt_ms: 600000\n",
+    );
+    std::fs::write(&settings, lines).unwrap();
+    let state = temp_dir("falkordb-connection-state");
+    let mut shim = connected_shim(core, &config, &state);
+    let cy = dm("fk-doubt");
+    core.answer_late(group, 5.0);
+
+    let said = "Cy works at Globex.";
+    shim.before_agent_start(&prompt(said), &cy);
+    assert!(matches!(
+        shim.agent_end(&end(said), &cy),
+        CaptureOutcome::Spooled(_)
+    ));
+    let first = shim.tick();
+    assert_eq!((first.sent, first.in_doubt), (0, 1), "{first:?}");
+    core.wait_idle();
+    core.answer_late(group, 0.0);
+    // Past the capture back-off (at most 40 ms in these settings), so the tick settles doubts.
+    std::thread::sleep(std::time::Duration::from_millis(100));
+
+    let second = shim.tick();
+    assert_eq!(second.in_doubt, 0, "{second:?}");
+    assert!(
+        second
+            .notes
+            .iter()
+            .any(|n| n.contains("was in doubt: Graphiti has it, done")),
+        "{second:?}"
+    );
+    assert_eq!(episodes(core, group).len(), 1, "stored once");
+    assert_eq!(facts(core, group), ["Cy works at Globex | 1"]);
 }

@@ -79,6 +79,10 @@ fn over_mcp_the_proposal_warns_and_the_reply_names_the_backend_and_the_fix() {
         status.contains("forgets: 2 item(s) of 2 confirmed forget(s) not removed from Graphiti"),
         "status counts what forgets could not remove, not only follow-ups: {status}"
     );
+    assert!(
+        status.contains("falkordb: Graphiti runs on FalkorDB, where its API cannot delete or list a chat's memories: connect the plugin to that FalkorDB (graphiti.falkordb.url"),
+        "status (and so setup) offers the connection: {status}"
+    );
 }
 
 /// The MCP server's default graph holds a chat whose group id is the graph's name: there the
