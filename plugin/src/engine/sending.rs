@@ -114,7 +114,7 @@ impl Engine {
 fn capture_falkordb<'a>(
     settings: &'a crate::config::PluginSettings,
     database: &'a mut dyn crate::memory::falkordb::Database,
-) -> Option<crate::memory::delivery::FalkorAt<'a>> {
+) -> Option<crate::memory::falkordb::group_graph::FalkorAt<'a>> {
     let origin = settings.graphiti.falkordb.configured()?;
-    Some(crate::memory::delivery::FalkorAt { database, origin })
+    Some(crate::memory::falkordb::group_graph::FalkorAt { database, origin })
 }

@@ -41,17 +41,11 @@ pub struct Sender<'a> {
     pub client: &'a mut Client,
     pub http: &'a mut dyn Http,
     /// Where a send in doubt is looked for when Graphiti's listing cannot see the group.
-    pub falkordb: Option<FalkorAt<'a>>,
+    pub falkordb: Option<crate::memory::falkordb::group_graph::FalkorAt<'a>>,
     pub locks: &'a mut dyn Locks,
     pub counts: &'a mut Stats,
     /// When a pass last removed the temporary files a crash left (the engine keeps it across passes).
     pub temp_swept_at_ms: &'a mut u64,
-}
-
-/// The FalkorDB behind Graphiti, reached through the host.
-pub struct FalkorAt<'a> {
-    pub database: &'a mut dyn crate::memory::falkordb::Database,
-    pub origin: &'a str,
 }
 
 /// Ticks look for temporary files a crash left in the spool at most this often (`flush` always
@@ -331,26 +325,19 @@ impl Sender<'_> {
     }
 
     /// The names of the group's recent episodes: read in FalkorDB itself when the settings name
-    /// it (an episode is written there only once Graphiti's extraction is done), else listed by
-    /// Graphiti.
+    /// it, else listed by Graphiti.
     fn listed_names(
         &mut self,
         group: &str,
         deadline: Deadline,
     ) -> Result<Option<Vec<String>>, String> {
-        if let Some(at) = &mut self.falkordb {
-            let mut falkor = crate::memory::falkordb::Falkor {
-                db: &mut *at.database,
-                origin: at.origin,
-                deadline,
-            };
-            return crate::memory::falkordb::group_graph::episodes(&mut falkor, group, 100)
-                .map(|listed| Some(crate::memory::graphiti::names_of(&listed)))
-                .map_err(|e| format!("FalkorDB: {e}"));
+        match &mut self.falkordb {
+            Some(at) => at.recent_episode_names(group, deadline).map(Some),
+            None => self
+                .client
+                .recent_episode_names(self.http, group, deadline)
+                .map_err(|e| e.to_string()),
         }
-        self.client
-            .recent_episode_names(self.http, group, deadline)
-            .map_err(|e| e.to_string())
     }
 
     /// A send in doubt that Graphiti has not listed in time: sent again or kept aside, as the user

@@ -313,3 +313,28 @@ pub fn summaries(falkor: &mut Falkor, group: &str, max: usize) -> Result<Vec<Sum
         })
         .collect())
 }
+
+/// The FalkorDB behind Graphiti, reached through the host: what a sender keeps between passes.
+pub struct FalkorAt<'a> {
+    pub database: &'a mut dyn super::Database,
+    pub origin: &'a str,
+}
+
+impl FalkorAt<'_> {
+    /// The names of the group's 100 most recent episodes, read in its graph (an episode is
+    /// written there only once Graphiti's extraction is done).
+    pub fn recent_episode_names(
+        &mut self,
+        group: &str,
+        deadline: crate::memory::graphiti::http::Deadline,
+    ) -> std::result::Result<Vec<String>, String> {
+        let mut falkor = Falkor {
+            db: &mut *self.database,
+            origin: self.origin,
+            deadline,
+        };
+        episodes(&mut falkor, group, 100)
+            .map(|listed| crate::memory::graphiti::names_of(&listed))
+            .map_err(|e| format!("FalkorDB: {e}"))
+    }
+}

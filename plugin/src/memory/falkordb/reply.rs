@@ -2,7 +2,7 @@
 //! `[type, name]` pairs, the rows of `[type, value]` cells, and the statistics. Compact cells are
 //! typed, so a list of texts stays a list (the verbose form prints it as one string).
 
-use super::{DbValue, FalkorError, Result};
+use super::values::{DbValue, FalkorError, Result};
 
 /// A value of a cell. Nodes, edges, paths and maps are never returned by memory control's queries:
 /// they read as [`Cell::Other`].
