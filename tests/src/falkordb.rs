@@ -168,6 +168,14 @@ impl GraphitiCore {
         }
     }
 
+    /// The plugin's own FalkorDB code run natively against this database: the redis crate as the
+    /// host, without the shim's command allow-list.
+    pub fn direct_database(&self) -> DirectDatabase {
+        DirectDatabase {
+            port: self.falkordb_port,
+        }
+    }
+
     /// Any command, as a client other than the plugin sends it.
     pub fn command(&self, args: &[&str]) -> Result<Reply, String> {
         redis(self.falkordb_port, args)
@@ -253,4 +261,53 @@ fn http(port: u16, method: &str, path: &str, body: &str) -> String {
         .split_once("\r\n\r\n")
         .map(|(_, b)| b.to_string())
         .unwrap_or_default()
+}
+
+/// A host for the plugin's FalkorDB code in native tests: each command on a fresh connection.
+pub struct DirectDatabase {
+    port: u16,
+}
+
+impl graphiti_openclaw::memory::falkordb::Database for DirectDatabase {
+    fn command(
+        &mut self,
+        _origin: &str,
+        command: Vec<Vec<u8>>,
+        _timeout: Duration,
+    ) -> Result<
+        Vec<graphiti_openclaw::memory::falkordb::DbValue>,
+        graphiti_openclaw::memory::falkordb::DbError,
+    > {
+        use graphiti_openclaw::memory::falkordb::{DbError, DbValue};
+        let client = redis::Client::open(format!("redis://127.0.0.1:{}", self.port))
+            .map_err(|e| DbError::Connect(e.to_string()))?;
+        let mut connection = client
+            .get_connection()
+            .map_err(|e| DbError::Connect(e.to_string()))?;
+        let mut cmd = redis::cmd(&String::from_utf8_lossy(&command[0]));
+        for arg in &command[1..] {
+            cmd.arg(arg.as_slice());
+        }
+        let value = match cmd.query::<redis::Value>(&mut connection) {
+            Ok(value) => value,
+            Err(e) => return Ok(vec![DbValue::Error(e.to_string())]),
+        };
+        let mut out = Vec::new();
+        let mut stack = vec![value];
+        while let Some(value) = stack.pop() {
+            match value {
+                redis::Value::Nil => out.push(DbValue::Nil),
+                redis::Value::Int(n) => out.push(DbValue::Integer(n)),
+                redis::Value::BulkString(b) => out.push(DbValue::Bytes(b)),
+                redis::Value::SimpleString(s) => out.push(DbValue::Bytes(s.into_bytes())),
+                redis::Value::Okay => out.push(DbValue::Bytes(b"OK".to_vec())),
+                redis::Value::Array(items) => {
+                    out.push(DbValue::Array(items.len() as u32));
+                    stack.extend(items.into_iter().rev());
+                }
+                other => out.push(DbValue::Bytes(format!("{other:?}").into_bytes())),
+            }
+        }
+        Ok(out)
+    }
 }

@@ -320,6 +320,37 @@ mod tests {
     }
 
     #[test]
+    fn a_falkordb_url_is_redis_and_never_holds_a_password() {
+        let host = SourceFile {
+            display: HOST_SETTINGS.into(),
+            text: String::new(),
+            from_overlay: false,
+        };
+        let errors = |url: &str| {
+            let json = serde_json::json!({"graphiti": {"falkordb": {"url": url}}}).to_string();
+            let s = layered_settings(None, &json).unwrap();
+            validate_plugin_settings(&s.plugin(), &host)
+        };
+        assert!(errors("").is_empty(), "off");
+        assert!(
+            errors("redis://graphiti@db:6379").is_empty(),
+            "a user name may stay"
+        );
+        for (url, said) in [
+            ("redis://graphiti:hunter2@db:6379", "holds a password"),
+            ("rediss://:hunter2@db:6379", "holds a password"),
+            ("http://db:6379", "must be a redis:// URL"),
+            ("redis://:6379", "names no host"),
+        ] {
+            let found = errors(url);
+            assert_eq!(found.len(), 1, "{url}: {found:?}");
+            assert_eq!(found[0].field.as_deref(), Some("graphiti.falkordb.url"));
+            assert!(found[0].message.contains(said), "{url}: {found:?}");
+            assert!(!found[0].message.contains("hunter2"), "{url}: {found:?}");
+        }
+    }
+
+    #[test]
     fn fallback_tools_must_be_tool_names_each_once() {
         let host = SourceFile {
             display: HOST_SETTINGS.into(),

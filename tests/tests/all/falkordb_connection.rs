@@ -6,7 +6,9 @@
 use super::memory_forget::{confirm, dm, end, forget, forget_all, forget_id, search};
 use graphiti_openclaw_tests::falkordb::{GraphitiCore, graphiti_core};
 use graphiti_openclaw_tests::{copy_dir, example_config, prompt, temp_dir, workspace};
-use host_shim::{CaptureOutcome, Command, Limits, MemoryCommand, MemoryQuery, Shim, ShimOptions};
+use host_shim::{
+    CaptureOutcome, Command, HookContext, Limits, MemoryCommand, MemoryQuery, Shim, ShimOptions,
+};
 use tempfile::TempDir;
 
 /// The example config against the graphiti-core server, connected to its FalkorDB.
@@ -312,4 +314,107 @@ fn a_send_in_doubt_is_confirmed_from_the_groups_graph_and_never_sent_twice() {
     );
     assert_eq!(episodes(core, group).len(), 1, "stored once");
     assert_eq!(facts(core, group), ["Cy works at Globex | 1"]);
+}
+
+/// An entity named by its id goes with every fact of it, listed in the proposal; the person's own
+/// entity is refused, and so is any entity where the plugin cannot delete one.
+#[test]
+fn a_named_entity_is_forgotten_with_every_fact_of_it_but_never_the_persons_own() {
+    let core = graphiti_core();
+    let group = "main-dm-fk-entity";
+    core.add_episode(
+        group,
+        "ep-1",
+        "user(user): Eve lives in Oslo. Max lives in Oslo. Eve likes jazz.",
+    );
+    assert_eq!(entities(core, group), ["Eve", "Max", "Oslo", "jazz"]);
+    let uuid_of = |name: &str| {
+        core.query(
+            group,
+            &format!("MATCH (n:Entity {{name: '{name}'}}) RETURN n.uuid"),
+        )[0][0]
+            .clone()
+    };
+    let (oslo, eve) = (uuid_of("Oslo"), uuid_of("Eve"));
+
+    let (config, state) = (
+        connected_config(core),
+        temp_dir("falkordb-connection-state"),
+    );
+    let mut shim = connected_shim(core, &config, &state);
+    let me = HookContext {
+        sender_name: Some("Eve".into()),
+        ..dm("fk-entity")
+    };
+    let own = forget(&mut shim, "Eve", &[&eve], &me);
+    assert_eq!(own.exit_code, 1, "{own:?}");
+    assert!(
+        own.stdout.contains("Eve is you") || own.stderr.contains("Eve is you"),
+        "{own:?}"
+    );
+
+    let proposal = forget(&mut shim, "Oslo", &[&oslo], &me);
+    assert_eq!(proposal.exit_code, 0, "{proposal:?}");
+    for listed in ["entity   ", "Eve lives in Oslo", "Max lives in Oslo"] {
+        assert!(proposal.stdout.contains(listed), "{listed}: {proposal:?}");
+    }
+    let done = confirm(&mut shim, &forget_id(&proposal), &me);
+    assert_eq!(done.exit_code, 0, "{done:?}");
+    assert!(
+        done.stdout.contains("2 fact(s), 0 episode(s), 1 entity"),
+        "{done:?}"
+    );
+    assert_eq!(entities(core, group), ["Eve", "Max", "jazz"]);
+    assert_eq!(facts(core, group), ["Eve likes jazz | 1"]);
+
+    let unconnected = temp_dir("falkordb-unconnected-config");
+    copy_dir(config.path(), unconnected.path());
+    let settings = unconnected.path().join("settings.yaml");
+    let text = std::fs::read_to_string(&settings).unwrap();
+    let without = text.replace(
+        &format!("  falkordb:\n    url: {}\n", core.falkordb_url()),
+        "",
+    );
+    std::fs::write(&settings, without).unwrap();
+    let mut plain = connected_shim(core, &unconnected, &temp_dir("falkordb-unconnected-state"));
+    let refused = forget(&mut plain, "jazz", &[&uuid_of("jazz")], &me);
+    assert_eq!(refused.exit_code, 1, "{refused:?}");
+    assert!(
+        format!("{refused:?}").contains("Graphiti's API has no call that deletes an entity"),
+        "{refused:?}"
+    );
+}
+
+/// A graph whose episodes lack Graphiti's properties (another release's schema, or not Graphiti's
+/// at all) is never deleted from: the probe names the releases the queries were tested on.
+#[test]
+fn a_graph_without_graphitis_schema_is_never_deleted_from() {
+    use graphiti_openclaw::memory::falkordb::{Falkor, group_graph};
+    use graphiti_openclaw::memory::graphiti::http::Deadline;
+    let core = graphiti_core();
+    let group = "main-dm-fk-schema";
+    core.command(&[
+        "GRAPH.QUERY",
+        group,
+        "CREATE (:Episodic {uuid: 'e1', group_id: 'main-dm-fk-schema', name: 'x'})",
+    ])
+    .unwrap();
+    let mut database = core.direct_database();
+    let origin = core.falkordb_url();
+    let mut falkor = Falkor {
+        db: &mut database,
+        origin: &origin,
+        deadline: Deadline::after(std::time::Duration::from_secs(10)),
+    };
+    let refused = group_graph::delete_episode(&mut falkor, group, "e1").unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("does not have Graphiti's schema")
+            && refused
+                .to_string()
+                .contains("graphiti-core 0.31.1 and 0.31.2"),
+        "{refused}"
+    );
+    assert_eq!(episodes(core, group), ["x"], "nothing was deleted");
 }

@@ -206,26 +206,78 @@ pub fn delete_episode(falkor: &mut Falkor, group: &str, uuid: &str) -> Result<Op
     Ok(Some(removal))
 }
 
+/// Every fact of entity `uuid` in `group`: `(uuid, fact)` each.
+pub fn facts_of_entity(
+    falkor: &mut Falkor,
+    group: &str,
+    uuid: &str,
+) -> Result<Vec<(String, String)>> {
+    if !exists(falkor, group)? {
+        return Ok(Vec::new());
+    }
+    let table = falkor.read(
+        group,
+        "MATCH (n:Entity {uuid: $uuid})-[r:RELATES_TO]-() WHERE n.group_id = $group \
+         RETURN DISTINCT r.uuid, r.fact",
+        &[("uuid", Param::Text(uuid.to_string())), group_param(group)],
+    )?;
+    Ok(table
+        .rows
+        .iter()
+        .filter_map(|row| {
+            let text = |i: usize| row[i].text().map(str::to_string);
+            Some((text(0)?, text(1).unwrap_or_default()))
+        })
+        .collect())
+}
+
+/// Deletes entity `uuid` of `group` with every edge of it (its facts and mentions), as Graphiti
+/// deletes a node; false when the group holds no such entity.
+pub fn delete_entity(falkor: &mut Falkor, group: &str, uuid: &str) -> Result<bool> {
+    delete_one(
+        falkor,
+        group,
+        uuid,
+        (
+            "MATCH (n:Entity {uuid: $uuid}) WHERE n.group_id = $group",
+            "n",
+            "DETACH DELETE",
+        ),
+    )
+}
+
 /// Deletes fact `uuid` of `group`; false when the group holds no such fact.
 pub fn delete_fact(falkor: &mut Falkor, group: &str, uuid: &str) -> Result<bool> {
+    delete_one(
+        falkor,
+        group,
+        uuid,
+        (
+            "MATCH ()-[r:RELATES_TO {uuid: $uuid}]->() WHERE r.group_id = $group",
+            "r",
+            "DELETE",
+        ),
+    )
+}
+
+/// Deletes what `pattern` (a match naming `variable`, with `$uuid` and `$group`) finds, after the
+/// schema probe; false when it finds nothing.
+fn delete_one(
+    falkor: &mut Falkor,
+    group: &str,
+    uuid: &str,
+    (pattern, variable, delete): (&str, &str, &str),
+) -> Result<bool> {
     if !exists(falkor, group)? {
         return Ok(false);
     }
     probe(falkor, group)?;
     let params = [("uuid", Param::Text(uuid.to_string())), group_param(group)];
-    let found = falkor.read(
-        group,
-        "MATCH ()-[r:RELATES_TO {uuid: $uuid}]->() WHERE r.group_id = $group RETURN r.uuid",
-        &params,
-    )?;
+    let found = falkor.read(group, &format!("{pattern} RETURN {variable}.uuid"), &params)?;
     if found.rows.is_empty() {
         return Ok(false);
     }
-    falkor.write(
-        group,
-        "MATCH ()-[r:RELATES_TO {uuid: $uuid}]->() WHERE r.group_id = $group DELETE r",
-        &params,
-    )?;
+    falkor.write(group, &format!("{pattern} {delete} {variable}"), &params)?;
     Ok(true)
 }
 

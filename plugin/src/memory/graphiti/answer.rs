@@ -26,8 +26,9 @@ pub const FACT_FIELDS: &[&str] = &[
     // The episodes a fact came from: a forget deletes them with it.
     "episodes",
 ];
-/// The fields of a node search's items that recall reads (`recall::read_nodes`).
-pub const NODE_FIELDS: &[&str] = &["name", "summary", "labels"];
+/// The fields of a node search's items that recall reads (`recall::read_nodes`), and the uuid
+/// that `memories` shows and a forget of an entity names.
+pub const NODE_FIELDS: &[&str] = &["uuid", "name", "summary", "labels"];
 
 /// Parses JSON within [`MAX_ANSWER_VALUES`].
 pub fn parse_bounded(json: &[u8]) -> serde_json::Result<Value> {

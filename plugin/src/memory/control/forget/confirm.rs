@@ -175,6 +175,14 @@ fn delete_in_graphiti(cx: &mut Context, proposal: &Proposal, done: &mut ForgetDo
             }
         }
     }
+    for entity in proposal.chosen(Kind::Entity) {
+        done.not_removed.push((
+            entity.id.clone(),
+            "Graphiti's API has no call that deletes an entity: connect the plugin to the \
+             FalkorDB behind Graphiti"
+                .into(),
+        ));
+    }
     for group in &proposal.whole_groups {
         let checkable = misses.is_none() || reach::lists_episodes(client, http, group, deadline);
         match client.delete_group(http, group, deadline) {

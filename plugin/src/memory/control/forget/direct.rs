@@ -53,6 +53,15 @@ pub fn delete(cx: &mut Context, proposal: &Proposal, done: &mut ForgetDone) {
             Err(e) => done.not_removed.push((chosen.id.clone(), format!("{e}"))),
         }
     }
+    for chosen in proposal.chosen(Kind::Entity) {
+        match group_graph::delete_entity(&mut falkor, group, &chosen.id) {
+            Ok(true) => done.entities_deleted.push(chosen.id.clone()),
+            Ok(false) => done
+                .not_removed
+                .push((chosen.id.clone(), "no longer in the chat's graph".into())),
+            Err(e) => done.not_removed.push((chosen.id.clone(), format!("{e}"))),
+        }
+    }
     for whole in &proposal.whole_groups {
         match group_graph::delete_group(&mut falkor, whole, &default_graph) {
             Ok(()) => done.groups_deleted.push(whole.clone()),
@@ -80,6 +89,7 @@ pub fn check(
         .facts_deleted
         .iter()
         .chain(&done.episodes_deleted)
+        .chain(&done.entities_deleted)
         .cloned()
         .collect();
     match group_graph::remaining(&mut falkor, group, &deleted) {

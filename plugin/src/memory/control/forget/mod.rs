@@ -16,6 +16,7 @@
 
 mod confirm;
 mod direct;
+mod entity;
 mod follow_ups;
 mod late_captures;
 mod pending;
@@ -63,6 +64,9 @@ pub enum Kind {
     Episode,
     /// A capture of the chat still in the spool, not yet in Graphiti.
     Capture,
+    /// An entity named by its id, deleted with every fact of it (only through the FalkorDB
+    /// connection: Graphiti's API has no call that deletes one).
+    Entity,
 }
 
 impl Kind {
@@ -71,6 +75,7 @@ impl Kind {
             Kind::Fact => "fact",
             Kind::Episode => "episode",
             Kind::Capture => "capture",
+            Kind::Entity => "entity",
         }
     }
 }

@@ -3,6 +3,7 @@
 //! of the chat), listed under a pending id. Nothing is deleted until it is confirmed.
 
 use super::confirm::confirm_forget;
+use super::entity;
 use super::rank;
 use super::report::{ForgetPlan, render_forget_plan, render_nothing_to_forget};
 use super::search::{Found, find, last_accepted, request_of, sender_of, session_of};
@@ -198,15 +199,18 @@ fn matching(
     let ranked = if ask.ids.is_empty() {
         rank::rank(&request, &searched.facts, episodes, &captures)
     } else {
-        rank::chosen_by_ids(
+        let mut ranked = rank::chosen_by_ids(
             ask.ids,
             query,
             &request,
-            &searched.facts,
+            (&searched.facts, &searched.entities),
             episodes,
             &captures,
         )
-        .map_err(|unknown| unknown.output())?
+        .map_err(|unknown| unknown.output())?;
+        entity::with_its_facts(cx, group, ask.ctx, &mut ranked.candidates)
+            .map_err(|refused| refused.output())?;
+        ranked
     };
     let proposal = Proposal {
         id: String::new(),

@@ -164,11 +164,16 @@ pub(super) fn chosen_by_ids(
     ids: &[String],
     query: &str,
     request: &Request,
-    facts: &[Value],
+    (facts, entities): (&[Value], &[Value]),
     episodes: &[Value],
     captures: &[SpooledCapture],
 ) -> Result<Ranked, ControlError> {
     let named = |v: &&Value| ids.iter().any(|id| id == text_of(v, "uuid"));
+    let entity = |e: &Value| {
+        let text = format!("{}: {}", text_of(e, "name"), text_of(e, "summary"));
+        let matched = request.matched_in(&text);
+        item(Kind::Entity, e, &text, matched)
+    };
     let mut candidates: Vec<Candidate> = facts
         .iter()
         .filter(named)
@@ -185,6 +190,7 @@ pub(super) fn chosen_by_ids(
             let matched = request.matched_in(&text);
             item(Kind::Episode, e, &text, matched)
         }))
+        .chain(entities.iter().filter(named).map(entity))
         .map(|c| Candidate { chosen: true, ..c })
         .collect();
     let known: HashSet<&str> = candidates.iter().map(|c| c.id.as_str()).collect();

@@ -47,6 +47,8 @@ pub struct ForgetDone {
     pub group: String,
     pub facts_deleted: Vec<String>,
     pub episodes_deleted: Vec<String>,
+    /// Entities deleted with their facts (through the FalkorDB connection only).
+    pub entities_deleted: Vec<String>,
     pub groups_deleted: Vec<String>,
     pub spool_removed: usize,
     /// Removed from the spool, but sent before with no answer: Graphiti may have it.
@@ -98,7 +100,11 @@ impl ForgetDone {
 
     /// Moves the deleted items a check still finds to the ones not removed.
     pub fn still_found(&mut self, found: impl Fn(&str) -> bool) {
-        for list in [&mut self.facts_deleted, &mut self.episodes_deleted] {
+        for list in [
+            &mut self.facts_deleted,
+            &mut self.episodes_deleted,
+            &mut self.entities_deleted,
+        ] {
             let (still, gone): (Vec<String>, Vec<String>) =
                 list.drain(..).partition(|uuid| found(uuid));
             *list = gone;
@@ -159,7 +165,7 @@ pub fn render_nothing_to_forget(proposal: &Proposal, unmatched: usize) -> String
 fn item_line(out: &mut String, number: usize, c: &Candidate, words: usize) {
     let id = match c.kind {
         Kind::Capture => "not yet sent".to_string(),
-        Kind::Fact | Kind::Episode => shown(&c.id),
+        Kind::Fact | Kind::Episode | Kind::Entity => shown(&c.id),
     };
     let _ = write!(
         out,
@@ -343,7 +349,7 @@ pub fn render_forget_done(done: &ForgetDone) -> CommandOutput {
     let mut out = format!("Forget {} (group {}):\n", done.id, done.group);
     let _ = writeln!(
         out,
-        "  deleted from {}: {} fact(s), {} episode(s){}",
+        "  deleted from {}: {} fact(s), {} episode(s){}{}",
         if done.direct {
             "Graphiti's FalkorDB"
         } else {
@@ -351,6 +357,10 @@ pub fn render_forget_done(done: &ForgetDone) -> CommandOutput {
         },
         done.facts_deleted.len(),
         done.episodes_deleted.len(),
+        match done.entities_deleted.len() {
+            0 => String::new(),
+            n => format!(", {n} entit{}", if n == 1 { "y" } else { "ies" }),
+        },
         if done.groups_deleted.is_empty() {
             String::new()
         } else {
