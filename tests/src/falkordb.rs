@@ -101,6 +101,11 @@ impl GraphitiCore {
         format!("http://127.0.0.1:{}/mcp", self.server_port)
     }
 
+    /// The REST server's base URL the plugin's settings name (`transport: rest`).
+    pub fn rest_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.server_port)
+    }
+
     pub fn falkordb_url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.falkordb_port)
     }

@@ -45,6 +45,19 @@ fn connected_shim(core: &GraphitiCore, config: &TempDir, state: &TempDir) -> Shi
     Shim::new(options).expect("shim starts")
 }
 
+/// The user's turns, each answered "Noted.", captured and sent, and stored by graphiti-core.
+fn capture(shim: &mut Shim, core: &GraphitiCore, ctx: &HookContext, turns: &[&str]) {
+    for said in turns {
+        shim.before_agent_start(&prompt(said), ctx);
+        assert!(matches!(
+            shim.agent_end(&end(said), ctx),
+            CaptureOutcome::Spooled(_)
+        ));
+    }
+    assert_eq!(shim.tick().sent as usize, turns.len());
+    core.wait_idle();
+}
+
 /// Each row of `cypher` over `graph`, sorted, its cells joined by " | ".
 fn rows(core: &GraphitiCore, graph: &str, cypher: &str) -> Vec<String> {
     let mut rows: Vec<String> = core
@@ -203,14 +216,7 @@ fn forget_all_deletes_the_chats_graph_and_the_next_turn_is_remembered() {
         "the server's default graph stays"
     );
 
-    let said = "Bea likes sailing.";
-    shim.before_agent_start(&prompt(said), &bea);
-    assert!(matches!(
-        shim.agent_end(&end(said), &bea),
-        CaptureOutcome::Spooled(_)
-    ));
-    assert_eq!(shim.tick().sent, 1);
-    core.wait_idle();
+    capture(&mut shim, core, &bea, &["Bea likes sailing."]);
     assert_eq!(
         facts(core, group),
         ["Bea likes sailing | 1"],
@@ -417,4 +423,54 @@ fn a_graph_without_graphitis_schema_is_never_deleted_from() {
         "{refused}"
     );
     assert_eq!(episodes(core, group), ["x"], "nothing was deleted");
+}
+
+/// Over the REST API (which stores each message of a turn as an episode of its own), the plugin's
+/// own capture is forgotten in the chat's graph the same way, and recall no longer has it.
+#[test]
+fn over_rest_a_captured_turn_is_forgotten_in_the_chats_graph() {
+    let core = graphiti_core();
+    let group = "main-dm-fk-rest";
+    let config = connected_config(core);
+    let settings = config.path().join("settings.yaml");
+    let text = std::fs::read_to_string(&settings).unwrap().replace(
+        &format!("  url: {}\n  transport: mcp\n", core.mcp_url()),
+        &format!("  url: {}\n  transport: rest\n", core.rest_url()),
+    );
+    std::fs::write(&settings, text).unwrap();
+    let state = temp_dir("falkordb-connection-state");
+    let mut shim = connected_shim(core, &config, &state);
+    let zoe = dm("fk-rest");
+    capture(
+        &mut shim,
+        core,
+        &zoe,
+        &["Zoe lives in Rome.", "Zoe likes chess."],
+    );
+    assert_eq!(
+        facts(core, group),
+        ["Zoe likes chess | 1", "Zoe lives in Rome | 1"]
+    );
+    assert_eq!(
+        episodes(core, group).len(),
+        4,
+        "a user and an assistant episode per turn"
+    );
+
+    let proposal = forget(&mut shim, "Rome", &[], &zoe);
+    assert!(!proposal.stdout.contains("Warning:"), "{proposal:?}");
+    let done = confirm(&mut shim, &forget_id(&proposal), &zoe);
+    assert_eq!(done.exit_code, 0, "{done:?}");
+    assert_eq!(facts(core, group), ["Zoe likes chess | 1"]);
+    assert!(
+        rows(core, group, "MATCH (e:Episodic) RETURN e.content")
+            .iter()
+            .all(|c| !c.contains("Rome")),
+        "the episode that said it went"
+    );
+    let recall = search(&mut shim, "Rome", &zoe);
+    assert!(
+        !recall.contains("Zoe lives in Rome"),
+        "recall no longer has it: {recall}\n{done:?}"
+    );
 }
