@@ -427,6 +427,27 @@ class Descriptor {
     });
   }
 
+  /** `sync-data` (the guest's fdatasync): a file's data on the disk, or a directory's entries. */
+  syncData() {
+    this.syncWith(fs.fdatasyncSync);
+  }
+
+  /** `sync` (the guest's fsync): as `syncData`, and the metadata too. */
+  sync() {
+    this.syncWith(fs.fsyncSync);
+  }
+
+  /** A directory is held by its path (no descriptor stays open): opened for the sync alone. */
+  syncWith(syncFd) {
+    if (!this.isDirectory()) return fsCall(() => syncFd(this.fd));
+    const fd = fsCall(() => fs.openSync(this.directoryPath(), fs.constants.O_RDONLY | fs.constants.O_DIRECTORY));
+    try {
+      fsCall(() => syncFd(fd));
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
   readDirectory() {
     const entries = fsCall(() => fs.readdirSync(this.directoryPath(), { withFileTypes: true, encoding: 'buffer' }));
     return new DirectoryEntryStream(entries);

@@ -367,6 +367,9 @@ pub struct CaptureSettings {
     /// What is replaced by a marker before a turn or a note enters the spool: Graphiti's own LLM
     /// provider reads every episode. `[]` keeps everything.
     pub redact: Vec<Redact>,
+    /// Each spooled turn or note synced to the disk before the hook returns, so that it survives
+    /// a power cut or a kernel crash too (off: it survives the process and the Gateway only).
+    pub sync_to_disk: bool,
 }
 
 impl Default for CaptureSettings {
@@ -383,6 +386,7 @@ impl Default for CaptureSettings {
             backoff_max_ms: 300_000,
             source_description: "OpenClaw conversation turn".into(),
             redact: Redact::DEFAULT.to_vec(),
+            sync_to_disk: false,
         }
     }
 }

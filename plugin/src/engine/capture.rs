@@ -89,11 +89,14 @@ impl Engine {
             source_description: self.config.settings.capture.source_description.clone(),
             kind: EpisodeKind::Turn,
         };
-        let appended = Spool::new(state_dir).append_counted(
-            &episode,
-            self.config.settings.capture.spool_max_episodes,
-            &mut self.memory.spool_depth,
-        );
+        let capture = &self.config.settings.capture;
+        let appended = Spool::new(state_dir)
+            .synced_to_disk(capture.sync_to_disk)
+            .append_counted(
+                &episode,
+                capture.spool_max_episodes,
+                &mut self.memory.spool_depth,
+            );
         match appended {
             Ok(Appended::Spooled) => CaptureOutcome::Spooled {
                 user,

@@ -168,8 +168,10 @@ impl Engine {
             ),
             kind: EpisodeKind::Note,
         };
+        let capture = &self.config.settings.capture;
         match Spool::new(state_dir)
-            .append(&episode, self.config.settings.capture.spool_max_episodes)
+            .synced_to_disk(capture.sync_to_disk)
+            .append(&episode, capture.spool_max_episodes)
         {
             Ok(Appended::Spooled) => CommandOutput {
                 exit_code: 0,

@@ -116,7 +116,7 @@ pub fn append(state_dir: &Path, session_key: &str, turn: &PastTurn) -> Result<()
                 .and_then(|file| files::write_all_at(&file, &ended, meta.len()))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            files::write_atomically_from_spare(state_dir, &path, &line)
+            files::write_atomically_from_spare(state_dir, &path, &line, files::Durability::Written)
         }
         _ => {
             let mut turns = match files::read_regular(&path, MAX_FILE_BYTES) {

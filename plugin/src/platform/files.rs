@@ -15,21 +15,45 @@ use std::time::SystemTime;
 /// Writes `bytes` to `path` atomically, creating its directory if it is missing (looked for only
 /// when the write finds it missing: a turn makes no directory calls).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    write_atomically_with(None, path, bytes)
+    write_atomically_with(None, path, bytes, Durability::Written)
 }
 
-/// [`write_atomically`] for a file a hook writes anew: its temporary file is one of the state
-/// directory's spares when one is ready (see [`crate::platform::spare_files`]).
-pub fn write_atomically_from_spare(state_dir: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
-    write_atomically_with(Some(state_dir), path, bytes)
+/// How far a write must have gone when it returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// In the operating system's hands: it survives the process, not a power cut.
+    Written,
+    /// On the disk: the file's data synced before the rename, and its directory synced after it
+    /// (the rename itself is in the directory), so it survives a power cut or a kernel crash.
+    Synced,
 }
 
-fn write_atomically_with(spares: Option<&Path>, path: &Path, bytes: &[u8]) -> io::Result<()> {
-    match write_renamed(spares, path, bytes) {
+/// [`write_atomically`] for a file a hook writes anew, as far as `durability` says: its temporary
+/// file is one of the state directory's spares when one is ready (see [`crate::platform::spare_files`]).
+pub fn write_atomically_from_spare(
+    state_dir: &Path,
+    path: &Path,
+    bytes: &[u8],
+    durability: Durability,
+) -> io::Result<()> {
+    write_atomically_with(Some(state_dir), path, bytes, durability)
+}
+
+fn write_atomically_with(
+    spares: Option<&Path>,
+    path: &Path,
+    bytes: &[u8],
+    durability: Durability,
+) -> io::Result<()> {
+    match write_renamed(spares, path, bytes, durability) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => match path.parent() {
             Some(dir) if !dir.as_os_str().is_empty() => {
                 fs::create_dir_all(dir)?;
-                write_renamed(spares, path, bytes)
+                if durability == Durability::Synced {
+                    // The new directory's own entry is in its parent.
+                    sync_directory(dir.parent().unwrap_or(dir))?;
+                }
+                write_renamed(spares, path, bytes, durability)
             }
             _ => Err(e),
         },
@@ -37,7 +61,12 @@ fn write_atomically_with(spares: Option<&Path>, path: &Path, bytes: &[u8]) -> io
     }
 }
 
-fn write_renamed(spares: Option<&Path>, path: &Path, bytes: &[u8]) -> io::Result<()> {
+fn write_renamed(
+    spares: Option<&Path>,
+    path: &Path,
+    bytes: &[u8],
+    durability: Durability,
+) -> io::Result<()> {
     static WRITES: AtomicU64 = AtomicU64::new(0);
     // Time and a per-instance counter: distinct across instances and across writes of one instance.
     let nanos = crate::platform::time::since_epoch().as_nanos();
@@ -45,15 +74,32 @@ fn write_renamed(spares: Option<&Path>, path: &Path, bytes: &[u8]) -> io::Result
         "{nanos:x}-{}.tmp",
         WRITES.fetch_add(1, Ordering::Relaxed)
     ));
+    let synced = durability == Durability::Synced;
     // A failed write (a full disk) or rename leaves no temporary file behind.
     spares
         .and_then(|state_dir| crate::platform::spare_files::take(state_dir, &tmp))
         .map_or_else(|| fs::File::create(&tmp), Ok)
-        .and_then(|file| write_all_at(&file, bytes, 0))
+        .and_then(|file| {
+            write_all_at(&file, bytes, 0)?;
+            if synced { file.sync_data() } else { Ok(()) }
+        })
         .and_then(|()| fs::rename(&tmp, path))
         .inspect_err(|_| {
             let _ = fs::remove_file(&tmp);
-        })
+        })?;
+    match path.parent() {
+        Some(dir) if synced => sync_directory(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Syncs directory `dir` itself: the names in it, as a rename or a create left them.
+pub fn sync_directory(dir: &Path) -> io::Result<()> {
+    fs::File::open(dir)?.sync_all()
 }
 
 /// The bytes of regular file `path` (None when it does not exist). A directory, a FIFO or another

@@ -3,6 +3,7 @@
 //! apart, with a harness of its own.
 
 mod boundary_audit;
+mod capture_sync;
 mod cli_grammar;
 mod component;
 mod config_faults;

@@ -35,6 +35,7 @@ const STALE_TEMP_MS: u64 = 10 * 60 * 1000;
 
 pub struct Spool {
     dir: PathBuf,
+    durability: crate::platform::files::Durability,
 }
 
 /// The spool's depth as an instance last counted it, with its directory's stamp then.
@@ -243,7 +244,20 @@ impl Spool {
     pub fn new(state_dir: &Path) -> Spool {
         Spool {
             dir: state_dir.join("spool"),
+            durability: crate::platform::files::Durability::Written,
         }
+    }
+
+    /// This spool with its new entries synced to the disk before an append returns
+    /// (`capture.sync_to_disk`): they then survive a power cut, not only the process.
+    pub fn synced_to_disk(self, sync: bool) -> Spool {
+        use crate::platform::files::Durability;
+        let durability = if sync {
+            Durability::Synced
+        } else {
+            Durability::Written
+        };
+        Spool { durability, ..self }
     }
 
     /// The state directory the spool is in.
@@ -344,8 +358,13 @@ impl Spool {
             .map_err(|e| format!("capture spool: cannot encode the episode: {e}"))?;
         // The state directory's spares are a rename away; creating a file costs far more.
         let state_dir = self.dir.parent().unwrap_or(&self.dir);
-        crate::platform::files::write_atomically_from_spare(state_dir, &path, &bytes)
-            .map_err(|e| io("write", &path, e))?;
+        crate::platform::files::write_atomically_from_spare(
+            state_dir,
+            &path,
+            &bytes,
+            self.durability,
+        )
+        .map_err(|e| io("write", &path, e))?;
         *known = crate::platform::files::stamp(&self.dir)
             .ok()
             .flatten()
