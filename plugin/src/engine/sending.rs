@@ -41,6 +41,7 @@ impl Engine {
             locks: host.locks.as_mut(),
             counts: &mut memory.unsaved,
             temp_swept_at_ms: &mut memory.temp_swept_at_ms,
+            known_depth: &mut memory.spool_depth,
         };
         let mut report = sender.pass(pass);
         self.save_graphiti_session(&mut report.notes);

@@ -21,13 +21,16 @@ use crate::config::{CaptureSettings, WhenUnconfirmed};
 use crate::memory::control::forget;
 use crate::memory::graphiti::http::{Deadline, Http};
 use crate::memory::graphiti::{Client, ErrorKind, GraphitiError};
-use crate::memory::spool::{self, Acked, Entry, Spool, State, in_state};
+use crate::memory::spool::{self, Acked, Depth, Entry, Spool, State, in_state};
 use crate::memory::stats::Stats;
 use crate::platform::api::TickReport;
 use crate::platform::locks::{self, LockError, Locks};
 use crate::platform::time;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
+
+mod listing;
+pub use listing::render_list;
 
 /// Added to the send lock's lease beyond the flush budget and one send's timeout.
 const LEASE_MARGIN_MS: u64 = 5000;
@@ -46,7 +49,13 @@ pub struct Sender<'a> {
     pub counts: &'a mut Stats,
     /// When a pass last removed the temporary files a crash left (the engine keeps it across passes).
     pub temp_swept_at_ms: &'a mut u64,
+    /// The spool's depth as this instance knows it (see [`Spool::append_counted`]): each pass
+    /// leaves the depth its last listing gave.
+    pub known_depth: &'a mut Option<Depth>,
 }
+
+/// A pass's listing of the spool, with the depth it gives under the stamp it was listed at.
+type Listed = (Vec<Entry>, Option<Depth>);
 
 /// Ticks look for temporary files a crash left in the spool at most this often (`flush` always
 /// does): one is removed only once it is ten minutes old, and the look lists the spool.
@@ -100,10 +109,18 @@ impl Sender<'_> {
 
     /// `listed`: the pass's listing, when it moved no entry (a backed-off tick, an idle one);
     /// else the spool is listed again.
-    fn fill_depths(&self, listed: Option<Vec<Entry>>, report: &mut TickReport) {
-        let entries = listed.unwrap_or_else(|| self.spool.entries().unwrap_or_default());
+    fn fill_depths(&mut self, listed: Option<Listed>, report: &mut TickReport) {
+        let (entries, depth) = listed
+            .or_else(|| self.spool.entries_with_depth().ok())
+            .unwrap_or_default();
         report.pending = entries.iter().filter(|e| e.state.is_queued()).count() as u32;
         report.in_doubt = entries.iter().filter(|e| e.state == State::InDoubt).count() as u32;
+        if let Some(listed) = depth.filter(|d| Some(*d) != *self.known_depth)
+            && let Err(e) = self.spool.save_listed_depth(&listed)
+        {
+            report.notes.push(e);
+        }
+        *self.known_depth = depth;
     }
 
     /// Returns the spool's listing when the pass moved no entry, for the report's depths.
@@ -112,7 +129,7 @@ impl Sender<'_> {
     /// listing is a host call per entry: with a backlog waiting out an outage, listing twice was
     /// most of a tick). The acknowledgement journal is read only when an entry is looked up in it:
     /// a tick that backs off, or finds the spool empty, does not read it.
-    fn send_locked(&mut self, pass: Pass, report: &mut TickReport) -> Option<Vec<Entry>> {
+    fn send_locked(&mut self, pass: Pass, report: &mut TickReport) -> Option<Listed> {
         let locked_at = Instant::now();
         let now = time::now_ms();
         if pass == Pass::Flush
@@ -121,7 +138,7 @@ impl Sender<'_> {
             self.spool.remove_stale_temp_files(now);
             *self.temp_swept_at_ms = now;
         }
-        let listed = match self.spool.entries() {
+        let (listed, depth) = match self.spool.entries_with_depth() {
             Ok(listed) => listed,
             Err(e) => {
                 report.error = Some(e);
@@ -139,7 +156,7 @@ impl Sender<'_> {
         if pass == Pass::Tick && now < backoff.next_attempt_ms {
             report.retry_in_ms = Some(backoff.next_attempt_ms - now);
             report.error = backoff.last_error.clone();
-            return unmoved.then_some(listed);
+            return unmoved.then_some((listed, depth));
         }
         let deadline = Deadline::after(Duration::from_millis(self.capture.flush_budget_ms));
         let failure = self
@@ -181,7 +198,8 @@ impl Sender<'_> {
         {
             report.notes.push(e);
         }
-        unmoved.then_some(listed)
+        // Saving the backoff changed the directory: its stamp from before no longer holds.
+        (unmoved && backoff == backoff_before).then_some((listed, depth))
     }
 
     /// Takes out of `waiting` the captures held back by forgets waiting for confirmation (those
@@ -530,63 +548,3 @@ pub fn wait_text(ms: u64) -> String {
 /// The acknowledgement journal once a pass has read it.
 #[derive(Default)]
 struct Journal(Option<Acked>);
-
-/// `spool list`: every entry with its state, in queue order.
-pub fn render_list(spool: &Spool, held: &forget::Held) -> Result<String, String> {
-    let entries = spool.entries()?;
-    let strays = spool.strays().map(|s| format!("{s}\n")).unwrap_or_default();
-    if entries.is_empty() {
-        return Ok(format!("the capture spool is empty\n{strays}"));
-    }
-    let count = |state: State| entries.iter().filter(|e| e.state == state).count();
-    let mut out = format!(
-        "{} waiting, {} being sent, {} in doubt, {} set aside\n",
-        count(State::Waiting),
-        count(State::Sending),
-        count(State::InDoubt),
-        count(State::Rejected) + count(State::Corrupt) + count(State::Unconfirmed)
-    );
-    for entry in &entries {
-        let meta = spool.meta(&entry.stem);
-        let episode = spool.read(entry).ok();
-        let what = match &episode {
-            Some(episode) => format!("{} (group {})", episode.name, episode.group_id),
-            None => "(unreadable)".into(),
-        };
-        let held_until = held.until(&entry.stem, episode.as_ref().map(|e| e.group_id.as_str()));
-        let state = match entry.state {
-            State::Unconfirmed => "set aside, unconfirmed".to_string(),
-            State::Waiting => match held_until {
-                Some(_) => "held back".to_string(),
-                None => "waiting".to_string(),
-            },
-            State::Sending => "being sent".to_string(),
-            State::InDoubt => format!(
-                "in doubt since {}",
-                crate::platform::time::iso8601(meta.in_doubt_since_ms.unwrap_or(0))
-            ),
-            State::Rejected | State::Corrupt => "set aside".to_string(),
-        };
-        out.push_str(&format!("{:<24} {what}\n", state));
-        if let (State::Waiting, Some(until)) = (entry.state, held_until) {
-            let by = held.stems.get(&entry.stem).map_or(
-                "a forget whose proposals cannot be read (`status`)".to_string(),
-                |(id, _)| format!("forget {id}, waiting for its confirmation"),
-            );
-            out.push_str(&format!(
-                "{:<24} by {by}: removed if it is confirmed, sent if it lapses (at the \
-                 latest {})\n",
-                "",
-                crate::platform::time::iso8601(until)
-            ));
-        }
-        if let Some(reason) = &meta.set_aside_reason {
-            out.push_str(&format!(
-                "{:<24} {}× set aside; last: {reason}\n",
-                "", meta.set_aside_times
-            ));
-        }
-    }
-    out.push_str(&strays);
-    Ok(out)
-}

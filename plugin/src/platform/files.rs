@@ -346,7 +346,7 @@ mod listing {
 
 /// What says whether a file was written since it was last looked at: its size and modification
 /// time (None: it does not exist).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Stamp {
     len: u64,
     modified: Option<SystemTime>,

@@ -38,16 +38,6 @@ pub struct Spool {
     durability: crate::platform::files::Durability,
 }
 
-/// The spool's depth as an instance last counted it, with its directory's stamp then.
-#[derive(Clone, Copy, Debug)]
-pub struct Depth {
-    stamp: crate::platform::files::Stamp,
-    depth: usize,
-}
-
-/// This close to the maximum, the depth is counted on every append.
-const RECOUNT_NEAR_FULL: usize = 16;
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum State {
     Waiting,
@@ -319,62 +309,6 @@ impl Spool {
         Ok(in_state(&self.entries()?, state))
     }
 
-    /// Episodes not yet delivered and not set aside.
-    pub fn depth(&self) -> usize {
-        self.entries()
-            .map(|entries| entries.iter().filter(|e| e.state.is_queued()).count())
-            .unwrap_or(0)
-    }
-
-    /// Adds a turn at the end of the queue, unless the spool is full.
-    pub fn append(&self, episode: &Episode, max_episodes: usize) -> Result<Appended, String> {
-        self.append_counted(episode, max_episodes, &mut None)
-    }
-
-    /// [`Spool::append`], with the depth `known` from this instance's last append: used while the
-    /// spool directory is unchanged since (any entry added, sent or moved by anyone changes its
-    /// modification time), and not within [`RECOUNT_NEAR_FULL`] of the maximum; else counted.
-    pub fn append_counted(
-        &self,
-        episode: &Episode,
-        max_episodes: usize,
-        known: &mut Option<Depth>,
-    ) -> Result<Appended, String> {
-        let stamp = crate::platform::files::stamp(&self.dir).ok().flatten();
-        let depth = match known.take() {
-            Some(k)
-                if stamp.is_some_and(|s| s == k.stamp)
-                    && k.depth + RECOUNT_NEAR_FULL < max_episodes =>
-            {
-                k.depth
-            }
-            _ => self.depth(),
-        };
-        if depth >= max_episodes {
-            return Ok(Appended::Full(depth));
-        }
-        let path = self.path(&new_stem(now_micros(), &episode.name), "episode");
-        let bytes = serde_json::to_vec(episode)
-            .map_err(|e| format!("capture spool: cannot encode the episode: {e}"))?;
-        // The state directory's spares are a rename away; creating a file costs far more.
-        let state_dir = self.dir.parent().unwrap_or(&self.dir);
-        crate::platform::files::write_atomically_from_spare(
-            state_dir,
-            &path,
-            &bytes,
-            self.durability,
-        )
-        .map_err(|e| io("write", &path, e))?;
-        *known = crate::platform::files::stamp(&self.dir)
-            .ok()
-            .flatten()
-            .map(|stamp| Depth {
-                stamp,
-                depth: depth + 1,
-            });
-        Ok(Appended::Spooled)
-    }
-
     pub fn read(&self, entry: &Entry) -> Result<Episode, String> {
         let path = self.file_of(entry);
         let bytes = crate::platform::files::read(&path).map_err(|e| io("read", &path, e))?;
@@ -589,5 +523,8 @@ pub fn backoff_delay_ms(failures: u32, initial_ms: u64, max_ms: u64) -> u64 {
 mod requeue;
 pub use requeue::Requeued;
 
+mod depth;
 #[cfg(test)]
 mod tests;
+
+pub use depth::Depth;

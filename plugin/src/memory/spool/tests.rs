@@ -1,3 +1,4 @@
+use super::depth::{LISTED_DEPTH_FILE, RECOUNT_NEAR_FULL};
 use super::*;
 
 fn episode(name: &str) -> Episode {
@@ -271,4 +272,76 @@ fn a_known_depth_is_used_only_while_the_spool_is_unchanged() {
         .unwrap();
     assert_eq!(known.map(|k| k.depth), Some(max + 3));
     assert_eq!(mine.depth(), max + 3);
+}
+
+#[test]
+fn a_listings_depth_spares_the_next_append_a_count() {
+    let dir_temp = temp("listed-depth");
+    let spool = Spool::new(dir_temp.path());
+    for name in ["a", "b", "c"] {
+        spool.append(&episode(name), 100).unwrap();
+    }
+    let entries = spool.entries().unwrap();
+    spool.put_in_doubt(&entries[0], 1).unwrap();
+    spool
+        .set_aside(&entries[1], State::Rejected, "HTTP 422", 2)
+        .unwrap();
+    let (listed, mut known) = spool.entries_with_depth().unwrap();
+    assert_eq!(listed.len(), 3);
+    let depth = known.expect("the directory has a stamp");
+    assert_eq!(
+        depth.depth, 2,
+        "the in-doubt entry counts, the rejected one does not"
+    );
+    assert_eq!(
+        Some(depth.stamp),
+        crate::platform::files::stamp(&spool.dir).unwrap()
+    );
+    // A depth no count would give: the append must have taken it from the listing, not counted.
+    known.as_mut().unwrap().depth = 40;
+    spool
+        .append_counted(&episode("d"), 100, &mut known)
+        .unwrap();
+    assert_eq!(known.map(|k| k.depth), Some(41));
+}
+
+#[test]
+fn an_instance_that_takes_turns_uses_the_senders_listed_depth_or_counts() {
+    let dir_temp = temp("shared-depth");
+    let spool = Spool::new(dir_temp.path());
+    for name in ["a", "b"] {
+        spool.append(&episode(name), 100).unwrap();
+    }
+    // The sender's pass: a listing, kept with a depth no count would give.
+    let (_, listed) = spool.entries_with_depth().unwrap();
+    let planted = Depth {
+        depth: 40,
+        ..listed.unwrap()
+    };
+    spool.save_listed_depth(&planted).unwrap();
+    let mut known = None;
+    spool
+        .append_counted(&episode("c"), 100, &mut known)
+        .unwrap();
+    assert_eq!(
+        known.map(|k| k.depth),
+        Some(41),
+        "taken from the sender's listing"
+    );
+
+    // Unreadable, or for another state of the directory (a file's stamp is never a directory's): counted.
+    let path = dir_temp.path().join(LISTED_DEPTH_FILE);
+    let stale = Depth {
+        stamp: crate::platform::files::stamp(&path).unwrap().unwrap(),
+        ..planted
+    };
+    for kept in [b"{not json".to_vec(), serde_json::to_vec(&stale).unwrap()] {
+        std::fs::write(&path, kept).unwrap();
+        let mut known = None;
+        spool
+            .append_counted(&episode("d"), 100, &mut known)
+            .unwrap();
+        let counted = spool.depth();
+        assert_eq!(known.map(|k| k.depth), Some(counted));
+    }
 }
