@@ -2,7 +2,9 @@
 // each `before_prompt_build` and `agent_end` (which spools; sending follows with a background tick),
 // minus the time spent waiting for Graphiti's HTTP answers, minus a no-op plugin's time for the same
 // hook in the same hook runner, turn by turn. Also the first turn right after loading as a Gateway
-// loads (the component's compilation and instantiation, started by `register`, plus one turn). Prints figures; asserts what every turn returned.
+// loads (the component's compilation and instantiation, started by `register`, plus one turn), and
+// agent_end with thousands of turns waiting in the spool, with and without capture.sync_to_disk,
+// beside the machine's own durable write. Prints figures; asserts what every turn returned.
 //
 //   node tests/openclaw/bench-hooks.js      (HOOKS_BENCH_QUICK=1 for a short run; BENCH_ROWS=FILE
 //                                            appends the limits rows to FILE, as scripts/bench.sh reads;
@@ -174,7 +176,7 @@ for (let i = 1; i <= warmup + turns; i += 1) {
 }
 await stopProfile();
 // The same turns through the adapter directly (no OpenClaw hook runner), to show what the runner adds.
-const { createRuntime, beforePromptBuild, agentEnd } = await import(path.join(process.env.HOOKS_BENCH_PACKAGE || path.join(REPO, 'dist', PLUGIN_ID), 'dist', 'index.js'));
+const { createRuntime, beforePromptBuild } = await import(path.join(process.env.HOOKS_BENCH_PACKAGE || path.join(REPO, 'dist', PLUGIN_ID), 'dist', 'index.js'));
 /** The adapter's runtime on a fresh state directory, against Graphiti at `url`. */
 const adapterRuntime = (url, prefix) => createRuntime({
   logger: { info() {}, warn() {}, error: console.error, debug() {} },
@@ -192,22 +194,87 @@ const sent = new Set((await standIn.episodes('demo')).map((e) => /Booked lunch #
 assert.equal(sent, warmup + turns, 'every captured turn reached Graphiti');
 standIn.stop();
 
-// While Graphiti is down: the turns wait in the spool, and every background tick (which backs off
-// without sending) and every agent_end still runs with all of them listed.
-const waiting = process.env.HOOKS_BENCH_QUICK ? 200 : 2000;
-const down = adapterRuntime('http://127.0.0.1:9/mcp', 'openclaw-bench-outage-');
-down.flushSoon = () => {};
-const outageEnd = [];
-const outageTick = [];
-for (let i = 1; i <= waiting; i += 1) {
+// While Graphiti is down, turns wait in the spool: agent_end through OpenClaw's hook runner with
+// 2,000 and 20,000 of them waiting, the default and with capture.sync_to_disk, each turn followed by
+// its background tick (backing off without sending) as in a Gateway, and each beside the machine's
+// own cost of the same durable write from Node in the same moment: the turn's bytes written to a new
+// file and renamed into a directory holding as many entries (with a sync: fdatasync before the
+// rename, the directory's fsync after).
+const waitingTurns = process.env.HOOKS_BENCH_QUICK ? 60 : 1000;
+
+/** The spool of `stateDir` filled to `count` entries, copies of its one entry under older names. */
+function fillSpool(stateDir, count) {
+  const spool = path.join(stateDir, 'spool');
+  const [entry] = fs.readdirSync(spool).filter((name) => name.endsWith('.episode'));
+  const bytes = fs.readFileSync(path.join(spool, entry));
+  const [micros, rest] = [BigInt(entry.slice(0, 20)), entry.slice(20)];
+  for (let k = 1; k < count; k += 1) fs.writeFileSync(path.join(spool, `${String(micros - BigInt(k)).padStart(20, '0')}${rest}`), bytes);
+  return bytes;
+}
+
+/** The machine's own durable write of `bytes` into `dir`: a new file, renamed (and synced, if asked). */
+function machineWrite(dir, bytes, k, sync) {
   const started = performance.now();
-  const outcome = await agentEnd(down, { success: true, messages: [{ role: 'user', content: prompt }, { role: 'assistant', content: `Waiting turn ${i}.` }] }, ctx(i));
-  const ended = performance.now();
-  assert.equal(outcome?.tag, 'spooled', 'spooled while Graphiti is down');
-  const report = await down.tick();
-  outageTick.push(performance.now() - ended);
-  assert.equal(report.pending, i, 'every turn waits in the spool');
-  if (i > waiting - 100) outageEnd.push(ended - started);
+  const tmp = path.join(dir, `write-${k}.tmp`);
+  const fd = fs.openSync(tmp, 'wx');
+  fs.writeSync(fd, bytes);
+  if (sync) fs.fdatasyncSync(fd);
+  fs.closeSync(fd);
+  fs.renameSync(tmp, path.join(dir, `write-${k}.episode`));
+  if (sync) {
+    const dirFd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+    fs.fsyncSync(dirFd);
+    fs.closeSync(dirFd);
+  }
+  return performance.now() - started;
+}
+
+/** agent_end in the hook runner with `waiting` turns in the spool and Graphiti unreachable. */
+async function agentEndWhileWaiting(waiting, sync) {
+  let tickDone = () => {};
+  const logger = {
+    info() {}, debug() {}, error: console.error,
+    warn(message) { if (message.includes('waiting for Graphiti, will retry')) tickDone(); },
+  };
+  const stateDir = scratchDir('openclaw-bench-waiting-');
+  const { runner: waitingRunner } = await loadWithOpenClaw(process.env.HOOKS_BENCH_PACKAGE || path.join(REPO, 'dist', PLUGIN_ID), {
+    stateDir,
+    graphiti: { url: 'http://127.0.0.1:9/mcp', group_id: { direct: 'demo', group: 'demo-{chat}' } },
+    capture: { spool_max_episodes: 50_000, sync_to_disk: sync },
+  }, { full: true, logger });
+  const turn = async (i) => {
+    const ticked = new Promise((resolve) => { tickDone = resolve; });
+    const started = performance.now();
+    const outcome = await waitingRunner.runAgentEnd({ success: true, messages: [{ role: 'user', content: prompt }, { role: 'assistant', content: `Waiting turn ${i}.` }] }, ctx(i));
+    const total = performance.now() - started;
+    await ticked;
+    return { total, tick: performance.now() - started - total, outcome };
+  };
+  await turn(0);
+  const bytes = fillSpool(stateDir, waiting);
+  const machineDir = scratchDir('openclaw-bench-machine-');
+  for (let k = 0; k < waiting; k += 1) fs.writeFileSync(path.join(machineDir, `entry-${k}.episode`), bytes);
+  const added = [];
+  const machine = [];
+  const ticks = [];
+  for (let i = 1; i <= warmup + waitingTurns; i += 1) {
+    const ours = await turn(i);
+    const ne = await timed(() => noop.runner.runAgentEnd({ success: true, messages: [] }, ctx(i)));
+    const own = machineWrite(machineDir, bytes, i, sync);
+    if (i > warmup) {
+      added.push(ours.total - ne.total);
+      machine.push(own);
+      ticks.push(ours.tick);
+    }
+  }
+  const spooled = fs.readdirSync(path.join(stateDir, 'spool')).filter((name) => name.endsWith('.episode')).length;
+  assert.equal(spooled, waiting + warmup + waitingTurns, 'every turn waits in the spool');
+  return { added: summary(added), machine: summary(machine), tick: summary(ticks) };
+}
+
+const waitingRows = [];
+for (const [waiting, sync] of [[2000, false], [20000, false], [2000, true]]) {
+  waitingRows.push({ waiting, sync, ...(await agentEndWhileWaiting(waiting, sync)) });
 }
 
 const a = summary(adapterOnly);
@@ -222,9 +289,17 @@ console.log(`  the same, adapter called directly (no hook runner, Graphiti subtr
 console.log(`  agent_end added (the turn spooled; sending follows in the background): p50 ${fmt(e.p50)}, p99 ${fmt(e.p99)}; the no-op's own: p50 ${fmt(ne.p50)}, p99 ${fmt(ne.p99)}`);
 console.log(`  plugin load by OpenClaw's loader: ${fmt(loadMs)}; then the first turn (waits for the component's compilation, instantiation and configuration, started by register): ${fmt(first.total)}, of which Graphiti ${fmt(first.total - first.added)}; the no-op's first turn ${fmt(noopFirst.total)}`);
 console.log(`  every one of ${warmup + turns} captured turns reached the stand-in`);
-const lastTicks = summary(outageTick.slice(-100));
-console.log(`  Graphiti unreachable, through the adapter: with ${waiting} turns waiting in the spool, a background tick (backing off) p50 ${fmt(lastTicks.p50)}, p99 ${fmt(lastTicks.p99)}; agent_end p50 ${fmt(summary(outageEnd).p50)} (the last 100 of each)`);
+for (const row of waitingRows) {
+  console.log(`  Graphiti unreachable, ${row.waiting} turns waiting in the spool${row.sync ? ', capture.sync_to_disk on' : ''}, ${waitingTurns} turns: agent_end added p50 ${fmt(row.added.p50)}, p99 ${fmt(row.added.p99)}; the machine's own write${row.sync ? ' and sync' : ''} p50 ${fmt(row.machine.p50)}, p99 ${fmt(row.machine.p99)}; the background tick after it (backing off) p50 ${fmt(row.tick.p50)}, p99 ${fmt(row.tick.p99)}`);
+}
 record('before_prompt_build added in OpenClaw, p99', b.p99, 2, "a no-op plugin's own time in the same runner, p99", nb.p99);
 record('agent_end added in OpenClaw, p99', e.p99, 1, "a no-op plugin's own time in the same runner, p99", ne.p99);
+for (const row of waitingRows.filter((r) => !r.sync)) {
+  record(`agent_end added in OpenClaw, ${row.waiting.toLocaleString('en-US')} turns waiting in the spool, p99`, row.added.p99, 1, "the machine's own write and rename of the turn's file, p99", row.machine.p99);
+}
+for (const row of waitingRows.filter((r) => r.sync)) {
+  // Its goal is the machine's own durable write plus the 1 ms every other agent_end row allows.
+  record(`agent_end added in OpenClaw with capture.sync_to_disk, ${row.waiting.toLocaleString('en-US')} waiting, p99`, row.added.p99, Number((row.machine.p99 + 1).toFixed(2)), "the machine's own write, fdatasync, rename and directory fsync, p99", row.machine.p99);
+}
 record("first turn after OpenClaw loads the plugin, beyond Graphiti's time", firstAdded, 100, "Graphiti's own time in that turn", first.total - first.added);
 process.exit(0);
