@@ -303,7 +303,8 @@ impl Engine {
                 .flatten()
                 .map(|unlisted| reports::unlisted_text(&unlisted))
         });
-        let doubts = reports::Doubts {
+        let doubts = reports::Guarantees {
+            sync_to_disk: self.config.settings.capture.sync_to_disk,
             when_unconfirmed: self.config.settings.capture.when_unconfirmed,
             resend_after_doubt_ms: self.config.settings.capture.resend_after_doubt_ms,
             cannot_confirm,

@@ -56,4 +56,30 @@ fn with_sync_to_disk_a_turn_and_a_note_are_spooled_through_wasmtimes_wasi() {
     assert_eq!(texts.len(), 2, "{texts:?}");
     assert!(texts.iter().any(|t| t.contains("blue kettle")), "{texts:?}");
     assert!(texts.iter().any(|t| t.contains("spare key")), "{texts:?}");
+    let status = shim.run_command(&Command::Status).stdout;
+    assert!(
+        status.contains(
+            "on disk:  each turn is synced to the disk before its hook returns: a killed process \
+             or a power cut loses none (capture.sync_to_disk: true)"
+        ),
+        "{status}"
+    );
+}
+
+#[test]
+fn status_says_what_a_power_cut_may_cost_without_sync_to_disk() {
+    let config = temp_dir("capture-nosync-config");
+    copy_dir(&example_config(), config.path());
+    std::fs::write(
+        config.path().join("settings.yaml"),
+        "schema_version: 1\ngraphiti:\n  url: http://127.0.0.1:9/mcp\n",
+    )
+    .unwrap();
+    let state = temp_dir("capture-nosync-state");
+    let mut shim = graphiti_shim(config.path(), state.path(), "http://127.0.0.1:9");
+    let status = shim.run_command(&Command::Status).stdout;
+    assert!(
+        status.contains("a killed process loses none, a power cut may lose the last seconds (capture.sync_to_disk: false)"),
+        "{status}"
+    );
 }

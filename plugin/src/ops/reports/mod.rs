@@ -12,7 +12,7 @@ use crate::platform::api::CommandOutput;
 pub use config_checks::{check_config, lint_rules};
 pub use eval::eval;
 pub use intent_test::render_intent_test;
-pub use status::{Doubts, SpoolCounts, render_flush, render_status, unlisted_text};
+pub use status::{Guarantees, SpoolCounts, render_flush, render_status, unlisted_text};
 
 const NONE: &str = "none";
 

@@ -17,8 +17,10 @@ pub struct SpoolCounts {
     pub set_aside: usize,
 }
 
-/// How a send in doubt is settled, for `status`: which guarantee holds.
-pub struct Doubts {
+/// Which guarantees hold, for `status`: what survives what, and how a send in doubt is settled.
+pub struct Guarantees {
+    /// `capture.sync_to_disk`: whether a turn survives a power cut too.
+    pub sync_to_disk: bool,
     pub when_unconfirmed: WhenUnconfirmed,
     pub resend_after_doubt_ms: u64,
     /// Why Graphiti cannot confirm a send in doubt, when the plugin can tell.
@@ -42,7 +44,7 @@ pub fn render_status(
     stats: &Stats,
     spool: SpoolCounts,
     retry_in_ms: Option<u64>,
-    doubts: &Doubts,
+    doubts: &Guarantees,
 ) -> CommandOutput {
     let mut out = String::new();
     let reach = match &health {
@@ -98,7 +100,7 @@ fn counters(
     stats: &Stats,
     spool: &SpoolCounts,
     retry_in_ms: Option<u64>,
-    doubts: &Doubts,
+    doubts: &Guarantees,
 ) {
     let _ = writeln!(
         out,
@@ -157,9 +159,22 @@ fn counters(
     }
 }
 
-/// Which guarantee holds for a send whose outcome is unknown: said once, so that nobody waits for
-/// a confirmation that cannot come.
-fn guarantee(out: &mut String, doubts: &Doubts) {
+/// What survives what, and which guarantee holds for a send whose outcome is unknown: said once,
+/// so that nobody counts on a promise the settings do not make.
+fn guarantee(out: &mut String, doubts: &Guarantees) {
+    let _ = if doubts.sync_to_disk {
+        writeln!(
+            out,
+            "on disk:  each turn is synced to the disk before its hook returns: a killed process \
+             or a power cut loses none (capture.sync_to_disk: true)"
+        )
+    } else {
+        writeln!(
+            out,
+            "on disk:  each turn is in the spool when its hook returns: a killed process loses \
+             none, a power cut may lose the last seconds (capture.sync_to_disk: false)"
+        )
+    };
     let wait = crate::memory::delivery::wait_text(doubts.resend_after_doubt_ms);
     let choice = format!(
         "capture.when_unconfirmed: {}",
