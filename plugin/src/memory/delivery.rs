@@ -113,7 +113,7 @@ impl Sender<'_> {
         let (entries, depth) = listed
             .or_else(|| self.spool.entries_with_depth().ok())
             .unwrap_or_default();
-        report.pending = entries.iter().filter(|e| e.state.is_queued()).count() as u32;
+        report.pending = spool::queued(&entries) as u32;
         report.in_doubt = entries.iter().filter(|e| e.state == State::InDoubt).count() as u32;
         if let Some(listed) = depth.filter(|d| Some(*d) != *self.known_depth)
             && let Err(e) = self.spool.save_listed_depth(&listed)

@@ -51,7 +51,7 @@ fn write_atomically_with(
                 fs::create_dir_all(dir)?;
                 if durability == Durability::Synced {
                     // The new directory's own entry is in its parent.
-                    sync_directory(dir.parent().unwrap_or(dir))?;
+                    sync_directory(directory_of(dir))?;
                 }
                 write_renamed(spares, path, bytes, durability)
             }
@@ -87,18 +87,23 @@ fn write_renamed(
         .inspect_err(|_| {
             let _ = fs::remove_file(&tmp);
         })?;
+    if synced {
+        sync_directory(directory_of(path))
+    } else {
+        Ok(())
+    }
+}
+
+/// The directory whose entry names `path` (`.` for a bare name).
+fn directory_of(path: &Path) -> &Path {
     match path.parent() {
-        Some(dir) if synced => sync_directory(if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        }),
-        _ => Ok(()),
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
     }
 }
 
 /// Syncs directory `dir` itself: the names in it, as a rename or a create left them.
-pub fn sync_directory(dir: &Path) -> io::Result<()> {
+fn sync_directory(dir: &Path) -> io::Result<()> {
     fs::File::open(dir)?.sync_all()
 }
 

@@ -56,9 +56,8 @@ impl Spool {
         let bytes = serde_json::to_vec(episode)
             .map_err(|e| format!("capture spool: cannot encode the episode: {e}"))?;
         // The state directory's spares are a rename away; creating a file costs far more.
-        let state_dir = self.dir.parent().unwrap_or(&self.dir);
         crate::platform::files::write_atomically_from_spare(
-            state_dir,
+            self.state_dir(),
             &path,
             &bytes,
             self.durability,
@@ -74,15 +73,13 @@ impl Spool {
     pub fn entries_with_depth(&self) -> Result<(Vec<Entry>, Option<Depth>), String> {
         let stamp = crate::platform::files::stamp(&self.dir).ok().flatten();
         let entries = self.entries()?;
-        let depth = entries.iter().filter(|e| e.state.is_queued()).count();
+        let depth = queued(&entries);
         Ok((entries, stamp.map(|stamp| Depth { stamp, depth })))
     }
 
     /// Episodes not yet delivered and not set aside.
     pub fn depth(&self) -> usize {
-        self.entries()
-            .map(|entries| entries.iter().filter(|e| e.state.is_queued()).count())
-            .unwrap_or(0)
+        self.entries().map(|entries| queued(&entries)).unwrap_or(0)
     }
 
     /// The depth an append compares with `max_episodes`: `known` (this instance's last append), or
@@ -117,4 +114,9 @@ impl Spool {
         let bytes = crate::platform::files::read_regular(&path, 4096).ok()??;
         serde_json::from_slice(&bytes).ok()
     }
+}
+
+/// How many of `entries` wait to be delivered (not set aside).
+pub fn queued(entries: &[Entry]) -> usize {
+    entries.iter().filter(|e| e.state.is_queued()).count()
 }

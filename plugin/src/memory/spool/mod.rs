@@ -527,4 +527,4 @@ mod depth;
 #[cfg(test)]
 mod tests;
 
-pub use depth::Depth;
+pub use depth::{Depth, queued};
