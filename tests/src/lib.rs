@@ -11,7 +11,7 @@ pub use graphiti_openclaw_native_tests::{
 };
 
 use graphiti_standin::StandIn;
-use host_shim::{ChatType, HookContext, Limits, PromptEvent, ShimOptions};
+use host_shim::{AgentEndEvent, ChatType, HookContext, Limits, PromptEvent, ShimOptions};
 
 use std::path::{Path, PathBuf};
 
@@ -79,6 +79,20 @@ pub fn hook_context(session: &str, chat_type: ChatType) -> HookContext {
         trigger: Some("user".into()),
         run_id: None,
         input_provenance: None,
+    }
+}
+
+/// A successful turn whose last exchange is `user`, then `assistant`, as `agent_end` gets it.
+pub fn exchange(user: &str, assistant: &str) -> AgentEndEvent {
+    let messages = serde_json::json!([
+        {"role": "user", "content": user},
+        {"role": "assistant", "content": assistant},
+    ]);
+    AgentEndEvent {
+        success: true,
+        error: None,
+        messages_json: messages.to_string(),
+        duration_ms: None,
     }
 }
 

@@ -3,9 +3,28 @@
 //! directory. That the syncs happen, and in order, is shown through the adapter's own file calls
 //! (plugin/openclaw/test/sync-to-disk.test.js); here, that wasmtime's WASI carries every one of them.
 
-use graphiti_openclaw_tests::{copy_dir, example_config, graphiti_shim, hook_context, temp_dir};
-use host_shim::{AgentEndEvent, CaptureOutcome, ChatType, Command, IngestRequest};
+use graphiti_openclaw_tests::{
+    copy_dir, example_config, exchange, graphiti_shim, hook_context, temp_dir,
+};
+use host_shim::{CaptureOutcome, ChatType, Command, IngestRequest, Shim};
 use std::path::Path;
+use tempfile::TempDir;
+
+const UNREACHABLE: &str = "http://127.0.0.1:9";
+
+/// The example configuration with Graphiti unreachable and `capture` as given; its state directory.
+fn shim_with_capture(label: &str, capture: &str) -> (Shim, TempDir, TempDir) {
+    let config = temp_dir(&format!("{label}-config"));
+    copy_dir(&example_config(), config.path());
+    std::fs::write(
+        config.path().join("settings.yaml"),
+        format!("schema_version: 1\ngraphiti:\n  url: {UNREACHABLE}/mcp\n{capture}"),
+    )
+    .unwrap();
+    let state = temp_dir(&format!("{label}-state"));
+    let shim = graphiti_shim(config.path(), state.path(), UNREACHABLE);
+    (shim, config, state)
+}
 
 fn spooled_texts(state: &Path) -> Vec<String> {
     let mut texts: Vec<String> = std::fs::read_dir(state.join("spool"))
@@ -20,31 +39,18 @@ fn spooled_texts(state: &Path) -> Vec<String> {
 
 #[test]
 fn with_sync_to_disk_a_turn_and_a_note_are_spooled_through_wasmtimes_wasi() {
-    let config = temp_dir("capture-sync-config");
-    copy_dir(&example_config(), config.path());
-    std::fs::write(
-        config.path().join("settings.yaml"),
-        "schema_version: 1\ngraphiti:\n  url: http://127.0.0.1:9/mcp\ncapture:\n  sync_to_disk: true\n",
-    )
-    .unwrap();
-    let state = temp_dir("capture-sync-state");
+    let (mut shim, _config, state) =
+        shim_with_capture("capture-sync", "capture:\n  sync_to_disk: true\n");
     assert!(
         !state.path().join("spool").exists(),
         "the first capture makes the spool"
     );
-    let mut shim = graphiti_shim(config.path(), state.path(), "http://127.0.0.1:9");
     let ctx = hook_context("kettle", ChatType::Direct);
-    let messages = serde_json::json!([
-        {"role": "user", "content": "Remember that the blue kettle is on the top shelf"},
-        {"role": "assistant", "content": "Noted."},
-    ]);
-    let event = AgentEndEvent {
-        success: true,
-        error: None,
-        messages_json: messages.to_string(),
-        duration_ms: None,
-    };
-    let outcome = shim.agent_end(&event, &ctx);
+    let turn = exchange(
+        "Remember that the blue kettle is on the top shelf",
+        "Noted.",
+    );
+    let outcome = shim.agent_end(&turn, &ctx);
     assert!(matches!(outcome, CaptureOutcome::Spooled(_)), "{outcome:?}");
     let note = shim.run_command(&Command::Ingest(IngestRequest {
         text: "The spare key is under the mat".into(),
@@ -68,18 +74,13 @@ fn with_sync_to_disk_a_turn_and_a_note_are_spooled_through_wasmtimes_wasi() {
 
 #[test]
 fn status_says_what_a_power_cut_may_cost_without_sync_to_disk() {
-    let config = temp_dir("capture-nosync-config");
-    copy_dir(&example_config(), config.path());
-    std::fs::write(
-        config.path().join("settings.yaml"),
-        "schema_version: 1\ngraphiti:\n  url: http://127.0.0.1:9/mcp\n",
-    )
-    .unwrap();
-    let state = temp_dir("capture-nosync-state");
-    let mut shim = graphiti_shim(config.path(), state.path(), "http://127.0.0.1:9");
+    let (mut shim, _config, _state) = shim_with_capture("capture-nosync", "");
     let status = shim.run_command(&Command::Status).stdout;
     assert!(
-        status.contains("a killed process loses none, a power cut may lose the last seconds (capture.sync_to_disk: false)"),
+        status.contains(
+            "a killed process loses none, a power cut may lose the last seconds \
+             (capture.sync_to_disk: false)"
+        ),
         "{status}"
     );
 }

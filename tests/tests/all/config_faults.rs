@@ -4,11 +4,11 @@
 
 use graphiti_openclaw_tests::{
     standin,
-    copy_dir, example_config, hook_context, plugin_wasm, prompt, temp_dir, workspace,
+    copy_dir, example_config, exchange, hook_context, plugin_wasm, prompt, temp_dir, workspace,
 };
 use graphiti_standin::StandIn;
 use host_shim::{
-    AgentEndEvent, CaptureOutcome, ChatType, Command, Limits, ReloadError, Shim, ShimError,
+    CaptureOutcome, ChatType, Command, Limits, ReloadError, Shim, ShimError,
     ShimOptions,
 };
 use std::path::{Path, PathBuf};
@@ -59,16 +59,6 @@ fn shim_with_state(config: &Path, state: &Path, graphiti: &StandIn) -> Shim {
     options.state_dir = Some(state.to_path_buf());
     options.allowed_origins = vec![graphiti.url()];
     Shim::new(options).expect("shim starts")
-}
-
-fn exchange(user: &str, assistant: &str) -> AgentEndEvent {
-    let messages = serde_json::json!([{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]);
-    AgentEndEvent {
-        success: true,
-        error: None,
-        messages_json: messages.to_string(),
-        duration_ms: None,
-    }
 }
 
 fn check_config(shim: &mut Shim) -> (u8, String) {

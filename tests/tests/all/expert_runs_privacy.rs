@@ -4,8 +4,8 @@
 
 
 use crate::expert_runs_common::*;
-use graphiti_openclaw_tests::{hook_context, prompt};
-use host_shim::{AgentEndEvent, CaptureOutcome, ChatType, DeliveryKind};
+use graphiti_openclaw_tests::{exchange, hook_context, prompt};
+use host_shim::{CaptureOutcome, ChatType, DeliveryKind};
 
 /// Recall on (Graphiti unreachable: a recall that runs leaves its fallback note), routing by the
 /// example configuration, the fixture's channel trigger bound to telegram.
@@ -13,20 +13,6 @@ fn settings() -> String {
     format!(
         r#"{{"experts": {{"webhook_token": "{TOKEN}", "channels": {{"ops-expert/support_chat": ["telegram"]}}}}}}"#
     )
-}
-
-/// A user message and the assistant's answer, as `agent_end` gets them.
-fn exchange(user: &str, assistant: &str) -> AgentEndEvent {
-    AgentEndEvent {
-        success: true,
-        error: None,
-        messages_json: serde_json::json!([
-            {"role": "user", "content": user},
-            {"role": "assistant", "content": assistant},
-        ])
-        .to_string(),
-        duration_ms: None,
-    }
 }
 
 #[test]
