@@ -10,6 +10,7 @@ pub mod delivery;
 pub mod falkordb;
 pub mod graphiti;
 pub mod group_id;
+pub mod import;
 pub mod mcp_session;
 pub mod recall;
 pub mod recall_cache;

@@ -79,6 +79,28 @@ pub fn civil(secs: i64) -> Civil {
     }
 }
 
+/// Noon UTC of a `YYYY-MM-DD` date, in Unix milliseconds (None when it is no such date): a day's
+/// moment that stays on that day in every time zone within twelve hours of UTC.
+pub fn noon_of_date(date: &str) -> Option<u64> {
+    let mut parts = date.splitn(3, '-');
+    let year: i64 = parts.next()?.parse().ok()?;
+    let month: i64 = parts.next()?.parse().ok()?;
+    let day: i64 = parts.next()?.parse().ok()?;
+    if !(1970..=9999).contains(&year) || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return None;
+    }
+    // Days from civil (the inverse of `civil`).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + 12 * 3600;
+    let back = civil(secs);
+    (back.month as i64 == month && back.day as i64 == day).then(|| secs as u64 * 1000)
+}
+
 /// Unix milliseconds as `2026-01-31T12:34:56.789Z`.
 pub fn iso8601(ms: u64) -> String {
     let c = civil((ms / 1000) as i64);
@@ -114,6 +136,25 @@ pub fn local_minute(ms: u64, offset_minutes: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::{since_epoch, with_one_reading};
+
+    #[test]
+    fn noon_of_a_date_round_trips_and_refuses_what_is_no_date() {
+        assert_eq!(
+            super::noon_of_date("2026-05-10")
+                .map(super::iso8601)
+                .as_deref(),
+            Some("2026-05-10T12:00:00.000Z")
+        );
+        assert_eq!(
+            super::noon_of_date("2024-02-29")
+                .map(super::iso8601)
+                .as_deref(),
+            Some("2024-02-29T12:00:00.000Z")
+        );
+        for not in ["2026-02-30", "2026-13-01", "26-05-10", "2026-05", "x"] {
+            assert_eq!(super::noon_of_date(not), None, "{not}");
+        }
+    }
 
     #[test]
     fn one_reading_is_held_while_the_work_runs_and_let_go_after() {

@@ -1,0 +1,407 @@
+//! Importing what memory-core already remembers (`MEMORY.md`, `USER.md`, imported notes and, when
+//! asked, daily notes) into one Graphiti group, each entry once, at a pace Graphiti can take.
+//!
+//! - **Once.** An item's episode name is made of its group, its file and its text: an import run
+//!   again (or after a kill) finds it in the ledger (`import/ledger`, a name per line) and sends
+//!   nothing twice; a changed entry is a new item and sends only itself. An entry removed from a
+//!   file deletes nothing in Graphiti.
+//! - **Through the spool.** The job (`import/job.json`) is fed into the capture spool by the
+//!   sending pass itself, under the send lock and before it sends: an item appended but not yet in
+//!   the ledger (a kill between the two) is still in the spool when the next pass looks, and is
+//!   recognised there by its stem, so it is neither lost nor spooled twice.
+//! - **Paced.** At most `import.episodes_per_minute` are fed, and only while fewer than
+//!   [`WINDOW`] episodes wait in the spool: live turns never queue behind more than that, Graphiti
+//!   down stops the feed (nothing is lost), and an import can never fill the spool.
+
+pub mod markdown;
+mod progress;
+pub mod workspace;
+
+use crate::config::Redact;
+use crate::memory::graphiti::{Episode, EpisodeKind};
+use crate::memory::redaction;
+use crate::memory::spool::{self, Appended, Entry, Spool};
+use crate::platform::time;
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use workspace::FileKind;
+
+pub use progress::{render_plan, render_progress};
+
+/// Import episodes fed only while fewer than this many episodes (of any kind) wait in the spool.
+pub const WINDOW: usize = 8;
+/// An entry longer than this is skipped, named: memory-core's entries are a few lines.
+pub const MAX_ITEM_CHARS: usize = 8_000;
+/// The range of Graphiti's LLM calls for one episode (extraction, deduplication, summaries), for
+/// the dry run's estimate.
+pub const LLM_CALLS_PER_EPISODE: (u64, u64) = (4, 10);
+
+const JOB_FILE: &str = "import/job.json";
+const LEDGER_FILE: &str = "import/ledger";
+
+/// What to import, and where to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Options {
+    pub group_id: String,
+    /// Who the workspace files are about, for the episodes' speaker.
+    pub user_name: Option<String>,
+    pub daily_notes: bool,
+}
+
+/// One entry to remember, named and timed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Item {
+    pub name: String,
+    /// The file in the workspace it comes from (`memory/2026-05-01.md`).
+    pub source: String,
+    pub kind: FileKind,
+    pub text: String,
+    /// Its original time: a daily note's date, a directive's observed date, else the file's
+    /// modification time.
+    pub reference_ms: u64,
+}
+
+/// What an import would send, oldest first, and what it leaves out and why.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    pub options: Option<Options>,
+    pub items: Vec<Item>,
+    /// Files (or directories) not read, with why.
+    pub skipped: Vec<workspace::Skipped>,
+    /// Entries not imported: their file and why.
+    pub skipped_entries: Vec<(String, String)>,
+    /// Daily notes left out because they were not asked for: files and entries.
+    pub daily_notes_left_out: (usize, usize),
+}
+
+/// The items of the workspace at `root` for `options`, oldest first (a file's entries in order).
+pub fn plan(root: &Path, options: &Options) -> Plan {
+    let (found, skipped) = workspace::find(root);
+    let mut plan = Plan {
+        options: Some(options.clone()),
+        skipped,
+        ..Plan::default()
+    };
+    for file in found {
+        let (text, modified_ms) = match workspace::read(root, &file.relative) {
+            Ok(read) => read,
+            Err(why) => {
+                plan.skipped.push(workspace::Skipped {
+                    relative: file.relative,
+                    why,
+                });
+                continue;
+            }
+        };
+        let file_ms = modified_ms.unwrap_or(0);
+        let entries = match file.kind {
+            FileKind::User => markdown::directives(&text),
+            _ => markdown::entries(&text),
+        };
+        if file.kind == FileKind::DailyNote && !options.daily_notes {
+            plan.daily_notes_left_out.0 += 1;
+            plan.daily_notes_left_out.1 += entries.len();
+            continue;
+        }
+        let day_ms = workspace::daily_note_date(file.relative.rsplit('/').next().unwrap_or(""))
+            .and_then(time::noon_of_date);
+        for entry in entries {
+            let text = item_text(&entry);
+            if text.chars().count() > MAX_ITEM_CHARS {
+                plan.skipped_entries.push((
+                    file.relative.clone(),
+                    format!("an entry longer than {MAX_ITEM_CHARS} characters"),
+                ));
+                continue;
+            }
+            let observed_ms = entry.observed.as_deref().and_then(time::noon_of_date);
+            plan.items.push(Item {
+                name: item_name(&options.group_id, &file.relative, &text),
+                source: file.relative.clone(),
+                kind: file.kind,
+                text,
+                reference_ms: observed_ms.or(day_ms).unwrap_or(file_ms),
+            });
+        }
+    }
+    // Oldest first; a file's entries keep their order (the sort is stable).
+    plan.items.sort_by_key(|item| item.reference_ms);
+    let mut seen = HashSet::new();
+    plan.items.retain(|item| seen.insert(item.name.clone()));
+    plan
+}
+
+/// What Graphiti is given for an entry: its heading as context, a directive's dates.
+fn item_text(entry: &markdown::Entry) -> String {
+    let body = without_list_marker(&entry.text);
+    let body = match entry.heading.as_deref() {
+        Some(heading) => format!("{heading}: {body}"),
+        None => body.to_string(),
+    };
+    match (&entry.superseded, entry.observed.as_deref()) {
+        (Some(replaced), observed) => {
+            let since = observed.map_or(String::new(), |d| format!("observed {d}, "));
+            let until = replaced
+                .as_deref()
+                .map_or("superseded".to_string(), |d| format!("superseded on {d}"));
+            format!("No longer true ({since}{until}): {body}")
+        }
+        (None, Some(observed)) => format!("User preference (observed {observed}): {body}"),
+        (None, None) => body,
+    }
+}
+
+fn without_list_marker(text: &str) -> &str {
+    for marker in ["- ", "* ", "+ "] {
+        if let Some(rest) = text.strip_prefix(marker) {
+            return rest;
+        }
+    }
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    match text.get(digits..digits + 2) {
+        Some(". " | ") ") if digits > 0 => &text[digits + 2..],
+        _ => text,
+    }
+}
+
+/// Made of the group, the file and the text: the same entry imported again has the same name.
+pub fn item_name(group_id: &str, source: &str, text: &str) -> String {
+    let digest = spool::stable_hash(&format!("{group_id}\n{source}\n{text}"));
+    format!("openclaw-import-{group_id}-{digest:016x}")
+}
+
+/// An import under way: what it imports, and how far the feed got.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    pub options: Options,
+    pub started_ms: u64,
+    /// When the feed last put items in the spool.
+    pub last_fed_ms: u64,
+    /// Items the feed put in the spool for this job.
+    pub fed: u64,
+    /// Items the last look at the workspace found for it.
+    pub items: u64,
+    /// Items already imported by an earlier run when this job started.
+    pub already: u64,
+    pub finished_ms: Option<u64>,
+}
+
+impl Job {
+    pub fn load(state_dir: &Path) -> Result<Option<Job>, String> {
+        let path = state_dir.join(JOB_FILE);
+        match crate::platform::files::read_regular(&path, 64 * 1024) {
+            Ok(None) => Ok(None),
+            Ok(Some(bytes)) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| format!("the import job {} cannot be read: {e}", path.display())),
+            Err(e) => Err(format!(
+                "the import job {} cannot be read: {e}",
+                path.display()
+            )),
+        }
+    }
+
+    pub fn save(&self, state_dir: &Path) -> Result<(), String> {
+        let path = state_dir.join(JOB_FILE);
+        std::fs::create_dir_all(state_dir.join("import"))
+            .and_then(|()| {
+                crate::platform::files::write_atomically(
+                    &path,
+                    &serde_json::to_vec(self).unwrap_or_default(),
+                )
+            })
+            .map_err(|e| format!("cannot write the import job {}: {e}", path.display()))
+    }
+}
+
+/// The names of the items imported so far (a torn last line, from a crash, is not a name).
+pub fn ledger(state_dir: &Path) -> HashSet<String> {
+    let bytes = crate::platform::files::read(state_dir.join(LEDGER_FILE)).unwrap_or_default();
+    bytes
+        .split(|&b| b == b'\n')
+        .filter_map(|line| std::str::from_utf8(line).ok())
+        .filter(|line| line.starts_with("openclaw-import-") && line.len() > 32)
+        .map(str::to_string)
+        .collect()
+}
+
+fn record(state_dir: &Path, names: &[&str]) -> Result<(), String> {
+    use std::io::Write;
+    let path = state_dir.join(LEDGER_FILE);
+    let mut lines = String::new();
+    for name in names {
+        lines.push_str(name);
+        lines.push('\n');
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut file| {
+            // A line torn by an earlier crash must not swallow the first name.
+            let torn = std::fs::metadata(&path).is_ok_and(|m| m.len() > 0)
+                && crate::platform::files::read_from(
+                    &path,
+                    std::fs::metadata(&path)?.len() - 1,
+                    1,
+                )? != b"\n";
+            if torn {
+                file.write_all(b"\n")?;
+            }
+            file.write_all(lines.as_bytes())
+        })
+        .map_err(|e| format!("cannot write the import ledger {}: {e}", path.display()))
+}
+
+/// The stem's hash part an item's spool entry has (stems end with the hash of the episode name).
+fn stem_hash(name: &str) -> String {
+    format!("{:016x}", spool::stable_hash(name))
+}
+
+/// What the sending pass needs to feed a job.
+pub struct Feeder {
+    pub workspace: PathBuf,
+    pub per_minute: u32,
+    pub redact: Vec<Redact>,
+    pub source_description: String,
+    pub max_episodes: usize,
+    /// Why the job's group takes nothing now (paused, kept out), if it does not.
+    pub held: Option<String>,
+}
+
+/// What one feed did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Fed {
+    /// Items put in the spool now.
+    pub fed: usize,
+    /// Items found in the spool that the ledger lacked (a run killed between the two).
+    pub recovered: usize,
+    /// Items neither in the ledger nor in the spool.
+    pub remaining: usize,
+    /// The job's items waiting in the spool.
+    pub in_spool: usize,
+    pub finished: bool,
+}
+
+impl Feeder {
+    /// Feeds the job in the state directory, if any and not finished, given the spool's `listed`
+    /// entries; Ok(None) when there is no job to feed.
+    pub fn feed(&self, spool: &Spool, listed: &[Entry], now: u64) -> Result<Option<Fed>, String> {
+        let state_dir = spool.state_dir();
+        let Some(mut job) = Job::load(state_dir)? else {
+            return Ok(None);
+        };
+        if job.finished_ms.is_some() {
+            return Ok(None);
+        }
+        let plan = plan(&self.workspace, &job.options);
+        let done = ledger(state_dir);
+        let spooled: HashSet<&str> = listed
+            .iter()
+            .filter_map(|e| e.stem.rsplit('-').next())
+            .collect();
+        let mut fed = Fed::default();
+        let mut recovered = Vec::new();
+        let mut to_feed = Vec::new();
+        for item in plan.items.iter().filter(|i| !done.contains(&i.name)) {
+            if spooled.contains(stem_hash(&item.name).as_str()) {
+                recovered.push(item.name.as_str());
+            } else {
+                to_feed.push(item);
+            }
+        }
+        fed.recovered = recovered.len();
+        if !recovered.is_empty() {
+            record(state_dir, &recovered)?;
+        }
+        let queued = spool::queued(listed);
+        let interval = 60_000 / u64::from(self.per_minute.max(1));
+        let due = (now.saturating_sub(job.last_fed_ms) / interval) as usize;
+        let room = WINDOW
+            .saturating_sub(queued)
+            .min((self.max_episodes / 2).saturating_sub(queued));
+        let allowed = if self.held.is_some() {
+            0
+        } else {
+            due.min(room)
+        };
+        for item in to_feed.iter().take(allowed) {
+            let episode = self.episode(item, &job.options);
+            match spool.append(&episode, self.max_episodes / 2)? {
+                Appended::Spooled => record(state_dir, &[item.name.as_str()])?,
+                Appended::Full(_) => break,
+            }
+            fed.fed += 1;
+        }
+        fed.remaining = to_feed.len() - fed.fed;
+        let ours: HashSet<String> = plan.items.iter().map(|i| stem_hash(&i.name)).collect();
+        fed.in_spool = listed
+            .iter()
+            .filter(|e| e.state.is_queued())
+            .filter(|e| e.stem.rsplit('-').next().is_some_and(|h| ours.contains(h)))
+            .count()
+            + fed.fed;
+        if fed.fed > 0 {
+            job.last_fed_ms = now;
+            job.fed += fed.fed as u64;
+        }
+        job.items = plan.items.len() as u64;
+        fed.finished = fed.remaining == 0 && fed.in_spool == 0;
+        if fed.finished {
+            job.finished_ms = Some(now);
+        }
+        if fed.fed > 0 || fed.finished || fed.recovered > 0 {
+            job.save(state_dir)?;
+        }
+        Ok(Some(fed))
+    }
+
+    fn episode(&self, item: &Item, options: &Options) -> Episode {
+        let text = redaction::redact(&item.text, &self.redact).text;
+        Episode {
+            name: item.name.clone(),
+            group_id: options.group_id.clone(),
+            user: text,
+            assistant: String::new(),
+            user_name: options.user_name.clone(),
+            reference_time: time::iso8601(item.reference_ms),
+            source_description: format!(
+                "{} (imported from {})",
+                self.source_description, item.source
+            ),
+            kind: EpisodeKind::Note,
+        }
+    }
+}
+
+/// Starts (or restarts with new options) the job for `options`; the items an earlier run already
+/// imported stay imported.
+pub fn start(
+    state_dir: &Path,
+    plan: &Plan,
+    options: &Options,
+    now: u64,
+    per_minute: u32,
+) -> Result<Job, String> {
+    let done = ledger(state_dir);
+    let already = plan.items.iter().filter(|i| done.contains(&i.name)).count() as u64;
+    let interval = 60_000 / u64::from(per_minute.max(1));
+    let job = match Job::load(state_dir)? {
+        Some(job) if job.options == *options && job.finished_ms.is_none() => job,
+        _ => Job {
+            options: options.clone(),
+            started_ms: now,
+            last_fed_ms: now.saturating_sub(interval),
+            fed: 0,
+            items: plan.items.len() as u64,
+            already,
+            finished_ms: None,
+        },
+    };
+    job.save(state_dir)?;
+    Ok(job)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,153 @@
+//! What an import shows: the dry run's plan with Graphiti's work estimated, and its progress.
+
+use super::{Fed, Job, LLM_CALLS_PER_EPISODE, Plan, WINDOW, workspace::FileKind};
+use serde_json::json;
+use std::collections::{BTreeMap, HashSet};
+
+fn kind_name(kind: FileKind) -> &'static str {
+    match kind {
+        FileKind::Memory => "MEMORY.md entries",
+        FileKind::User => "USER.md directives",
+        FileKind::Imported => "imported notes (memory/imports/)",
+        FileKind::DailyNote => "daily notes",
+    }
+}
+
+/// Minutes as `about 3 h 20 min` / `about 12 min` / `under a minute`.
+pub fn duration_words(minutes: u64) -> String {
+    match minutes {
+        0 => "under a minute".into(),
+        1..=59 => format!("about {minutes} min"),
+        _ => format!("about {} h {} min", minutes / 60, minutes % 60),
+    }
+}
+
+/// The dry run: per group, how many items would be sent from where, what is skipped and why, and
+/// Graphiti's work at `per_minute`. `done`: items an earlier run already imported.
+pub fn render_plan(plan: &Plan, done: &HashSet<String>, per_minute: u32, json: bool) -> String {
+    let Some(options) = &plan.options else {
+        return String::new();
+    };
+    let new: Vec<_> = plan
+        .items
+        .iter()
+        .filter(|i| !done.contains(&i.name))
+        .collect();
+    let mut by_kind: BTreeMap<FileKind, (usize, HashSet<&str>)> = BTreeMap::new();
+    for item in &new {
+        let slot = by_kind.entry(item.kind).or_default();
+        slot.0 += 1;
+        slot.1.insert(item.source.as_str());
+    }
+    let episodes = new.len() as u64;
+    let minutes = episodes.div_ceil(u64::from(per_minute.max(1)));
+    let (low, high) = LLM_CALLS_PER_EPISODE;
+    if json {
+        let from: Vec<_> = by_kind
+            .iter()
+            .map(|(kind, (items, files))| json!({ "what": kind_name(*kind), "items": items, "files": files.len() }))
+            .collect();
+        let skipped: Vec<_> = plan
+            .skipped
+            .iter()
+            .map(|s| json!({ "file": s.relative, "why": s.why }))
+            .chain(
+                plan.skipped_entries
+                    .iter()
+                    .map(|(file, why)| json!({ "file": file, "why": why })),
+            )
+            .collect();
+        return format!(
+            "{}\n",
+            json!({
+                "groups": [{ "group_id": options.group_id, "items": episodes, "from": from }],
+                "already_imported": plan.items.len() - new.len(),
+                "daily_notes": { "included": options.daily_notes, "files_left_out": plan.daily_notes_left_out.0, "entries_left_out": plan.daily_notes_left_out.1 },
+                "skipped": skipped,
+                "estimate": { "episodes": episodes, "llm_calls": [episodes * low, episodes * high], "minutes_at_pace": minutes, "episodes_per_minute": per_minute },
+            })
+        );
+    }
+    let mut out = format!(
+        "import (dry run): {episodes} item(s) for group {}\n",
+        options.group_id
+    );
+    for (kind, (items, files)) in &by_kind {
+        out.push_str(&format!(
+            "  {items} from {} ({} file(s))\n",
+            kind_name(*kind),
+            files.len()
+        ));
+    }
+    let already = plan.items.len() - new.len();
+    if already > 0 {
+        out.push_str(&format!(
+            "  {already} already imported by an earlier run: not sent again\n"
+        ));
+    }
+    let (files, entries) = plan.daily_notes_left_out;
+    if options.daily_notes {
+        out.push_str("daily notes: included (--daily-notes)\n");
+    } else if files > 0 {
+        out.push_str(&format!(
+            "daily notes: left out, {entries} entries in {files} file(s); add --daily-notes to import them\n"
+        ));
+    }
+    if !plan.skipped.is_empty() || !plan.skipped_entries.is_empty() {
+        out.push_str("skipped:\n");
+        for skipped in &plan.skipped {
+            out.push_str(&format!("  {}: {}\n", skipped.relative, skipped.why));
+        }
+        for (file, why) in &plan.skipped_entries {
+            out.push_str(&format!("  {file}: {why}\n"));
+        }
+    }
+    out.push_str(&format!(
+        "Graphiti's work: {episodes} episode(s), about {} to {} calls to its LLM provider; \
+         {} at {per_minute} a minute (import.episodes_per_minute)\n",
+        episodes * low,
+        episodes * high,
+        duration_words(minutes)
+    ));
+    out.push_str(
+        "An entry later removed from a file is not deleted from Graphiti by an import (use forget).\n",
+    );
+    out
+}
+
+/// One line of progress: items done, waiting, the pace and the time left.
+pub fn render_progress(job: &Job, fed: &Fed, per_minute: u32, now: u64) -> String {
+    let group = &job.options.group_id;
+    if fed.finished {
+        let took = job
+            .finished_ms
+            .unwrap_or(now)
+            .saturating_sub(job.started_ms)
+            / 60_000;
+        return format!(
+            "import finished: {} item(s) sent to group {group} in this run, {} imported before; took {}\n",
+            job.fed,
+            job.already,
+            duration_words(took)
+        );
+    }
+    let sent = job.fed.saturating_sub(fed.in_spool as u64);
+    let left = fed.remaining as u64;
+    let minutes = left.div_ceil(u64::from(per_minute.max(1)));
+    let elapsed_min = now.saturating_sub(job.started_ms) as f64 / 60_000.0;
+    let rate = if elapsed_min > 0.0 {
+        sent as f64 / elapsed_min
+    } else {
+        0.0
+    };
+    let mut line = format!(
+        "import to group {group}: {sent} sent, {} waiting in the spool, {left} to go; \
+         {rate:.1} a minute so far, paced at {per_minute} (about {} left)\n",
+        fed.in_spool,
+        duration_words(minutes)
+    );
+    if fed.fed == 0 && left > 0 && fed.in_spool >= WINDOW {
+        line.push_str("  waiting for Graphiti to take what is in the spool before feeding more\n");
+    }
+    line
+}
