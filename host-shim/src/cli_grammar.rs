@@ -151,6 +151,36 @@ pub enum CliCommand {
         #[arg(long, value_name = "ID", default_value = "demo-user")]
         sender: String,
     },
+    /// Import what memory-core remembers in the agents' workspace (--workspace-dir: MEMORY.md,
+    /// USER.md, memory/imports/, with --daily-notes the daily notes) into one chat's memory, each
+    /// entry once, at capture.import_per_minute; runs until every item is sent, and an import
+    /// interrupted goes on where it stopped when run again
+    Import {
+        /// The sender the workspace belongs to: their direct chat's group
+        #[arg(
+            long,
+            value_name = "ID",
+            conflicts_with = "group_id",
+            required_unless_present = "group_id"
+        )]
+        sender: Option<String>,
+        /// The Graphiti group to import into instead
+        #[arg(long, value_name = "ID")]
+        group_id: Option<String>,
+        /// The agent whose memories they are
+        #[arg(long, value_name = "ID", default_value = "main")]
+        agent: String,
+        /// Import the daily notes (memory/YYYY-MM-DD*.md) too
+        #[arg(long)]
+        daily_notes: bool,
+        /// List what would be sent per group, what is skipped and why, and Graphiti's work;
+        /// send nothing
+        #[arg(long)]
+        dry_run: bool,
+        /// Print the dry run as JSON
+        #[arg(long)]
+        json: bool,
+    },
     /// Expert packages and their runs
     Experts {
         #[command(subcommand)]

@@ -220,7 +220,7 @@ impl Shim {
     /// the reason on stderr. `flush` sends, as `tick` does: it runs within [`Limits::send_timeout`].
     pub fn run_command(&mut self, command: &Command) -> CommandOutput {
         let timeout = match command {
-            Command::Flush => self.options.limits.send_timeout,
+            Command::Flush | Command::ImportMemory(_) => self.options.limits.send_timeout,
             _ => self.options.limits.call_timeout,
         };
         self.call_within("run-command", timeout, |plugin, store| {

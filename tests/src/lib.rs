@@ -15,7 +15,6 @@ use host_shim::{AgentEndEvent, ChatType, HookContext, Limits, PromptEvent, ShimO
 
 use std::path::{Path, PathBuf};
 
-
 pub mod size_budget;
 
 /// The plugin component built by `scripts/build.sh`.
@@ -121,6 +120,18 @@ pub fn graphiti_shim_at(
     host_shim::Shim::new(options).expect("shim starts")
 }
 
+/// [`graphiti_shim`] with the agents' workspace `workspace` mounted (memory-core's files, to import).
+pub fn graphiti_shim_with_workspace(
+    config: &Path,
+    state: &Path,
+    origin: &str,
+    workspace: &Path,
+) -> host_shim::Shim {
+    let mut options = graphiti_shim_options(config, state, origin);
+    options.workspace_dir = Some(workspace.to_path_buf());
+    host_shim::Shim::new(options).expect("shim starts")
+}
+
 fn graphiti_shim_options(config: &Path, state: &Path, origin: &str) -> ShimOptions {
     let limits = Limits {
         call_timeout: std::time::Duration::from_secs(30),
@@ -138,7 +149,8 @@ fn graphiti_shim_options(config: &Path, state: &Path, origin: &str) -> ShimOptio
 /// The built CLI (`target/release/graphiti-openclaw`) with the example configuration, the state
 /// directory `state`, the shared compiled cache and no echoed logs, running `args`.
 pub fn cli_command(state: &Path, args: &[&str]) -> std::process::Command {
-    let mut command = std::process::Command::new(workspace().join("target/release/graphiti-openclaw"));
+    let mut command =
+        std::process::Command::new(workspace().join("target/release/graphiti-openclaw"));
     command
         .arg("--config-dir")
         .arg(example_config())

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use host_shim::{
     ChatType, Command, Correction, EvalCommand, ForgetConfirmation, ForgetRequest, HookContext,
-    IngestRequest, IntentTestCommand, IntentTestRequest, MemoryCommand, MemoryQuery, OutputFormat,
-    RecallCommand, Shim, SpoolCommand,
+    ImportRequest, IngestRequest, IntentTestCommand, IntentTestRequest, MemoryCommand, MemoryQuery,
+    OutputFormat, RecallCommand, Shim, SpoolCommand,
 };
 
 use super::experts::{experts_command, mount_package_dir};
@@ -68,6 +68,27 @@ pub(crate) fn run(mut cli: Cli) -> Result<u8, String> {
         }
         CliCommand::Overview => Command::Overview,
         CliCommand::Ingest { text, sender } => return ingest(&mut shim, text, sender),
+        CliCommand::Import {
+            sender,
+            group_id,
+            agent,
+            daily_notes,
+            dry_run,
+            json,
+        } => {
+            let request = ImportRequest {
+                ctx: HookContext {
+                    agent_id: Some(agent),
+                    sender_id: sender,
+                    ..operator_context()
+                },
+                group_id,
+                daily_notes,
+                dry_run,
+                json,
+            };
+            return Ok(import(&mut shim, &request));
+        }
         CliCommand::Turn {
             prompt,
             reply,
@@ -93,6 +114,7 @@ fn is_dry_run(command: &CliCommand) -> bool {
             | CliCommand::Recall { .. }
             | CliCommand::Status
             | CliCommand::Ingest { .. }
+            | CliCommand::Import { .. }
             | CliCommand::Flush
             | CliCommand::GroupIds
             | CliCommand::Spool { .. }
@@ -280,4 +302,26 @@ fn ingest(shim: &mut Shim, text: String, sender: String) -> Result<u8, String> {
         print_tick(&shim.tick());
     }
     Ok(code)
+}
+
+/// The component's exit code while an import is under way.
+const IMPORT_UNDER_WAY: u8 = 75;
+/// How long the CLI waits between the passes of an import under way.
+const IMPORT_POLL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// `import`: a dry run once; else passes until the component says every item is sent, each change
+/// of progress printed.
+fn import(shim: &mut Shim, request: &ImportRequest) -> u8 {
+    let mut last = String::new();
+    loop {
+        let out = shim.run_command(&Command::ImportMemory(request.clone()));
+        if out.exit_code != IMPORT_UNDER_WAY || request.dry_run {
+            return print_output(&out);
+        }
+        if out.stdout != last {
+            print!("{}", out.stdout);
+            last = out.stdout;
+        }
+        std::thread::sleep(IMPORT_POLL);
+    }
 }

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { ComponentPool } from './component.js';
 import { agentEndEvent, hookContext, promptEvent } from './context.js';
 import { registerMemoryCommands } from './memory-cli.js';
+import { registerImportCommand } from './import-cli.js';
 import { registerSetupCommand } from './setup-cli.js';
 import { checkToolCommand, dueMoment, expertsCommand, expertsSlashCommand, graphitiSlashCommand, intentTest, outputText, queuesWork, recallSlashCommand, spoolCommand } from './commands.js';
 import { defaultOpenclawStateDir, resolveOptions } from './options.js';
@@ -374,6 +375,7 @@ function registerCliCommands(api, runtime) {
     graphiti.command('group-ids').description("Recent sessions' Graphiti groups their conversations no longer map to (old -> new)")
       .action(() => print({ tag: 'group-ids' }));
     registerMemoryCommands(graphiti, print);
+    registerImportCommand(graphiti, (command) => runtime.command(command));
     const spool = graphiti.command('spool').description('The capture spool: list (the default) or requeue');
     spool.command('list', { isDefault: true }).description('What waits, is in doubt or was set aside, and why')
       .action(() => print(spoolCommand('list')));

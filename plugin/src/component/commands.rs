@@ -30,6 +30,17 @@ impl Guest for Component {
             wit::Command::Flush => api::Command::Flush,
             wit::Command::GroupIds => api::Command::GroupIds,
             wit::Command::Overview => api::Command::Overview,
+            wit::Command::ImportMemory(r) => api::Command::Import(api::ImportRequest {
+                ctx: hook_context(r.ctx),
+                group_id: r.group_id,
+                daily_notes: r.daily_notes,
+                dry_run: r.dry_run,
+                format: if r.json {
+                    api::OutputFormat::Json
+                } else {
+                    api::OutputFormat::Text
+                },
+            }),
             wit::Command::Memory(command) => api::Command::Memory(match command {
                 wit::MemoryCommand::Pause(ctx) => api::MemoryCommand::Pause(hook_context(ctx)),
                 wit::MemoryCommand::Resume(ctx) => api::MemoryCommand::Resume(hook_context(ctx)),

@@ -370,6 +370,9 @@ pub struct CaptureSettings {
     /// Each spooled turn or note synced to the disk before the hook returns, so that it survives
     /// a power cut or a kernel crash too (off: it survives the process and the Gateway only).
     pub sync_to_disk: bool,
+    /// Episodes an import (`import`) feeds into the spool per minute at most: each costs Graphiti
+    /// several calls to its LLM provider.
+    pub import_per_minute: u32,
 }
 
 impl Default for CaptureSettings {
@@ -387,6 +390,7 @@ impl Default for CaptureSettings {
             source_description: "OpenClaw conversation turn".into(),
             redact: Redact::DEFAULT.to_vec(),
             sync_to_disk: false,
+            import_per_minute: 4,
         }
     }
 }

@@ -148,27 +148,38 @@ pub fn validate_plugin_settings(
             format!("{floor} must be a number of at least 0 (0 turns the relevance floor off)"),
         );
     }
-    if settings.capture.spool_max_episodes == 0 {
-        error("capture", "spool_max_episodes", "must be above 0".into());
+    for (field, why) in capture_errors(&settings.capture, settings.recall.timeout_ms) {
+        error("capture", field, why);
     }
-    if settings.capture.send_timeout_ms < settings.recall.timeout_ms {
-        error(
-            "capture",
+    errors
+}
+
+/// The `capture` fields out of their range, with why.
+fn capture_errors(
+    capture: &super::CaptureSettings,
+    recall_timeout_ms: u64,
+) -> Vec<(&'static str, String)> {
+    let mut errors = Vec::new();
+    let pace = capture.import_per_minute;
+    if !(1..=600).contains(&pace) {
+        errors.push(("import_per_minute", format!("{pace} must be from 1 to 600")));
+    }
+    if capture.spool_max_episodes == 0 {
+        errors.push(("spool_max_episodes", "must be above 0".into()));
+    }
+    if capture.send_timeout_ms < recall_timeout_ms {
+        errors.push((
             "send_timeout_ms",
             format!(
-                "must be at least recall.timeout_ms ({} ms): Graphiti accepts slowly after an outage, and a send given up too early may still be stored",
-                settings.recall.timeout_ms
+                "must be at least recall.timeout_ms ({recall_timeout_ms} ms): Graphiti accepts slowly after an outage, and a send given up too early may still be stored"
             ),
-        );
+        ));
     }
-    if settings.capture.backoff_initial_ms == 0
-        || settings.capture.backoff_max_ms < settings.capture.backoff_initial_ms
-    {
-        error(
-            "capture",
+    if capture.backoff_initial_ms == 0 || capture.backoff_max_ms < capture.backoff_initial_ms {
+        errors.push((
             "backoff_max_ms",
             "backoff needs 0 < backoff_initial_ms ≤ backoff_max_ms".into(),
-        );
+        ));
     }
     errors
 }

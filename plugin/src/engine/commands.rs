@@ -105,6 +105,7 @@ impl Engine {
             Command::AuditBoundary => boundary_audit::audit(&self.host.roots),
             Command::GroupIds => self.group_ids(),
             Command::Overview => self.overview(),
+            Command::Import(request) => self.import(request),
             Command::Memory(command) => self.memory_command(command),
             Command::Spool(command) => self.spool_command(*command),
             Command::Experts(command) => {
@@ -333,6 +334,15 @@ impl Engine {
         }
         if let Some(line) = self.expert_runs_status() {
             out.stdout.push_str(&line);
+        }
+        let import = self.host.state_dir.as_deref().map(crate::memory::import::Job::load);
+        match import {
+            Some(Ok(Some(job))) => out.stdout.push_str(&crate::memory::import::status_line(
+                &job,
+                self.config.settings.capture.import_per_minute,
+            )),
+            Some(Err(e)) => out.stdout.push_str(&format!("import:   {e}\n")),
+            _ => {}
         }
         out
     }

@@ -6,6 +6,7 @@ mod capture;
 mod commands;
 pub mod config_in_force;
 mod expert_runs;
+mod import;
 mod memory_control;
 mod overview;
 mod recall_turn;

@@ -2,6 +2,7 @@
 
 use super::Engine;
 use crate::memory::delivery::{self, Pass, Sender};
+use crate::memory::import::Feeder;
 use crate::memory::spool::Spool;
 use crate::ops::reports;
 use crate::platform::api::{CommandOutput, SpoolCommand, TickReport};
@@ -20,7 +21,7 @@ impl Engine {
         report
     }
 
-    fn send_pass(&mut self, pass: Pass) -> TickReport {
+    pub(super) fn send_pass(&mut self, pass: Pass) -> TickReport {
         self.ensure_loaded();
         let Some(state_dir) = self.host.state_dir.clone() else {
             return TickReport {
@@ -42,8 +43,17 @@ impl Engine {
             counts: &mut memory.unsaved,
             temp_swept_at_ms: &mut memory.temp_swept_at_ms,
             known_depth: &mut memory.spool_depth,
+            import: self.experts.sessions.workspace().map(|workspace| Feeder {
+                workspace: workspace.to_path_buf(),
+                per_minute: capture.import_per_minute,
+                redact: capture.redact.clone(),
+                max_episodes: capture.spool_max_episodes,
+                held: (!capture.enabled).then(|| "capture is disabled in settings".to_string()),
+            }),
+            import_fed: None,
         };
         let mut report = sender.pass(pass);
+        memory.import_fed = sender.import_fed.take();
         self.save_graphiti_session(&mut report.notes);
         report
     }

@@ -52,6 +52,10 @@ pub struct Sender<'a> {
     /// The spool's depth as this instance knows it (see [`Spool::append_counted`]): each pass
     /// leaves the depth its last listing gave.
     pub known_depth: &'a mut Option<Depth>,
+    /// An import under way is fed into the spool here, under the send lock, before sending.
+    pub import: Option<crate::memory::import::Feeder>,
+    /// What the feed did in this pass, if there was an import to feed.
+    pub import_fed: Option<crate::memory::import::Fed>,
 }
 
 /// A pass's listing of the spool, with the depth it gives under the stamp it was listed at.
@@ -151,6 +155,15 @@ impl Sender<'_> {
         if let Err(e) = self.recover_interrupted(interrupted, &mut journal, now, report) {
             report.error = Some(e);
             return None;
+        }
+        if let Some(feeder) = &self.import {
+            match feeder.feed(&self.spool, &listed, now) {
+                Ok(fed) => {
+                    unmoved &= fed.as_ref().is_none_or(|f| f.fed == 0 && f.recovered == 0);
+                    self.import_fed = fed;
+                }
+                Err(e) => report.notes.push(format!("import: {e}")),
+            }
         }
         let mut backoff = self.spool.backoff();
         if pass == Pass::Tick && now < backoff.next_attempt_ms {

@@ -37,6 +37,8 @@ pub struct MemoryState {
     pub kept_recall: Kept<CacheFile>,
     /// The capture spool's depth as last counted, with its directory's stamp then.
     pub spool_depth: Option<Depth>,
+    /// What the last sending pass fed of an import under way.
+    pub import_fed: Option<crate::memory::import::Fed>,
 }
 
 /// What memory control (`super::control`) keeps between calls.
@@ -67,6 +69,7 @@ impl MemoryState {
             control: ControlState::default(),
             kept_recall: Kept::new(1),
             spool_depth: None,
+            import_fed: None,
         }
     }
 }

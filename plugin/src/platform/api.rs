@@ -102,6 +102,18 @@ pub enum Command {
     Memory(MemoryCommand),
     /// The Control UI's figures as JSON: counters, spool depth, approvals waiting.
     Overview,
+    /// Import memory-core's workspace files into one group (see `memory::import`).
+    Import(ImportRequest),
+}
+
+/// What to import, and into which group: `group_id`, else the direct chat of `ctx`'s sender.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImportRequest {
+    pub ctx: HookContext,
+    pub group_id: Option<String>,
+    pub daily_notes: bool,
+    pub dry_run: bool,
+    pub format: OutputFormat,
 }
 
 /// A proposed forget, as its confirmer chooses its items.

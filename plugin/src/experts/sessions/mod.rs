@@ -68,6 +68,11 @@ impl ExpertSessions {
         }
     }
 
+    /// The agents' workspace, when the host mounted one.
+    pub fn workspace(&self) -> Option<&std::path::Path> {
+        self.roots.workspace.as_deref()
+    }
+
     /// Cron triggers' zones are checked with `check` from now on (packages are read again).
     pub fn check_zones_with(&mut self, check: Option<experts::ZoneCheck>) {
         self.zone_check = check;

@@ -27,7 +27,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use workspace::FileKind;
 
-pub use progress::{render_plan, render_progress};
+pub use progress::{render_plan, render_progress, status_line};
 
 /// Import episodes fed only while fewer than this many episodes (of any kind) wait in the spool.
 pub const WINDOW: usize = 8;
@@ -126,7 +126,7 @@ pub fn plan(root: &Path, options: &Options) -> Plan {
         }
     }
     // Oldest first; a file's entries keep their order (the sort is stable).
-    plan.items.sort_by_key(|item| item.reference_ms);
+    crate::platform::sorting::sort_by_key(&mut plan.items, |item| item.reference_ms);
     let mut seen = HashSet::new();
     plan.items.retain(|item| seen.insert(item.name.clone()));
     plan
@@ -264,9 +264,8 @@ pub struct Feeder {
     pub workspace: PathBuf,
     pub per_minute: u32,
     pub redact: Vec<Redact>,
-    pub source_description: String,
     pub max_episodes: usize,
-    /// Why the job's group takes nothing now (paused, kept out), if it does not.
+    /// Why nothing is imported now (capture is off), if it is not; a paused group is looked up.
     pub held: Option<String>,
 }
 
@@ -282,6 +281,8 @@ pub struct Fed {
     /// The job's items waiting in the spool.
     pub in_spool: usize,
     pub finished: bool,
+    /// Why nothing was fed though items remain (paused, capture off), if so.
+    pub held: Option<String>,
 }
 
 impl Feeder {
@@ -366,10 +367,7 @@ impl Feeder {
             assistant: String::new(),
             user_name: options.user_name.clone(),
             reference_time: time::iso8601(item.reference_ms),
-            source_description: format!(
-                "{} (imported from {})",
-                self.source_description, item.source
-            ),
+            source_description: format!("OpenClaw memory-core, {} (imported)", item.source),
             kind: EpisodeKind::Note,
         }
     }

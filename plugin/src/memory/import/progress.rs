@@ -13,13 +13,19 @@ fn kind_name(kind: FileKind) -> &'static str {
     }
 }
 
-/// Minutes as `about 3 h 20 min` / `about 12 min` / `under a minute`.
-pub fn duration_words(minutes: u64) -> String {
+/// Seconds as `about 3 h 20 min` / `about 12 min` / `under a minute`.
+pub fn duration_words(seconds: u64) -> String {
+    let minutes = seconds.div_ceil(60);
     match minutes {
-        0 => "under a minute".into(),
-        1..=59 => format!("about {minutes} min"),
+        0..=1 if seconds < 60 => "under a minute".into(),
+        0..=59 => format!("about {minutes} min"),
         _ => format!("about {} h {} min", minutes / 60, minutes % 60),
     }
+}
+
+/// How long `items` take at `per_minute`, in seconds.
+fn seconds_for(items: u64, per_minute: u32) -> u64 {
+    items * 60 / u64::from(per_minute.max(1))
 }
 
 /// The dry run: per group, how many items would be sent from where, what is skipped and why, and
@@ -40,32 +46,15 @@ pub fn render_plan(plan: &Plan, done: &HashSet<String>, per_minute: u32, json: b
         slot.1.insert(item.source.as_str());
     }
     let episodes = new.len() as u64;
-    let minutes = episodes.div_ceil(u64::from(per_minute.max(1)));
+    let seconds = seconds_for(episodes, per_minute);
     let (low, high) = LLM_CALLS_PER_EPISODE;
     if json {
-        let from: Vec<_> = by_kind
-            .iter()
-            .map(|(kind, (items, files))| json!({ "what": kind_name(*kind), "items": items, "files": files.len() }))
-            .collect();
-        let skipped: Vec<_> = plan
-            .skipped
-            .iter()
-            .map(|s| json!({ "file": s.relative, "why": s.why }))
-            .chain(
-                plan.skipped_entries
-                    .iter()
-                    .map(|(file, why)| json!({ "file": file, "why": why })),
-            )
-            .collect();
-        return format!(
-            "{}\n",
-            json!({
-                "groups": [{ "group_id": options.group_id, "items": episodes, "from": from }],
-                "already_imported": plan.items.len() - new.len(),
-                "daily_notes": { "included": options.daily_notes, "files_left_out": plan.daily_notes_left_out.0, "entries_left_out": plan.daily_notes_left_out.1 },
-                "skipped": skipped,
-                "estimate": { "episodes": episodes, "llm_calls": [episodes * low, episodes * high], "minutes_at_pace": minutes, "episodes_per_minute": per_minute },
-            })
+        return plan_json(
+            plan,
+            options,
+            &by_kind,
+            plan.items.len() - new.len(),
+            per_minute,
         );
     }
     let mut out = format!(
@@ -104,10 +93,10 @@ pub fn render_plan(plan: &Plan, done: &HashSet<String>, per_minute: u32, json: b
     }
     out.push_str(&format!(
         "Graphiti's work: {episodes} episode(s), about {} to {} calls to its LLM provider; \
-         {} at {per_minute} a minute (import.episodes_per_minute)\n",
+         {} at {per_minute} a minute (capture.import_per_minute)\n",
         episodes * low,
         episodes * high,
-        duration_words(minutes)
+        duration_words(seconds)
     ));
     out.push_str(
         "An entry later removed from a file is not deleted from Graphiti by an import (use forget).\n",
@@ -115,17 +104,59 @@ pub fn render_plan(plan: &Plan, done: &HashSet<String>, per_minute: u32, json: b
     out
 }
 
+/// The dry run as one JSON document.
+fn plan_json(
+    plan: &Plan,
+    options: &super::Options,
+    by_kind: &BTreeMap<FileKind, (usize, HashSet<&str>)>,
+    already: usize,
+    per_minute: u32,
+) -> String {
+    let episodes: u64 = by_kind.values().map(|(items, _)| *items as u64).sum();
+    let (low, high) = LLM_CALLS_PER_EPISODE;
+    let from: Vec<_> = by_kind
+        .iter()
+        .map(|(kind, (items, files))| json!({ "what": kind_name(*kind), "items": items, "files": files.len() }))
+        .collect();
+    let skipped: Vec<_> = plan
+        .skipped
+        .iter()
+        .map(|s| json!({ "file": s.relative, "why": s.why }))
+        .chain(
+            plan.skipped_entries
+                .iter()
+                .map(|(file, why)| json!({ "file": file, "why": why })),
+        )
+        .collect();
+    format!(
+        "{}\n",
+        json!({
+            "groups": [{ "group_id": options.group_id, "items": episodes, "from": from }],
+            "already_imported": already,
+            "daily_notes": { "included": options.daily_notes, "files_left_out": plan.daily_notes_left_out.0, "entries_left_out": plan.daily_notes_left_out.1 },
+            "skipped": skipped,
+            "estimate": { "episodes": episodes, "llm_calls": [episodes * low, episodes * high], "seconds_at_pace": seconds_for(episodes, per_minute), "episodes_per_minute": per_minute },
+        })
+    )
+}
+
 /// One line of progress: items done, waiting, the pace and the time left.
 pub fn render_progress(job: &Job, fed: &Fed, per_minute: u32, now: u64) -> String {
     let group = &job.options.group_id;
+    if fed.finished && job.fed == 0 {
+        return format!(
+            "nothing to import into group {group}: its {} item(s) were all imported before\n",
+            job.items
+        );
+    }
     if fed.finished {
         let took = job
             .finished_ms
             .unwrap_or(now)
             .saturating_sub(job.started_ms)
-            / 60_000;
+            / 1000;
         return format!(
-            "import finished: {} item(s) sent to group {group} in this run, {} imported before; took {}\n",
+            "import finished: {} item(s) sent to group {group}, {} imported before; took {}\n",
             job.fed,
             job.already,
             duration_words(took)
@@ -133,7 +164,7 @@ pub fn render_progress(job: &Job, fed: &Fed, per_minute: u32, now: u64) -> Strin
     }
     let sent = job.fed.saturating_sub(fed.in_spool as u64);
     let left = fed.remaining as u64;
-    let minutes = left.div_ceil(u64::from(per_minute.max(1)));
+    let seconds = seconds_for(left, per_minute);
     let elapsed_min = now.saturating_sub(job.started_ms) as f64 / 60_000.0;
     let rate = if elapsed_min > 0.0 {
         sent as f64 / elapsed_min
@@ -142,12 +173,38 @@ pub fn render_progress(job: &Job, fed: &Fed, per_minute: u32, now: u64) -> Strin
     };
     let mut line = format!(
         "import to group {group}: {sent} sent, {} waiting in the spool, {left} to go; \
-         {rate:.1} a minute so far, paced at {per_minute} (about {} left)\n",
+         {rate:.1} a minute so far, paced at {per_minute} ({} left)\n",
         fed.in_spool,
-        duration_words(minutes)
+        duration_words(seconds)
     );
-    if fed.fed == 0 && left > 0 && fed.in_spool >= WINDOW {
+    if let Some(why) = fed.held.as_deref().filter(|_| left > 0) {
+        line.push_str(&format!("  nothing is fed while {why}\n"));
+    } else if fed.fed == 0 && left > 0 && fed.in_spool >= WINDOW {
         line.push_str("  waiting for Graphiti to take what is in the spool before feeding more\n");
     }
     line
+}
+
+/// `status`'s line about the last import, if there was one.
+pub fn status_line(job: &Job, per_minute: u32) -> String {
+    let group = &job.options.group_id;
+    let started = crate::platform::time::iso8601(job.started_ms);
+    match job.finished_ms {
+        Some(at) => format!(
+            "import:   finished {}: {} item(s) sent to group {group} ({} imported before)\n",
+            crate::platform::time::iso8601(at),
+            job.fed,
+            job.already
+        ),
+        None => {
+            let left = job.items.saturating_sub(job.already + job.fed);
+            format!(
+                "import:   under way since {started}: {} of {} item(s) for group {group} fed to the spool, \
+                 {left} to go at {per_minute} a minute ({} left)\n",
+                job.fed,
+                job.items.saturating_sub(job.already),
+                duration_words(seconds_for(left, per_minute))
+            )
+        }
+    }
 }

@@ -25,7 +25,6 @@ fn feeder(root: &Path, per_minute: u32) -> Feeder {
         workspace: root.to_path_buf(),
         per_minute,
         redact: vec![Redact::ApiKeys],
-        source_description: "openclaw memory-core".into(),
         max_episodes: 1000,
         held: None,
     }

@@ -186,7 +186,7 @@ fn exists(path: &Path) -> bool {
 
 fn list_sorted(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = crate::platform::files::list_names(dir).unwrap_or_default();
-    names.sort();
+    crate::platform::sorting::sort(&mut names);
     names
 }
 

@@ -1,0 +1,53 @@
+// `openclaw graphiti import`: memory-core's workspace files into one chat's memory. The component
+// plans, feeds and sends; this file parses the options and calls again while the import is under
+// way (the Gateway's own sending passes feed it too, so an interrupted import goes on there).
+
+import { hookContext } from './context.js';
+
+/** The component's exit code while an import is under way. */
+const UNDER_WAY = 75;
+/** How long the CLI waits between the passes of an import under way. */
+const POLL_MS = 1000;
+
+/**
+ * @param {import('commander').Command} graphiti  the `graphiti` command
+ * @param {(command: object) => Promise<{ exitCode: number, stdout: string, stderr: string }>} run
+ *   runs a component command and returns its output
+ */
+export function registerImportCommand(graphiti, run) {
+  graphiti.command('import')
+    .description("Import what memory-core remembers in the agent's workspace (MEMORY.md, USER.md, memory/imports/; with --daily-notes the daily notes) into one chat's memory, each entry once, at capture.import_per_minute")
+    .option('--sender <id>', 'the sender the workspace belongs to: their direct chat\'s group')
+    .option('--group-id <id>', 'the Graphiti group to import into instead')
+    .option('--agent <id>', 'the agent whose memories they are', 'main')
+    .option('--daily-notes', 'import the daily notes (memory/YYYY-MM-DD*.md) too')
+    .option('--dry-run', 'list what would be sent per group, what is skipped and why, and Graphiti\'s work; send nothing')
+    .option('--json', 'print the dry run as JSON')
+    .action(async (opts) => {
+      if (!opts.sender === !opts.groupId) {
+        process.stderr.write('graphiti import: name one memory, --sender ID (their direct chat) or --group-id ID\n');
+        process.exitCode = 2;
+        return;
+      }
+      const request = {
+        ctx: hookContext({ agentId: opts.agent, senderId: opts.sender, chatType: 'direct' }),
+        groupId: opts.groupId,
+        dailyNotes: Boolean(opts.dailyNotes),
+        dryRun: Boolean(opts.dryRun),
+        json: Boolean(opts.json),
+      };
+      let last = '';
+      for (;;) {
+        const output = await run({ tag: 'import-memory', val: request });
+        if (output.exitCode !== UNDER_WAY || request.dryRun) {
+          if (output.stdout) process.stdout.write(output.stdout);
+          if (output.stderr) process.stderr.write(output.stderr);
+          process.exitCode = output.exitCode;
+          return;
+        }
+        if (output.stdout !== last) process.stdout.write(output.stdout);
+        last = output.stdout;
+        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      }
+    });
+}
