@@ -180,6 +180,10 @@ pub enum CliCommand {
         /// Print the dry run as JSON
         #[arg(long)]
         json: bool,
+        /// Start the import and return: later passes (`flush`, `turn`, another `import`) carry
+        /// it on, and `status` says how far it is
+        #[arg(long)]
+        no_wait: bool,
     },
     /// Expert packages and their runs
     Experts {

@@ -31,7 +31,7 @@ function pluginConfig() {
 }
 
 before(async () => {
-  standIn = await startStandIn();
+  standIn = await startStandIn({ args: ['--episodes-as-facts'] });
   model = await startStubModel('Booked: Thursday 12:30 at Saffron Lantern.');
   await openclaw(env, ['plugins', 'install', packageTgz(), '--force', '--accept-capabilities']);
   await configSet(env, [
@@ -159,6 +159,32 @@ test('OpenClaw\'s loader and hook runner: recall and pack before the prompt, cap
   }, 'the captured turn at the stand-in');
   const captured = episodes.find((e) => e.content.includes('Lunch booked with Dana Lee'));
   assert.doesNotMatch(captured.content, /<graphiti-context|<pack-context/, 'our blocks are stripped before capture');
+});
+
+test('openclaw graphiti import: memory-core\'s files once into the sender\'s group with their dates; the next DM turn recalls a daily note', async () => {
+  const workspace = path.join(home, '.openclaw/workspace');
+  fs.mkdirSync(path.join(workspace, 'memory'), { recursive: true });
+  fs.writeFileSync(path.join(workspace, 'MEMORY.md'), '# Boats\n- Dana keeps her sailboat Andorinha in Cascais <!-- trigger: sailing --> <!-- importance: 6 -->\n');
+  fs.writeFileSync(path.join(workspace, 'memory/2026-03-01.md'), '- Dana and Bruno planned the Azores crossing for June\n');
+  fs.writeFileSync(path.join(workspace, 'DREAMS.md'), '- derived\n');
+  const args = ['graphiti', 'import', '--sender', 'dana', '--daily-notes'];
+  const dry = await openclaw(env, [...args, '--dry-run']);
+  assert.match(dry.stdout, /import \(dry run\): 2 item\(s\) for group demo/, dry.stdout);
+  assert.match(dry.stdout, /DREAMS\.md: derived by memory-core's dreaming/, dry.stdout);
+  const run = await openclaw(env, args, { timeoutMs: 120_000 });
+  assert.match(run.stdout, /import finished: 2 item\(s\) sent to group demo/, run.stdout);
+  const episodes = await standIn.episodes('demo');
+  const note = episodes.filter((e) => e.content.includes('Azores crossing'));
+  assert.equal(note.length, 1, 'the daily note once');
+  assert.ok(note[0].valid_at.startsWith('2026-03-01'), `with its date: ${note[0].valid_at}`);
+  assert.ok(!episodes.some((e) => e.content.includes('<!--') || e.content.includes('derived')), 'no markers, no DREAMS.md');
+
+  process.env.HOME = home;
+  const { runner } = await loadWithOpenClaw(path.join(home, '.openclaw/extensions', PLUGIN_ID), pluginConfig());
+  const ctx = { sessionKey: 'agent:main:telegram:direct:dana', agentId: 'main', senderId: 'dana', trigger: 'user', runId: 'run-after-import' };
+  const prompt = 'When is the Azores crossing with Bruno?';
+  const result = await runner.runBeforePromptBuild({ prompt, messages: [{ role: 'user', content: prompt }] }, ctx);
+  assert.match(result.prependContext, /<graphiti-context[^>]*>[\s\S]*Dana and Bruno planned the Azores crossing for June/, 'the daily note is recalled');
 });
 
 test('OpenClaw\'s before_tool_call hook enforces an expert\'s approval policy', async () => {

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { PLUGIN_ID, REPO, TOOLS_BIN, loadConfiguredWithOpenClaw, openclaw, packageTgz, throwawayHome } from './openclaw.js';
+import { PLUGIN_ID, REPO, TOOLS_BIN, configSet, loadConfiguredWithOpenClaw, openclaw, packageTgz, startStandIn, throwawayHome } from './openclaw.js';
 
 const MEMORY_CORE = 'memory-core';
 const { home, env } = throwawayHome();
@@ -53,14 +53,16 @@ const BLOCKS = rolloutBlocks(fs.readFileSync(path.join(REPO, 'docs/install.md'),
 async function runBlock(name) {
   const block = BLOCKS.get(name);
   assert.ok(block, `docs/install.md "Rolling out" has the block ${name}`);
+  const printed = [];
   for (const words of block) {
     if (words.join(' ') === 'bash scripts/package-openclaw.sh') {
       packageTgz();
       continue;
     }
     assert.equal(words[0], 'openclaw', `${name}: ${words.join(' ')} is an openclaw command`);
-    await openclaw(env, words.slice(1), { cwd: REPO });
+    printed.push((await openclaw(env, words.slice(1), { cwd: REPO })).stdout);
   }
+  return printed;
 }
 
 /** `openclaw plugins inspect --all --runtime --json`, by plugin id. */
@@ -177,6 +179,27 @@ test('phase 2: dreaming off, memory-core\'s tools stay as the fallback; and back
   assertMemoryCoreRuns(fired, 'phase 2');
   await runBlock('back-to-1');
   assert.equal(configFile().plugins.entries[MEMORY_CORE]?.config?.dreaming?.enabled, undefined);
+});
+
+test('phase 3: memory-core\'s files imported first, each once, and Graphiti answers from them', async () => {
+  const standIn = await startStandIn({ args: ['--episodes-as-facts'] });
+  try {
+    await configSet(env, [
+      { path: `plugins.entries.${PLUGIN_ID}.config.graphiti.url`, value: `${standIn.url}/mcp` },
+      { path: `plugins.entries.${PLUGIN_ID}.config.capture.import_per_minute`, value: 600 },
+    ]);
+    const workspace = path.join(home, '.openclaw/workspace');
+    fs.mkdirSync(path.join(workspace, 'memory'), { recursive: true });
+    fs.writeFileSync(path.join(workspace, 'MEMORY.md'), '# Boats\n- Dana keeps her sailboat Andorinha in Cascais\n');
+    fs.writeFileSync(path.join(workspace, 'memory/2026-03-01.md'), '- Dana and Bruno planned the Azores crossing for June\n');
+    const [dry, run, recall] = await runBlock('import');
+    assert.match(dry, /import \(dry run\): 2 item\(s\) for group main-dm-dana/, dry);
+    assert.match(run, /import finished: 2 item\(s\) sent to group main-dm-dana/, run);
+    assert.match(recall, /Dana and Bruno planned the Azores crossing for June/, recall);
+    assert.equal((await standIn.episodes('main-dm-dana')).length, 2);
+  } finally {
+    standIn.stop();
+  }
 });
 
 test('phase 3: memory-core off, graphiti-openclaw still runs, the note names no tool; and back to phase 2', async () => {

@@ -75,6 +75,7 @@ pub(crate) fn run(mut cli: Cli) -> Result<u8, String> {
             daily_notes,
             dry_run,
             json,
+            no_wait,
         } => {
             let request = ImportRequest {
                 ctx: HookContext {
@@ -87,7 +88,7 @@ pub(crate) fn run(mut cli: Cli) -> Result<u8, String> {
                 dry_run,
                 json,
             };
-            return Ok(import(&mut shim, &request));
+            return Ok(import(&mut shim, &request, no_wait));
         }
         CliCommand::Turn {
             prompt,
@@ -310,11 +311,16 @@ const IMPORT_UNDER_WAY: u8 = 75;
 const IMPORT_POLL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// `import`: a dry run once; else passes until the component says every item is sent, each change
-/// of progress printed.
-fn import(shim: &mut Shim, request: &ImportRequest) -> u8 {
+/// of progress printed (with `no_wait`, one pass).
+fn import(shim: &mut Shim, request: &ImportRequest, no_wait: bool) -> u8 {
     let mut last = String::new();
     loop {
         let out = shim.run_command(&Command::ImportMemory(request.clone()));
+        if out.exit_code == IMPORT_UNDER_WAY && no_wait {
+            print!("{}", out.stdout);
+            println!("import: under way; `flush` or the next import carries it on, `status` says how far");
+            return 0;
+        }
         if out.exit_code != IMPORT_UNDER_WAY || request.dry_run {
             return print_output(&out);
         }

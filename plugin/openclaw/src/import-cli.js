@@ -23,6 +23,7 @@ export function registerImportCommand(graphiti, run) {
     .option('--daily-notes', 'import the daily notes (memory/YYYY-MM-DD*.md) too')
     .option('--dry-run', 'list what would be sent per group, what is skipped and why, and Graphiti\'s work; send nothing')
     .option('--json', 'print the dry run as JSON')
+    .option('--no-wait', 'start the import and return: the Gateway\'s sending passes carry it on, and status says how far it is')
     .action(async (opts) => {
       if (!opts.sender === !opts.groupId) {
         process.stderr.write('graphiti import: name one memory, --sender ID (their direct chat) or --group-id ID\n');
@@ -39,6 +40,10 @@ export function registerImportCommand(graphiti, run) {
       let last = '';
       for (;;) {
         const output = await run({ tag: 'import-memory', val: request });
+        if (output.exitCode === UNDER_WAY && opts.wait === false) {
+          process.stdout.write(`${output.stdout}import: under way; the Gateway's sending passes carry it on, \`openclaw graphiti status\` says how far\n`);
+          return;
+        }
         if (output.exitCode !== UNDER_WAY || request.dryRun) {
           if (output.stdout) process.stdout.write(output.stdout);
           if (output.stderr) process.stderr.write(output.stderr);

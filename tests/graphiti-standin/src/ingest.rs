@@ -26,6 +26,9 @@ pub struct Behaviour {
     /// MCP `add_memory` is slowed like `POST /messages` (the MCP server answers quickly itself,
     /// but a slow link delays it the same way).
     pub slow_add_memory: bool,
+    /// Every ingested episode is also a fact of its group, its whole text the fact (as if
+    /// Graphiti's LLM had extracted it), so that what was captured or imported can be recalled.
+    pub episodes_as_facts: bool,
     /// Searches while episodes are queued (see [`BusySearch`]).
     pub busy_search: Option<BusySearch>,
     /// Which episodes `get_episodes` and `GET /episodes/{group}` can see.

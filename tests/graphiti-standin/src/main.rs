@@ -16,6 +16,7 @@ const USAGE: &str = "usage: graphiti-standin [flags]
   --accept-ms-per-queued N  POST /messages answers N ms later per episode queued (stored at once)
   --accept-max-ms N         at most this much later
   --slow-add-memory         MCP add_memory is slowed the same way
+  --episodes-as-facts       every ingested episode is also a fact of its group (its whole text)
   --busy-search-ms MIN..MAX searches while episodes are queued take MIN..MAX ms (range scaled by
                             the queue length up to 6 queued)
   --busy-search-seed N      the seed of that spread (default 0)
@@ -78,6 +79,7 @@ fn main() {
             "--accept-ms-per-queued" => behaviour.accept_per_queued = millis(&flag, &value()),
             "--accept-max-ms" => behaviour.accept_max = Some(millis(&flag, &value())),
             "--slow-add-memory" => behaviour.slow_add_memory = true,
+            "--episodes-as-facts" => behaviour.episodes_as_facts = true,
             "--busy-search-ms" => behaviour.busy_search = Some(busy_search(&value())),
             "--busy-search-seed" => {
                 busy_seed = Some(value().parse().unwrap_or_else(|_| die("--busy-search-seed: not a number")));

@@ -117,7 +117,14 @@ impl State {
     /// Facts whose `fact` or `name` contains a query word; `groups: None` means all groups.
     pub(crate) fn search_facts(&self, groups: Option<&[String]>, query: &str, max: i64) -> Vec<Fact> {
         let words = query_words(query);
-        rank(&self.facts, groups, max, self.search_fill, |f| (&f.group_id, hits(&words, &[&f.fact, &f.name])))
+        let extracted: Vec<Fact> = if self.behaviour.episodes_as_facts {
+            let now = std::time::Instant::now();
+            self.queue.visible(now).map(fact_of_episode).collect()
+        } else {
+            Vec::new()
+        };
+        let facts: Vec<Fact> = self.facts.iter().cloned().chain(extracted).collect();
+        rank(&facts, groups, max, self.search_fill, |f| (&f.group_id, hits(&words, &[&f.fact, &f.name])))
     }
 
     /// Nodes whose name, summary or labels contain a query word, optionally only with a label.
@@ -147,6 +154,20 @@ fn query_words(query: &str) -> Vec<String> {
         }
     }
     words
+}
+
+/// An episode's whole text as a fact of its group (`Behaviour::episodes_as_facts`).
+fn fact_of_episode(episode: &Episode) -> Fact {
+    Fact {
+        uuid: format!("fact-of-{}", episode.uuid),
+        group_id: episode.group_id.clone(),
+        created_at: episode.created_at.clone(),
+        name: "MENTIONED".into(),
+        fact: episode.content.clone(),
+        episodes: vec![episode.uuid.clone()],
+        valid_at: Some(episode.valid_at.clone()),
+        ..Fact::default()
+    }
 }
 
 fn hits(words: &[String], fields: &[&str]) -> usize {

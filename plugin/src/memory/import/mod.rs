@@ -217,7 +217,11 @@ impl Job {
 
 /// The names of the items imported so far (a torn last line, from a crash, is not a name).
 pub fn ledger(state_dir: &Path) -> HashSet<String> {
-    let bytes = crate::platform::files::read(state_dir.join(LEDGER_FILE)).unwrap_or_default();
+    // Bounded, and never a FIFO or a device: a ledger of 20,000 names is about a megabyte.
+    let bytes = crate::platform::files::read_regular(&state_dir.join(LEDGER_FILE), 64 << 20)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
     bytes
         .split(|&b| b == b'\n')
         .filter_map(|line| std::str::from_utf8(line).ok())
@@ -385,7 +389,8 @@ pub fn start(
     let done = ledger(state_dir);
     let already = plan.items.iter().filter(|i| done.contains(&i.name)).count() as u64;
     let interval = 60_000 / u64::from(per_minute.max(1));
-    let job = match Job::load(state_dir)? {
+    // An unreadable job is replaced: the ledger, not the job, says what was sent.
+    let job = match Job::load(state_dir).ok().flatten() {
         Some(job) if job.options == *options && job.finished_ms.is_none() => job,
         _ => Job {
             options: options.clone(),

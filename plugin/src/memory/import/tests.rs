@@ -252,3 +252,19 @@ fn the_feed_leaves_the_spool_to_live_turns_and_redacts() {
         "{key}"
     );
 }
+
+#[test]
+fn an_unreadable_job_is_said_by_the_feed_and_replaced_by_the_next_import() {
+    let root = workspace(&[("MEMORY.md", "- one\n")]);
+    let state = crate::platform::files::temp_dir("import-corrupt-job");
+    let spool = Spool::new(state.path());
+    fs::create_dir_all(state.path().join("import")).unwrap();
+    fs::write(state.path().join(JOB_FILE), b"{not json").unwrap();
+    let feed = feeder(root.path(), 600);
+    let error = feed.feed(&spool, &[], 0).unwrap_err();
+    assert!(error.contains("import job") && error.contains("cannot be read"), "{error}");
+    let planned = plan(root.path(), &options(false));
+    start(state.path(), &planned, &options(false), 0, 600).unwrap();
+    let fed = feed.feed(&spool, &[], 60_000).unwrap().unwrap();
+    assert_eq!(fed.fed, 1);
+}
