@@ -155,36 +155,7 @@ pub enum CliCommand {
     /// USER.md, memory/imports/, with --daily-notes the daily notes) into one chat's memory, each
     /// entry once, at capture.import_per_minute; runs until every item is sent, and an import
     /// interrupted goes on where it stopped when run again
-    Import {
-        /// The sender the workspace belongs to: their direct chat's group
-        #[arg(
-            long,
-            value_name = "ID",
-            conflicts_with = "group_id",
-            required_unless_present = "group_id"
-        )]
-        sender: Option<String>,
-        /// The Graphiti group to import into instead
-        #[arg(long, value_name = "ID")]
-        group_id: Option<String>,
-        /// The agent whose memories they are
-        #[arg(long, value_name = "ID", default_value = "main")]
-        agent: String,
-        /// Import the daily notes (memory/YYYY-MM-DD*.md) too
-        #[arg(long)]
-        daily_notes: bool,
-        /// List what would be sent per group, what is skipped and why, and Graphiti's work;
-        /// send nothing
-        #[arg(long)]
-        dry_run: bool,
-        /// Print the dry run as JSON
-        #[arg(long)]
-        json: bool,
-        /// Start the import and return: later passes (`flush`, `turn`, another `import`) carry
-        /// it on, and `status` says how far it is
-        #[arg(long)]
-        no_wait: bool,
-    },
+    Import(ImportArgs),
     /// Expert packages and their runs
     Experts {
         #[command(subcommand)]
@@ -317,6 +288,39 @@ pub enum MemoryCli {
         #[command(flatten)]
         chat: ChatArgs,
     },
+}
+
+/// What `import` imports, into which group, and how.
+#[derive(Args)]
+pub struct ImportArgs {
+    /// The sender the workspace belongs to: their direct chat's group
+    #[arg(
+        long,
+        value_name = "ID",
+        conflicts_with = "group_id",
+        required_unless_present = "group_id"
+    )]
+    pub sender: Option<String>,
+    /// The Graphiti group to import into instead
+    #[arg(long, value_name = "ID")]
+    pub group_id: Option<String>,
+    /// The agent whose memories they are
+    #[arg(long, value_name = "ID", default_value = "main")]
+    pub agent: String,
+    /// Import the daily notes (memory/YYYY-MM-DD*.md) too
+    #[arg(long)]
+    pub daily_notes: bool,
+    /// List what would be sent per group, what is skipped and why, and Graphiti's work;
+    /// send nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the dry run as JSON
+    #[arg(long)]
+    pub json: bool,
+    /// Start the import and return: later passes (`flush`, `turn`, another `import`) carry
+    /// it on, and `status` says how far it is
+    #[arg(long)]
+    pub no_wait: bool,
 }
 
 /// Which items of a proposed forget to leave out or add, by the numbers the proposal showed.

@@ -16,7 +16,7 @@ use super::open::open_shim;
 use super::output::{print_output, print_tick};
 use super::turn::turn;
 use host_shim::cli_grammar::{
-    ChatArgs, Cli, CliCommand, ExpertsCli, ForgetChoiceArgs, MemoryCli, SpoolCli,
+    ChatArgs, Cli, CliCommand, ExpertsCli, ForgetChoiceArgs, ImportArgs, MemoryCli, SpoolCli,
 };
 
 /// The exit code of the command, or the message of an error before it ran.
@@ -68,28 +68,7 @@ pub(crate) fn run(mut cli: Cli) -> Result<u8, String> {
         }
         CliCommand::Overview => Command::Overview,
         CliCommand::Ingest { text, sender } => return ingest(&mut shim, text, sender),
-        CliCommand::Import {
-            sender,
-            group_id,
-            agent,
-            daily_notes,
-            dry_run,
-            json,
-            no_wait,
-        } => {
-            let request = ImportRequest {
-                ctx: HookContext {
-                    agent_id: Some(agent),
-                    sender_id: sender,
-                    ..operator_context()
-                },
-                group_id,
-                daily_notes,
-                dry_run,
-                json,
-            };
-            return Ok(import(&mut shim, &request, no_wait));
-        }
+        CliCommand::Import(args) => return Ok(import(&mut shim, args)),
         CliCommand::Turn {
             prompt,
             reply,
@@ -115,7 +94,7 @@ fn is_dry_run(command: &CliCommand) -> bool {
             | CliCommand::Recall { .. }
             | CliCommand::Status
             | CliCommand::Ingest { .. }
-            | CliCommand::Import { .. }
+            | CliCommand::Import(_)
             | CliCommand::Flush
             | CliCommand::GroupIds
             | CliCommand::Spool { .. }
@@ -312,13 +291,35 @@ const IMPORT_POLL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// `import`: a dry run once; else passes until the component says every item is sent, each change
 /// of progress printed (with `no_wait`, one pass).
-fn import(shim: &mut Shim, request: &ImportRequest, no_wait: bool) -> u8 {
+fn import(shim: &mut Shim, args: ImportArgs) -> u8 {
+    let ImportArgs {
+        sender,
+        group_id,
+        agent,
+        daily_notes,
+        dry_run,
+        json,
+        no_wait,
+    } = args;
+    let request = &ImportRequest {
+        ctx: HookContext {
+            agent_id: Some(agent),
+            sender_id: sender,
+            ..operator_context()
+        },
+        group_id,
+        daily_notes,
+        dry_run,
+        json,
+    };
     let mut last = String::new();
     loop {
         let out = shim.run_command(&Command::ImportMemory(request.clone()));
         if out.exit_code == IMPORT_UNDER_WAY && no_wait {
             print!("{}", out.stdout);
-            println!("import: under way; `flush` or the next import carries it on, `status` says how far");
+            println!(
+                "import: under way; `flush` or the next import carries it on, `status` says how far"
+            );
             return 0;
         }
         if out.exit_code != IMPORT_UNDER_WAY || request.dry_run {

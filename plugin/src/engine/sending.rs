@@ -43,6 +43,7 @@ impl Engine {
             counts: &mut memory.unsaved,
             temp_swept_at_ms: &mut memory.temp_swept_at_ms,
             known_depth: &mut memory.spool_depth,
+            kept_depth: &mut memory.kept_spool_depth,
             import: self.experts.sessions.workspace().map(|workspace| Feeder {
                 workspace: workspace.to_path_buf(),
                 per_minute: capture.import_per_minute,

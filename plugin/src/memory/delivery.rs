@@ -29,6 +29,7 @@ use crate::platform::time;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+mod before_sending;
 mod listing;
 pub use listing::render_list;
 
@@ -52,6 +53,8 @@ pub struct Sender<'a> {
     /// The spool's depth as this instance knows it (see [`Spool::append_counted`]): each pass
     /// leaves the depth its last listing gave.
     pub known_depth: &'a mut Option<Depth>,
+    /// The depth this instance last kept for the others (`spool-depth.json`).
+    pub kept_depth: &'a mut Option<Depth>,
     /// An import under way is fed into the spool here, under the send lock, before sending.
     pub import: Option<crate::memory::import::Feeder>,
     /// What the feed did in this pass, if there was an import to feed.
@@ -117,12 +120,21 @@ impl Sender<'_> {
         let (entries, depth) = listed
             .or_else(|| self.spool.entries_with_depth().ok())
             .unwrap_or_default();
-        report.pending = spool::queued(&entries) as u32;
-        report.in_doubt = entries.iter().filter(|e| e.state == State::InDoubt).count() as u32;
-        if let Some(listed) = depth.filter(|d| Some(*d) != *self.known_depth)
-            && let Err(e) = self.spool.save_listed_depth(&listed)
-        {
-            report.notes.push(e);
+        // A listing's depth is its entries'; a pass that did not list has the depth it kept.
+        let (pending, in_doubt) = match depth {
+            Some(known) if entries.is_empty() => (known.queued(), known.in_doubt()),
+            _ => (
+                spool::queued(&entries),
+                entries.iter().filter(|e| e.state == State::InDoubt).count(),
+            ),
+        };
+        report.pending = pending as u32;
+        report.in_doubt = in_doubt as u32;
+        if let Some(listed) = depth.filter(|d| Some(*d) != *self.kept_depth) {
+            match self.spool.save_listed_depth(&listed) {
+                Ok(()) => *self.kept_depth = Some(listed),
+                Err(e) => report.notes.push(e),
+            }
         }
         *self.known_depth = depth;
     }
@@ -136,6 +148,11 @@ impl Sender<'_> {
     fn send_locked(&mut self, pass: Pass, report: &mut TickReport) -> Option<Listed> {
         let locked_at = Instant::now();
         let now = time::now_ms();
+        if pass == Pass::Tick
+            && let Some(unchanged) = self.backing_off_unchanged(now, report)
+        {
+            return Some(unchanged);
+        }
         if pass == Pass::Flush
             || now.saturating_sub(*self.temp_swept_at_ms) >= TEMP_SWEEP_INTERVAL_MS
         {
@@ -156,15 +173,7 @@ impl Sender<'_> {
             report.error = Some(e);
             return None;
         }
-        if let Some(feeder) = &self.import {
-            match feeder.feed(&self.spool, &listed, now) {
-                Ok(fed) => {
-                    unmoved &= fed.as_ref().is_none_or(|f| f.fed == 0 && f.recovered == 0);
-                    self.import_fed = fed;
-                }
-                Err(e) => report.notes.push(format!("import: {e}")),
-            }
-        }
+        unmoved &= !self.feed_import(&listed, now, report);
         let mut backoff = self.spool.backoff();
         if pass == Pass::Tick && now < backoff.next_attempt_ms {
             report.retry_in_ms = Some(backoff.next_attempt_ms - now);

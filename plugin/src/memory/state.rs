@@ -37,6 +37,8 @@ pub struct MemoryState {
     pub kept_recall: Kept<CacheFile>,
     /// The capture spool's depth as last counted, with its directory's stamp then.
     pub spool_depth: Option<Depth>,
+    /// The depth this instance last kept in `spool-depth.json` for the others.
+    pub kept_spool_depth: Option<Depth>,
     /// What the last sending pass fed of an import under way.
     pub import_fed: Option<crate::memory::import::Fed>,
 }
@@ -69,6 +71,7 @@ impl MemoryState {
             control: ControlState::default(),
             kept_recall: Kept::new(1),
             spool_depth: None,
+            kept_spool_depth: None,
             import_fed: None,
         }
     }

@@ -8,6 +8,7 @@
 //! `LIMITS_BENCH_ONLY=hooks` (or `surfaces`) runs those rows alone.
 
 mod hooks;
+mod spool;
 mod startup;
 mod surfaces;
 
@@ -48,4 +49,6 @@ fn main() {
     surfaces::alias_bomb_manifest(if quick { 1 } else { 3 });
     surfaces::full_record(if quick { 1 } else { 3 });
     surfaces::quiet_cron(if quick { 1 } else { 3 });
+    println!("the capture spool while Graphiti is down:");
+    spool::backed_off_ticks(if quick { 5 } else { 30 });
 }

@@ -3,6 +3,7 @@
 //! apart, with a harness of its own.
 
 mod boundary_audit;
+mod backed_off_ticks;
 mod capture_sync;
 mod cli_grammar;
 mod component;

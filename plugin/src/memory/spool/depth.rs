@@ -12,6 +12,9 @@ use std::path::Path;
 pub struct Depth {
     pub(super) stamp: crate::platform::files::Stamp,
     pub(super) depth: usize,
+    /// Of those, the sends in doubt (a listing knows; an append leaves it as it was).
+    #[serde(default)]
+    pub(super) in_doubt: usize,
 }
 
 /// The depth the last sending pass listed, in the state directory (a file in the spool would
@@ -29,7 +32,21 @@ impl Depth {
         crate::platform::files::stamp(dir)
             .ok()
             .flatten()
-            .map(|stamp| Depth { stamp, depth })
+            .map(|stamp| Depth {
+                stamp,
+                depth,
+                in_doubt: 0,
+            })
+    }
+
+    /// Episodes waiting to be delivered, sends in doubt included.
+    pub fn queued(&self) -> usize {
+        self.depth
+    }
+
+    /// Sends in doubt among them.
+    pub fn in_doubt(&self) -> usize {
+        self.in_doubt
     }
 }
 
@@ -48,7 +65,7 @@ impl Spool {
         max_episodes: usize,
         known: &mut Option<Depth>,
     ) -> Result<Appended, String> {
-        let depth = self.depth_before_append(known.take(), max_episodes);
+        let (depth, in_doubt) = self.depth_before_append(known.take(), max_episodes);
         if depth >= max_episodes {
             return Ok(Appended::Full(depth));
         }
@@ -63,7 +80,8 @@ impl Spool {
             self.durability,
         )
         .map_err(|e| io("write", &path, e))?;
-        *known = Depth::now(&self.dir, depth + 1);
+        // The spool as before, and this entry: what a backed-off tick of this instance may use.
+        *known = Depth::now(&self.dir, depth + 1).map(|d| Depth { in_doubt, ..d });
         Ok(Appended::Spooled)
     }
 
@@ -74,7 +92,18 @@ impl Spool {
         let stamp = crate::platform::files::stamp(&self.dir).ok().flatten();
         let entries = self.entries()?;
         let depth = queued(&entries);
-        Ok((entries, stamp.map(|stamp| Depth { stamp, depth })))
+        let in_doubt = entries
+            .iter()
+            .filter(|e| e.state == super::State::InDoubt)
+            .count();
+        Ok((
+            entries,
+            stamp.map(|stamp| Depth {
+                stamp,
+                depth,
+                in_doubt,
+            }),
+        ))
     }
 
     /// Episodes not yet delivered and not set aside.
@@ -86,17 +115,28 @@ impl Spool {
     /// the sending pass's listing, while the spool directory is unchanged since (any entry added,
     /// sent or moved by anyone changes its modification time) and not within [`RECOUNT_NEAR_FULL`]
     /// of the maximum; else counted.
-    pub(super) fn depth_before_append(&self, known: Option<Depth>, max_episodes: usize) -> usize {
+    pub(super) fn depth_before_append(
+        &self,
+        known: Option<Depth>,
+        max_episodes: usize,
+    ) -> (usize, usize) {
         let stamp = crate::platform::files::stamp(&self.dir).ok().flatten();
         let holds = |k: &Depth| {
             stamp.is_some_and(|s| s == k.stamp) && k.depth + RECOUNT_NEAR_FULL < max_episodes
         };
-        match known.filter(holds) {
-            Some(k) => k.depth,
-            None => match self.listed_depth().filter(holds) {
-                Some(listed) => listed.depth,
-                None => self.depth(),
-            },
+        match known
+            .filter(holds)
+            .or_else(|| self.listed_depth().filter(holds))
+        {
+            Some(k) => (k.depth, k.in_doubt),
+            None => {
+                let entries = self.entries().unwrap_or_default();
+                let in_doubt = entries
+                    .iter()
+                    .filter(|e| e.state == super::State::InDoubt)
+                    .count();
+                (queued(&entries), in_doubt)
+            }
         }
     }
 
@@ -105,6 +145,18 @@ impl Spool {
         let path = self.state_dir().join(LISTED_DEPTH_FILE);
         let bytes = serde_json::to_vec(depth).unwrap_or_default();
         super::write_atomically(&path, &bytes)
+    }
+
+    /// The depth the last sending pass listed, while the spool directory is unchanged since (no
+    /// entry added, sent or moved): then the spool is as that pass left it, with nothing being
+    /// sent (or only a dead sender's entry, recovered by the next pass that sends), and need not
+    /// be listed again.
+    /// `known`: this instance's own last look (an append after a listing), tried first.
+    pub fn unchanged_since_listed(&self, known: Option<Depth>) -> Option<Depth> {
+        let stamp = crate::platform::files::stamp(&self.dir).ok().flatten()?;
+        known
+            .filter(|k| k.stamp == stamp)
+            .or_else(|| self.listed_depth().filter(|listed| listed.stamp == stamp))
     }
 
     /// The depth a sending pass kept; None when there is none or it cannot be read (then the
