@@ -149,11 +149,20 @@ export async function searchMemories(page, sender, query) {
   await clickButton(page, 'Show', '.graphiti-openclaw-search');
 }
 
-/** Opens the chat of `sessionKey` and, in its side panel, the panel labelled `label`; false when the panel is not offered. */
-export async function openSessionPanel(page, base, token, sessionKey, label) {
+/**
+ * Opens the chat of `sessionKey` and, in its side panel, the panel labelled `label`; false when the
+ * panel is not offered. `untilReloaded`: false also when the page has no side panel yet (a Gateway
+ * still taking a config change in serves the page without it: the caller loads it again); else a
+ * page without one fails.
+ */
+export async function openSessionPanel(page, base, token, sessionKey, label, { untilReloaded = false } = {}) {
   const route = sessionKey.split(':').slice(1).join('/');
   await page.goto(`${base}/chat/${route}#token=${encodeURIComponent(token)}`);
-  await page.waitForSelector('>>> button[aria-label="Side panel"]', { timeout: 30_000 });
+  const sidePanel = await page.waitForSelector('>>> button[aria-label="Side panel"]', { timeout: untilReloaded ? 15_000 : 30_000 }).catch((error) => {
+    if (untilReloaded && error.name === 'TimeoutError') return null;
+    throw error;
+  });
+  if (!sidePanel) return false;
   await page.click('>>> button[aria-label="Side panel"]');
   await page.waitForSelector('>>> .side-panel-empty__type', { timeout: 30_000 });
   for (const offered of await page.$$('>>> .side-panel-empty__type')) {

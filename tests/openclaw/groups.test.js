@@ -303,7 +303,7 @@ test('the session panel shows a real turn: what recall injected, the pack, the s
   const page = await browser.page();
   // Times are the browser's own: a zone 5 h 45 min from UTC tells them apart.
   await page.emulateTimezone('Asia/Kathmandu');
-  await eventually(async () => openSessionPanel(page, base(), GATEWAY_TOKEN, PANEL_SESSION, PANEL), 'the panel offered once the lab is on', 60_000, 1000);
+  await eventually(async () => openSessionPanel(page, base(), GATEWAY_TOKEN, PANEL_SESSION, PANEL, { untilReloaded: true }), 'the panel offered once the lab is on', 90_000, 1000);
   await waitForText(page, /Capture: delivered to Graphiti/, 60_000);
   const [turn] = await texts(page, '.graphiti-openclaw-turn');
   assert.match(turn, /Book dinner at a restaurant for the Acme Robotics team/);
