@@ -82,6 +82,9 @@ function seedWithHostileFact() {
 }
 
 before(async () => {
+  // memory-core's memory in the agent's workspace, for the Memory page's import.
+  fs.mkdirSync(path.join(home, '.openclaw/workspace'), { recursive: true });
+  fs.writeFileSync(path.join(home, '.openclaw/workspace/MEMORY.md'), '# Office\n- The office plant is watered on Mondays\n');
   standIn = await startStandIn({ args: ['--seed', seedWithHostileFact()] });
   model = await startScriptedModel(script, { persona: 'no expert runs here' });
   ({ gateway, port } = await gatewayWithPlugin(env, {
@@ -366,6 +369,13 @@ test('the Memory page shows recalled text as text, and forgets a fact only after
     return calls.length > 0 && calls;
   }, 'the confirmed delete');
   assert.equal(deleted.length, 1);
+  // memory-core's files: the import's dry run for the sender in the form, through the page.
+  await clickButton(page, 'Preview the import', '.graphiti-openclaw-import');
+  await waitForText(page, /1 item\(s\) for group demo; 0 imported before\./);
+  const listed = await texts(page, '.graphiti-openclaw-import-plan li');
+  assert.ok(listed.includes('1 from MEMORY.md entries (1 file(s))'), listed.join('\n'));
+  assert.ok(listed.some((line) => /^USER\.md: .*not a dated directive/.test(line)), `the USER.md OpenClaw seeded is named, not imported: ${listed.join('\n')}`);
+  assert.match((await texts(page, '.graphiti-openclaw-import-progress'))[0], /No import yet\./);
   assert.ok(await noSecrets() > 0, 'the page made requests, none with the Gateway token');
   await page.close();
 
@@ -379,7 +389,7 @@ test('a read-only operator gets a scope error from forget, approve and requeue, 
   const reader = await scopedClient(port, GATEWAY_TOKEN, ['operator.read']);
   try {
     assert.deepEqual(reader.scopes, ['operator.read']);
-    for (const [actionId, payload] of [['forget', { query: 'badge', sender: 'user-9' }], ['confirm-forget', { id: '0123456789abcdef' }], ['approve', { id: 'abcdef12' }], ['reject', { id: 'abcdef12' }], ['requeue', {}], ['correct', { old: 'badge', nowTrue: 'no badge', sender: 'user-9' }], ['pause', { sender: 'user-9' }]]) {
+    for (const [actionId, payload] of [['forget', { query: 'badge', sender: 'user-9' }], ['confirm-forget', { id: '0123456789abcdef' }], ['approve', { id: 'abcdef12' }], ['reject', { id: 'abcdef12' }], ['requeue', {}], ['correct', { old: 'badge', nowTrue: 'no badge', sender: 'user-9' }], ['pause', { sender: 'user-9' }], ['import', { sender: 'user-9' }]]) {
       const answer = await reader.call('plugins.sessionAction', { pluginId: 'graphiti-openclaw', actionId, payload });
       assert.equal(answer.ok, false, actionId);
       assert.equal(answer.error?.details?.missingScope, 'operator.write', `${actionId}: ${JSON.stringify(answer.error)}`);
@@ -395,6 +405,6 @@ test('a read-only operator gets a scope error from forget, approve and requeue, 
   await waitForText(page, /Capture spool/);
   await searchMemories(page, 'user-9', 'badge');
   await waitForText(page, /Orbit badge/);
-  assert.deepEqual(await buttonLabels(page, '.graphiti-openclaw-page'), ['Show'], 'a reader gets no Forget, Requeue, Approve or Reject');
+  assert.deepEqual(await buttonLabels(page, '.graphiti-openclaw-page'), ['Show', 'Preview the import'], 'a reader gets no Forget, Requeue, Approve, Reject or Import');
   await page.close();
 });

@@ -1,6 +1,6 @@
 // The Control UI of graphiti-openclaw: a Memory page (the chats the plugin has seen, what is
 // remembered for one with its entities, forget with a confirmation whose items the operator picks,
-// the spool, expert runs and approvals) and a session panel (each recent turn: what recall
+// importing memory-core's files, the spool, expert runs and approvals) and a session panel (each recent turn: what recall
 // injected, the packs, the rules' scores, the trace, the capture's fate). Every operation goes
 // through the feature contract over the operator's own Gateway connection; every text from
 // Graphiti, a package or a prompt is set as text, never parsed as HTML. Times are the browser's.
@@ -149,6 +149,65 @@ function approvalsSection(feature, overview, canWrite, refresh, out) {
   return el('section', 'approvals', el('h3', '', `Approvals waiting (${waiting.length})`), rows.length ? el('ul', '', rows) : el('p', 'none', 'none'));
 }
 
+/** The last import's progress, from the overview. */
+function importProgress(job) {
+  if (!job) return 'No import yet.';
+  const what = `${job.fed} of ${job.items - job.imported_before} item(s) for group ${job.group_id}`;
+  return job.finished_at
+    ? `Import finished ${local(job.finished_at, { withTime: true })}: ${what} sent (${job.imported_before} imported before).`
+    : `Import under way since ${local(job.started_at, { withTime: true })}: ${what} fed to the spool, ${job.to_go} to go.`;
+}
+
+/** The dry run's document as the operator reads it: items per kind of file, what is skipped, the work. */
+function importPlanView(plan) {
+  const [group] = plan.groups ?? [];
+  const estimate = plan.estimate ?? {};
+  const minutes = Math.ceil((estimate.seconds_at_pace ?? 0) / 60);
+  return el('div', 'import-plan',
+    el('p', '', `${group?.items ?? 0} item(s) for group ${group?.group_id ?? '?'}; ${plan.already_imported ?? 0} imported before.`),
+    el('ul', '', (group?.from ?? []).map((f) => el('li', '', `${f.items} from ${f.what} (${f.files} file(s))`))),
+    plan.daily_notes?.included ? null : el('p', 'note', `Daily notes left out: ${plan.daily_notes?.entries_left_out ?? 0} entries in ${plan.daily_notes?.files_left_out ?? 0} file(s).`),
+    (plan.skipped ?? []).length ? el('ul', 'skipped', plan.skipped.map((s) => el('li', '', `${s.file}: ${s.entries ? `${s.entries} ${s.entries === 1 ? 'entry' : 'entries'}: ` : ''}${s.why}`))) : null,
+    el('p', 'note', `Graphiti's work: ${estimate.episodes ?? 0} episode(s), ${estimate.llm_calls?.[0] ?? 0} to ${estimate.llm_calls?.[1] ?? 0} calls to its LLM provider, about ${minutes} min at ${estimate.episodes_per_minute ?? '?'} a minute.`),
+  );
+}
+
+/** Import memory-core's files for the sender in the form: the dry run, then (with write) the import. */
+function importSection(feature, job, canWrite, senderOf, refresh, out) {
+  const notes = el('input', 'daily-notes');
+  notes.type = 'checkbox';
+  const request = () => {
+    const sender = senderOf();
+    if (!sender) throw new Error('fill in the sender id whose memory the files are');
+    return { sender, ...(notes.checked ? { dailyNotes: true } : {}) };
+  };
+  const preview = async () => {
+    try {
+      const { document, error } = await feature.invoke('import-plan', request());
+      if (!document) return failure(out, error);
+      out.replaceChildren(importPlanView(document));
+    } catch (error) {
+      failure(out, error);
+    }
+  };
+  const start = async () => {
+    try {
+      const started = await feature.invoke('import', request());
+      out.replaceChildren(el('pre', 'answer', started.text));
+      refresh();
+    } catch (error) {
+      failure(out, error);
+    }
+  };
+  return el('section', 'import',
+    el('h3', '', "Import memory-core's files"),
+    el('p', 'import-progress', importProgress(job)),
+    el('label', 'item', notes, ' with the daily notes'),
+    button('Preview the import', preview),
+    canWrite && button('Import', start),
+  );
+}
+
 function mountMemoryPage(container, { host, signal }) {
   const feature = createFeatureClient(defineFeatureContract(contract), host);
   const canWrite = () => host.connection.canWrite;
@@ -217,6 +276,7 @@ function mountMemoryPage(container, { host, signal }) {
       signal.throwIfAborted();
       const doc = overview.document ?? {};
       operations.replaceChildren(
+        importSection(feature, doc.import, canWrite(), () => byName.sender.value.trim(), refresh, answer),
         approvalsSection(feature, doc, canWrite(), refresh, answer),
         el('section', 'spool', el('h3', '', 'Capture spool'), el('pre', 'answer', spool.text),
           canWrite() && button('Requeue set-aside entries', () => feature.invoke('requeue', {}).then(refresh, (e) => failure(answer, e)))),

@@ -125,6 +125,27 @@ export function correctCommand(old, nowTrue, ctx) {
 }
 
 /** The `spool` command variant: `word` is list or requeue. */
+/** The component's exit code while an import is under way (the host calls again after a pause). */
+export const IMPORT_UNDER_WAY = 75;
+
+/**
+ * `import-memory` for the memory of `sender` (their direct chat) or of the Graphiti group `group`,
+ * never both; undefined when the request names both or neither.
+ */
+export function importCommand({ sender, group, agent, dailyNotes }, { dryRun = false, json = false } = {}) {
+  if (!sender === !group) return undefined;
+  return {
+    tag: 'import-memory',
+    val: {
+      ctx: hookContext({ agentId: agent ?? 'main', senderId: sender, chatType: 'direct' }),
+      groupId: group,
+      dailyNotes: Boolean(dailyNotes),
+      dryRun,
+      json,
+    },
+  };
+}
+
 export function spoolCommand(word) {
   return { tag: 'spool', val: { tag: word } };
 }

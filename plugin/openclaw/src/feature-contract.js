@@ -27,6 +27,13 @@ const documentOrError = {
 };
 const id = (what) => ({ type: 'string', pattern: '^[A-Za-z0-9_-]{1,120}$', description: what });
 const numbers = (what) => ({ type: 'array', maxItems: 200, items: { type: 'integer', minimum: 1, maximum: 1000 }, description: what });
+/** Whose memory an import fills, and with what. */
+const importInput = input({
+  sender: { ...text(200), description: 'The sender the workspace belongs to: their direct chat\'s group' },
+  group: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,200}$', description: 'The Graphiti group to import into instead' },
+  agent: chat.agent,
+  dailyNotes: { type: 'boolean', description: 'Import the daily notes (memory/YYYY-MM-DD*.md) too' },
+});
 /** Which items of a proposed forget to leave out or add, by the numbers it shows. */
 const choice = { drop: numbers('Numbers of proposed items to leave out'), add: numbers('Numbers of left-out items to add') };
 
@@ -83,6 +90,18 @@ export const contract = {
     pause: { kind: 'action', description: 'Stop capturing a chat until it resumes', input: input(chat), output: answer },
     resume: { kind: 'action', description: 'Capture a paused chat again', input: input(chat), output: answer },
     requeue: { kind: 'action', description: 'Put every set-aside spool entry back in the queue', input: input(), output: answer },
+    'import-plan': {
+      kind: 'query',
+      description: 'What importing memory-core\'s workspace files (MEMORY.md, USER.md, imported notes, with dailyNotes the daily notes) would send: items per kind of file, what is skipped and why, and Graphiti\'s work; sends nothing',
+      input: importInput,
+      output: documentOrError,
+    },
+    import: {
+      kind: 'action',
+      description: 'Import memory-core\'s workspace files into a sender\'s (or a group\'s) memory, each entry once, at capture.import_per_minute; the Gateway\'s sending passes carry it on, and status says how far it is',
+      input: importInput,
+      output: answer,
+    },
     approve: { kind: 'action', description: 'Approve a pending expert tool call (it may run once) or learning', input: input({ id: id('The approval id') }, ['id']), output: answer },
     reject: { kind: 'action', description: 'Reject a pending expert tool call (its step fails) or learning', input: input({ id: id('The approval id') }, ['id']), output: answer },
   },

@@ -3,7 +3,8 @@
 // data binding names (openclaw.plugin.json `dashboard.dataBindings`).
 
 import fs from 'node:fs';
-import { confirmForgetCommand, correctCommand, editForgetCommand, expertsCommand, forgetCommand, memoriesCommand, queuesWork, spoolCommand } from './commands.js';
+import { IMPORT_UNDER_WAY, confirmForgetCommand, correctCommand, editForgetCommand, expertsCommand, forgetCommand, importCommand, memoriesCommand, queuesWork, spoolCommand } from './commands.js';
+import { LEFT_TO_THE_GATEWAY } from './import-cli.js';
 import { hookContext } from './context.js';
 import { PLUGIN_ID, contract } from './feature-contract.js';
 
@@ -40,6 +41,18 @@ function documentOf(output) {
   }
 }
 
+/** The import an operation names: a sender's memory or a group's, one of the two. */
+function importOf(input, dryRun) {
+  const command = importCommand(input, { dryRun, json: dryRun });
+  if (!command) throw new ChatError('name one memory: a sender (their direct chat) or a Graphiti group id, not both or neither');
+  return command;
+}
+
+/** An import started: under way is an answer too, the Gateway's sending passes carrying it on. */
+const started = (output) => (output.exitCode === IMPORT_UNDER_WAY
+  ? { exitCode: 0, text: `${output.stdout}${LEFT_TO_THE_GATEWAY}` }
+  : answer(output));
+
 /** Each operation: the component command it runs and how its output is answered. */
 function handlers(runtime) {
   // The Gateway checked the operator's scope; an operator may see and forget any chat's memories.
@@ -63,6 +76,8 @@ function handlers(runtime) {
     pause: (input, action) => run({ tag: 'memory', val: { tag: 'pause', val: chatOf(input, action) } }),
     resume: (input, action) => run({ tag: 'memory', val: { tag: 'resume', val: chatOf(input, action) } }),
     requeue: () => run(spoolCommand('requeue')),
+    'import-plan': (input) => run(importOf(input, true), documentOf),
+    import: (input) => run(importOf(input, false), started),
     approve: (input) => run(expertsCommand('approve', input.id)),
     reject: (input) => run(expertsCommand('reject', input.id)),
   };

@@ -2,12 +2,13 @@
 // plans, feeds and sends; this file parses the options and calls again while the import is under
 // way (the Gateway's own sending passes feed it too, so an interrupted import goes on there).
 
-import { hookContext } from './context.js';
+import { IMPORT_UNDER_WAY, importCommand } from './commands.js';
 
-/** The component's exit code while an import is under way. */
-const UNDER_WAY = 75;
 /** How long the CLI waits between the passes of an import under way. */
 const POLL_MS = 1000;
+
+/** What an import started and left under way says after its progress. */
+export const LEFT_TO_THE_GATEWAY = "import: under way; the Gateway's sending passes carry it on, `openclaw graphiti status` says how far\n";
 
 /**
  * @param {import('commander').Command} graphiti  the `graphiti` command
@@ -25,26 +26,21 @@ export function registerImportCommand(graphiti, run) {
     .option('--json', 'print the dry run as JSON')
     .option('--no-wait', 'start the import and return: the Gateway\'s sending passes carry it on, and status says how far it is')
     .action(async (opts) => {
-      if (!opts.sender === !opts.groupId) {
+      const dryRun = Boolean(opts.dryRun);
+      const command = importCommand({ sender: opts.sender, group: opts.groupId, agent: opts.agent, dailyNotes: opts.dailyNotes }, { dryRun, json: Boolean(opts.json) });
+      if (!command) {
         process.stderr.write('graphiti import: name one memory, --sender ID (their direct chat) or --group-id ID\n');
         process.exitCode = 2;
         return;
       }
-      const request = {
-        ctx: hookContext({ agentId: opts.agent, senderId: opts.sender, chatType: 'direct' }),
-        groupId: opts.groupId,
-        dailyNotes: Boolean(opts.dailyNotes),
-        dryRun: Boolean(opts.dryRun),
-        json: Boolean(opts.json),
-      };
       let last = '';
       for (;;) {
-        const output = await run({ tag: 'import-memory', val: request });
-        if (output.exitCode === UNDER_WAY && opts.wait === false) {
-          process.stdout.write(`${output.stdout}import: under way; the Gateway's sending passes carry it on, \`openclaw graphiti status\` says how far\n`);
+        const output = await run(command);
+        if (output.exitCode === IMPORT_UNDER_WAY && opts.wait === false) {
+          process.stdout.write(`${output.stdout}${LEFT_TO_THE_GATEWAY}`);
           return;
         }
-        if (output.exitCode !== UNDER_WAY || request.dryRun) {
+        if (output.exitCode !== IMPORT_UNDER_WAY || dryRun) {
           if (output.stdout) process.stdout.write(output.stdout);
           if (output.stderr) process.stderr.write(output.stderr);
           process.exitCode = output.exitCode;

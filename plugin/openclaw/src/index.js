@@ -143,7 +143,7 @@ export function createRuntime(api, { componentDir = path.join(PLUGIN_ROOT, 'dist
 }
 
 /** Commands that send or change the capture spool: they run with the ticks, never beside one. */
-const SPOOL_COMMANDS = new Set(['flush', 'spool']);
+const SPOOL_COMMANDS = new Set(['flush', 'spool', 'import-memory']);
 
 /** `experts` commands that change the experts directory (mounted writable for them only). */
 const MANAGING_COMMANDS = new Set(['install', 'bind', 'remove']);

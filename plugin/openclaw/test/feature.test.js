@@ -34,7 +34,7 @@ test('every operation is a session action with the scope of its kind, and none i
     assert.ok(!gateway.tools.has(id), id);
     assert.deepEqual(gateway.sessionActions.get(id).schema, operation.input, id);
   }
-  for (const id of ['forget', 'confirm-forget', 'edit-forget', 'correct', 'pause', 'resume', 'requeue', 'approve', 'reject']) {
+  for (const id of ['forget', 'confirm-forget', 'edit-forget', 'correct', 'pause', 'resume', 'requeue', 'import', 'approve', 'reject']) {
     assert.equal(contract.operations[id].kind, 'action', `${id} changes something: an action`);
   }
 });
@@ -94,6 +94,26 @@ test('overview is JSON with the counters, the spool and the approvals, as a quer
   assert.deepEqual(responses[0][1].spool, result.document.spool);
   const manifest = JSON.parse(fs.readFileSync(path.join(repo, 'dist/graphiti-openclaw/openclaw.plugin.json'), 'utf8'));
   assert.deepEqual(manifest.dashboard.dataBindings.map((b) => b.method), [`${ID}.overview`]);
+});
+
+test('import-plan is the dry run as JSON, import starts it for the Gateway to carry on; one memory must be named', async () => {
+  const { gateway, invoke } = await registered();
+  // The registered plugin's workspace is its state directory.
+  fs.writeFileSync(path.join(gateway.stateDir, 'MEMORY.md'), '# Boats\n- Ana keeps her sailboat Andorinha in Cascais\n');
+  const plan = await invoke('import-plan', { sender: 'ana' });
+  assert.equal(plan.ok, true, JSON.stringify(plan));
+  assert.deepEqual(plan.result.document.groups.map((g) => [g.group_id, g.items]), [['main-dm-ana', 1]]);
+  assert.equal(plan.result.document.daily_notes.included, false);
+  const started = await invoke('import', { sender: 'ana' });
+  assert.equal(started.result.exitCode, 0, started.result.text);
+  assert.match(started.result.text, /import to group main-dm-ana: [\s\S]*the Gateway's sending passes carry it on/);
+  const status = await invoke('status');
+  assert.match(status.result.text, /import: {3}under way since .*group main-dm-ana/);
+  for (const payload of [{}, { sender: 'ana', group: 'main-dm-ana' }]) {
+    const refused = await invoke('import', payload);
+    assert.equal(refused.ok, false, JSON.stringify(payload));
+    assert.match(refused.error, /name one memory: a sender \(their direct chat\) or a Graphiti group id/);
+  }
 });
 
 test('approve and reject of an id nothing waits under answer as the CLI does', async () => {

@@ -35,6 +35,7 @@ thread_local! {
     static ENGINE: RefCell<Engine> = RefCell::new(
         Engine::new(config_roots(), mounted(STATE_DIR), Box::new(HostHttp))
             .with_experts(mounted(EXPERTS_DIR), named(EXPERTS_DIR), mounted(WORKSPACE_DIR))
+            .with_workspace_named(named(WORKSPACE_DIR))
             .with_locks(Box::new(HostLocks))
             .with_database(Box::new(HostDatabase))
             .with_time_zones(Box::new(HostZones)),

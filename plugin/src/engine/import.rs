@@ -17,11 +17,20 @@ impl Engine {
     pub(super) fn import(&mut self, request: &ImportRequest) -> CommandOutput {
         self.ensure_loaded();
         let Some(workspace) = self.experts.sessions.workspace().map(|w| w.to_path_buf()) else {
-            return reports::failure(
-                2,
-                "import: no agents' workspace is mounted, so there is nothing to import \
-                 (the CLI: --workspace-dir DIR, the directory holding MEMORY.md)",
-            );
+            return match &self.host.workspace_named {
+                Some(named) => reports::failure(
+                    1,
+                    format!(
+                        "import: the agents' workspace {named} does not exist: memory-core has \
+                         written nothing there, so there is nothing to import"
+                    ),
+                ),
+                None => reports::failure(
+                    2,
+                    "import: no agents' workspace is mounted, so there is nothing to import \
+                     (the CLI: --workspace-dir DIR, the directory holding MEMORY.md)",
+                ),
+            };
         };
         let options = match self.import_options(request) {
             Ok(options) => options,

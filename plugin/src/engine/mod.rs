@@ -55,6 +55,8 @@ struct Host {
     locks: Box<dyn Locks>,
     /// The host's time-zone offsets, for cron triggers.
     zones: Box<dyn crate::experts::runs::TimeZones>,
+    /// The agents' workspace as the host was asked to mount it, also when it does not exist.
+    workspace_named: Option<String>,
 }
 
 /// Counts are saved at the end of every turn (`agent-end`, a line of the instance's count log),
@@ -86,6 +88,7 @@ impl Engine {
                 database: Box::new(crate::memory::falkordb::NoDatabase),
                 locks: Box::new(locks::Unshared),
                 zones: Box::new(crate::experts::runs::UtcOnly),
+                workspace_named: None,
             },
             config: ConfigState::default(),
             memory: MemoryState::new(),
@@ -120,6 +123,12 @@ impl Engine {
             .sessions
             .check_zones_with(self.experts.zone_check.clone());
         self.host.zones = Box::new(shared);
+        self
+    }
+
+    /// The agents' workspace as the host was asked to mount it (mounted or not), for messages.
+    pub fn with_workspace_named(mut self, named: Option<String>) -> Engine {
+        self.host.workspace_named = named;
         self
     }
 

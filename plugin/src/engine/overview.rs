@@ -27,11 +27,30 @@ impl Engine {
             "set_aside": count(|e| e.state.is_set_aside()),
         });
         let approvals = self.experts.sessions.pending_json(time::now_ms() / 1000);
-        let document = overview_json(&stats, spool, approvals);
+        let mut document = overview_json(&stats, spool, approvals);
+        document["import"] = self
+            .host
+            .state_dir
+            .as_deref()
+            .and_then(|dir| crate::memory::import::Job::load(dir).ok().flatten())
+            .map_or(Value::Null, |job| import_json(&job));
         reports::success(
             serde_json::to_string_pretty(&document).expect("JSON values serialize") + "\n",
         )
     }
+}
+
+/// The last import: its group, its items, how many were fed, and when it started and finished.
+fn import_json(job: &crate::memory::import::Job) -> Value {
+    json!({
+        "group_id": job.options.group_id,
+        "items": job.items,
+        "imported_before": job.already,
+        "fed": job.fed,
+        "to_go": job.items.saturating_sub(job.already + job.fed),
+        "started_at": time::iso8601(job.started_ms),
+        "finished_at": job.finished_ms.map(time::iso8601),
+    })
 }
 
 /// Rates are shares of the turns routed (0 when there were none).

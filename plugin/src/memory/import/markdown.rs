@@ -72,8 +72,24 @@ struct Block {
     metadata: Option<String>,
 }
 
+/// The text after a YAML front matter block (`---` … `---` at its start), if it has one.
+fn without_front_matter(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix("---\n") else {
+        return text;
+    };
+    let mut at = 0;
+    for line in rest.split_inclusive('\n') {
+        at += line.len();
+        if line.trim_end() == "---" {
+            return &rest[at..];
+        }
+    }
+    text
+}
+
 /// Splits Markdown into list items and paragraphs; fenced code stays whole within its block.
 fn split(text: &str) -> Vec<Block> {
+    let text = without_front_matter(text);
     let mut blocks = Vec::new();
     let mut heading: Option<String> = None;
     let mut metadata: Option<String> = None;
@@ -207,6 +223,18 @@ mod tests {
                 ("- Deploys on Fridays are banned", Some("Work")),
                 ("```\ncode\n\nkept\n```", Some("Work")),
             ]
+        );
+    }
+
+    #[test]
+    fn front_matter_is_not_an_entry() {
+        let found = entries("---\nsummary: a template\n---\n- the one entry\n");
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].text, "- the one entry");
+        assert_eq!(
+            entries("---\nnever closed\n")[0].text,
+            "---\nnever closed",
+            "no front matter without its end: the text stays"
         );
     }
 

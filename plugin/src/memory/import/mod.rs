@@ -37,6 +37,9 @@ pub const MAX_ITEM_CHARS: usize = 8_000;
 /// the dry run's estimate.
 pub const LLM_CALLS_PER_EPISODE: (u64, u64) = (4, 10);
 
+/// Why a `USER.md` entry is not imported when it has no dated metadata line.
+const NOT_A_DIRECTIVE: &str = "not a dated directive (memory-core's `<!-- observed: YYYY-MM-DD | status: … -->` line is not before it): instructions or a placeholder";
+
 const JOB_FILE: &str = "import/job.json";
 const LEDGER_FILE: &str = "import/ledger";
 
@@ -107,6 +110,14 @@ pub fn plan(root: &Path, options: &Options) -> Plan {
         let day_ms = workspace::daily_note_date(file.relative.rsplit('/').next().unwrap_or(""))
             .and_then(time::noon_of_date);
         for entry in entries {
+            let observed_ms = entry.observed.as_deref().and_then(time::noon_of_date);
+            // OpenClaw seeds USER.md with instructions and a placeholder directive: only dated
+            // directives are the user's.
+            if file.kind == FileKind::User && observed_ms.is_none() {
+                plan.skipped_entries
+                    .push((file.relative.clone(), NOT_A_DIRECTIVE.into()));
+                continue;
+            }
             let text = item_text(&entry);
             if text.chars().count() > MAX_ITEM_CHARS {
                 plan.skipped_entries.push((
@@ -115,7 +126,6 @@ pub fn plan(root: &Path, options: &Options) -> Plan {
                 ));
                 continue;
             }
-            let observed_ms = entry.observed.as_deref().and_then(time::noon_of_date);
             plan.items.push(Item {
                 name: item_name(&options.group_id, &file.relative, &text),
                 source: file.relative.clone(),

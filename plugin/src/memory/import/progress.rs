@@ -87,8 +87,11 @@ pub fn render_plan(plan: &Plan, done: &HashSet<String>, per_minute: u32, json: b
         for skipped in &plan.skipped {
             out.push_str(&format!("  {}: {}\n", skipped.relative, skipped.why));
         }
-        for (file, why) in &plan.skipped_entries {
-            out.push_str(&format!("  {file}: {why}\n"));
+        for ((file, why), count) in skipped_entries(plan) {
+            out.push_str(&format!(
+                "  {file}: {count} {}: {why}\n",
+                entries_word(count)
+            ));
         }
     }
     out.push_str(&format!(
@@ -102,6 +105,25 @@ pub fn render_plan(plan: &Plan, done: &HashSet<String>, per_minute: u32, json: b
         "An entry later removed from a file is not deleted from Graphiti by an import (use forget).\n",
     );
     out
+}
+
+/// The entries left out, counted by file and reason, in the order first met.
+fn skipped_entries(plan: &Plan) -> Vec<((&str, &str), usize)> {
+    let mut counted: Vec<((&str, &str), usize)> = Vec::new();
+    for (file, why) in &plan.skipped_entries {
+        match counted
+            .iter_mut()
+            .find(|(key, _)| *key == (file.as_str(), why.as_str()))
+        {
+            Some((_, count)) => *count += 1,
+            None => counted.push(((file, why), 1)),
+        }
+    }
+    counted
+}
+
+fn entries_word(count: usize) -> &'static str {
+    if count == 1 { "entry" } else { "entries" }
 }
 
 /// The dry run as one JSON document.
@@ -123,9 +145,9 @@ fn plan_json(
         .iter()
         .map(|s| json!({ "file": s.relative, "why": s.why }))
         .chain(
-            plan.skipped_entries
-                .iter()
-                .map(|(file, why)| json!({ "file": file, "why": why })),
+            skipped_entries(plan)
+                .into_iter()
+                .map(|((file, why), count)| json!({ "file": file, "why": why, "entries": count })),
         )
         .collect();
     format!(

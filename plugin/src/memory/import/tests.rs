@@ -262,9 +262,33 @@ fn an_unreadable_job_is_said_by_the_feed_and_replaced_by_the_next_import() {
     fs::write(state.path().join(JOB_FILE), b"{not json").unwrap();
     let feed = feeder(root.path(), 600);
     let error = feed.feed(&spool, &[], 0).unwrap_err();
-    assert!(error.contains("import job") && error.contains("cannot be read"), "{error}");
+    assert!(
+        error.contains("import job") && error.contains("cannot be read"),
+        "{error}"
+    );
     let planned = plan(root.path(), &options(false));
     start(state.path(), &planned, &options(false), 0, 600).unwrap();
     let fed = feed.feed(&spool, &[], 60_000).unwrap().unwrap();
     assert_eq!(fed.fed, 1);
+}
+
+#[test]
+fn a_seeded_user_md_template_gives_no_item_and_says_why() {
+    let template = "---\ntitle: USER template\n---\n# USER.md\n\nStore preferences as directives.\n\n\
+        - Begin each directive with an imperative.\n\n## Directives\n\n\
+        <!-- observed: YYYY-MM-DD | status: active -->\n\n- Prefer ...\n";
+    let root = workspace(&[("USER.md", template)]);
+    let plan = plan(root.path(), &options(false));
+    assert!(plan.items.is_empty(), "{:?}", plan.items);
+    assert_eq!(plan.skipped_entries.len(), 3);
+    assert!(
+        plan.skipped_entries
+            .iter()
+            .all(|(file, why)| file == "USER.md" && why.contains("not a dated directive"))
+    );
+    let shown = render_plan(&plan, &HashSet::new(), 4, false);
+    assert!(
+        shown.contains("USER.md: 3 entries: not a dated directive"),
+        "{shown}"
+    );
 }
