@@ -40,8 +40,8 @@ impl Engine {
         let per_minute = self.config.settings.capture.import_per_minute;
         let json = request.format == OutputFormat::Json;
         let state_dir = self.host.state_dir.clone();
-        let done = state_dir.as_deref().map(import::ledger).unwrap_or_default();
         if request.dry_run {
+            let done = state_dir.as_deref().map(import::ledger).unwrap_or_default();
             return CommandOutput {
                 exit_code: 0,
                 stdout: import::render_plan(&plan, &done, per_minute, json),

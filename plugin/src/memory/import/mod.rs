@@ -254,12 +254,8 @@ fn record(state_dir: &Path, names: &[&str]) -> Result<(), String> {
         .open(&path)
         .and_then(|mut file| {
             // A line torn by an earlier crash must not swallow the first name.
-            let torn = std::fs::metadata(&path).is_ok_and(|m| m.len() > 0)
-                && crate::platform::files::read_from(
-                    &path,
-                    std::fs::metadata(&path)?.len() - 1,
-                    1,
-                )? != b"\n";
+            let len = file.metadata()?.len();
+            let torn = len > 0 && crate::platform::files::read_from(&path, len - 1, 1)? != b"\n";
             if torn {
                 file.write_all(b"\n")?;
             }
