@@ -310,6 +310,13 @@ pub struct ImportArgs {
     /// Import the daily notes (memory/YYYY-MM-DD*.md) too
     #[arg(long)]
     pub daily_notes: bool,
+    /// Past conversations of the last 30 days too, each turn into its own chat's group (OpenClaw
+    /// only: they are read through OpenClaw's session store)
+    #[arg(long)]
+    pub transcripts: bool,
+    /// Every past conversation, however old (OpenClaw only)
+    #[arg(long)]
+    pub all_transcripts: bool,
     /// List what would be sent per group, what is skipped and why, and Graphiti's work;
     /// send nothing
     #[arg(long)]

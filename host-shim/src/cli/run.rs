@@ -297,10 +297,20 @@ fn import(shim: &mut Shim, args: ImportArgs) -> u8 {
         group_id,
         agent,
         daily_notes,
+        transcripts,
+        all_transcripts,
         dry_run,
         json,
         no_wait,
     } = args;
+    if transcripts || all_transcripts {
+        eprintln!(
+            "graphiti-openclaw import: past conversations are read through OpenClaw's session \
+             store, which this CLI has not: run `openclaw graphiti import --sender ID --transcripts` there \
+             (this CLI imports the workspace's files)"
+        );
+        return 2;
+    }
     let request = &ImportRequest {
         ctx: HookContext {
             agent_id: Some(agent),

@@ -7,8 +7,9 @@ use crate::memory::graphiti::speaker_name;
 use crate::memory::group_id;
 use crate::memory::import::{self, Job, Options};
 use crate::ops::reports;
-use crate::platform::api::{CommandOutput, ImportRequest, OutputFormat};
+use crate::platform::api::{CommandOutput, HookContext, ImportRequest, OutputFormat};
 use crate::platform::time;
+use std::path::Path;
 
 /// The exit code that says the import is under way: the host calls again after a pause.
 pub const UNDER_WAY: u8 = 75;
@@ -36,17 +37,9 @@ impl Engine {
             Ok(options) => options,
             Err(refused) => return refused,
         };
-        let plan = import::plan(&workspace, &options);
-        let per_minute = self.config.settings.capture.import_per_minute;
-        let json = request.format == OutputFormat::Json;
         let state_dir = self.host.state_dir.clone();
-        if request.dry_run {
-            let done = state_dir.as_deref().map(import::ledger).unwrap_or_default();
-            return CommandOutput {
-                exit_code: 0,
-                stdout: import::render_plan(&plan, &done, per_minute, json),
-                stderr: String::new(),
-            };
+        if let Err(answer) = self.plan_import(request, &workspace, options) {
+            return answer;
         }
         let Some(state_dir) = state_dir else {
             return reports::failure(
@@ -54,12 +47,7 @@ impl Engine {
                 "import: no state directory is mounted, so nothing can be spooled",
             );
         };
-        if let Some(why) = self.capture_paused(&options.group_id) {
-            return reports::failure(1, format!("import: not started: {why}"));
-        }
-        if let Err(e) = import::start(&state_dir, &plan, &options, time::now_ms(), per_minute) {
-            return reports::failure(1, format!("import: {e}"));
-        }
+        let per_minute = self.config.settings.capture.import_per_minute;
         // A tick's pass: it keeps to the back-off while Graphiti is down (the feed still runs).
         let report = self.send_pass(Pass::Tick);
         self.flush_stats_now();
@@ -94,6 +82,83 @@ impl Engine {
         }
     }
 
+    /// Plans the import and starts its job, unless a job for the same memory is under way and
+    /// nothing new was staged (the CLI calls again while it runs): it goes on where it is. A dry
+    /// run answers here (`Err` carries every answer that ends the command).
+    fn plan_import(
+        &mut self,
+        request: &ImportRequest,
+        workspace: &Path,
+        options: Options,
+    ) -> Result<(), CommandOutput> {
+        let state_dir = self.host.state_dir.clone();
+        let staged = state_dir
+            .as_deref()
+            .is_some_and(import::transcripts::staged);
+        let options = Options {
+            transcripts: staged,
+            ..options
+        };
+        let under_way = state_dir
+            .as_deref()
+            .and_then(|dir| Job::load(dir).ok().flatten());
+        let going_on = under_way.is_some_and(|job| {
+            job.finished_ms.is_none()
+                && !staged
+                && !request.dry_run
+                && job.options.group_id == options.group_id
+                && job.options.daily_notes == options.daily_notes
+        });
+        if going_on {
+            return Ok(());
+        }
+        let plan = {
+            let decide = |ctx: &HookContext| self.past_turn_group(ctx);
+            import::plan_with_transcripts(Some(workspace), state_dir.as_deref(), &options, &decide)
+        };
+        // Staged once per command: what the next call finds staged is a new request.
+        if let Some(dir) = state_dir.as_deref() {
+            import::transcripts::clear(dir);
+        }
+        let per_minute = self.config.settings.capture.import_per_minute;
+        if request.dry_run {
+            let done = state_dir.as_deref().map(import::ledger).unwrap_or_default();
+            let json = request.format == OutputFormat::Json;
+            return Err(CommandOutput {
+                exit_code: 0,
+                stdout: import::render_plan(&plan, &done, per_minute, json),
+                stderr: String::new(),
+            });
+        }
+        let Some(dir) = state_dir.as_deref() else {
+            return Err(reports::failure(
+                1,
+                "import: no state directory is mounted, so nothing can be spooled",
+            ));
+        };
+        if let Some(why) = self.capture_paused(&options.group_id) {
+            return Err(reports::failure(1, format!("import: not started: {why}")));
+        }
+        import::start(dir, &plan, &options, time::now_ms(), per_minute)
+            .map(|_| ())
+            .map_err(|e| reports::failure(1, format!("import: {e}")))
+    }
+
+    /// The group a past turn goes to, as a live turn in its conversation would (kept-out chats,
+    /// expert sessions and turns that are not the user's skipped), or why it is skipped. Never a
+    /// session's own group: a turn without a recorded sender goes nowhere.
+    fn past_turn_group(&self, ctx: &HookContext) -> Result<String, String> {
+        if let Some(why) = self.config.settings.skip.kept_out(ctx) {
+            return Err(why);
+        }
+        if let Some(expert) = self.experts.sessions.expert_of(ctx) {
+            return Err(format!(
+                "a session of expert {expert}: its runs stay in the session"
+            ));
+        }
+        group_id::group_id_of_known(&self.config.settings.graphiti.group_id, ctx)
+    }
+
     /// The group and speaker an import request names, or the refusal saying what is missing.
     fn import_options(&self, request: &ImportRequest) -> Result<Options, CommandOutput> {
         let group_id = match &request.group_id {
@@ -120,6 +185,7 @@ impl Engine {
                 request.ctx.sender_id.as_deref(),
             ),
             daily_notes: request.daily_notes,
+            transcripts: false,
         })
     }
 }

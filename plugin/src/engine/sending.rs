@@ -44,12 +44,14 @@ impl Engine {
             temp_swept_at_ms: &mut memory.temp_swept_at_ms,
             known_depth: &mut memory.spool_depth,
             kept_depth: &mut memory.kept_spool_depth,
-            import: self.experts.sessions.workspace().map(|workspace| Feeder {
-                workspace: workspace.to_path_buf(),
+            import: Some(Feeder {
                 per_minute: capture.import_per_minute,
                 redact: capture.redact.clone(),
                 max_episodes: capture.spool_max_episodes,
                 held: (!capture.enabled).then(|| "capture is disabled in settings".to_string()),
+                is_paused: Box::new(|dir, group| {
+                    crate::memory::control::capture_paused(Some(dir), group).is_some()
+                }),
             }),
             import_fed: None,
         };

@@ -141,6 +141,29 @@ pub fn group_id(templates: &GroupIdSettings, ctx: &HookContext) -> Result<String
     })
 }
 
+/// The group id of a conversation whose every templated value is known, or why not: an import
+/// gives a message to no session's own group, since under OpenClaw's default `session.dmScope:
+/// main` one session holds every direct chat.
+pub fn group_id_of_known(templates: &GroupIdSettings, ctx: &HookContext) -> Result<String, String> {
+    let conversation = Conversation::of(ctx);
+    let template = if ctx.chat_type == ChatType::Group {
+        &templates.group
+    } else {
+        &templates.direct
+    };
+    with_literals(templates, |literals| {
+        fill(template, &conversation, &|value| {
+            clean_value_among(value, literals)
+        })
+    })
+    .map_err(|missing| {
+        format!(
+            "OpenClaw recorded no {} for it: its group is unknown, so it is given to nobody",
+            missing.join(" and ")
+        )
+    })
+}
+
 /// Runs `f` with the templates' literals, worked out once for as long as the templates stay the
 /// same (every turn asks).
 fn with_literals<T>(templates: &GroupIdSettings, f: impl FnOnce(&[String]) -> T) -> T {

@@ -394,7 +394,7 @@ impl Stamp {
 
     /// Refuses, before anything is opened, what is not a regular file (reading a FIFO would wait
     /// forever) or is larger than `max_bytes`.
-    fn readable_within(&self, max_bytes: u64) -> io::Result<()> {
+    pub fn readable_within(&self, max_bytes: u64) -> io::Result<()> {
         if !self.is_file {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,

@@ -419,3 +419,30 @@ fn an_import_without_a_group_says_which_flags_name_one() {
     assert_eq!(out.exit_code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("--group-id"), "{}", out.stderr);
 }
+
+/// The shim has no OpenClaw: asked for past conversations it says where they are imported, and
+/// imports nothing.
+#[test]
+fn the_cli_without_openclaw_refuses_transcripts_and_names_the_command_that_imports_them() {
+    let standin = standin();
+    let config = config(&standin, "mcp", 600);
+    let state = temp_dir("import-transcripts-shim");
+    let agents = memory_core_workspace();
+    let out = std::process::Command::new(workspace().join("target/release/graphiti-openclaw"))
+        .arg("--config-dir")
+        .arg(config.path())
+        .arg("--state-dir")
+        .arg(state.path())
+        .arg("--workspace-dir")
+        .arg(agents.path())
+        .args(["--quiet", "import", "--sender", "ana", "--transcripts"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("openclaw graphiti import --sender ID --transcripts"),
+        "{stderr}"
+    );
+    assert!(standin.episodes().is_empty());
+}

@@ -1,20 +1,26 @@
-//! Importing what memory-core already remembers (`MEMORY.md`, `USER.md`, imported notes and, when
-//! asked, daily notes) into one Graphiti group, each entry once, at a pace Graphiti can take.
+//! Importing what OpenClaw already remembers into Graphiti: memory-core's files (`MEMORY.md`,
+//! `USER.md`, imported notes and, when asked, daily notes) into one group, and, when asked, past
+//! conversations (staged by the OpenClaw adapter, see [`transcripts`]) each turn into its own
+//! chat's group; each item once, at a pace Graphiti can take.
 //!
 //! - **Once.** An item's episode name is made of its group, its file and its text: an import run
 //!   again (or after a kill) finds it in the ledger (`import/ledger`, a name per line) and sends
 //!   nothing twice; a changed entry is a new item and sends only itself. An entry removed from a
 //!   file deletes nothing in Graphiti.
-//! - **Through the spool.** The job (`import/job.json`) is fed into the capture spool by the
-//!   sending pass itself, under the send lock and before it sends: an item appended but not yet in
-//!   the ledger (a kill between the two) is still in the spool when the next pass looks, and is
-//!   recognised there by its stem, so it is neither lost nor spooled twice.
-//! - **Paced.** At most `import.episodes_per_minute` are fed, and only while fewer than
+//! - **Through the spool.** The job (`import/job.json`) and its queue (planned once, see
+//!   [`queue`]) are fed into the capture spool by the sending pass itself, under the send lock
+//!   and before it sends: an item appended but not yet in the ledger (a kill between the two) is
+//!   still in the spool when the next pass looks, and is recognised there by its stem, so it is
+//!   neither lost nor spooled twice.
+//! - **Paced.** At most `capture.import_per_minute` are fed, and only while fewer than
 //!   [`WINDOW`] episodes wait in the spool: live turns never queue behind more than that, Graphiti
 //!   down stops the feed (nothing is lost), and an import can never fill the spool.
 
+mod item;
 pub mod markdown;
 mod progress;
+mod queue;
+pub mod transcripts;
 pub mod workspace;
 
 use crate::config::Redact;
@@ -24,15 +30,14 @@ use crate::memory::spool::{self, Appended, Entry, Spool};
 use crate::platform::time;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use workspace::FileKind;
 
+pub use item::{Item, MAX_ITEM_CHARS, item_name};
 pub use progress::{render_plan, render_progress, status_line};
 
 /// Import episodes fed only while fewer than this many episodes (of any kind) wait in the spool.
 pub const WINDOW: usize = 8;
-/// An entry longer than this is skipped, named: memory-core's entries are a few lines.
-pub const MAX_ITEM_CHARS: usize = 8_000;
 /// The range of Graphiti's LLM calls for one episode (extraction, deduplication, summaries), for
 /// the dry run's estimate.
 pub const LLM_CALLS_PER_EPISODE: (u64, u64) = (4, 10);
@@ -50,19 +55,9 @@ pub struct Options {
     /// Who the workspace files are about, for the episodes' speaker.
     pub user_name: Option<String>,
     pub daily_notes: bool,
-}
-
-/// One entry to remember, named and timed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Item {
-    pub name: String,
-    /// The file in the workspace it comes from (`memory/2026-05-01.md`).
-    pub source: String,
-    pub kind: FileKind,
-    pub text: String,
-    /// Its original time: a daily note's date, a directive's observed date, else the file's
-    /// modification time.
-    pub reference_ms: u64,
+    /// Whether the transcripts the OpenClaw adapter staged are imported too.
+    #[serde(default)]
+    pub transcripts: bool,
 }
 
 /// What an import would send, oldest first, and what it leaves out and why.
@@ -76,6 +71,8 @@ pub struct Plan {
     pub skipped_entries: Vec<(String, String)>,
     /// Daily notes left out because they were not asked for: files and entries.
     pub daily_notes_left_out: (usize, usize),
+    /// What the reader of the plan should know (what OpenClaw does not tell plugins).
+    pub notes: Vec<String>,
 }
 
 /// The items of the workspace at `root` for `options`, oldest first (a file's entries in order).
@@ -131,15 +128,56 @@ pub fn plan(root: &Path, options: &Options) -> Plan {
                 source: file.relative.clone(),
                 kind: file.kind,
                 text,
+                assistant: String::new(),
+                group_id: options.group_id.clone(),
+                user_name: options.user_name.clone(),
                 reference_ms: observed_ms.or(day_ms).unwrap_or(file_ms),
             });
         }
     }
-    // Oldest first; a file's entries keep their order (the sort is stable).
+    oldest_first(&mut plan);
+    plan
+}
+
+/// The workspace's plan with the staged transcripts' turns added when `options` asks for them
+/// (`decide` gives a turn its group, or why it is skipped).
+pub fn plan_with_transcripts(
+    root: Option<&Path>,
+    state_dir: Option<&Path>,
+    options: &Options,
+    decide: &transcripts::Decide,
+) -> Plan {
+    let mut plan = match root {
+        Some(root) => plan(root, options),
+        None => Plan {
+            options: Some(options.clone()),
+            ..Plan::default()
+        },
+    };
+    if !options.transcripts {
+        return plan;
+    }
+    match state_dir.and_then(|dir| transcripts::plan(dir, decide)) {
+        Some(staged) => {
+            plan.items.extend(staged.items);
+            plan.skipped_entries.extend(staged.skipped);
+            plan.notes.extend(staged.notes);
+            oldest_first(&mut plan);
+        }
+        None => plan.skipped_entries.push((
+            "transcripts".into(),
+            "nothing staged: only `openclaw graphiti import --sender ID --transcripts` reads OpenClaw's sessions"
+                .into(),
+        )),
+    }
+    plan
+}
+
+/// Oldest first (a file's entries keep their order: the sort is stable), each item once.
+fn oldest_first(plan: &mut Plan) {
     crate::platform::sorting::sort_by_key(&mut plan.items, |item| item.reference_ms);
     let mut seen = HashSet::new();
     plan.items.retain(|item| seen.insert(item.name.clone()));
-    plan
 }
 
 /// What Graphiti is given for an entry: its heading as context, a directive's dates.
@@ -175,12 +213,6 @@ fn without_list_marker(text: &str) -> &str {
     }
 }
 
-/// Made of the group, the file and the text: the same entry imported again has the same name.
-pub fn item_name(group_id: &str, source: &str, text: &str) -> String {
-    let digest = spool::stable_hash(&format!("{group_id}\n{source}\n{text}"));
-    format!("openclaw-import-{group_id}-{digest:016x}")
-}
-
 /// An import under way: what it imports, and how far the feed got.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Job {
@@ -190,11 +222,26 @@ pub struct Job {
     pub last_fed_ms: u64,
     /// Items the feed put in the spool for this job.
     pub fed: u64,
-    /// Items the last look at the workspace found for it.
+    /// Items in the job's queue.
     pub items: u64,
     /// Items already imported by an earlier run when this job started.
     pub already: u64,
     pub finished_ms: Option<u64>,
+    /// The queue the cursor belongs to (its header's digest).
+    #[serde(default)]
+    pub queue: String,
+    /// The byte offset in the queue of the next item not yet passed.
+    #[serde(default)]
+    pub cursor: u64,
+    /// Items of the queue passed (fed, found sent, or skipped).
+    #[serde(default)]
+    pub position: u64,
+    /// The spool stems' hashes of items fed and not yet seen sent.
+    #[serde(default)]
+    pub in_flight: Vec<String>,
+    /// Items passed because their chat was paused when their turn came.
+    #[serde(default)]
+    pub paused: u64,
 }
 
 impl Job {
@@ -269,14 +316,18 @@ fn stem_hash(name: &str) -> String {
     format!("{:016x}", spool::stable_hash(name))
 }
 
+/// Whether capture into a group (the second argument) is paused, in a state directory.
+pub type PausedCheck = dyn Fn(&Path, &str) -> bool;
+
 /// What the sending pass needs to feed a job.
 pub struct Feeder {
-    pub workspace: PathBuf,
     pub per_minute: u32,
     pub redact: Vec<Redact>,
     pub max_episodes: usize,
-    /// Why nothing is imported now (capture is off), if it is not; a paused group is looked up.
+    /// Why nothing is imported now (capture is off), if it is not.
     pub held: Option<String>,
+    /// Whether capture into a group is paused now: its items are passed, as a live turn there is.
+    pub is_paused: Box<PausedCheck>,
 }
 
 /// What one feed did.
@@ -286,18 +337,19 @@ pub struct Fed {
     pub fed: usize,
     /// Items found in the spool that the ledger lacked (a run killed between the two).
     pub recovered: usize,
-    /// Items neither in the ledger nor in the spool.
+    /// Items of the queue not passed yet.
     pub remaining: usize,
     /// The job's items waiting in the spool.
     pub in_spool: usize,
     pub finished: bool,
-    /// Why nothing was fed though items remain (paused, capture off), if so.
+    /// Why nothing was fed though items remain (capture off), if so.
     pub held: Option<String>,
 }
 
 impl Feeder {
     /// Feeds the job in the state directory, if any and not finished, given the spool's `listed`
-    /// entries; Ok(None) when there is no job to feed.
+    /// entries; Ok(None) when there is no job to feed. It reads the queue from the job's cursor
+    /// only: a pass costs the same however many items are left.
     pub fn feed(&self, spool: &Spool, listed: &[Entry], now: u64) -> Result<Option<Fed>, String> {
         let state_dir = spool.state_dir();
         let Some(mut job) = Job::load(state_dir)? else {
@@ -306,26 +358,22 @@ impl Feeder {
         if job.finished_ms.is_some() {
             return Ok(None);
         }
-        let plan = plan(&self.workspace, &job.options);
-        let done = ledger(state_dir);
+        let (header, first) = queue::header(state_dir)?;
+        if header.digest != job.queue {
+            (job.queue, job.cursor, job.position, job.items) =
+                (header.digest, first, 0, header.items);
+        }
+        job.cursor = job.cursor.max(first);
+        let waiting: HashSet<&str> = listed
+            .iter()
+            .filter(|e| e.state.is_queued())
+            .filter_map(|e| e.stem.rsplit('-').next())
+            .collect();
         let spooled: HashSet<&str> = listed
             .iter()
             .filter_map(|e| e.stem.rsplit('-').next())
             .collect();
-        let mut fed = Fed::default();
-        let mut recovered = Vec::new();
-        let mut to_feed = Vec::new();
-        for item in plan.items.iter().filter(|i| !done.contains(&i.name)) {
-            if spooled.contains(stem_hash(&item.name).as_str()) {
-                recovered.push(item.name.as_str());
-            } else {
-                to_feed.push(item);
-            }
-        }
-        fed.recovered = recovered.len();
-        if !recovered.is_empty() {
-            record(state_dir, &recovered)?;
-        }
+        job.in_flight.retain(|hash| waiting.contains(hash.as_str()));
         let queued = spool::queued(listed);
         let interval = 60_000 / u64::from(self.per_minute.max(1));
         let due = (now.saturating_sub(job.last_fed_ms) / interval) as usize;
@@ -337,54 +385,99 @@ impl Feeder {
         } else {
             due.min(room)
         };
-        for item in to_feed.iter().take(allowed) {
-            let episode = self.episode(item, &job.options);
-            match spool.append(&episode, self.max_episodes / 2)? {
-                Appended::Spooled => record(state_dir, &[item.name.as_str()])?,
-                Appended::Full(_) => break,
-            }
-            fed.fed += 1;
-        }
-        fed.remaining = to_feed.len() - fed.fed;
-        let ours: HashSet<String> = plan.items.iter().map(|i| stem_hash(&i.name)).collect();
-        fed.in_spool = listed
-            .iter()
-            .filter(|e| e.state.is_queued())
-            .filter(|e| e.stem.rsplit('-').next().is_some_and(|h| ours.contains(h)))
-            .count()
-            + fed.fed;
+        let mut fed = Fed {
+            held: self.held.clone(),
+            ..Fed::default()
+        };
+        let moved = self.pass_queue(spool, &spooled, &mut job, allowed, &mut fed)?;
+        fed.remaining = job.items.saturating_sub(job.position) as usize;
+        fed.in_spool = job.in_flight.len();
         if fed.fed > 0 {
             job.last_fed_ms = now;
             job.fed += fed.fed as u64;
         }
-        job.items = plan.items.len() as u64;
         fed.finished = fed.remaining == 0 && fed.in_spool == 0;
         if fed.finished {
             job.finished_ms = Some(now);
         }
-        if fed.fed > 0 || fed.finished || fed.recovered > 0 {
+        if moved || fed.finished {
             job.save(state_dir)?;
         }
         Ok(Some(fed))
     }
 
-    fn episode(&self, item: &Item, options: &Options) -> Episode {
-        let text = redaction::redact(&item.text, &self.redact).text;
+    /// Passes the queue from the cursor: items already sent or spooled are recorded and passed,
+    /// items of a paused chat passed, and up to `allowed` items fed. Whether the job moved.
+    fn pass_queue(
+        &self,
+        spool: &Spool,
+        spooled: &HashSet<&str>,
+        job: &mut Job,
+        allowed: usize,
+        fed: &mut Fed,
+    ) -> Result<bool, String> {
+        let state_dir = spool.state_dir();
+        let done = ledger(state_dir);
+        let mut paused: std::collections::HashMap<String, bool> = Default::default();
+        let start = job.position;
+        for (item, next) in queue::read_from(state_dir, job.cursor)? {
+            let hash = stem_hash(&item.name);
+            if done.contains(&item.name) {
+            } else if spooled.contains(hash.as_str()) {
+                record(state_dir, &[item.name.as_str()])?;
+                fed.recovered += 1;
+                job.in_flight.push(hash);
+            } else if *paused
+                .entry(item.group_id.clone())
+                .or_insert_with(|| (self.is_paused)(state_dir, &item.group_id))
+            {
+                job.paused += 1;
+            } else if fed.fed >= allowed {
+                break;
+            } else {
+                match spool.append(&self.episode(&item), self.max_episodes / 2)? {
+                    Appended::Spooled => record(state_dir, &[item.name.as_str()])?,
+                    Appended::Full(_) => break,
+                }
+                fed.fed += 1;
+                job.in_flight.push(hash);
+            }
+            job.cursor = next;
+            job.position += 1;
+        }
+        Ok(job.position != start || fed.fed > 0)
+    }
+
+    fn episode(&self, item: &queue::Queued) -> Episode {
+        let [user, assistant] =
+            redaction::redact_exchange(&[&item.user, &item.assistant], &self.redact)
+                .map(|redacted| redacted.text);
+        let (source_description, kind) = if item.transcript {
+            (
+                format!("OpenClaw {} (imported)", item.source),
+                EpisodeKind::Turn,
+            )
+        } else {
+            (
+                format!("OpenClaw memory-core, {} (imported)", item.source),
+                EpisodeKind::Note,
+            )
+        };
         Episode {
             name: item.name.clone(),
-            group_id: options.group_id.clone(),
-            user: text,
-            assistant: String::new(),
-            user_name: options.user_name.clone(),
+            group_id: item.group_id.clone(),
+            user,
+            assistant,
+            user_name: item.user_name.clone(),
             reference_time: time::iso8601(item.reference_ms),
-            source_description: format!("OpenClaw memory-core, {} (imported)", item.source),
-            kind: EpisodeKind::Note,
+            source_description,
+            kind,
         }
     }
 }
 
-/// Starts (or restarts with new options) the job for `options`; the items an earlier run already
-/// imported stay imported.
+/// Starts (or restarts with a fresh queue) the job for `options`: its queue is what `plan` has
+/// that the ledger does not; the items an earlier run already imported stay imported.
 pub fn start(
     state_dir: &Path,
     plan: &Plan,
@@ -393,21 +486,33 @@ pub fn start(
     per_minute: u32,
 ) -> Result<Job, String> {
     let done = ledger(state_dir);
-    let already = plan.items.iter().filter(|i| done.contains(&i.name)).count() as u64;
+    let new: Vec<&Item> = plan
+        .items
+        .iter()
+        .filter(|i| !done.contains(&i.name))
+        .collect();
+    let already = (plan.items.len() - new.len()) as u64;
+    let header = queue::write(state_dir, &new)?;
     let interval = 60_000 / u64::from(per_minute.max(1));
     // An unreadable job is replaced: the ledger, not the job, says what was sent.
-    let job = match Job::load(state_dir).ok().flatten() {
+    let mut job = match Job::load(state_dir).ok().flatten() {
         Some(job) if job.options == *options && job.finished_ms.is_none() => job,
         _ => Job {
             options: options.clone(),
             started_ms: now,
             last_fed_ms: now.saturating_sub(interval),
             fed: 0,
-            items: plan.items.len() as u64,
+            items: 0,
             already,
             finished_ms: None,
+            queue: String::new(),
+            cursor: 0,
+            position: 0,
+            in_flight: Vec::new(),
+            paused: 0,
         },
     };
+    (job.queue, job.cursor, job.position, job.items) = (header.digest, 0, 0, header.items);
     job.save(state_dir)?;
     Ok(job)
 }

@@ -10,8 +10,20 @@ fn kind_name(kind: FileKind) -> &'static str {
         FileKind::User => "USER.md directives",
         FileKind::Imported => "imported notes (memory/imports/)",
         FileKind::DailyNote => "daily notes",
+        FileKind::Transcript => "past conversations",
     }
 }
+
+fn unit_name(kind: FileKind) -> &'static str {
+    if kind == FileKind::Transcript {
+        "session(s)"
+    } else {
+        "file(s)"
+    }
+}
+
+/// Per group, per kind: the items and their sources.
+type ByGroup<'a> = BTreeMap<&'a str, BTreeMap<FileKind, (usize, HashSet<&'a str>)>>;
 
 /// Seconds as `about 3 h 20 min` / `about 12 min` / `under a minute`.
 pub fn duration_words(seconds: u64) -> String {
@@ -39,12 +51,7 @@ pub fn render_plan(plan: &Plan, done: &HashSet<String>, per_minute: u32, json: b
         .iter()
         .filter(|i| !done.contains(&i.name))
         .collect();
-    let mut by_kind: BTreeMap<FileKind, (usize, HashSet<&str>)> = BTreeMap::new();
-    for item in &new {
-        let slot = by_kind.entry(item.kind).or_default();
-        slot.0 += 1;
-        slot.1.insert(item.source.as_str());
-    }
+    let by_group = by_group(options, &new);
     let episodes = new.len() as u64;
     let seconds = seconds_for(episodes, per_minute);
     let (low, high) = LLM_CALLS_PER_EPISODE;
@@ -52,22 +59,19 @@ pub fn render_plan(plan: &Plan, done: &HashSet<String>, per_minute: u32, json: b
         return plan_json(
             plan,
             options,
-            &by_kind,
+            &by_group,
             plan.items.len() - new.len(),
             per_minute,
         );
     }
-    let mut out = format!(
-        "import (dry run): {episodes} item(s) for group {}\n",
-        options.group_id
-    );
-    for (kind, (items, files)) in &by_kind {
-        out.push_str(&format!(
-            "  {items} from {} ({} file(s))\n",
-            kind_name(*kind),
-            files.len()
-        ));
-    }
+    let mut out = match by_group.len() {
+        1 => format!(
+            "import (dry run): {episodes} item(s) for group {}\n",
+            options.group_id
+        ),
+        groups => format!("import (dry run): {episodes} item(s) for {groups} groups\n"),
+    };
+    out.push_str(&group_lines(&by_group));
     let already = plan.items.len() - new.len();
     if already > 0 {
         out.push_str(&format!(
@@ -101,9 +105,51 @@ pub fn render_plan(plan: &Plan, done: &HashSet<String>, per_minute: u32, json: b
         episodes * high,
         duration_words(seconds)
     ));
+    for note in &plan.notes {
+        out.push_str(&format!("note: {note}\n"));
+    }
     out.push_str(
         "An entry later removed from a file is not deleted from Graphiti by an import (use forget).\n",
     );
+    out
+}
+
+/// The new items per group and kind, the import's own group first among equals.
+fn by_group<'a>(options: &'a super::Options, new: &[&'a super::Item]) -> ByGroup<'a> {
+    let mut by_group: ByGroup = BTreeMap::new();
+    by_group.entry(options.group_id.as_str()).or_default();
+    for item in new {
+        let slot = by_group
+            .entry(item.group_id.as_str())
+            .or_default()
+            .entry(item.kind)
+            .or_default();
+        slot.0 += 1;
+        slot.1.insert(item.source.as_str());
+    }
+    by_group
+}
+
+/// Per group (named when there are several), the items from each kind of source.
+fn group_lines(by_group: &ByGroup) -> String {
+    let mut out = String::new();
+    for (group, by_kind) in by_group {
+        let indent = if by_group.len() > 1 {
+            let items: usize = by_kind.values().map(|(items, _)| items).sum();
+            out.push_str(&format!("  group {group}: {items} item(s)\n"));
+            "    "
+        } else {
+            "  "
+        };
+        for (kind, (items, sources)) in by_kind {
+            out.push_str(&format!(
+                "{indent}{items} from {} ({} {})\n",
+                kind_name(*kind),
+                sources.len(),
+                unit_name(*kind)
+            ));
+        }
+    }
     out
 }
 
@@ -130,15 +176,30 @@ fn entries_word(count: usize) -> &'static str {
 fn plan_json(
     plan: &Plan,
     options: &super::Options,
-    by_kind: &BTreeMap<FileKind, (usize, HashSet<&str>)>,
+    by_group: &ByGroup,
     already: usize,
     per_minute: u32,
 ) -> String {
-    let episodes: u64 = by_kind.values().map(|(items, _)| *items as u64).sum();
     let (low, high) = LLM_CALLS_PER_EPISODE;
-    let from: Vec<_> = by_kind
+    let mut episodes = 0u64;
+    let groups: Vec<_> = by_group
         .iter()
-        .map(|(kind, (items, files))| json!({ "what": kind_name(*kind), "items": items, "files": files.len() }))
+        .map(|(group, by_kind)| {
+            let items: usize = by_kind.values().map(|(items, _)| items).sum();
+            episodes += items as u64;
+            let from: Vec<_> = by_kind
+                .iter()
+                .map(|(kind, (items, sources))| {
+                    let unit = if *kind == FileKind::Transcript {
+                        "sessions"
+                    } else {
+                        "files"
+                    };
+                    json!({ "what": kind_name(*kind), "items": items, unit: sources.len() })
+                })
+                .collect();
+            json!({ "group_id": group, "items": items, "from": from })
+        })
         .collect();
     let skipped: Vec<_> = plan
         .skipped
@@ -153,24 +214,40 @@ fn plan_json(
     format!(
         "{}\n",
         json!({
-            "groups": [{ "group_id": options.group_id, "items": episodes, "from": from }],
+            "groups": groups,
             "already_imported": already,
             "daily_notes": { "included": options.daily_notes, "files_left_out": plan.daily_notes_left_out.0, "entries_left_out": plan.daily_notes_left_out.1 },
+            "transcripts": options.transcripts,
+            "notes": plan.notes,
             "skipped": skipped,
             "estimate": { "episodes": episodes, "llm_calls": [episodes * low, episodes * high], "seconds_at_pace": seconds_for(episodes, per_minute), "episodes_per_minute": per_minute },
         })
     )
 }
 
+/// Where a job's items go: its group, and the chats of the past conversations when it has them.
+fn target(job: &Job) -> String {
+    let group = &job.options.group_id;
+    if job.options.transcripts {
+        format!("group {group} and the past conversations' chats")
+    } else {
+        format!("group {group}")
+    }
+}
+
 /// One line of progress: items done, waiting, the pace and the time left.
 pub fn render_progress(job: &Job, fed: &Fed, per_minute: u32, now: u64) -> String {
-    let group = &job.options.group_id;
+    let target = target(job);
     if fed.finished && job.fed == 0 {
         return format!(
-            "nothing to import into group {group}: its {} item(s) were all imported before\n",
-            job.items
+            "nothing to import into {target}: its {} item(s) were all imported before\n",
+            job.already
         );
     }
+    let paused = match job.paused {
+        0 => String::new(),
+        n => format!("; {n} left out: their chat was paused"),
+    };
     if fed.finished {
         let took = job
             .finished_ms
@@ -178,7 +255,7 @@ pub fn render_progress(job: &Job, fed: &Fed, per_minute: u32, now: u64) -> Strin
             .saturating_sub(job.started_ms)
             / 1000;
         return format!(
-            "import finished: {} item(s) sent to group {group}, {} imported before; took {}\n",
+            "import finished: {} item(s) sent to {target}, {} imported before{paused}; took {}\n",
             job.fed,
             job.already,
             duration_words(took)
@@ -194,7 +271,7 @@ pub fn render_progress(job: &Job, fed: &Fed, per_minute: u32, now: u64) -> Strin
         0.0
     };
     let mut line = format!(
-        "import to group {group}: {sent} sent, {} waiting in the spool, {left} to go; \
+        "import to {target}: {sent} sent, {} waiting in the spool, {left} to go; \
          {rate:.1} a minute so far, paced at {per_minute} ({} left)\n",
         fed.in_spool,
         duration_words(seconds)
@@ -209,22 +286,22 @@ pub fn render_progress(job: &Job, fed: &Fed, per_minute: u32, now: u64) -> Strin
 
 /// `status`'s line about the last import, if there was one.
 pub fn status_line(job: &Job, per_minute: u32) -> String {
-    let group = &job.options.group_id;
+    let target = target(job);
     let started = crate::platform::time::iso8601(job.started_ms);
     match job.finished_ms {
         Some(at) => format!(
-            "import:   finished {}: {} item(s) sent to group {group} ({} imported before)\n",
+            "import:   finished {}: {} item(s) sent to {target} ({} imported before)\n",
             crate::platform::time::iso8601(at),
             job.fed,
             job.already
         ),
         None => {
-            let left = job.items.saturating_sub(job.already + job.fed);
+            let left = job.items.saturating_sub(job.position);
             format!(
-                "import:   under way since {started}: {} of {} item(s) for group {group} fed to the spool, \
+                "import:   under way since {started}: {} of {} item(s) for {target} fed to the spool, \
                  {left} to go at {per_minute} a minute ({} left)\n",
                 job.fed,
-                job.items.saturating_sub(job.already),
+                job.items,
                 duration_words(seconds_for(left, per_minute))
             )
         }

@@ -17,16 +17,19 @@ fn options(daily_notes: bool) -> Options {
         group_id: "main-dm-ana".into(),
         user_name: Some("ana".into()),
         daily_notes,
+        transcripts: false,
     }
 }
 
-fn feeder(root: &Path, per_minute: u32) -> Feeder {
+fn feeder(per_minute: u32) -> Feeder {
     Feeder {
-        workspace: root.to_path_buf(),
         per_minute,
         redact: vec![Redact::ApiKeys],
         max_episodes: 1000,
         held: None,
+        is_paused: Box::new(|dir, group| {
+            crate::memory::control::capture_paused(Some(dir), group).is_some()
+        }),
     }
 }
 
@@ -115,7 +118,7 @@ fn each_item_goes_once_paced_and_a_changed_entry_alone_goes_again() {
     let root = workspace(&[("MEMORY.md", "- one\n- two\n- three\n")]);
     let state = crate::platform::files::temp_dir("import-state");
     let spool = Spool::new(state.path());
-    let feed = feeder(root.path(), 60); // one a second
+    let feed = feeder(60); // one a second
     let planned = plan(root.path(), &options(false));
     let job = start(state.path(), &planned, &options(false), 10_000, 60).unwrap();
     assert_eq!(job.items, 3);
@@ -182,12 +185,12 @@ fn an_item_spooled_but_not_in_the_ledger_is_recognised_not_spooled_twice() {
     let root = workspace(&[("MEMORY.md", "- one\n- two\n")]);
     let state = crate::platform::files::temp_dir("import-recover");
     let spool = Spool::new(state.path());
-    let feed = feeder(root.path(), 600);
+    let feed = feeder(600);
     let planned = plan(root.path(), &options(false));
     start(state.path(), &planned, &options(false), 0, 600).unwrap();
     // As a kill between the append and the ledger line leaves it.
     spool
-        .append(&feed.episode(&planned.items[0], &options(false)), 100)
+        .append(&feed.episode(&queue::Queued::of(&planned.items[0])), 100)
         .unwrap();
     let fed = feed
         .feed(&spool, &spool.entries().unwrap(), 60_000)
@@ -205,7 +208,7 @@ fn the_feed_leaves_the_spool_to_live_turns_and_redacts() {
     fs::write(root.path().join("MEMORY.md"), format!("{many}{MEMORY}")).unwrap();
     let state = crate::platform::files::temp_dir("import-window");
     let spool = Spool::new(state.path());
-    let feed = feeder(root.path(), 600);
+    let feed = feeder(600);
     let planned = plan(root.path(), &options(false));
     start(state.path(), &planned, &options(false), 0, 600).unwrap();
     let fed = feed
@@ -220,7 +223,7 @@ fn the_feed_leaves_the_spool_to_live_turns_and_redacts() {
     assert_eq!(fed.fed, 0, "the window is full until Graphiti takes some");
     let held = Feeder {
         held: Some("paused".into()),
-        ..feeder(root.path(), 600)
+        ..feeder(600)
     };
     let mut bodies = Vec::new();
     for entry in spool.in_state(State::Waiting).unwrap() {
@@ -260,7 +263,7 @@ fn an_unreadable_job_is_said_by_the_feed_and_replaced_by_the_next_import() {
     let spool = Spool::new(state.path());
     fs::create_dir_all(state.path().join("import")).unwrap();
     fs::write(state.path().join(JOB_FILE), b"{not json").unwrap();
-    let feed = feeder(root.path(), 600);
+    let feed = feeder(600);
     let error = feed.feed(&spool, &[], 0).unwrap_err();
     assert!(
         error.contains("import job") && error.contains("cannot be read"),
@@ -291,4 +294,268 @@ fn a_seeded_user_md_template_gives_no_item_and_says_why() {
         shown.contains("USER.md: 3 entries: not a dated directive"),
         "{shown}"
     );
+}
+
+/// Stages sessions as the OpenClaw adapter does: an index and a file of message rows each.
+fn stage(state: &Path, since_ms: Option<u64>, sessions: &[(&str, &str, Vec<serde_json::Value>)]) {
+    let dir = state.join(transcripts::STAGED_DIR);
+    fs::create_dir_all(&dir).unwrap();
+    let mut index = Vec::new();
+    for (n, (key, chat_type, rows)) in sessions.iter().enumerate() {
+        let file = format!("{n:04}.jsonl");
+        let body: String = rows.iter().map(|r| format!("{r}\n")).collect();
+        fs::write(dir.join(&file), body).unwrap();
+        index.push(serde_json::json!({ "file": file, "session_key": key, "session_id": format!("s{n}"), "chat_type": chat_type }));
+    }
+    let index = serde_json::json!({ "since_ms": since_ms, "sessions": index, "skipped": [{ "session": "agent:main:telegram:direct:gone", "why": "deleted" }] });
+    fs::write(dir.join("index.json"), index.to_string()).unwrap();
+}
+
+fn user(id: &str, at: u64, text: &str) -> serde_json::Value {
+    serde_json::json!({ "id": id, "message": { "role": "user", "content": text, "timestamp": at } })
+}
+
+fn reply(text: &str) -> serde_json::Value {
+    serde_json::json!({ "id": "r", "message": { "role": "assistant", "content": [
+        { "type": "thinking", "thinking": "hidden reasoning" },
+        { "type": "toolCall", "name": "exec", "arguments": {} },
+        { "type": "text", "text": text }
+    ] } })
+}
+
+/// As the engine decides a live turn's group: `agent-dm-{sender}`, `agent-group-{chat}`, or none.
+fn decide(ctx: &crate::platform::api::HookContext) -> Result<String, String> {
+    let templates = crate::config::group_ids::GroupIdSettings::default();
+    crate::memory::group_id::group_id_of_known(&templates, ctx)
+}
+
+/// Sessions of every kind: DMs keyed by sender, OpenClaw's main DM session, a group, a cron run.
+fn stage_every_kind() -> tempfile::TempDir {
+    let state = crate::platform::files::temp_dir("import-transcripts");
+    let tool_result = serde_json::json!({ "id": "t", "message": { "role": "toolResult", "content": "SECRET TOOL OUTPUT" } });
+    let relayed = serde_json::json!({ "id": "u9", "message": { "role": "user", "content": "from another session", "timestamp": 5_000, "__openclaw": { "inputProvenance": { "kind": "inter_session" } } } });
+    stage(
+        state.path(),
+        Some(1_000),
+        &[
+            (
+                "agent:main:telegram:direct:user-7",
+                "direct",
+                vec![
+                    user("u1", 2_000, "I moved to Lisbon last spring"),
+                    tool_result.clone(),
+                    reply("Noted: Lisbon."),
+                    user("u0", 500, "too old to import"),
+                    reply("ok"),
+                    relayed,
+                    reply("relayed"),
+                    user("u2", 3_000, "/graphiti status"),
+                    reply("status"),
+                ],
+            ),
+            (
+                "agent:main:main",
+                "direct",
+                vec![user("m1", 2_500, "My cat is Tom"), reply("Noted.")],
+            ),
+            (
+                "agent:main:telegram:group:555",
+                "group",
+                vec![
+                    user("g1", 2_200, "The team meets on Fridays"),
+                    reply("Got it."),
+                ],
+            ),
+            (
+                "agent:main:cron:nightly",
+                "direct",
+                vec![user("c1", 2_300, "Run the nightly report"), reply("Done.")],
+            ),
+            (
+                "agent:main:telegram:direct:user-8",
+                "direct",
+                vec![
+                    serde_json::json!({ "oversized": true }),
+                    user("o1", 2_400, "fine"),
+                    reply("ok"),
+                ],
+            ),
+        ],
+    );
+    state
+}
+
+#[test]
+fn past_turns_go_to_their_chats_group_without_tool_results_or_guessed_senders() {
+    let state = stage_every_kind();
+    assert!(transcripts::staged(state.path()));
+    let opts = Options {
+        transcripts: true,
+        ..options(false)
+    };
+    let planned = plan_with_transcripts(None, Some(state.path()), &opts, &decide);
+    let turns: Vec<(&str, &str, &str)> = planned
+        .items
+        .iter()
+        .map(|i| (i.group_id.as_str(), i.text.as_str(), i.assistant.as_str()))
+        .collect();
+    assert_eq!(turns.len(), 3, "{turns:?}\n{:?}", planned.skipped_entries);
+    assert!(
+        turns.iter().any(|t| t.1 == "I moved to Lisbon last spring"
+            && t.2 == "Noted: Lisbon."
+            && t.0.contains("user-7")),
+        "{turns:?}"
+    );
+    assert!(
+        turns
+            .iter()
+            .any(|t| t.1 == "The team meets on Fridays" && t.0.contains("555")),
+        "{turns:?}"
+    );
+    assert!(
+        turns
+            .iter()
+            .any(|t| t.1 == "fine" && t.0.contains("user-8")),
+        "{turns:?}"
+    );
+    assert!(
+        planned
+            .items
+            .iter()
+            .all(|i| !i.assistant.contains("hidden reasoning") && !i.text.contains("SECRET"))
+    );
+    let why: Vec<String> = planned
+        .skipped_entries
+        .iter()
+        .map(|(source, why)| format!("{source}: {why}"))
+        .collect();
+    let said = |needle: &str| why.iter().any(|w| w.contains(needle));
+    assert!(
+        said("agent:main:main: OpenClaw recorded no sender id"),
+        "{why:?}"
+    );
+    assert!(said("agent:main:cron:nightly: a cron run"), "{why:?}");
+    assert!(said("older than the transcripts asked for"), "{why:?}");
+    assert!(said("inter_session"), "{why:?}");
+    assert!(said("a command"), "{why:?}");
+    assert!(said("placeholder for its size"), "{why:?}");
+    assert!(said("gone: deleted"), "{why:?}");
+    // Oldest first, with their own times.
+    let times: Vec<u64> = planned.items.iter().map(|i| i.reference_ms).collect();
+    assert_eq!(times, vec![2_000, 2_200, 2_400]);
+}
+
+#[test]
+fn past_turns_are_fed_once_as_turns_redacted_and_a_paused_chat_is_left_out() {
+    let state = crate::platform::files::temp_dir("import-transcripts-feed");
+    stage(
+        state.path(),
+        None,
+        &[
+            (
+                "agent:main:telegram:direct:user-7",
+                "direct",
+                vec![
+                    user(
+                        "u1",
+                        2_000,
+                        "my key is ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+                    ),
+                    reply("stored"),
+                    user("u2", 3_000, "I like green tea"),
+                    reply("ok"),
+                ],
+            ),
+            (
+                "agent:main:telegram:group:555",
+                "group",
+                vec![
+                    user("g1", 2_500, "The team meets on Fridays"),
+                    reply("Got it."),
+                ],
+            ),
+        ],
+    );
+    let opts = Options {
+        transcripts: true,
+        ..options(false)
+    };
+    let planned = plan_with_transcripts(None, Some(state.path()), &opts, &decide);
+    let paused_group = planned
+        .items
+        .iter()
+        .find(|i| i.text.contains("Fridays"))
+        .unwrap()
+        .group_id
+        .clone();
+    crate::memory::control::paused::set(
+        state.path(),
+        &paused_group,
+        true,
+        1,
+        &mut crate::platform::locks::Unshared,
+    )
+    .unwrap();
+    start(state.path(), &planned, &opts, 0, 600).unwrap();
+    transcripts::clear(state.path());
+    let spool = Spool::new(state.path());
+    let feed = feeder(600);
+    let fed = feed
+        .feed(&spool, &spool.entries().unwrap(), 60_000)
+        .unwrap()
+        .unwrap();
+    assert_eq!((fed.fed, fed.remaining), (2, 0));
+    let sent: Vec<_> = spool
+        .entries()
+        .unwrap()
+        .iter()
+        .map(|e| spool.read(e).unwrap())
+        .collect();
+    assert!(
+        sent.iter()
+            .all(|e| e.kind == EpisodeKind::Turn && !e.user.contains("ghp_abcdef")),
+        "{sent:?}"
+    );
+    assert!(
+        sent.iter().all(|e| !e.user.contains("Fridays")),
+        "a paused chat takes nothing"
+    );
+    let job = Job::load(state.path()).unwrap().unwrap();
+    assert_eq!(job.paused, 1);
+}
+
+#[test]
+fn a_job_whose_queue_was_rewritten_after_it_starts_the_queue_over_and_sends_nothing_twice() {
+    let state = crate::platform::files::temp_dir("import-transcripts-queue");
+    stage(
+        state.path(),
+        None,
+        &[(
+            "agent:main:telegram:direct:user-7",
+            "direct",
+            vec![user("u1", 2_000, "I like green tea"), reply("ok")],
+        )],
+    );
+    let opts = Options {
+        transcripts: true,
+        ..options(false)
+    };
+    let planned = plan_with_transcripts(None, Some(state.path()), &opts, &decide);
+    start(state.path(), &planned, &opts, 0, 600).unwrap();
+    let spool = Spool::new(state.path());
+    let feed = feeder(600);
+    feed.feed(&spool, &spool.entries().unwrap(), 60_000)
+        .unwrap();
+    let job = Job::load(state.path()).unwrap().unwrap();
+    // Killed after the queue was rewritten, before the job: the old cursor is not trusted.
+    let mut stale = job.clone();
+    stale.cursor = 10_000;
+    stale.queue = "another queue".into();
+    stale.save(state.path()).unwrap();
+    let fed = feed
+        .feed(&spool, &spool.entries().unwrap(), 120_000)
+        .unwrap()
+        .unwrap();
+    assert_eq!(fed.fed, 0, "nothing twice");
+    assert_eq!(spool.entries().unwrap().len(), 1);
 }

@@ -24,6 +24,8 @@ pub enum FileKind {
     Imported,
     /// `memory/YYYY-MM-DD.md` and `memory/YYYY-MM-DD-<slug>.md`, with that date.
     DailyNote,
+    /// A past conversation's turn, from OpenClaw's session store (not a workspace file).
+    Transcript,
 }
 
 /// A memory file found, by its path in the workspace (`memory/2026-05-01.md`).
