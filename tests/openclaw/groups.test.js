@@ -90,7 +90,7 @@ before(async () => {
   ({ gateway, port } = await gatewayWithPlugin(env, {
     token: GATEWAY_TOKEN,
     // A direct chat's memories are the stand-in's seeded group "demo".
-    pluginConfig: { graphiti: { url: `${standIn.url}/mcp`, group_id: { direct: 'demo', group: '{agent}-group-{chat}' } }, recall: { min_relevance: 0 }, tickIntervalMs: 500 },
+    pluginConfig: { graphiti: { url: `${standIn.url}/mcp`, group_id: { direct: 'demo', group: '{agent}-group-{chat}' } }, recall: { min_relevance: 0 }, capture: { import_per_minute: 600 }, tickIntervalMs: 500 },
     modelUrl: model.baseUrl,
     // The model calls the plugin's tools by name, not through Tool Search's `tool_call`.
     more: [{ path: 'tools.toolSearch', value: false }],
@@ -407,4 +407,42 @@ test('a read-only operator gets a scope error from forget, approve and requeue, 
   await waitForText(page, /Orbit badge/);
   assert.deepEqual(await buttonLabels(page, '.graphiti-openclaw-page'), ['Show', 'Preview the import'], 'a reader gets no Forget, Requeue, Approve, Reject or Import');
   await page.close();
+});
+
+test('openclaw graphiti import --transcripts: past turns once into their own chats\' groups, as the dry run said, with their times; no cron run, no tool output', async () => {
+  await send('agent:main:cron:nightly', 'The nightly report lists every overdue invoice');
+  await eventually(() => model.log.some((r) => /nightly report/.test(r.prompt)), "the cron session's turn");
+  const args = ['graphiti', 'import', '--group-id', 'workspace-notes', '--transcripts'];
+  const dry = await openclaw(env, [...args, '--dry-run', '--json']);
+  const plan = JSON.parse(dry.stdout.slice(dry.stdout.indexOf('{')));
+  const groups = Object.fromEntries(plan.groups.map((g) => [g.group_id, g]));
+  assert.ok(groups['main-group-555']?.from.some((f) => f.what === 'past conversations'), dry.stdout);
+  assert.ok(groups['workspace-notes']?.from.some((f) => f.what === 'MEMORY.md entries'), dry.stdout);
+  assert.ok(plan.skipped.some((s) => /cron:nightly/.test(s.file) && /a cron run/.test(s.why)), dry.stdout);
+  assert.ok(plan.notes.some((n) => /forgotten sessions/.test(n)), dry.stdout);
+
+  const before = (await standIn.sends()).length;
+  const run = await openclaw(env, args, { timeoutMs: 240_000 });
+  assert.match(run.stdout, /import finished: \d+ item\(s\) sent/, run.stdout);
+  const sent = await eventually(async () => {
+    const all = (await standIn.sends()).slice(before).filter((s) => /^openclaw-import-/.test(s.name ?? ''));
+    return all.length >= plan.estimate.episodes && all;
+  }, 'every planned item in Graphiti', 120_000);
+  assert.equal(sent.length, plan.estimate.episodes, 'exactly what the dry run listed');
+  const importedAt = Date.now();
+  const episodes = [];
+  for (const group of new Set(sent.map((s) => s.group_id))) {
+    episodes.push(...(await standIn.episodes(group)).filter((e) => /^openclaw-import-/.test(e.name ?? '')));
+  }
+  const porto = episodes.filter((e) => e.content.includes('The offsite is in Porto in May'));
+  assert.equal(porto.length, 1, `the group turn once: ${JSON.stringify(episodes.map((e) => e.content))}`);
+  assert.equal(porto[0].group_id, 'main-group-555', "into its own chat's group");
+  assert.ok(Date.parse(porto[0].valid_at) < importedAt - 1000, `with its own time: ${porto[0].valid_at}`);
+  assert.ok(!episodes.some((e) => /nightly report/.test(e.content)), 'nothing of the cron run');
+  assert.ok(!episodes.some((e) => forgetAnswer && e.content.includes(forgetAnswer.slice(0, 40))), 'no tool result');
+
+  const again = await openclaw(env, args, { timeoutMs: 120_000 });
+  assert.match(again.stdout, /nothing to import/, again.stdout);
+  const after = (await standIn.sends()).filter((s) => /^openclaw-import-/.test(s.name ?? ''));
+  assert.equal(after.length, sent.length, 'run twice: nothing sent the second time');
 });

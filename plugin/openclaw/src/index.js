@@ -375,7 +375,7 @@ function registerCliCommands(api, runtime) {
     graphiti.command('group-ids').description("Recent sessions' Graphiti groups their conversations no longer map to (old -> new)")
       .action(() => print({ tag: 'group-ids' }));
     registerMemoryCommands(graphiti, print);
-    registerImportCommand(graphiti, (command) => runtime.command(command));
+    registerImportCommand(graphiti, (command) => runtime.command(command), runtime.options.stateDir);
     const spool = graphiti.command('spool').description('The capture spool: list (the default) or requeue');
     spool.command('list', { isDefault: true }).description('What waits, is in doubt or was set aside, and why')
       .action(() => print(spoolCommand('list')));
