@@ -279,6 +279,31 @@ pub fn ledger(state_dir: &Path) -> HashSet<String> {
         .ok()
         .flatten()
         .unwrap_or_default();
+    names(&bytes)
+}
+
+/// The names recorded last: a sending pass needs only these, since an item at the cursor that is
+/// in the ledger was recorded by a pass killed before it saved the cursor, a few items ago.
+fn ledger_tail(state_dir: &Path) -> HashSet<String> {
+    const TAIL_BYTES: u64 = 64 << 10;
+    let path = state_dir.join(LEDGER_FILE);
+    let len = std::fs::symlink_metadata(&path)
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map_or(0, |m| m.len());
+    let from = len.saturating_sub(TAIL_BYTES);
+    let bytes =
+        crate::platform::files::read_from(&path, from, TAIL_BYTES as usize).unwrap_or_default();
+    // A tail that starts mid-name drops its first, partial line.
+    let whole = match (from, bytes.iter().position(|&b| b == b'\n')) {
+        (0, _) => &bytes[..],
+        (_, Some(at)) => &bytes[at + 1..],
+        (_, None) => &[][..],
+    };
+    names(whole)
+}
+
+fn names(bytes: &[u8]) -> HashSet<String> {
     bytes
         .split(|&b| b == b'\n')
         .filter_map(|line| std::str::from_utf8(line).ok())
@@ -417,33 +442,39 @@ impl Feeder {
         fed: &mut Fed,
     ) -> Result<bool, String> {
         let state_dir = spool.state_dir();
-        let done = ledger(state_dir);
+        let done = ledger_tail(state_dir);
         let mut paused: std::collections::HashMap<String, bool> = Default::default();
         let start = job.position;
-        for (item, next) in queue::read_from(state_dir, job.cursor)? {
-            let hash = stem_hash(&item.name);
-            if done.contains(&item.name) {
-            } else if spooled.contains(hash.as_str()) {
-                record(state_dir, &[item.name.as_str()])?;
-                fed.recovered += 1;
-                job.in_flight.push(hash);
-            } else if *paused
-                .entry(item.group_id.clone())
-                .or_insert_with(|| (self.is_paused)(state_dir, &item.group_id))
-            {
-                job.paused += 1;
-            } else if fed.fed >= allowed {
+        'chunks: loop {
+            let chunk = queue::read_from(state_dir, job.cursor)?;
+            if chunk.is_empty() {
                 break;
-            } else {
-                match spool.append(&self.episode(&item), self.max_episodes / 2)? {
-                    Appended::Spooled => record(state_dir, &[item.name.as_str()])?,
-                    Appended::Full(_) => break,
-                }
-                fed.fed += 1;
-                job.in_flight.push(hash);
             }
-            job.cursor = next;
-            job.position += 1;
+            for (item, next) in chunk {
+                let hash = stem_hash(&item.name);
+                if done.contains(&item.name) {
+                } else if spooled.contains(hash.as_str()) {
+                    record(state_dir, &[item.name.as_str()])?;
+                    fed.recovered += 1;
+                    job.in_flight.push(hash);
+                } else if *paused
+                    .entry(item.group_id.clone())
+                    .or_insert_with(|| (self.is_paused)(state_dir, &item.group_id))
+                {
+                    job.paused += 1;
+                } else if fed.fed >= allowed {
+                    break 'chunks;
+                } else {
+                    match spool.append(&self.episode(&item), self.max_episodes / 2)? {
+                        Appended::Spooled => record(state_dir, &[item.name.as_str()])?,
+                        Appended::Full(_) => break 'chunks,
+                    }
+                    fed.fed += 1;
+                    job.in_flight.push(hash);
+                }
+                job.cursor = next;
+                job.position += 1;
+            }
         }
         Ok(job.position != start || fed.fed > 0)
     }

@@ -12,8 +12,10 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 const QUEUE_FILE: &str = "import/queue.jsonl";
-/// Read at most this much of the queue per pass: an item is far smaller.
-const CHUNK_BYTES: usize = 1 << 20;
+/// Read this much of the queue at a time: a few items; more when one item is larger.
+const CHUNK_BYTES: usize = 16 << 10;
+/// No queued item is larger (an item's text is bounded well below it).
+const MAX_LINE_BYTES: usize = 4 << 20;
 
 /// One item as the queue keeps it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,11 +91,20 @@ pub fn header(state_dir: &Path) -> Result<(Header, u64), String> {
     Ok((header, end as u64 + 1))
 }
 
-/// The items from byte `offset` on, each with the offset after it; a chunk at most.
+/// The items from byte `offset` on, each with the offset after it: a chunk's worth, at least one
+/// unless the queue ends there.
 pub fn read_from(state_dir: &Path, offset: u64) -> Result<Vec<(Queued, u64)>, String> {
     let path = state_dir.join(QUEUE_FILE);
-    let bytes = crate::platform::files::read_from(&path, offset, CHUNK_BYTES)
-        .map_err(|e| format!("the import queue {} cannot be read: {e}", path.display()))?;
+    let mut want = CHUNK_BYTES;
+    let bytes = loop {
+        let bytes = crate::platform::files::read_from(&path, offset, want)
+            .map_err(|e| format!("the import queue {} cannot be read: {e}", path.display()))?;
+        let whole_line = bytes.contains(&b'\n');
+        if whole_line || bytes.len() < want || want >= MAX_LINE_BYTES {
+            break bytes;
+        }
+        want *= 4;
+    };
     let mut out = Vec::new();
     let mut at = 0;
     while let Some(len) = bytes[at..].iter().position(|&b| b == b'\n') {
@@ -107,9 +118,6 @@ pub fn read_from(state_dir: &Path, offset: u64) -> Result<Vec<(Queued, u64)>, St
             )
         })?;
         out.push((queued, offset + at as u64));
-        if at >= CHUNK_BYTES {
-            break;
-        }
     }
     Ok(out)
 }

@@ -559,3 +559,25 @@ fn a_job_whose_queue_was_rewritten_after_it_starts_the_queue_over_and_sends_noth
     assert_eq!(fed.fed, 0, "nothing twice");
     assert_eq!(spool.entries().unwrap().len(), 1);
 }
+
+#[test]
+fn a_pass_reads_the_ledger_s_tail_whole_names_only() {
+    let state = crate::platform::files::temp_dir("import-ledger-tail");
+    fs::create_dir_all(state.path().join("import")).unwrap();
+    let names: Vec<String> = (0..3000)
+        .map(|i| format!("openclaw-import-g-{i:016x}{}", "0".repeat(20)))
+        .collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    record(state.path(), &refs).unwrap();
+    let tail = ledger_tail(state.path());
+    assert!(
+        tail.contains(names.last().unwrap()),
+        "the last recorded is in the tail"
+    );
+    assert!(!tail.contains(&names[0]), "the tail is bounded");
+    assert!(
+        tail.iter().all(|name| names.contains(name)),
+        "no partial name"
+    );
+    assert_eq!(ledger(state.path()).len(), 3000);
+}
