@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 runs=3
 if [ -n "${BENCH_QUICK:-}" ]; then
     runs=1
-    export ROUTING_BENCH_QUICK=1 LIMITS_BENCH_QUICK=1 HOOKS_BENCH_QUICK=1
+    export ROUTING_BENCH_QUICK=1 LIMITS_BENCH_QUICK=1 HOOKS_BENCH_QUICK=1 IMPORT_BENCH_QUICK=1
 fi
 if [ ! -f target/wasm32-wasip2/component/graphiti_openclaw.wasm ] || [ ! -d dist/graphiti-openclaw ]; then
     echo "bench: build first (scripts/build.sh, then scripts/package-openclaw.sh)" >&2
@@ -23,6 +23,7 @@ for run in $(seq "$runs"); do
     cargo bench --quiet -p graphiti-openclaw-tests --bench routing
     cargo bench --quiet -p graphiti-openclaw-tests --bench limits
     node tests/openclaw/bench-hooks.js 2>&1 | grep -v '\[plugins\]'
+    node tests/openclaw/bench-import.js 2>&1 | grep -v '\[plugins\]'
 done
 if [ -n "${BENCH_RECORD:-}" ] && [ -z "${BENCH_QUICK:-}" ]; then
     node scripts/limits-table.mjs "$BENCH_ROWS" "$runs" --record

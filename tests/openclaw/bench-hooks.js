@@ -14,10 +14,10 @@
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Session } from 'node:inspector/promises';
 import { REPO, PLUGIN_ID, loadConfiguredWithOpenClaw, loadWithOpenClaw, startStandIn } from './openclaw.js';
+import { record, scratchDir } from './bench-rows.js';
 
 const turns = process.env.HOOKS_BENCH_QUICK ? 60 : 1000;
 const warmup = 20;
@@ -53,33 +53,6 @@ function summary(samples) {
 
 const fmt = (ms) => `${ms.toFixed(2)} ms`;
 
-/** A row of the limits table: printed, and appended to $BENCH_ROWS as tests/src/bench_rows.rs does. */
-function record(what, value, goal, baseline, baselineValue) {
-  console.log(`  ${what}: ${value.toFixed(3)} ms (goal ≤ ${goal} ms: ${value <= goal ? 'met' : 'NOT met'}); ${baseline}: ${baselineValue.toFixed(3)} ms`);
-  if (process.env.BENCH_ROWS) {
-    const row = { what, value, unit: 'ms', goal, baseline, baseline_value: baselineValue };
-    fs.appendFileSync(process.env.BENCH_ROWS, `${JSON.stringify(row)}\n`);
-  }
-}
-
-/** The throwaway directories this run makes, removed when it exits (failed or not). */
-const scratch = [];
-function scratchDir(prefix) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  scratch.push(dir);
-  return dir;
-}
-function removeScratch() {
-  for (const dir of scratch) fs.rmSync(dir, { recursive: true, force: true });
-}
-process.on('exit', removeScratch);
-// A run killed by a signal (Ctrl-C, a timeout) emits no 'exit': remove them, then die of that signal.
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-  process.once(signal, () => {
-    removeScratch();
-    process.kill(process.pid, signal);
-  });
-}
 process.env.HOME = scratchDir('openclaw-bench-home-');
 const standIn = await startStandIn();
 // Also when an assertion fails: a stand-in left running holds this process's stderr open, and a
