@@ -2,6 +2,7 @@
 //! as a job that the sending passes feed.
 
 use super::Engine;
+use crate::memory::control;
 use crate::memory::delivery::Pass;
 use crate::memory::graphiti::speaker_name;
 use crate::memory::group_id;
@@ -116,6 +117,10 @@ impl Engine {
             let decide = |ctx: &HookContext| self.past_turn_group(ctx);
             import::plan_with_transcripts(Some(workspace), state_dir.as_deref(), &options, &decide)
         };
+        let plan = match state_dir.as_deref() {
+            Some(dir) => honour_forgets(plan, &control::forget::forgotten_by_group(dir)),
+            None => plan,
+        };
         // Staged once per command: what the next call finds staged is a new request.
         if let Some(dir) = state_dir.as_deref() {
             import::transcripts::clear(dir);
@@ -188,4 +193,41 @@ impl Engine {
             transcripts: false,
         })
     }
+}
+
+/// The plan without what this plugin's confirmed forgets removed: an item older than its group's
+/// `forget --all` stays forgotten. Item forgets keep no text to match by, so a group that had some
+/// gets a note in the dry run.
+fn honour_forgets(
+    mut plan: import::Plan,
+    forgotten: &control::forget::ForgottenByGroup,
+) -> import::Plan {
+    let mut kept = Vec::with_capacity(plan.items.len());
+    for item in std::mem::take(&mut plan.items) {
+        match forgotten.wiped_at_ms.get(&item.group_id) {
+            Some(&wiped) if item.reference_ms < wiped => plan.skipped_entries.push((
+                item.source.clone(),
+                format!(
+                    "older than its chat's `forget --all` of {}: it stays forgotten",
+                    time::iso8601(wiped)
+                ),
+            )),
+            _ => kept.push(item),
+        }
+    }
+    plan.items = kept;
+    let mut noted = std::collections::BTreeMap::new();
+    for item in &plan.items {
+        if let Some(&count) = forgotten.item_forgets.get(&item.group_id) {
+            noted.insert(item.group_id.clone(), count);
+        }
+    }
+    for (group, count) in noted {
+        plan.notes.push(format!(
+            "group {group} had {count} confirmed forget(s): the plugin keeps no copy of what they \
+             removed, so an imported item may bring some of it back; look at the group's memories \
+             after the import"
+        ));
+    }
+    plan
 }

@@ -446,3 +446,54 @@ fn the_cli_without_openclaw_refuses_transcripts_and_names_the_command_that_impor
     );
     assert!(standin.episodes().is_empty());
 }
+
+/// What the chat's `forget --all` removed stays forgotten: an import run after it leaves out every
+/// item older than the forget (the daily notes) and says so; what the user wrote since (the files
+/// modified after it) is imported.
+#[test]
+fn an_import_after_a_chats_forget_all_leaves_what_came_before_forgotten() {
+    let standin = standin();
+    let config = config(&standin, "mcp", 600);
+    let state = temp_dir("import-after-forget-state");
+    let agents = memory_core_workspace();
+    let mut shim =
+        graphiti_shim_with_workspace(config.path(), state.path(), &standin.url(), agents.path());
+    let forgot = shim.run_command(&Command::Memory(host_shim::MemoryCommand::Forget(
+        host_shim::ForgetRequest {
+            query: None,
+            ids: vec![],
+            everything: true,
+            earlier_groups: false,
+            ctx: request(true).ctx,
+            operator: true,
+            at_once: true,
+        },
+    )));
+    assert_eq!(forgot.exit_code, 0, "{forgot:?}");
+    std::thread::sleep(Duration::from_millis(20));
+    // Written after the forget: the user's memory since.
+    std::fs::write(
+        agents.path().join("MEMORY.md"),
+        "- Ana moved to Braga in November\n",
+    )
+    .unwrap();
+    let dry = shim.run_command(&Command::ImportMemory(request(true)));
+    assert_eq!(dry.exit_code, 0, "{}", dry.stderr);
+    assert!(
+        dry.stdout
+            .contains("import (dry run): 1 item(s) for group main-dm-ana"),
+        "{}",
+        dry.stdout
+    );
+    assert!(
+        dry.stdout
+            .contains("memory/2026-03-01.md: 1 entry: older than its chat's `forget --all`"),
+        "{}",
+        dry.stdout
+    );
+    let done = import_until_done(&mut shim, Duration::from_secs(30));
+    assert_eq!(done.exit_code, 0, "{}", done.stdout);
+    let sent = episodes_by_text(&standin);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert!(sent.keys().any(|text| text.contains("Braga")), "{sent:?}");
+}

@@ -310,6 +310,51 @@ pub fn not_removed_logged(state_dir: &Path) -> (usize, usize) {
     (items, forgets.len())
 }
 
+/// What confirmed forgets did to each group, by the deletion log (what an import must not bring
+/// back): when the group's whole memory was last deleted, and how many other forgets it had.
+#[derive(Debug, Default, PartialEq)]
+pub struct ForgottenByGroup {
+    pub wiped_at_ms: std::collections::HashMap<String, u64>,
+    pub item_forgets: std::collections::HashMap<String, usize>,
+}
+
+/// The deletion log read by group (an unreadable line counts for nothing).
+pub fn forgotten_by_group(state_dir: &Path) -> ForgottenByGroup {
+    const MAX_LOG_BYTES: u64 = 16 << 20;
+    let mut forgotten = ForgottenByGroup::default();
+    let Ok(Some(log)) = crate::platform::files::read_regular(&log_path(state_dir), MAX_LOG_BYTES)
+    else {
+        return forgotten;
+    };
+    for entry in log
+        .split(|&b| b == b'\n')
+        .filter_map(|line| serde_json::from_slice::<serde_json::Value>(line).ok())
+    {
+        let at = entry["at_ms"].as_u64().unwrap_or(0);
+        let wiped: Vec<&str> = entry["groups_deleted"]
+            .as_array()
+            .map(|groups| {
+                groups
+                    .iter()
+                    .filter_map(serde_json::Value::as_str)
+                    .collect()
+            })
+            .unwrap_or_default();
+        for group in &wiped {
+            let slot = forgotten
+                .wiped_at_ms
+                .entry((*group).to_string())
+                .or_default();
+            *slot = (*slot).max(at);
+        }
+        let group = entry["group"].as_str().unwrap_or_default();
+        if wiped.is_empty() && !group.is_empty() {
+            *forgotten.item_forgets.entry(group.to_string()).or_default() += 1;
+        }
+    }
+    forgotten
+}
+
 /// Appends `entry` to the deletion log.
 pub fn log(state_dir: &Path, entry: &Logged) -> Result<(), ControlError> {
     let path = log_path(state_dir);
