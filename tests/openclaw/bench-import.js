@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { REPO, PLUGIN_ID, TOOLS_BIN, openclaw, startStandIn } from './openclaw.js';
+import { REPO, PLUGIN_ID, TOOLS_BIN, sessionStoreByDoctor, startStandIn } from './openclaw.js';
 import { record, scratchDir } from './bench-rows.js';
 
 const quick = Boolean(process.env.IMPORT_BENCH_QUICK);
@@ -25,31 +25,19 @@ const { createRuntime } = await import(path.join(PACKAGE, 'index.js'));
 const { importCommand } = await import(path.join(PACKAGE, 'commands.js'));
 const { stageTranscripts } = await import(path.join(PACKAGE, 'transcripts.js'));
 
-/** A legacy session store of `sessions` direct chats, each of `TURNS_PER_SESSION` turns, imported by OpenClaw's Doctor. */
+/** A store of `sessions` direct chats of `TURNS_PER_SESSION` turns each, made by OpenClaw's Doctor. */
 async function openclawStore(sessions) {
   const home = scratchDir('openclaw-bench-import-home-');
-  const dir = path.join(home, '.openclaw/agents/main/sessions');
-  fs.mkdirSync(dir, { recursive: true });
-  const index = {};
   const start = Date.parse('2026-06-01T09:00:00Z');
-  for (let s = 0; s < sessions; s += 1) {
-    const sessionId = `00000000-0000-4000-8000-${String(s).padStart(12, '0')}`;
-    index[`agent:main:telegram:direct:user-${s}`] = { sessionId, updatedAt: start + s, chatType: 'direct', sessionFile: path.join(dir, `${sessionId}.jsonl`) };
-    const rows = [{ type: 'session', version: 3, id: sessionId, timestamp: new Date(start).toISOString(), cwd: home }];
-    let parentId = null;
-    for (let t = 0; t < TURNS_PER_SESSION; t += 1) {
-      const at = start + (t * sessions + s) * 60_000;
-      const user = { type: 'message', id: `u-${s}-${t}`, parentId, timestamp: new Date(at).toISOString(), message: { role: 'user', content: `User ${s} said fact number ${t}: the meeting moved to room ${t % 17}`, timestamp: at } };
-      const reply = { type: 'message', id: `a-${s}-${t}`, parentId: user.id, timestamp: new Date(at + 1000).toISOString(), message: { role: 'assistant', content: [{ type: 'text', text: `Noted, room ${t % 17}.` }], timestamp: at + 1000 } };
-      parentId = reply.id;
-      rows.push(user, reply);
-    }
-    fs.writeFileSync(path.join(dir, `${sessionId}.jsonl`), `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`);
-  }
-  fs.writeFileSync(path.join(dir, 'sessions.json'), JSON.stringify(index));
-  const env = { ...process.env, HOME: home, NO_COLOR: '1', OPENCLAW_NO_AUTO_UPDATE: '1' };
-  delete env.OPENCLAW_STATE_DIR;
-  await openclaw(env, ['doctor', '--fix', '--non-interactive'], { timeoutMs: 600_000 });
+  const made = Array.from({ length: sessions }, (_, s) => ({
+    key: `agent:main:telegram:direct:user-${s}`,
+    turns: Array.from({ length: TURNS_PER_SESSION }, (_, t) => ({
+      at: start + (t * sessions + s) * 60_000,
+      user: `User ${s} said fact number ${t}: the meeting moved to room ${t % 17}`,
+      reply: `Noted, room ${t % 17}.`,
+    })),
+  }));
+  await sessionStoreByDoctor(home, made);
   return home;
 }
 

@@ -2,7 +2,8 @@
 // from the .tgz, inspected, driven through OpenClaw's own loader and hook runner, and real
 // `openclaw agent --local` turns against a stub model, with the Graphiti stand-in as Graphiti and a
 // fake MCP server behind the example expert's tools. Also installed without
-// `hooks.allowConversationAccess`: the plugin says OpenClaw blocks its turn hooks.
+// `hooks.allowConversationAccess`: the plugin says OpenClaw blocks its turn hooks. The import of
+// memory-core's files and of months of past conversations, made in OpenClaw's store by its Doctor.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { mockProvider } from './gateway.js';
 import { startRegistry } from './npm-registry.js';
-import { PLUGIN_ID, REPO, configSet, eventually as poll, executedCalls, installedVersion, loadWithOpenClaw, openclaw, packageTgz, startStandIn, startStubModel, throwawayHome } from './openclaw.js';
+import { PLUGIN_ID, REPO, configSet, eventually as poll, executedCalls, installedVersion, loadWithOpenClaw, openclaw, packageTgz, sessionStoreByDoctor, startStandIn, startStubModel, throwawayHome } from './openclaw.js';
 
 /** Waits until `check` returns something truthy: these turns are quick. */
 const eventually = (check, what, timeoutMs = 15_000) => poll(check, what, timeoutMs, 100);
@@ -25,12 +26,25 @@ function pluginConfig() {
   return {
     graphiti: { url: `${standIn.url}/mcp`, group_id: { direct: 'demo', group: 'demo-{chat}' } },
     skip: { channels: ['discord'], chat_types: [], chats: ['telegram:-100999'] },
-    capture: { redact: ['api-keys', 'private-keys', 'card-numbers', 'passwords', 'email-addresses', 'phone-numbers'] },
+    capture: { redact: ['api-keys', 'private-keys', 'card-numbers', 'passwords', 'email-addresses', 'phone-numbers'], import_per_minute: 600 },
     tickIntervalMs: 500,
   };
 }
 
+/** When Dana's past conversations happened: months before this run. */
+const PAST = Date.parse('2026-02-10T18:30:00Z');
+
 before(async () => {
+  // Months of conversations in OpenClaw's store before the plugin is installed: a DM of Dana's (a
+  // fact only said there, a tool's output), another sender's DM, a cron run.
+  await sessionStoreByDoctor(home, [
+    { key: 'agent:main:telegram:direct:dana', turns: [
+      { at: PAST, user: 'I ordered new mainsails for the Andorinha from Velas do Porto', reply: 'Noted: new mainsails from Velas do Porto.' },
+      { at: PAST + 60_000, user: 'What is the weather in Cascais?', reply: 'Sunny, 21 degrees.', toolResult: 'WEATHER-TOOL-OUTPUT 21C' },
+    ] },
+    { key: 'agent:main:telegram:direct:bruno', turns: [{ at: PAST + 120_000, user: 'I will bring the charts for the crossing', reply: 'Noted.' }] },
+    { key: 'agent:main:cron:nightly', turns: [{ at: PAST + 180_000, user: 'Compile the nightly invoice report', reply: 'Done.' }] },
+  ]);
   standIn = await startStandIn({ args: ['--episodes-as-facts'] });
   model = await startStubModel('Booked: Thursday 12:30 at Saffron Lantern.');
   await openclaw(env, ['plugins', 'install', packageTgz(), '--force', '--accept-capabilities']);
@@ -185,6 +199,32 @@ test('openclaw graphiti import: memory-core\'s files once into the sender\'s gro
   const prompt = 'When is the Azores crossing with Bruno?';
   const result = await runner.runBeforePromptBuild({ prompt, messages: [{ role: 'user', content: prompt }] }, ctx);
   assert.match(result.prependContext, /<graphiti-context[^>]*>[\s\S]*Dana and Bruno planned the Azores crossing for June/, 'the daily note is recalled');
+});
+
+test('openclaw graphiti import --transcripts: months-old turns once, as the dry run said, with their times; the next DM turn recalls one', async () => {
+  const args = ['graphiti', 'import', '--sender', 'dana', '--all-transcripts'];
+  const dry = await openclaw(env, [...args, '--dry-run', '--json']);
+  const plan = JSON.parse(dry.stdout.slice(dry.stdout.indexOf('{')));
+  assert.deepEqual(plan.groups.map((g) => [g.group_id, g.items]), [['demo', 3]], dry.stdout);
+  assert.ok(plan.skipped.some((s) => /cron:nightly/.test(s.file) && /a cron run/.test(s.why)), dry.stdout);
+  assert.equal(plan.estimate.episodes, 3);
+  const before = (await standIn.episodes('demo')).length;
+  const run = await openclaw(env, args, { timeoutMs: 180_000 });
+  assert.match(run.stdout, /import finished: 3 item\(s\) sent/, run.stdout);
+  const imported = (await standIn.episodes('demo')).slice(0, 10_000).filter((e) => /^openclaw-import-/.test(e.name ?? ''));
+  const past = imported.filter((e) => Date.parse(e.valid_at) < PAST + 10 * 60_000);
+  assert.equal(past.length, 3, `each past turn once: ${JSON.stringify(past.map((e) => e.content))}`);
+  assert.equal((await standIn.episodes('demo')).length - before, 3, 'exactly what the dry run listed');
+  const sails = past.find((e) => e.content.includes('new mainsails'));
+  assert.ok(sails && sails.valid_at.startsWith('2026-02-10'), `with its own time: ${sails?.valid_at}`);
+  assert.ok(!past.some((e) => /WEATHER-TOOL-OUTPUT|invoice report/.test(e.content)), 'no tool output, no cron run');
+
+  process.env.HOME = home;
+  const { runner } = await loadWithOpenClaw(path.join(home, '.openclaw/extensions', PLUGIN_ID), pluginConfig());
+  const ctx = { sessionKey: 'agent:main:telegram:direct:dana', agentId: 'main', senderId: 'dana', trigger: 'user', runId: 'run-after-transcripts' };
+  const prompt = 'Where did I order the new mainsails from?';
+  const result = await runner.runBeforePromptBuild({ prompt, messages: [{ role: 'user', content: prompt }] }, ctx);
+  assert.match(result.prependContext, /<graphiti-context[^>]*>[\s\S]*Velas do Porto/, 'a fact only in an old transcript is recalled');
 });
 
 test('OpenClaw\'s before_tool_call hook enforces an expert\'s approval policy', async () => {

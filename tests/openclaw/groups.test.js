@@ -420,6 +420,15 @@ test('openclaw graphiti import --transcripts: past turns once into their own cha
   assert.ok(groups['workspace-notes']?.from.some((f) => f.what === 'MEMORY.md entries'), dry.stdout);
   assert.ok(plan.skipped.some((s) => /cron:nightly/.test(s.file) && /a cron run/.test(s.why)), dry.stdout);
   assert.ok(plan.notes.some((n) => /forgotten sessions/.test(n)), dry.stdout);
+  // The Control UI's dry run, by a read-only operator, says the same.
+  const reader = await scopedClient(port, GATEWAY_TOKEN, ['operator.read']);
+  try {
+    const viaGateway = await reader.call('plugins.sessionAction', { pluginId: PLUGIN_ID, actionId: 'import-plan', payload: { group: 'workspace-notes', transcripts: true } });
+    assert.equal(viaGateway.ok, true, JSON.stringify(viaGateway.error));
+    assert.deepEqual(viaGateway.payload.result.document.groups, plan.groups, 'the operation plans what the CLI plans');
+  } finally {
+    reader.close();
+  }
 
   const before = (await standIn.sends()).length;
   const run = await openclaw(env, args, { timeoutMs: 240_000 });

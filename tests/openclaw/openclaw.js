@@ -204,3 +204,37 @@ export async function loadConfiguredWithOpenClaw(config, { pluginIds = [PLUGIN_I
   });
   return { registry, runner: createHookRunner(registry) };
 }
+
+/**
+ * Past sessions in OpenClaw's own store under `home`, made as an older installation's would be
+ * migrated: the harness writes a legacy `sessions.json` and JSONL transcripts, and OpenClaw's
+ * Doctor (`openclaw doctor --fix`) imports them into its SQLite store.
+ * @param {{ key: string, chatType?: string, turns: { at: number, user: string, reply: string, toolResult?: string }[] }[]} sessions
+ */
+export async function sessionStoreByDoctor(home, sessions) {
+  const dir = path.join(home, '.openclaw/agents/main/sessions');
+  fs.mkdirSync(dir, { recursive: true });
+  const index = {};
+  sessions.forEach(({ key, chatType = 'direct', turns }, s) => {
+    const sessionId = `00000000-0000-4000-8000-${String(s).padStart(12, '0')}`;
+    const first = turns[0]?.at ?? Date.now();
+    index[key] = { sessionId, updatedAt: turns.at(-1)?.at ?? first, chatType, sessionFile: path.join(dir, `${sessionId}.jsonl`) };
+    const rows = [{ type: 'session', version: 3, id: sessionId, timestamp: new Date(first).toISOString(), cwd: home }];
+    let parentId = null;
+    const row = (id, at, message) => {
+      const made = { type: 'message', id, parentId, timestamp: new Date(at).toISOString(), message: { ...message, timestamp: at } };
+      parentId = id;
+      rows.push(made);
+    };
+    turns.forEach(({ at, user, reply, toolResult }, t) => {
+      row(`u-${s}-${t}`, at, { role: 'user', content: user });
+      if (toolResult) row(`t-${s}-${t}`, at + 500, { role: 'toolResult', toolCallId: `call-${t}`, content: [{ type: 'text', text: toolResult }] });
+      row(`a-${s}-${t}`, at + 1000, { role: 'assistant', content: [{ type: 'text', text: reply }] });
+    });
+    fs.writeFileSync(path.join(dir, `${sessionId}.jsonl`), `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+  });
+  fs.writeFileSync(path.join(dir, 'sessions.json'), JSON.stringify(index));
+  const env = { ...process.env, HOME: home, NO_COLOR: '1', OPENCLAW_NO_AUTO_UPDATE: '1' };
+  delete env.OPENCLAW_STATE_DIR;
+  await openclaw(env, ['doctor', '--fix', '--non-interactive'], { timeoutMs: 600_000 });
+}

@@ -158,28 +158,35 @@ function importProgress(job) {
     : `Import under way since ${local(job.started_at, { withTime: true })}: ${what} fed to the spool, ${job.to_go} to go.`;
 }
 
-/** The dry run's document as the operator reads it: items per kind of file, what is skipped, the work. */
+/** The dry run's document as the operator reads it: items per group and kind of source, what is skipped, the work. */
 function importPlanView(plan) {
-  const [group] = plan.groups ?? [];
+  const groups = plan.groups ?? [];
   const estimate = plan.estimate ?? {};
   const minutes = Math.ceil((estimate.seconds_at_pace ?? 0) / 60);
+  const source = (f) => `${f.items} from ${f.what} (${f.sessions ?? f.files} ${f.sessions === undefined ? 'file(s)' : 'session(s)'})`;
+  const headline = groups.length === 1
+    ? `${groups[0].items} item(s) for group ${groups[0].group_id}`
+    : `${estimate.episodes ?? 0} item(s) for ${groups.length} groups`;
   return el('div', 'import-plan',
-    el('p', '', `${group?.items ?? 0} item(s) for group ${group?.group_id ?? '?'}; ${plan.already_imported ?? 0} imported before.`),
-    el('ul', '', (group?.from ?? []).map((f) => el('li', '', `${f.items} from ${f.what} (${f.files} file(s))`))),
+    el('p', '', `${headline}; ${plan.already_imported ?? 0} imported before.`),
+    el('ul', '', groups.flatMap((g) => (g.from ?? []).map((f) => el('li', '', groups.length === 1 ? source(f) : `group ${g.group_id}: ${source(f)}`)))),
     plan.daily_notes?.included ? null : el('p', 'note', `Daily notes left out: ${plan.daily_notes?.entries_left_out ?? 0} entries in ${plan.daily_notes?.files_left_out ?? 0} file(s).`),
     (plan.skipped ?? []).length ? el('ul', 'skipped', plan.skipped.map((s) => el('li', '', `${s.file}: ${s.entries ? `${s.entries} ${s.entries === 1 ? 'entry' : 'entries'}: ` : ''}${s.why}`))) : null,
+    ...(plan.notes ?? []).map((note) => el('p', 'note', note)),
     el('p', 'note', `Graphiti's work: ${estimate.episodes ?? 0} episode(s), ${estimate.llm_calls?.[0] ?? 0} to ${estimate.llm_calls?.[1] ?? 0} calls to its LLM provider, about ${minutes} min at ${estimate.episodes_per_minute ?? '?'} a minute.`),
   );
 }
 
-/** Import memory-core's files for the sender in the form: the dry run, then (with write) the import. */
+/** Import memory-core's files for the sender in the form, and past conversations when asked: the dry run, then (with write) the import. */
 function importSection(feature, job, canWrite, senderOf, refresh, out) {
   const notes = el('input', 'daily-notes');
   notes.type = 'checkbox';
+  const transcripts = el('input', 'transcripts');
+  transcripts.type = 'checkbox';
   const request = () => {
     const sender = senderOf();
     if (!sender) throw new Error('fill in the sender id whose memory the files are');
-    return { sender, ...(notes.checked ? { dailyNotes: true } : {}) };
+    return { sender, ...(notes.checked ? { dailyNotes: true } : {}), ...(transcripts.checked ? { transcripts: true } : {}) };
   };
   const preview = async () => {
     try {
@@ -200,9 +207,10 @@ function importSection(feature, job, canWrite, senderOf, refresh, out) {
     }
   };
   return el('section', 'import',
-    el('h3', '', "Import memory-core's files"),
+    el('h3', '', 'Import what OpenClaw remembers'),
     el('p', 'import-progress', importProgress(job)),
     el('label', 'item', notes, ' with the daily notes'),
+    el('label', 'item', transcripts, " with the last 30 days of conversations, each into its own chat's memory"),
     button('Preview the import', preview),
     canWrite && button('Import', start),
   );

@@ -33,6 +33,7 @@ const importInput = input({
   group: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,200}$', description: 'The Graphiti group to import into instead' },
   agent: chat.agent,
   dailyNotes: { type: 'boolean', description: 'Import the daily notes (memory/YYYY-MM-DD*.md) too' },
+  transcripts: { type: 'boolean', description: 'Import the past conversations of the last 30 days too, each turn into its own chat\'s group' },
 });
 /** Which items of a proposed forget to leave out or add, by the numbers it shows. */
 const choice = { drop: numbers('Numbers of proposed items to leave out'), add: numbers('Numbers of left-out items to add') };
@@ -92,13 +93,13 @@ export const contract = {
     requeue: { kind: 'action', description: 'Put every set-aside spool entry back in the queue', input: input(), output: answer },
     'import-plan': {
       kind: 'query',
-      description: 'What importing memory-core\'s workspace files (MEMORY.md, USER.md, imported notes, with dailyNotes the daily notes) would send: items per kind of file, what is skipped and why, and Graphiti\'s work; sends nothing',
+      description: 'What importing memory-core\'s workspace files (MEMORY.md, USER.md, imported notes, with dailyNotes the daily notes) and, with transcripts, past conversations would send: items per group and kind of source, what is skipped and why, and Graphiti\'s work; sends nothing',
       input: importInput,
       output: documentOrError,
     },
     import: {
       kind: 'action',
-      description: 'Import memory-core\'s workspace files into a sender\'s (or a group\'s) memory, each entry once, at capture.import_per_minute; the Gateway\'s sending passes carry it on, and status says how far it is',
+      description: 'Import memory-core\'s workspace files into a sender\'s (or a group\'s) memory and, with transcripts, past conversations into their own chats\' memories, each item once, at capture.import_per_minute; the Gateway\'s sending passes carry it on, and status says how far it is',
       input: importInput,
       output: answer,
     },

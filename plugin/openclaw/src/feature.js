@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import { IMPORT_UNDER_WAY, confirmForgetCommand, correctCommand, editForgetCommand, expertsCommand, forgetCommand, importCommand, memoriesCommand, queuesWork, spoolCommand } from './commands.js';
 import { LEFT_TO_THE_GATEWAY } from './import-cli.js';
+import { clearStaged, stageTranscripts } from './transcripts.js';
 import { hookContext } from './context.js';
 import { PLUGIN_ID, contract } from './feature-contract.js';
 
@@ -57,6 +58,13 @@ const started = (output) => (output.exitCode === IMPORT_UNDER_WAY
 function handlers(runtime) {
   // The Gateway checked the operator's scope; an operator may see and forget any chat's memories.
   const operator = true;
+  // What an import asks for from OpenClaw's sessions is staged for the component first.
+  const staged = async (input, command) => {
+    const { stateDir } = runtime.options;
+    if (input.transcripts) await stageTranscripts(stateDir, { agentId: input.agent ?? 'main' });
+    else clearStaged(stateDir);
+    return command;
+  };
   const run = async (command, shape = answer) => {
     const output = await runtime.command(command);
     if (output.exitCode === 0 && queuesWork(command)) runtime.kickRunner();
@@ -76,8 +84,8 @@ function handlers(runtime) {
     pause: (input, action) => run({ tag: 'memory', val: { tag: 'pause', val: chatOf(input, action) } }),
     resume: (input, action) => run({ tag: 'memory', val: { tag: 'resume', val: chatOf(input, action) } }),
     requeue: () => run(spoolCommand('requeue')),
-    'import-plan': (input) => run(importOf(input, true), documentOf),
-    import: (input) => run(importOf(input, false), started),
+    'import-plan': async (input) => run(await staged(input, importOf(input, true)), documentOf),
+    import: async (input) => run(await staged(input, importOf(input, false)), started),
     approve: (input) => run(expertsCommand('approve', input.id)),
     reject: (input) => run(expertsCommand('reject', input.id)),
   };

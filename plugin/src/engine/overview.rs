@@ -40,14 +40,17 @@ impl Engine {
     }
 }
 
-/// The last import: its group, its items, how many were fed, and when it started and finished.
+/// The last import: its group, its items (those imported before included), how many were fed,
+/// and when it started and finished.
 fn import_json(job: &crate::memory::import::Job) -> Value {
     json!({
         "group_id": job.options.group_id,
-        "items": job.items,
+        "items": job.items + job.already,
         "imported_before": job.already,
         "fed": job.fed,
-        "to_go": job.items.saturating_sub(job.already + job.fed),
+        "to_go": job.items.saturating_sub(job.position),
+        "transcripts": job.options.transcripts,
+        "left_out_paused": job.paused,
         "started_at": time::iso8601(job.started_ms),
         "finished_at": job.finished_ms.map(time::iso8601),
     })
