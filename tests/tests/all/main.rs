@@ -29,6 +29,7 @@ mod memory_forget;
 mod memory_forget_falkordb;
 mod memory_forget_trust;
 mod memory_import;
+mod transcript_import;
 mod recall_under_load;
 mod redaction;
 mod relevance;
