@@ -311,10 +311,16 @@ fn import(shim: &mut Shim, args: ImportArgs) -> u8 {
         );
         return 2;
     }
+    // One invocation's calls share a run id: a job it started and another process finished is
+    // reported as finished, not planned again.
+    let started_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
     let request = &ImportRequest {
         ctx: HookContext {
             agent_id: Some(agent),
             sender_id: sender,
+            run_id: Some(format!("import-{}-{started_ns}", std::process::id())),
             ..operator_context()
         },
         group_id,

@@ -132,12 +132,12 @@ export const IMPORT_UNDER_WAY = 75;
  * `import-memory` for the memory of `sender` (their direct chat) or of the Graphiti group `group`,
  * never both; undefined when the request names both or neither.
  */
-export function importCommand({ sender, group, agent, dailyNotes }, { dryRun = false, json = false } = {}) {
+export function importCommand({ sender, group, agent, dailyNotes, runId }, { dryRun = false, json = false } = {}) {
   if (!sender === !group) return undefined;
   return {
     tag: 'import-memory',
     val: {
-      ctx: hookContext({ agentId: agent ?? 'main', senderId: sender, chatType: 'direct' }),
+      ctx: hookContext({ agentId: agent ?? 'main', senderId: sender, chatType: 'direct', runId }),
       groupId: group,
       dailyNotes: Boolean(dailyNotes),
       dryRun,

@@ -31,7 +31,10 @@ export function registerImportCommand(graphiti, run, stateDir) {
     .option('--no-wait', 'start the import and return: the Gateway\'s sending passes carry it on, and status says how far it is')
     .action(async (opts) => {
       const dryRun = Boolean(opts.dryRun);
-      const command = importCommand({ sender: opts.sender, group: opts.groupId, agent: opts.agent, dailyNotes: opts.dailyNotes }, { dryRun, json: Boolean(opts.json) });
+      // This invocation's calls share a run id: a job it started that the Gateway finished between
+      // two calls is reported as finished, not planned again.
+      const runId = `import-${process.pid}-${Date.now()}`;
+      const command = importCommand({ sender: opts.sender, group: opts.groupId, agent: opts.agent, dailyNotes: opts.dailyNotes, runId }, { dryRun, json: Boolean(opts.json) });
       if (!command) {
         process.stderr.write('graphiti import: name one memory, --sender ID (their direct chat) or --group-id ID\n');
         process.exitCode = 2;

@@ -57,7 +57,14 @@ impl Engine {
             Ok(None) => return reports::failure(1, "import: the job vanished while it ran"),
             Err(e) => return reports::failure(1, format!("import: {e}")),
         };
-        let Some(fed) = self.memory.import_fed.take() else {
+        let fed = self.memory.import_fed.take().or_else(|| {
+            // Finished by another process's pass (the Gateway's) since this command's last call.
+            job.finished_ms.map(|_| import::Fed {
+                finished: true,
+                ..import::Fed::default()
+            })
+        });
+        let Some(fed) = fed else {
             // Another process holds the send lock: its passes feed this job too.
             return CommandOutput {
                 exit_code: UNDER_WAY,
@@ -103,13 +110,14 @@ impl Engine {
         let under_way = state_dir
             .as_deref()
             .and_then(|dir| Job::load(dir).ok().flatten());
-        let going_on = under_way.is_some_and(|job| {
-            job.finished_ms.is_none()
-                && !staged
-                && !request.dry_run
-                && job.options.group_id == options.group_id
-                && job.options.daily_notes == options.daily_notes
-        });
+        let run = request.ctx.run_id.clone();
+        let going_on = !staged
+            && !request.dry_run
+            && under_way.is_some_and(|job| {
+                let same_memory = job.options.group_id == options.group_id
+                    && job.options.daily_notes == options.daily_notes;
+                (job.finished_ms.is_none() && same_memory) || (run.is_some() && job.run == run)
+            });
         if going_on {
             return Ok(());
         }
@@ -144,7 +152,7 @@ impl Engine {
         if let Some(why) = self.capture_paused(&options.group_id) {
             return Err(reports::failure(1, format!("import: not started: {why}")));
         }
-        import::start(dir, &plan, &options, time::now_ms(), per_minute)
+        import::start(dir, &plan, &options, time::now_ms(), per_minute, run)
             .map(|_| ())
             .map_err(|e| reports::failure(1, format!("import: {e}")))
     }

@@ -497,3 +497,34 @@ fn an_import_after_a_chats_forget_all_leaves_what_came_before_forgotten() {
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert!(sent.keys().any(|text| text.contains("Braga")), "{sent:?}");
 }
+
+/// A job this command started and another pass finished between two of its calls (the Gateway's
+/// ticks, a `flush`) is reported as finished, not planned again as "nothing to import".
+#[test]
+fn a_call_of_the_same_command_after_another_pass_finished_its_job_reports_it_finished() {
+    let standin = standin();
+    let config = config(&standin, "mcp", 600);
+    let state = temp_dir("import-same-run-state");
+    let agents = memory_core_workspace();
+    let mut shim =
+        graphiti_shim_with_workspace(config.path(), state.path(), &standin.url(), agents.path());
+    let mut call = request(false);
+    call.ctx.run_id = Some("import-test-run".into());
+    let first = shim.run_command(&Command::ImportMemory(call.clone()));
+    assert_eq!(first.exit_code, UNDER_WAY, "{}", first.stdout);
+    let until = Instant::now() + Duration::from_secs(30);
+    while standin.episodes().len() < EXPECTED.len() && Instant::now() < until {
+        shim.run_command(&Command::Flush);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    shim.run_command(&Command::Flush);
+    let last = shim.run_command(&Command::ImportMemory(call));
+    assert_eq!(last.exit_code, 0, "{}", last.stdout);
+    assert!(
+        last.stdout
+            .starts_with(&format!("import finished: {} item(s) sent", EXPECTED.len())),
+        "{}",
+        last.stdout
+    );
+    assert_each_once(&standin);
+}

@@ -242,6 +242,9 @@ pub struct Job {
     /// Items passed because their chat was paused when their turn came.
     #[serde(default)]
     pub paused: u64,
+    /// The run id of the command that started it: its later calls go on with it, finished or not.
+    #[serde(default)]
+    pub run: Option<String>,
 }
 
 impl Job {
@@ -515,6 +518,7 @@ pub fn start(
     options: &Options,
     now: u64,
     per_minute: u32,
+    run: Option<String>,
 ) -> Result<Job, String> {
     let done = ledger(state_dir);
     let new: Vec<&Item> = plan
@@ -541,8 +545,10 @@ pub fn start(
             position: 0,
             in_flight: Vec::new(),
             paused: 0,
+            run: None,
         },
     };
+    job.run = run;
     (job.queue, job.cursor, job.position, job.items) = (header.digest, 0, 0, header.items);
     job.save(state_dir)?;
     Ok(job)

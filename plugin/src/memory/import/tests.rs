@@ -120,7 +120,7 @@ fn each_item_goes_once_paced_and_a_changed_entry_alone_goes_again() {
     let spool = Spool::new(state.path());
     let feed = feeder(60); // one a second
     let planned = plan(root.path(), &options(false));
-    let job = start(state.path(), &planned, &options(false), 10_000, 60).unwrap();
+    let job = start(state.path(), &planned, &options(false), 10_000, 60, None).unwrap();
     assert_eq!(job.items, 3);
     let fed = feed
         .feed(&spool, &spool.entries().unwrap(), 10_000)
@@ -156,7 +156,7 @@ fn each_item_goes_once_paced_and_a_changed_entry_alone_goes_again() {
 
     // Run again: nothing to send. Change one entry: only it.
     let again = plan(root.path(), &options(false));
-    start(state.path(), &again, &options(false), 20_000, 60).unwrap();
+    start(state.path(), &again, &options(false), 20_000, 60, None).unwrap();
     let fed = feed
         .feed(&spool, &spool.entries().unwrap(), 20_000)
         .unwrap()
@@ -168,7 +168,7 @@ fn each_item_goes_once_paced_and_a_changed_entry_alone_goes_again() {
     )
     .unwrap();
     let changed = plan(root.path(), &options(false));
-    start(state.path(), &changed, &options(false), 30_000, 60).unwrap();
+    start(state.path(), &changed, &options(false), 30_000, 60, None).unwrap();
     let fed = feed
         .feed(&spool, &spool.entries().unwrap(), 30_000)
         .unwrap()
@@ -187,7 +187,7 @@ fn an_item_spooled_but_not_in_the_ledger_is_recognised_not_spooled_twice() {
     let spool = Spool::new(state.path());
     let feed = feeder(600);
     let planned = plan(root.path(), &options(false));
-    start(state.path(), &planned, &options(false), 0, 600).unwrap();
+    start(state.path(), &planned, &options(false), 0, 600, None).unwrap();
     // As a kill between the append and the ledger line leaves it.
     spool
         .append(&feed.episode(&queue::Queued::of(&planned.items[0])), 100)
@@ -210,7 +210,7 @@ fn the_feed_leaves_the_spool_to_live_turns_and_redacts() {
     let spool = Spool::new(state.path());
     let feed = feeder(600);
     let planned = plan(root.path(), &options(false));
-    start(state.path(), &planned, &options(false), 0, 600).unwrap();
+    start(state.path(), &planned, &options(false), 0, 600, None).unwrap();
     let fed = feed
         .feed(&spool, &spool.entries().unwrap(), 3_600_000)
         .unwrap()
@@ -270,7 +270,7 @@ fn an_unreadable_job_is_said_by_the_feed_and_replaced_by_the_next_import() {
         "{error}"
     );
     let planned = plan(root.path(), &options(false));
-    start(state.path(), &planned, &options(false), 0, 600).unwrap();
+    start(state.path(), &planned, &options(false), 0, 600, None).unwrap();
     let fed = feed.feed(&spool, &[], 60_000).unwrap().unwrap();
     assert_eq!(fed.fed, 1);
 }
@@ -496,7 +496,7 @@ fn past_turns_are_fed_once_as_turns_redacted_and_a_paused_chat_is_left_out() {
         &mut crate::platform::locks::Unshared,
     )
     .unwrap();
-    start(state.path(), &planned, &opts, 0, 600).unwrap();
+    start(state.path(), &planned, &opts, 0, 600, None).unwrap();
     transcripts::clear(state.path());
     let spool = Spool::new(state.path());
     let feed = feeder(600);
@@ -541,7 +541,7 @@ fn a_job_whose_queue_was_rewritten_after_it_starts_the_queue_over_and_sends_noth
         ..options(false)
     };
     let planned = plan_with_transcripts(None, Some(state.path()), &opts, &decide);
-    start(state.path(), &planned, &opts, 0, 600).unwrap();
+    start(state.path(), &planned, &opts, 0, 600, None).unwrap();
     let spool = Spool::new(state.path());
     let feed = feeder(600);
     feed.feed(&spool, &spool.entries().unwrap(), 60_000)
