@@ -151,7 +151,10 @@ pub fn render_validate(expert: &LoadedExpert, servers_checked: bool) -> CommandT
         let triggers: Vec<String> = p
             .triggers
             .iter()
-            .map(|t| format!("{}: {}", t.name, t.kind))
+            .map(|t| match t.inactive() {
+                Some(why) => format!("{}: {}, inactive: {why}", t.name, t.kind),
+                None => format!("{}: {}", t.name, t.kind),
+            })
             .collect();
         out.push_str(&format!(
             "✓ Triggers declared ({})\n",

@@ -24,6 +24,7 @@ pub enum Rule {
     ManifestSpecVersion,
     ManifestValues,
     TriggerPreset,
+    TriggerInactive,
     TriggerSeconds,
     PolicyValues,
     StructureOrchestrator,
@@ -61,7 +62,7 @@ pub enum Rule {
 }
 
 impl Rule {
-    pub const ALL: [Rule; 39] = [
+    pub const ALL: [Rule; 40] = [
         Rule::ManifestExists,
         Rule::ManifestSyntax,
         Rule::ManifestRequiredFields,
@@ -69,6 +70,7 @@ impl Rule {
         Rule::ManifestSpecVersion,
         Rule::ManifestValues,
         Rule::TriggerPreset,
+        Rule::TriggerInactive,
         Rule::TriggerSeconds,
         Rule::PolicyValues,
         Rule::StructureOrchestrator,
@@ -112,6 +114,7 @@ impl Rule {
             Rule::ManifestSpecVersion => "manifest.spec-version",
             Rule::ManifestValues => "manifest.values",
             Rule::TriggerPreset => "trigger.preset",
+            Rule::TriggerInactive => "trigger.inactive",
             Rule::TriggerSeconds => "trigger.seconds",
             Rule::PolicyValues => "policy.values",
             Rule::StructureOrchestrator => "structure.orchestrator",
@@ -151,6 +154,7 @@ impl Rule {
         match self {
             Rule::ManifestSpecVersion
             | Rule::TriggerPreset
+            | Rule::TriggerInactive
             | Rule::TriggerSeconds
             | Rule::StructureReadme
             | Rule::XrefProcessTrigger
@@ -185,12 +189,26 @@ impl Rule {
             | Rule::LearningApproval
             | Rule::LearningScope => "spec §14",
             Rule::XrefPrivateContext => "spec §9",
-            Rule::TriggerPreset => "spec §3",
+            Rule::TriggerPreset | Rule::TriggerInactive => "spec §3",
             Rule::BindingsSyntax
             | Rule::BindingsUnbound
             | Rule::BindingsUnknownServer
             | Rule::BindingsUnknownOperation => "loader design §3",
             _ => "loader",
+        }
+    }
+
+    /// What a trigger rule demands (see [`Rule::summary`]).
+    fn trigger_summary(self) -> &'static str {
+        match self {
+            Rule::TriggerPreset => {
+                "a trigger's preset is one the runtime provides (it provides none): a trigger with another stays inactive"
+            }
+            Rule::TriggerInactive => {
+                "a trigger whose requires_tool is not in requires.tools, or whose tz is unknown, stays inactive (the package loads)"
+            }
+            Rule::TriggerSeconds => "a 6-field cron expr is said to read seconds first",
+            _ => "",
         }
     }
 
@@ -209,10 +227,9 @@ impl Rule {
             Rule::ManifestValues => {
                 "triggers (cron expr, tz, payload paths), concurrency, execution, delivery and learning use the spec's values"
             }
-            Rule::TriggerPreset => {
-                "a trigger's preset is one the runtime provides (it provides none): a trigger with another stays inactive"
+            Rule::TriggerPreset | Rule::TriggerInactive | Rule::TriggerSeconds => {
+                self.trigger_summary()
             }
-            Rule::TriggerSeconds => "a 6-field cron expr is said to read seconds first",
             Rule::PolicyValues => {
                 "policy tiers, timeout, on_timeout and escalation channel use the spec's values"
             }
@@ -247,7 +264,7 @@ impl Rule {
             Rule::XrefProcessTrigger => "every process trigger names a manifest trigger",
             Rule::XrefProcessFunctions => "every process functions[] entry names a function",
             Rule::XrefToolsDeclared => {
-                "every function or process tools[] entry and every trigger requires_tool is in requires.tools"
+                "every function or process tools[] entry is in requires.tools"
             }
             Rule::XrefFunctionKnowledge => {
                 "every function knowledge[] path is in components.knowledge"

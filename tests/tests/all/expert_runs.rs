@@ -2,7 +2,6 @@
 //! right process with mapped inputs; bad webhooks are refused and never queued; dedupe; the three
 //! concurrency modes; a restart with a non-empty queue loses nothing and runs nothing twice.
 
-
 use crate::expert_runs_common::*;
 use host_shim::{DeliveryKind, ExpertsCommand, ManualRun, RunOutcome, TriggerFire};
 
@@ -216,6 +215,42 @@ fn a_duplicate_event_is_skipped_even_after_a_restart() {
         s.webhook("new_ticket", &ticket("e-7", "T-7")).status,
         202,
         "forgotten after the 24 h window"
+    );
+}
+
+/// A key older than the dedupe window is not a duplicate before any tick has pruned it: not for a
+/// webhook arriving first after a long stop, nor in `fire`'s dry run.
+#[test]
+fn an_expired_dedupe_key_is_not_a_duplicate_before_the_record_is_pruned() {
+    let mut s = setup();
+    s.accepted("new_ticket", &ticket("e-9", "T-9"));
+    let within = s.command(ExpertsCommand::Fire(TriggerFire {
+        expert: EXPERT.into(),
+        trigger: "new_ticket".into(),
+        payload_json: ticket("e-9", "T-9"),
+    }));
+    assert!(
+        within.stdout.contains("this event would be skipped"),
+        "{}",
+        within.stdout
+    );
+    s.advance(25 * 60 * MINUTE);
+    let fire = s.command(ExpertsCommand::Fire(TriggerFire {
+        expert: EXPERT.into(),
+        trigger: "new_ticket".into(),
+        payload_json: ticket("e-9", "T-9"),
+    }));
+    assert!(
+        fire.stdout.contains(
+            "not seen in the last 24 h (experts.dedupe_window_hours): this event would be queued"
+        ),
+        "{}",
+        fire.stdout
+    );
+    assert_eq!(
+        s.webhook("new_ticket", &ticket("e-9", "T-9")).status,
+        202,
+        "the first event after a long stop is queued"
     );
 }
 
@@ -457,6 +492,31 @@ fn a_flood_on_one_trigger_is_refused_with_429_and_leaves_the_others_room() {
 /// The record's size on disk.
 fn record_bytes(s: &Setup) -> u64 {
     std::fs::metadata(s.state.join("experts-runs.json")).map_or(0, |m| m.len())
+}
+
+/// Manual runs count against the record's bound as events do: they cannot grow it past 8 MiB.
+#[test]
+fn manual_runs_are_refused_once_the_record_is_full() {
+    const BOUND: u64 = 8 << 20;
+    let mut s = setup();
+    let big = "x".repeat(120 << 10);
+    let mut refused = None;
+    for n in 0..80 {
+        let out = s.command(ExpertsCommand::Run(ManualRun {
+            expert: EXPERT.into(),
+            message: format!("run {n}: {big}"),
+        }));
+        if out.exit_code != 0 {
+            refused = Some(out.stderr);
+            break;
+        }
+    }
+    let refused = refused.expect("80 manual runs of 120 KiB do not all fit in 8 MiB");
+    assert!(
+        refused.contains("the expert runs record holds"),
+        "{refused}"
+    );
+    assert!(record_bytes(&s) <= BOUND, "{} bytes", record_bytes(&s));
 }
 
 #[test]

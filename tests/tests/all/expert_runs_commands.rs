@@ -27,7 +27,7 @@ fn fire_is_a_dry_run_that_shows_process_inputs_queue_and_message() {
          inputs: {\"summary\":\"Checkout is down for T-1\",\"ticket_id\":\"T-1\"}\n\
          queue: serial_per_key T-1\n\
          session: isolated (expert:ops-expert:inv-N, one per invocation)\n\
-         dedupe: event_id e-1 not seen: this event would be queued\n"
+         dedupe: event_id e-1 not seen in the last 24 h (experts.dedupe_window_hours): this event would be queued\n"
             .trim_end()
     );
     assert!(

@@ -239,15 +239,20 @@ pub struct Trigger {
     /// Process input name → payload path (`messages[0].id`), in manifest order.
     pub payload_mapping: Vec<(String, String)>,
     pub description: Option<String>,
+    /// Why validation made it inactive (a `requires_tool` not in `requires.tools`, an unknown
+    /// `tz`), if it did.
+    pub inactive_because: Option<String>,
 }
 
 impl Trigger {
-    /// Why the trigger never fires, if it does not: a `preset` (the framework's to define, spec §3)
-    /// that this runtime does not provide; it provides none.
+    /// Why the trigger never fires, if it does not (spec §3): a `preset` this runtime does not
+    /// provide (it provides none), a required tool the package does not declare, an unknown time
+    /// zone.
     pub fn inactive(&self) -> Option<String> {
         self.preset
             .as_ref()
             .map(|preset| format!("preset {preset:?} is not one this runtime provides"))
+            .or_else(|| self.inactive_because.clone())
     }
 }
 

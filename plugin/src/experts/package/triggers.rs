@@ -47,10 +47,11 @@ pub(super) fn check_triggers(
     for (i, t) in manifest.triggers.iter().flatten().enumerate() {
         let at = |field: &str| FieldPath::key("triggers").i(i).k(field);
         check_required_fields(m, t, at);
-        check_schedule(m, t, at, zones);
-        check_source(m, t, at, required_tools);
+        let bad_zone = check_schedule(m, t, at, zones);
+        let undeclared_tool = check_source(m, t, at, required_tools);
         check_payload_fields(m, t, at);
-        let trigger = resolve_trigger(m, t, at, concurrency);
+        let mut trigger = resolve_trigger(m, t, at, concurrency);
+        trigger.inactive_because = undeclared_tool.or(bad_zone);
         let name = &trigger.name;
         if !name.is_empty() && triggers.iter().any(|other| &other.name == name) {
             m.report(
@@ -91,13 +92,13 @@ fn check_required_fields(m: &mut ManifestCtx, t: &TriggerSpec, at: impl Fn(&str)
 }
 
 /// A cron trigger's `expr` present and parsable; `tz` shaped like an IANA name, and one the host
-/// knows when `zones` can say.
+/// knows when `zones` can say. A `tz` that is neither makes the trigger inactive (spec §3): why.
 fn check_schedule(
     m: &mut ManifestCtx,
     t: &TriggerSpec,
     at: impl Fn(&str) -> FieldPath,
     zones: Option<&ZoneCheck>,
-) {
+) -> Option<String> {
     let expr = t.expr.as_deref().filter(|e| !e.trim().is_empty());
     match expr {
         None if t.kind.as_deref() == Some("cron") => {
@@ -121,34 +122,30 @@ fn check_schedule(
         },
         None => {}
     }
-    let Some(tz) = &t.tz else {
-        return;
+    let tz = t.tz.as_ref()?;
+    let why = if looks_like_time_zone(tz) {
+        zones.and_then(|zones| zones.check(tz).err())?
+    } else {
+        format!("{tz:?} is not an IANA time zone name such as UTC or Europe/Berlin")
     };
-    if !looks_like_time_zone(tz) {
-        m.report(
-            Rule::ManifestValues,
-            at("tz"),
-            format!("{tz:?} is not an IANA time zone name such as UTC or Europe/Berlin"),
-        );
-    } else if let Some(Err(why)) = zones.map(|zones| zones.check(tz)) {
-        let name = t.name.as_deref().unwrap_or_default();
-        m.report(
-            Rule::ManifestValues,
-            at("tz"),
-            format!("trigger {name:?}: {why}"),
-        );
-    }
+    let name = t.name.as_deref().unwrap_or_default();
+    m.report(
+        Rule::TriggerInactive,
+        at("tz"),
+        format!("trigger {name:?} stays inactive: {why}"),
+    );
+    Some(format!("time zone {tz:?} is unknown"))
 }
 
 /// Where a webhook comes from: a `preset` (presets are the framework's, spec §3; this runtime
 /// provides none, so the trigger stays inactive and the package still loads), `requires_tool` a
-/// required tool.
+/// required tool (one the package does not declare makes the trigger inactive: why).
 fn check_source(
     m: &mut ManifestCtx,
     t: &TriggerSpec,
     at: impl Fn(&str) -> FieldPath,
     required_tools: &[String],
-) {
+) -> Option<String> {
     if let Some(preset) = &t.preset {
         let name = t.name.as_deref().unwrap_or_default();
         m.report(
@@ -160,15 +157,22 @@ fn check_source(
             ),
         );
     }
-    if let Some(tool) = &t.requires_tool
-        && !required_tools.contains(tool)
-    {
-        m.report(
-            Rule::XrefToolsDeclared,
-            at("requires_tool"),
-            format!("tool {tool:?} is not declared in requires.tools"),
-        );
+    let tool = t.requires_tool.as_ref()?;
+    if required_tools.contains(tool) {
+        return None;
     }
+    let name = t.name.as_deref().unwrap_or_default();
+    m.report(
+        Rule::TriggerInactive,
+        at("requires_tool"),
+        format!(
+            "tool {tool:?} is not declared in requires.tools: trigger {name:?} stays inactive; \
+             declare the tool to make it fire"
+        ),
+    );
+    Some(format!(
+        "its required tool {tool:?} is not declared in requires.tools"
+    ))
 }
 
 /// `dedupe_key`, `concurrency_key` and the `payload_mapping` values are payload paths; no input is
@@ -258,5 +262,6 @@ fn resolve_trigger(
             .map(|p| p.0.clone())
             .unwrap_or_default(),
         description: t.description.clone(),
+        inactive_because: None,
     }
 }

@@ -144,8 +144,9 @@ impl Runtime<'_> {
         let planned = plan(trigger, payload)?;
         room_for(runs, expert, Some(trigger_name))?;
         let seen_key = format!("{expert}/{trigger_name}");
+        let window_ms = self.settings.dedupe_window_hours * 3_600_000;
         if let Some(key) = &planned.dedupe {
-            if let Some(&first_ms) = runs.seen.get(&seen_key).and_then(|s| s.get(key)) {
+            if let Some(first_ms) = runs.seen_within(&seen_key, key, now_ms, window_ms) {
                 return Ok(Accepted::Duplicate {
                     key: key.clone(),
                     first_ms,
@@ -173,14 +174,7 @@ impl Runtime<'_> {
             {
                 keys.remove(key);
             }
-            return Err(Refused::new(
-                429,
-                format!(
-                    "the expert runs record holds {} bytes, and this run would take {size} more \
-                     (at most {MAX_RECORD_BYTES}); try again once runs have finished (experts queue)",
-                    runs.bytes
-                ),
-            ));
+            return Err(Refused::new(429, full_record(runs.bytes, size)));
         }
         runs.bytes += size;
         runs.invocations.push(invocation);
@@ -219,10 +213,24 @@ impl Runtime<'_> {
             now_ms,
         );
         invocation.message = Some(message.to_string());
+        // Counted against the record's cap as an event's run is, so manual runs cannot fill it.
+        let size = serde_json::to_vec(&invocation).map_or(0, |b| b.len());
+        if runs.bytes + size > MAX_RECORD_BYTES {
+            return Err(full_record(runs.bytes, size));
+        }
+        runs.bytes += size;
         let id = invocation.id.clone();
         runs.invocations.push(invocation);
         Ok(id)
     }
+}
+
+/// Why a run is refused when the record is full.
+fn full_record(bytes: usize, size: usize) -> String {
+    format!(
+        "the expert runs record holds {bytes} bytes, and this run would take {size} more \
+         (at most {MAX_RECORD_BYTES}); try again once runs have finished (experts queue)"
+    )
 }
 
 /// Refuses a new invocation of `expert`'s `trigger` (None: its manual runs) when that trigger has

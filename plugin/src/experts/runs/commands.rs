@@ -216,8 +216,10 @@ impl Runtime<'_> {
             plan(found, &payload).map_err(|r| format!("refused ({}): {}", r.status, r.message))?;
         let kind = found.kind.clone();
         let dedupe_path = found.dedupe_key.clone().unwrap_or_default();
+        let window_hours = self.settings.dedupe_window_hours;
+        let window_ms = window_hours * 3_600_000;
         let (mut text, _) = self.with_record(now_ms, |_, runs, _| {
-            let seen = planned.dedupe.as_ref().and_then(|k| runs.seen.get(&format!("{expert}/{trigger_name}")).and_then(|s| s.get(k)).map(|at| (k.clone(), *at)));
+            let seen = planned.dedupe.as_ref().and_then(|k| runs.seen_within(&format!("{expert}/{trigger_name}"), k, now_ms, window_ms).map(|at| (k.clone(), at)));
             let ahead = runs.invocations.iter().filter(|i| holds_lane(i, expert, Some(trigger_name), &planned.lane)).count();
             let mut text = format!("trigger {trigger_name} ({}) of {expert} → process {}\n", kind, planned.process);
             let _ = writeln!(text, "inputs: {}", serde_json::to_string(&planned.inputs).unwrap_or_default());
@@ -226,7 +228,7 @@ impl Runtime<'_> {
             let _ = writeln!(text, "session: {}", if planned.main_session { "main".to_string() } else { format!("isolated (expert:{expert}:inv-N, one per invocation)") });
             match seen {
                 Some((key, at)) => { let _ = writeln!(text, "dedupe: {dedupe_path} {key} was accepted at {}: this event would be skipped", iso8601(at)); }
-                None => { let _ = writeln!(text, "dedupe: {}", planned.dedupe.as_deref().map_or("no dedupe_key".into(), |k| format!("{dedupe_path} {k} not seen: this event would be queued"))); }
+                None => { let _ = writeln!(text, "dedupe: {}", planned.dedupe.as_deref().map_or("no dedupe_key".into(), |k| format!("{dedupe_path} {k} not seen in the last {window_hours} h (experts.dedupe_window_hours): this event would be queued"))); }
             }
             Ok((text, false))
         })?;

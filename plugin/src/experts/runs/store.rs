@@ -327,6 +327,22 @@ impl Runs {
         self.next_seq
     }
 
+    /// When the event with dedupe `key` of `expert/trigger` was first accepted, if that is within
+    /// the dedupe window: an older key is not a duplicate, whether or not the record was pruned.
+    pub fn seen_within(
+        &self,
+        seen_key: &str,
+        key: &str,
+        now_ms: u64,
+        window_ms: u64,
+    ) -> Option<u64> {
+        self.seen
+            .get(seen_key)
+            .and_then(|keys| keys.get(key))
+            .copied()
+            .filter(|&at| now_ms.saturating_sub(at) <= window_ms)
+    }
+
     /// Drops finished invocations older than [`KEEP_FINISHED_MS`] or beyond [`MAX_FINISHED`]
     /// (dead letters stay until replayed), and dedupe keys older than `dedupe_window_ms`.
     pub fn prune(&mut self, now_ms: u64, dedupe_window_ms: u64) {

@@ -170,7 +170,7 @@ fn trigger_fields_are_checked() {
             "\"0 25 * * *\" is not a cron expression: hour field \"25\": 25 is outside 0-23",
         ),
         (
-            values,
+            Rule::TriggerInactive,
             "triggers[2].tz",
             "\"Berlin time\" is not an IANA time zone name",
         ),
@@ -180,9 +180,9 @@ fn trigger_fields_are_checked() {
             "preset \"gmail\" is not one this runtime provides",
         ),
         (
-            Rule::XrefToolsDeclared,
+            Rule::TriggerInactive,
             "triggers[3].requires_tool",
-            "tool \"crm\" is not declared in requires.tools",
+            "tool \"crm\" is not declared in requires.tools: trigger \"",
         ),
         (
             values,
