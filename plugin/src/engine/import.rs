@@ -239,3 +239,55 @@ fn honour_forgets(
     }
     plan
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::import::{Item, Plan, workspace::FileKind};
+
+    fn item(group: &str, text: &str, at_ms: u64) -> Item {
+        Item {
+            name: import::item_name(group, "session s", text),
+            source: format!("session agent:main:telegram:direct:{group}"),
+            kind: FileKind::Transcript,
+            text: text.into(),
+            assistant: String::new(),
+            group_id: group.into(),
+            user_name: None,
+            reference_ms: at_ms,
+        }
+    }
+
+    #[test]
+    fn a_wiped_chat_keeps_what_came_before_forgotten_and_item_forgets_are_noted() {
+        let plan = Plan {
+            items: vec![
+                item("main-dm-ana", "before the wipe", 1_000),
+                item("main-dm-ana", "after the wipe", 3_000),
+                item("main-dm-bea", "bea's turn", 1_000),
+                item("main-dm-cai", "cai's turn", 1_000),
+            ],
+            ..Plan::default()
+        };
+        let forgotten = control::forget::ForgottenByGroup {
+            wiped_at_ms: [("main-dm-ana".to_string(), 2_000)].into(),
+            item_forgets: [("main-dm-bea".to_string(), 2)].into(),
+        };
+        let plan = honour_forgets(plan, &forgotten);
+        let kept: Vec<&str> = plan.items.iter().map(|i| i.text.as_str()).collect();
+        assert_eq!(kept, ["after the wipe", "bea's turn", "cai's turn"]);
+        assert!(
+            plan.skipped_entries[0]
+                .1
+                .starts_with("older than its chat's `forget --all` of 1970-01-01T00:00:02.000Z"),
+            "{:?}",
+            plan.skipped_entries
+        );
+        assert_eq!(plan.notes.len(), 1, "{:?}", plan.notes);
+        assert!(
+            plan.notes[0].starts_with("group main-dm-bea had 2 confirmed forget(s)"),
+            "{:?}",
+            plan.notes
+        );
+    }
+}
