@@ -93,7 +93,7 @@ const EXPECTED: [(&str, Option<&str>); 8] = [
     ("Ana writes Rust with edition 2024", None),
 ];
 
-fn request(dry_run: bool) -> ImportRequest {
+pub(crate) fn request(dry_run: bool) -> ImportRequest {
     ImportRequest {
         ctx: HookContext {
             agent_id: Some("main".into()),
@@ -108,7 +108,7 @@ fn request(dry_run: bool) -> ImportRequest {
 }
 
 /// Runs the import until the component says it is done (or `deadline` passes); the last output.
-fn import_until_done(shim: &mut Shim, deadline: Duration) -> host_shim::CommandOutput {
+pub(crate) fn import_until_done(shim: &mut Shim, deadline: Duration) -> host_shim::CommandOutput {
     let until = Instant::now() + deadline;
     loop {
         let out = shim.run_command(&Command::ImportMemory(request(false)));

@@ -3,17 +3,17 @@
 //! and the assistant's messages, with its time and without a tool's output; a kept-out chat, an
 //! expert run and OpenClaw's main direct-chat session (no sender recorded) left out and named.
 
+use crate::memory_import::{import_until_done, request};
 use graphiti_openclaw_tests::{
-    copy_dir, example_config, graphiti_shim_with_workspace, hook_context, standin, temp_dir,
+    copy_dir, example_config, graphiti_shim_with_workspace, standin, temp_dir,
 };
 use graphiti_standin::StandIn;
-use host_shim::{ChatType, Command, HookContext, ImportRequest, Shim};
+use host_shim::Command;
 use serde_json::{Value, json};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tempfile::TempDir;
 
-const UNDER_WAY: u8 = 75;
 /// 2026-02-10T18:30:00Z, months before any run.
 const PAST_MS: u64 = 1_770_748_200_000;
 
@@ -102,31 +102,6 @@ fn stage(state: &Path) {
     std::fs::write(dir.join("index.json"), index.to_string()).unwrap();
 }
 
-fn request(dry_run: bool) -> ImportRequest {
-    ImportRequest {
-        ctx: HookContext {
-            agent_id: Some("main".into()),
-            sender_id: Some("ana".into()),
-            ..hook_context("import", ChatType::Direct)
-        },
-        group_id: None,
-        daily_notes: false,
-        dry_run,
-        json: false,
-    }
-}
-
-fn import_until_done(shim: &mut Shim) -> host_shim::CommandOutput {
-    let until = Instant::now() + Duration::from_secs(30);
-    loop {
-        let out = shim.run_command(&Command::ImportMemory(request(false)));
-        if out.exit_code != UNDER_WAY || Instant::now() > until {
-            return out;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 #[test]
 fn staged_turns_go_to_their_own_chats_over_rest_and_what_a_live_turn_skips_is_named() {
     let standin = standin();
@@ -162,13 +137,13 @@ fn staged_turns_go_to_their_own_chats_over_rest_and_what_a_live_turn_skips_is_na
     );
 
     stage(state.path());
-    let done = import_until_done(&mut shim);
+    let done = import_until_done(&mut shim, Duration::from_secs(30));
     assert_eq!(done.exit_code, 0, "{}", done.stdout);
     let episodes = standin.episodes();
     assert_where_each_went(&episodes);
     let again = {
         stage(state.path());
-        import_until_done(&mut shim)
+        import_until_done(&mut shim, Duration::from_secs(30))
     };
     assert!(
         again.stdout.contains("nothing to import"),
