@@ -48,6 +48,8 @@ struct BindingSpec {
     kind: Option<String>,
     server: Option<String>,
     operations: Option<BTreeMap<String, String>>,
+    /// Read only to refuse it by name: see [`refuse_skill`].
+    skill: Option<String>,
 }
 
 /// Reads and checks `bindings.yaml` for `package`. `known_servers` is the list of MCP servers configured
@@ -168,6 +170,10 @@ fn check_binding(
     at: &FieldPath,
     report: &mut impl FnMut(Rule, FieldPath, String),
 ) -> Option<ToolBinding> {
+    if spec.kind.as_deref() == Some("skill") || spec.skill.is_some() {
+        refuse_skill(tool, spec, at, report);
+        return None;
+    }
     let mut ok = true;
     if let Some(kind) = spec.kind.as_deref().filter(|k| *k != "mcp") {
         report(
@@ -207,6 +213,33 @@ fn check_binding(
         server: server.to_string(),
         operations,
     })
+}
+
+/// A tool bound to an OpenClaw skill: refused, since a skill has no typed operations for the
+/// approval gate, which judges each tool call by its operation, to hold back.
+fn refuse_skill(
+    tool: &str,
+    spec: &BindingSpec,
+    at: &FieldPath,
+    report: &mut impl FnMut(Rule, FieldPath, String),
+) {
+    let (field, what) = match &spec.skill {
+        Some(skill) => (
+            at.clone().k("skill"),
+            format!("the OpenClaw skill {skill:?}"),
+        ),
+        None => (at.clone().k("type"), "an OpenClaw skill".to_string()),
+    };
+    report(
+        Rule::BindingsSkill,
+        field,
+        format!(
+            "tool {tool:?} is bound to {what}, and skill bindings are not supported: a skill exposes \
+             no typed operations, so the package's approval policy, which is applied to each tool \
+             call by its operation, could not hold for it. Bind the tool to an MCP server \
+             (`type: mcp`, `server: <name>`)"
+        ),
+    );
 }
 
 /// The operation → MCP tool name map: no empty names (clears `ok`), operations the tool file declares.

@@ -57,12 +57,13 @@ pub enum Rule {
     BindingsUnknownServer,
     BindingsUnknownOperation,
     BindingsUnknownTool,
+    BindingsSkill,
     // Across packages.
     DiscoveryDuplicateName,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 40] = [
+    pub const ALL: [Rule; 41] = [
         Rule::ManifestExists,
         Rule::ManifestSyntax,
         Rule::ManifestRequiredFields,
@@ -102,6 +103,7 @@ impl Rule {
         Rule::BindingsUnknownServer,
         Rule::BindingsUnknownOperation,
         Rule::BindingsUnknownTool,
+        Rule::BindingsSkill,
         Rule::DiscoveryDuplicateName,
     ];
 
@@ -146,6 +148,7 @@ impl Rule {
             Rule::BindingsUnknownServer => "bindings.unknown-server",
             Rule::BindingsUnknownOperation => "bindings.unknown-operation",
             Rule::BindingsUnknownTool => "bindings.unknown-tool",
+            Rule::BindingsSkill => "bindings.skill",
             Rule::DiscoveryDuplicateName => "discovery.duplicate-name",
         }
     }
@@ -290,6 +293,7 @@ impl Rule {
             Rule::BindingsUnknownServer => "every bound server is a configured MCP server",
             Rule::BindingsUnknownOperation => "operation mappings name operations of the tool file",
             Rule::BindingsUnknownTool => "bindings.yaml binds only tools in requires.tools",
+            Rule::BindingsSkill => "tools are bound to MCP servers, never skills (no typed calls)",
             Rule::DiscoveryDuplicateName => "no two packages under the experts root share a name",
         }
     }
