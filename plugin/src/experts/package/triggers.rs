@@ -148,12 +148,17 @@ fn check_source(
 ) -> Option<String> {
     if let Some(preset) = &t.preset {
         let name = t.name.as_deref().unwrap_or_default();
+        let without = match t.kind.as_deref() {
+            Some("cron") => "to run it on its own schedule",
+            Some("channel") => "to fire it on its channel's messages",
+            _ => "to make it a plain webhook",
+        };
         m.report(
             Rule::TriggerPreset,
             at("preset"),
             format!(
                 "preset {preset:?} is not one this runtime provides (it provides none): trigger \
-                 {name} stays inactive; remove `preset` to make it a plain webhook"
+                 {name} stays inactive; remove `preset` {without}"
             ),
         );
     }

@@ -68,7 +68,7 @@ fn processes_index(
             let mut triggers: Vec<&str> = package
                 .triggers
                 .iter()
-                .filter(|t| t.process == p.name)
+                .filter(|t| t.process == p.name && t.inactive().is_none())
                 .map(|t| t.name.as_str())
                 .collect();
             crate::platform::sorting::sort(&mut triggers);

@@ -107,6 +107,23 @@ fn only_triggers_that_start_a_process_are_listed_with_it() {
 }
 
 #[test]
+fn an_inactive_trigger_is_not_advertised_in_the_prompt() {
+    let temp = TempPackage::base("inactive-trigger");
+    temp.edit(
+        "expert.yaml",
+        "    expr: \"0 9 * * *\"\n",
+        "    expr: \"0 9 * * *\"\n    tz: somewhere east\n",
+    );
+    let expert = temp.load();
+    assert_ready(&expert);
+    let text = prompt(&expert);
+    assert!(
+        text.contains("\n- daily-review: Review the day\n"),
+        "a trigger that never fires is not offered as what starts the process: {text}"
+    );
+}
+
+#[test]
 fn the_registry_names_the_real_default_tier() {
     let temp = TempPackage::base("auto-default");
     temp.edit(
