@@ -26,6 +26,13 @@ fn output(result: Result<String, String>) -> CommandOutput {
     }
 }
 
+/// Says what reading the record set aside, as warnings after the command's own answer.
+fn with_set_aside(answered: &mut CommandOutput, set_aside: &[String]) {
+    for note in set_aside {
+        answered.stderr.push_str(&format!("warning: {note}\n"));
+    }
+}
+
 impl Engine {
     /// Runs `f` on the runtime; without one (no state directory, no experts), the error.
     fn with_runtime<T>(
@@ -159,31 +166,65 @@ impl Engine {
         }
     }
 
-    /// `status`'s line on expert runs (none without installed experts or a record).
+    /// `status`'s line on expert runs (none without installed experts or a record), with what
+    /// reading the record set aside.
     pub(super) fn expert_runs_status(&mut self) -> Option<String> {
         let now_ms = time::now_ms();
-        self.with_runtime(|rt, _| rt.status_line(now_ms))
+        let mut set_aside = Vec::new();
+        let line = self
+            .with_runtime(|rt, _| {
+                let line = rt.status_line(now_ms);
+                set_aside.append(&mut rt.set_aside);
+                line
+            })
             .ok()
-            .flatten()
+            .flatten();
+        let notes: String = set_aside
+            .iter()
+            .map(|n| format!("  warning: {n}\n"))
+            .collect();
+        line.map(|line| line + &notes)
     }
 
-    /// The runtime's `experts …` commands; None for the others.
+    /// Runs a command on the runtime; what reading the record set aside goes into `set_aside`.
+    fn runtime_said(
+        &mut self,
+        set_aside: &mut Vec<String>,
+        f: impl FnOnce(&mut Runtime) -> Result<String, String>,
+    ) -> Result<String, String> {
+        self.with_runtime(|rt, _| {
+            let said = f(rt);
+            set_aside.append(&mut rt.set_aside);
+            said
+        })?
+    }
+
+    /// The runtime's `experts …` commands; None for the others. Whatever reading the record set
+    /// aside or repaired is said after the command's own answer, with where the old record is kept.
     pub(super) fn runtime_command(&mut self, command: &ExpertsCommand) -> Option<CommandOutput> {
         let now_ms = time::now_ms();
+        let mut set_aside = Vec::new();
+        let aside = &mut set_aside;
         let result = match command {
-            ExpertsCommand::Queue => self.with_runtime(|rt, _| rt.queue_text(now_ms)),
-            ExpertsCommand::DeadLetters => self.with_runtime(|rt, _| rt.dead_letters_text(now_ms)),
-            ExpertsCommand::Replay(id) => self.with_runtime(|rt, _| rt.replay(id.trim(), now_ms)),
+            ExpertsCommand::Queue => self.runtime_said(aside, |rt| rt.queue_text(now_ms)),
+            ExpertsCommand::DeadLetters => {
+                self.runtime_said(aside, |rt| rt.dead_letters_text(now_ms))
+            }
+            ExpertsCommand::Replay(id) => {
+                self.runtime_said(aside, |rt| rt.replay(id.trim(), now_ms))
+            }
             ExpertsCommand::Run { expert, message } => {
-                self.with_runtime(|rt, _| rt.run_manual(expert, message, now_ms))
+                self.runtime_said(aside, |rt| rt.run_manual(expert, message, now_ms))
             }
             ExpertsCommand::Fire {
                 expert,
                 trigger,
                 payload_json,
-            } => self.with_runtime(|rt, _| rt.fire_text(expert, trigger, payload_json, now_ms)),
-            ExpertsCommand::Due(at_ms) => self.with_runtime(|rt, _| rt.due_text(*at_ms)),
-            ExpertsCommand::Step { step, ctx } => self.with_runtime(|rt, _| {
+            } => self.runtime_said(aside, |rt| {
+                rt.fire_text(expert, trigger, payload_json, now_ms)
+            }),
+            ExpertsCommand::Due(at_ms) => self.runtime_said(aside, |rt| rt.due_text(*at_ms)),
+            ExpertsCommand::Step { step, ctx } => self.runtime_said(aside, |rt| {
                 rt.step(ctx.session_key.as_deref().unwrap_or_default(), step, now_ms)
             }),
             ExpertsCommand::Learn { proposal_json, ctx } => {
@@ -193,23 +234,38 @@ impl Engine {
                     )));
                 };
                 let session = ctx.session_key.clone().unwrap_or_default();
-                self.with_runtime(|rt, _| {
+                self.runtime_said(aside, |rt| {
                     rt.propose_learning(&expert, &session, proposal_json, now_ms)
                 })
             }
             ExpertsCommand::Approve(id) | ExpertsCommand::Reject(id) => {
                 let approve = matches!(command, ExpertsCommand::Approve(_));
-                return self.answer(id.trim(), approve, now_ms);
+                let mut answered = self.answer(id.trim(), approve, now_ms, aside)?;
+                with_set_aside(&mut answered, &set_aside);
+                return Some(answered);
             }
             other => return self.experts.sessions.manage(other, now_ms).map(output),
         };
-        Some(output(result.and_then(|r| r)))
+        let mut answered = output(result);
+        with_set_aside(&mut answered, &set_aside);
+        Some(answered)
     }
 
     /// `experts approve|reject <id>`: a proposed learning, or an approval request (then the run
     /// waiting on it resumes or fails that step).
-    fn answer(&mut self, id: &str, approve: bool, now_ms: u64) -> Option<CommandOutput> {
-        if let Ok(Some(done)) = self.with_runtime(|rt, _| rt.answer_learning(id, approve, now_ms)) {
+    fn answer(
+        &mut self,
+        id: &str,
+        approve: bool,
+        now_ms: u64,
+        set_aside: &mut Vec<String>,
+    ) -> Option<CommandOutput> {
+        let learning = self.with_runtime(|rt, _| {
+            let done = rt.answer_learning(id, approve, now_ms);
+            set_aside.append(&mut rt.set_aside);
+            done
+        });
+        if let Ok(Some(done)) = learning {
             return Some(output(done.map(|t| format!("{t}\n"))));
         }
         let command = if approve {
@@ -219,8 +275,11 @@ impl Engine {
         };
         let (exit_code, mut stdout) = self.experts.sessions.command(&command, now_ms / 1000);
         if exit_code == 0
-            && let Ok(Some(said)) =
-                self.with_runtime(|rt, _| rt.approval_answered(id, approve, now_ms))
+            && let Ok(Some(said)) = self.with_runtime(|rt, _| {
+                let said = rt.approval_answered(id, approve, now_ms);
+                set_aside.append(&mut rt.set_aside);
+                said
+            })
         {
             stdout.push_str(&format!("{said}\n"));
         }

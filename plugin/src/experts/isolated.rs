@@ -6,15 +6,28 @@ use super::package::Package;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-/// The child session and its message for `function` with `inputs_json`, called from `caller`; the
-/// JSON object the `expert_function` tool's host reads.
+/// One call of an isolated function: which, with what, from which session, and the function's
+/// approved learnings (spec §12: they apply when it runs).
+pub struct IsolatedCall<'a> {
+    pub function: &'a str,
+    pub inputs_json: &'a str,
+    pub caller: &'a str,
+    pub learnings: Option<&'a str>,
+}
+
+/// The child session and its message for `call`; the JSON object the `expert_function` tool's
+/// host reads.
 pub fn isolated_call(
     package: &Package,
-    function: &str,
-    inputs_json: &str,
-    caller: &str,
+    call: &IsolatedCall,
     now_secs: u64,
 ) -> Result<Value, String> {
+    let IsolatedCall {
+        function,
+        inputs_json,
+        caller,
+        learnings,
+    } = *call;
     let f = package
         .functions
         .iter()
@@ -35,7 +48,7 @@ pub fn isolated_call(
     let digest = Sha256::digest(format!("{caller}\n{function}\n{inputs}\n{now_secs}").as_bytes());
     let id: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
     let session_key = format!("{}:fn-{id}", package.session_label());
-    let message = format!(
+    let mut message = format!(
         "Run the function `{function}` ({}) for another session of {expert} and answer with its \
          outputs only, as one ```json block.\n\n## Inputs\n\n```json\n{}\n```\n\n## The function\n\n{}\n",
         f.path,
@@ -43,5 +56,10 @@ pub fn isolated_call(
         f.text.trim(),
         expert = package.name
     );
+    if let Some(learnings) = learnings {
+        message.push_str(&format!(
+            "\n## Approved learnings of this function (newest first)\n\n{learnings}\n"
+        ));
+    }
     Ok(json!({ "session_key": session_key, "message": message }))
 }

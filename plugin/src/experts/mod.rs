@@ -34,7 +34,7 @@ pub use bindings::{Bindings, ToolBinding, load_bindings};
 pub use commands::{CommandText, experts_list, experts_prompt, experts_registry, experts_validate};
 pub use findings::{Finding, Rule, Severity};
 pub use gate::{CallInput, Decision, Verdict, check_tool_call, decide_tool_call};
-pub use isolated::isolated_call;
+pub use isolated::{IsolatedCall, isolated_call};
 pub use loader::{
     LoadOptions, LoadedExpert, ZoneCheck, discover, find_expert, load_all, load_expert,
 };

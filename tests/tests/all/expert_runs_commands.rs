@@ -162,6 +162,36 @@ fn a_corrupt_runtime_record_is_set_aside_not_lost() {
     );
 }
 
+#[test]
+fn every_command_reading_a_corrupt_record_says_where_it_was_set_aside() {
+    let mut s = setup();
+    s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let record = s.state.join("experts-runs.json");
+    std::fs::write(&record, b"{ torn").unwrap();
+    let queue = s.command(ExpertsCommand::Queue);
+    assert_eq!(queue.exit_code, 0, "{}", queue.stderr);
+    assert!(
+        queue.stderr.contains("warning: experts-runs.json was set aside as experts-runs.json.unreadable-"),
+        "the queue names what it set aside: {queue:?}"
+    );
+    // Said once: the next command reads the fresh record.
+    let again = s.command(ExpertsCommand::DeadLetters);
+    assert!(!again.stderr.contains("set aside"), "{again:?}");
+
+    std::fs::write(&record, b"{ torn again").unwrap();
+    let replay = s.command(ExpertsCommand::Replay("inv-9".into()));
+    assert!(
+        replay.stderr.contains("was set aside as experts-runs.json.unreadable-"),
+        "a failing command says it too: {replay:?}"
+    );
+    std::fs::write(&record, b"{ torn once more").unwrap();
+    let status = s.shim.run_command(&host_shim::Command::Status).stdout;
+    assert!(
+        status.contains("warning: experts-runs.json was set aside as"),
+        "status says it: {status}"
+    );
+}
+
 /// The shim with the experts directory writable, as the CLI mounts it for install/bind/remove.
 fn managing(s: &Setup, install: Option<&Path>) -> Shim {
     let mut options = options(&s.experts, &s.state, &s.workspace, &s.settings, &s.clock);

@@ -4,7 +4,9 @@
 
 
 use crate::expert_runs_common::*;
-use host_shim::{DeliveryKind, ExpertsCommand, LearningProposal, RunOutcome, StepDone, ToolVerdict};
+use host_shim::{
+    DeliveryKind, ExpertsCommand, FunctionCall, LearningProposal, RunOutcome, StepDone, ToolVerdict,
+};
 
 /// The nightly report's 02:00 (Berlin) slot on 2026-11-23, started.
 fn nightly_run(s: &mut Setup) -> host_shim::RunStart {
@@ -337,6 +339,40 @@ fn a_manual_call_delivers_its_draft_and_the_step_is_complete() {
     assert!(s.queue().contains("running"), "the run goes on");
 }
 
+/// Proposes a learning from `run`'s session; the id its approval takes.
+fn propose_learning(s: &mut Setup, run: &host_shim::RunStart, proposal: &str) -> String {
+    let out = s.command(ExpertsCommand::Learn(LearningProposal {
+        proposal_json: proposal.into(),
+        ctx: run_context(run),
+    }));
+    assert_eq!(out.exit_code, 0, "{}", out.stderr);
+    let id = out.stdout.split('(').nth(1).expect("an id in parentheses");
+    id.trim_end().trim_end_matches(')').to_string()
+}
+
+/// The system context a turn in `run`'s session gets.
+fn prompt_of(s: &mut Setup, run: &host_shim::RunStart) -> String {
+    s.shim
+        .before_agent_start(&graphiti_openclaw_tests::prompt("go"), &run_context(run))
+        .system_context
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_package_wide_learning_reaches_the_experts_prompt() {
+    let mut s = setup();
+    s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let run = s.tick().start.remove(0);
+    let id = propose_learning(
+        &mut s,
+        &run,
+        r#"{"scope": "package", "title": "Lesson for all", "observation": "o", "correction": "c", "confidence": "high"}"#,
+    );
+    assert!(!prompt_of(&mut s, &run).contains("Lesson for all"), "not before approval");
+    s.command(ExpertsCommand::Approve(id));
+    assert!(prompt_of(&mut s, &run).contains("## Learnings: package\n\n### Lesson for all"));
+}
+
 #[test]
 fn proposed_learnings_need_approval_and_reach_the_prompt_within_the_limit() {
     let mut s = setup();
@@ -349,28 +385,9 @@ fn proposed_learnings_need_approval_and_reach_the_prompt_within_the_limit() {
             r#"{{"scope": "classify", "title": "Lesson {n}", "observation": "seen {n}", "correction": "do {n}", "confidence": "high"}}"#
         )
     };
-    let mut ids = Vec::new();
-    for n in 1..=5 {
-        let out = s.command(ExpertsCommand::Learn(LearningProposal { proposal_json: propose(n), ctx: run_context(&run) }));
-        assert_eq!(out.exit_code, 0, "{}", out.stderr);
-        ids.push(
-            out.stdout
-                .split('(')
-                .nth(1)
-                .unwrap()
-                .trim_end()
-                .trim_end_matches(')')
-                .to_string(),
-        );
-    }
-    let prompt_of = |s: &mut Setup| {
-        s.shim
-            .before_agent_start(&graphiti_openclaw_tests::prompt("go"), &run_context(&run))
-            .system_context
-            .unwrap_or_default()
-    };
+    let ids: Vec<String> = (1..=5).map(|n| propose_learning(&mut s, &run, &propose(n))).collect();
     assert!(
-        !prompt_of(&mut s).contains("Lesson 1"),
+        !prompt_of(&mut s, &run).contains("Lesson 1"),
         "not before approval"
     );
     let rejected = s.command(ExpertsCommand::Reject(ids[0].clone()));
@@ -383,14 +400,29 @@ fn proposed_learnings_need_approval_and_reach_the_prompt_within_the_limit() {
             out.stdout
         );
     }
-    let prompt = prompt_of(&mut s);
+    // A function's learnings apply when it runs (spec §12): the prompt says where they are, and
+    // an isolated run of the function gets them in its message.
+    let prompt = prompt_of(&mut s, &run);
     assert!(
-        prompt.contains("Lesson 5") && prompt.contains("Lesson 3"),
+        !prompt.contains("Lesson 5")
+            && prompt.contains("- classify: 3 learning(s) in ")
+            && prompt.contains("expert-state/ops-expert/learnings/classify.md"),
         "{prompt}"
     );
+    let function = s.command(ExpertsCommand::Function(FunctionCall {
+        name: "classify".into(),
+        inputs_json: r#"{"summary": "Checkout is down"}"#.into(),
+        ctx: run_context(&run),
+    }));
+    let message: serde_json::Value = serde_json::from_str(&function.stdout).expect("a call");
+    let message = message["message"].as_str().unwrap_or_default();
     assert!(
-        !prompt.contains("Lesson 2") && !prompt.contains("Lesson 1"),
-        "beyond max_entries_per_file, or rejected: {prompt}"
+        message.contains("Lesson 5") && message.contains("Lesson 3"),
+        "{message}"
+    );
+    assert!(
+        !message.contains("Lesson 2") && !message.contains("Lesson 1"),
+        "beyond max_entries_per_file, or rejected: {message}"
     );
     let file = std::fs::read_to_string(
         s.workspace

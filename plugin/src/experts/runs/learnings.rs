@@ -206,9 +206,25 @@ fn entries_of(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The approved learnings for an expert's prompt: the package-wide file, then each function's, the
-/// newest entries first within [`PROMPT_LEARNINGS_CHARS`]. None when there are none.
-pub fn prompt_section(workspace: &Path, expert: &str) -> Option<String> {
+/// `text`'s entries, newest first, as many as fit in `budget` characters.
+fn newest_within(text: &str, budget: usize) -> String {
+    let mut out = String::new();
+    for entry in entries_of(text).iter().rev() {
+        if out.len() + entry.len() > budget {
+            break;
+        }
+        out.push_str(entry);
+        out.push_str("\n\n");
+    }
+    out
+}
+
+/// The approved learnings for an expert's prompt: the package-wide ones, newest first within
+/// [`PROMPT_LEARNINGS_CHARS`], then where each function's are. A function's learnings apply only
+/// when that function runs (spec §12), so the prompt points to them (`learnings_dir`: where the
+/// expert sees its learnings directory) and an isolated run gets them in its message
+/// ([`function_learnings`]). None when there are none.
+pub fn prompt_section(workspace: &Path, expert: &str, learnings_dir_shown: &str) -> Option<String> {
     let dir = learnings_dir(workspace, expert);
     let mut files: Vec<PathBuf> = fs::read_dir(&dir)
         .ok()?
@@ -216,26 +232,43 @@ pub fn prompt_section(workspace: &Path, expert: &str) -> Option<String> {
         .filter(|p| p.extension().is_some_and(|x| x == "md"))
         .collect();
     crate::platform::sorting::sort(&mut files);
-    let mut out = String::new();
+    let mut package = String::new();
+    let mut functions = Vec::new();
     for file in files {
-        let scope = file
-            .file_stem()
-            .map(|s| s.to_string_lossy().trim_start_matches('_').to_string())
-            .unwrap_or_default();
         let Ok(text) = fs::read_to_string(&file) else {
             continue;
         };
-        let mut section = String::new();
-        for entry in entries_of(&text).iter().rev() {
-            if out.len() + section.len() + entry.len() > PROMPT_LEARNINGS_CHARS {
-                break;
-            }
-            section.push_str(entry);
-            section.push_str("\n\n");
-        }
-        if !section.is_empty() {
-            out.push_str(&format!("## Learnings: {scope}\n\n{section}"));
+        let name = file.file_name().unwrap_or_default().to_string_lossy();
+        let count = entries_of(&text).len();
+        if name == file_name("package") {
+            package = newest_within(&text, PROMPT_LEARNINGS_CHARS);
+        } else if count > 0 {
+            let function = name.trim_end_matches(".md");
+            functions.push(format!(
+                "- {function}: {count} learning(s) in {}/{name}",
+                learnings_dir_shown.trim_end_matches('/')
+            ));
         }
     }
+    let mut out = String::new();
+    if !package.is_empty() {
+        out.push_str(&format!("## Learnings: package\n\n{package}"));
+    }
+    if !functions.is_empty() {
+        out.push_str(&format!(
+            "## Learnings of functions\n\nWhen you run one of these functions, read its learnings \
+             first and apply them to that function only:\n{}\n",
+            functions.join("\n")
+        ));
+    }
     (!out.is_empty()).then(|| format!("# Approved learnings (newest first)\n\n{}", out.trim_end()))
+}
+
+/// The approved learnings of `function`, newest first within [`PROMPT_LEARNINGS_CHARS`], for the
+/// message of an isolated run of it. None when it has none.
+pub fn function_learnings(workspace: &Path, expert: &str, function: &str) -> Option<String> {
+    let path = learnings_dir(workspace, expert).join(file_name(function));
+    let text = fs::read_to_string(path).ok()?;
+    let entries = newest_within(&text, PROMPT_LEARNINGS_CHARS);
+    (!entries.is_empty()).then(|| entries.trim_end().to_string())
 }

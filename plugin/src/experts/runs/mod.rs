@@ -44,6 +44,10 @@ pub struct Runtime<'a> {
     pub settings: &'a ExpertsSettings,
     pub locks: &'a mut dyn Locks,
     pub zones: &'a mut dyn TimeZones,
+    /// What loading the record set aside or repaired, and where the old one is kept: a command
+    /// that reads the record passes it on to the person who ran it (the tick and the webhook path
+    /// get it in their notes).
+    pub set_aside: Vec<String>,
 }
 
 impl Runtime<'_> {
@@ -88,6 +92,7 @@ impl Runtime<'_> {
         change: impl FnOnce(&mut Self, &mut Runs, &mut Vec<String>) -> Result<(T, bool), String>,
     ) -> Result<(T, Vec<String>), String> {
         let loaded = store::load(self.state_dir, now_ms)?;
+        self.set_aside.extend(loaded.set_aside.iter().cloned());
         let mut notes: Vec<String> = loaded.set_aside.into_iter().collect();
         let mut runs = loaded.runs;
         let (value, changed) = change(self, &mut runs, &mut notes)?;

@@ -477,6 +477,7 @@ mod tests {
                 settings: &settings,
                 locks: &mut locks,
                 zones: &mut zones,
+                set_aside: Vec::new(),
             };
             rt.tick(&mut runner, now);
             asked_per_tick.push(zones.0 - asked);

@@ -187,13 +187,21 @@ impl ExpertSessions {
             },
             Err(why) => return refused(format!("expert {expert} cannot be loaded ({why})")),
         };
-        match experts::isolated_call(
-            package,
-            name,
+        let learnings = self
+            .roots
+            .workspace
+            .as_deref()
+            .filter(|_| package.learning.enabled)
+            .and_then(|workspace| {
+                crate::experts::runs::learnings::function_learnings(workspace, &expert, name)
+            });
+        let call = experts::IsolatedCall {
+            function: name,
             inputs_json,
-            session_of(ctx).unwrap_or_default(),
-            now_secs,
-        ) {
+            caller: session_of(ctx).unwrap_or_default(),
+            learnings: learnings.as_deref(),
+        };
+        match experts::isolated_call(package, &call, now_secs) {
             Ok(call) => (0, format!("{call}\n")),
             Err(why) => refused(why),
         }

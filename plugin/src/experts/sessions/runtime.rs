@@ -28,6 +28,7 @@ impl ExpertSessions {
             settings: &self.settings,
             locks,
             zones,
+            set_aside: Vec::new(),
         };
         Ok((runtime, &mut self.runner))
     }
@@ -35,7 +36,8 @@ impl ExpertSessions {
     /// The expert's approved learnings for its prompt.
     pub(super) fn learnings_section(&self, expert: &str) -> Option<String> {
         let workspace = self.roots.workspace.as_deref()?;
-        crate::experts::runs::learnings::prompt_section(workspace, expert)
+        let shown = format!("{}/learnings", self.workspace_display(expert));
+        crate::experts::runs::learnings::prompt_section(workspace, expert, &shown)
     }
 
     /// `experts install|bind|remove`; None for other commands. Packages are read again after.
