@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 
 use host_shim::{
-    ChatType, Command, Correction, EvalCommand, ForgetConfirmation, ForgetRequest, HookContext,
-    ImportRequest, IngestRequest, IntentTestCommand, IntentTestRequest, MemoryCommand, MemoryQuery,
-    OutputFormat, RecallCommand, Shim, SpoolCommand,
+    ChatType, Command, Correction, EvalCommand, ExpertsCommand, ForgetConfirmation, ForgetRequest,
+    HookContext, ImportRequest, IngestRequest, IntentTestCommand, IntentTestRequest, MemoryCommand,
+    MemoryQuery, OutputFormat, RecallCommand, Shim, SpoolCommand,
 };
 
 use super::experts::{experts_command, mount_package_dir};
@@ -80,7 +80,17 @@ pub(crate) fn run(mut cli: Cli) -> Result<u8, String> {
             return turn(&mut shim, prompt, &reply, group, session, sender, json);
         }
     };
-    Ok(print_output(&shim.run_command(&command)))
+    let mut output = shim.run_command(&command);
+    if matches!(command, Command::Experts(ExpertsCommand::Validate(_)))
+        && output.stdout.contains("tools bound (")
+    {
+        // This CLI has no MCP servers to reach; OpenClaw's validate initializes each bound one.
+        output.stdout.push_str(
+            "\nMCP servers: not checked here (this CLI knows no MCP servers); \
+             `openclaw graphiti experts validate <name>` sends each bound server `initialize`\n",
+        );
+    }
+    Ok(print_output(&output))
 }
 
 /// Whether the command runs without the state directory and without reaching Graphiti.

@@ -61,6 +61,10 @@ fn install_bind_validate_and_remove_from_the_command_line() {
         &["experts", "validate", EXPERT],
     );
     assert_eq!(code, 0, "bound: {out}");
+    assert!(
+        out.contains("MCP servers: not checked here") && out.contains("`openclaw graphiti experts validate <name>`"),
+        "the CLI says it cannot reach the bound servers and where they are checked: {out}"
+    );
     let (code, _, err) = cli(experts.path(), state.path(), &["experts", "remove", EXPERT]);
     assert_eq!(code, 0, "{err}");
     assert!(!experts.path().join(EXPERT).exists());
