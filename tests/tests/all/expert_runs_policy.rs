@@ -316,6 +316,64 @@ fn a_rejected_or_lapsed_confirm_fails_the_step_and_escalates() {
 }
 
 #[test]
+fn without_on_manual_ready_a_draft_goes_with_the_result_not_on_its_own() {
+    let mut s = setup();
+    graphiti_openclaw_tests::replace_in_file(
+        &s.experts.join(EXPERT).join("expert.yaml"),
+        "policy:\n",
+        "policy:\n  escalation:\n    on_manual_ready: false\n",
+    );
+    s.restart();
+    s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let run = s.tick().start.remove(0);
+    let ToolVerdict::Block(said) = s.tool_call(
+        &run,
+        "send_reply",
+        r#"{"to": "T-1", "body": "We are on it."}"#,
+    ) else {
+        panic!("manual is never run")
+    };
+    assert!(said.contains("in your final reply"), "{said}");
+    let work = s.tick();
+    assert!(
+        delivered(&work, DeliveryKind::Draft).is_empty(),
+        "no notice of its own: {:?}",
+        work.deliver
+    );
+    assert!(s.queue().contains("running"), "the run goes on");
+}
+
+#[test]
+fn a_run_reporting_low_confidence_is_escalated_with_its_context_not_delivered() {
+    let mut s = setup();
+    s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let run = s.tick().start.remove(0);
+    let work = s.completed(
+        &run,
+        "Raise T-1 to high, but the thread is ambiguous.\n```json\n{\"priority\": \"high\", \"confidence\": \"low\"}\n```",
+    );
+    assert!(delivered(&work, DeliveryKind::Result).is_empty(), "{:?}", work.deliver);
+    let escalated = delivered(&work, DeliveryKind::Escalation);
+    assert_eq!(escalated.len(), 1, "{:?}", work.deliver);
+    let text = &escalated[0].text;
+    for part in [
+        "ops-expert · triage (inv-1, trigger new_ticket)",
+        "confidence low",
+        "policy.escalation.on_low_confidence",
+        "\"ticket_id\": \"T-1\"",
+        "Recommended action: Raise T-1 to high",
+    ] {
+        assert!(text.contains(part), "{part:?} in {text}");
+    }
+
+    // A confident run is delivered as its result.
+    s.accepted("new_ticket", &ticket("e-2", "T-2"));
+    let run = s.tick().start.remove(0);
+    let work = s.completed(&run, "Done.\n```json\n{\"confidence\": \"high\"}\n```");
+    assert_eq!(delivered(&work, DeliveryKind::Result).len(), 1, "{:?}", work.deliver);
+}
+
+#[test]
 fn a_manual_call_delivers_its_draft_and_the_step_is_complete() {
     let mut s = setup();
     s.accepted("new_ticket", &ticket("e-1", "T-1"));

@@ -125,8 +125,27 @@ impl Runtime<'_> {
                 .and_then(|name| package.processes.iter().find(|p| &p.name == name))
                 .map_or_else(|| package.delivery.clone(), |p| p.delivery.clone())
         });
-        let text = texts::result(inv, reply, delivery.as_ref(), now_ms);
-        post(runs, &inv.expert, Some(&inv.id), DeliveryKind::Result, text);
+        let escalates = self
+            .package(&inv.expert)
+            .is_ok_and(|package| package.policy.escalate_on_low_confidence);
+        if escalates && texts::low_confidence(reply) {
+            inv.outcome = Some("completed with low confidence: escalated".into());
+            inv.note(
+                now_ms,
+                "its confidence is low: escalated, not delivered as a result",
+            );
+            let text = texts::low_confidence_escalation(inv, reply);
+            post(
+                runs,
+                &inv.expert,
+                Some(&inv.id),
+                DeliveryKind::Escalation,
+                text,
+            );
+        } else {
+            let text = texts::result(inv, reply, delivery.as_ref(), now_ms);
+            post(runs, &inv.expert, Some(&inv.id), DeliveryKind::Result, text);
+        }
         if let Some(delivery) = delivery {
             self.check_sla(runs, inv, &delivery, now_ms);
         }

@@ -87,30 +87,42 @@ impl Runtime<'_> {
     /// A MANUAL call in an invocation's session: its draft goes to the user, the step is complete.
     pub fn deliver_draft(&mut self, call: &HeldCall, now_ms: u64) -> Option<String> {
         let id = invocation_of_session(call.session_key)?.to_string();
-        let result = self.with_record(now_ms, |_, runs, _| {
+        let result = self.with_record(now_ms, |rt, runs, _| {
             let Some(mut inv) = runs.get(&id).cloned() else {
-                return Ok((false, false));
+                return Ok((None, false));
             };
-            let step = format!("draft of {} delivered to the user", call.operation);
+            // `policy.escalation.on_manual_ready: false`: no notice of its own; the draft goes
+            // with the run's result.
+            let notify = rt
+                .package(&inv.expert)
+                .map_or(true, |package| package.policy.notify_on_manual_ready);
+            let step = if notify {
+                format!("draft of {} delivered to the user", call.operation)
+            } else {
+                format!("draft of {} left for the run's result", call.operation)
+            };
             inv.steps.push(step.clone());
             inv.note(now_ms, step);
-            post(
-                runs,
-                &inv.expert,
-                Some(&inv.id),
-                DeliveryKind::Draft,
-                texts::draft(&inv, call.operation, call.arguments),
-            );
+            if notify {
+                let draft = texts::draft(&inv, call.operation, call.arguments);
+                post(runs, &inv.expert, Some(&inv.id), DeliveryKind::Draft, draft);
+            }
             store_back(runs, inv);
-            Ok((true, true))
+            Ok((Some(notify), true))
         });
-        matches!(result, Ok((true, _))).then(|| {
-            format!(
-                "{} is MANUAL: it was not executed; this call, as your draft, was delivered to the user, who carries it out. The \
-                 step is complete; go on with the next one.",
-                call.operation
-            )
-        })
+        let Ok((Some(notified), _)) = result else {
+            return None;
+        };
+        let what = if notified {
+            "this call, as your draft, was delivered to the user, who carries it out"
+        } else {
+            "put this call, as a draft for the user to carry out, in your final reply: the user \
+             gets it with the run's result"
+        };
+        Some(format!(
+            "{} is MANUAL: it was not executed; {what}. The step is complete; go on with the next one.",
+            call.operation
+        ))
     }
 
     /// The user's answer to a request an invocation waits on: approval queues it again, rejection

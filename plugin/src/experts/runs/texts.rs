@@ -111,6 +111,38 @@ pub fn approval_request(
     text
 }
 
+/// Whether the run's structured outputs (its last `json` block) say `"confidence": "low"`, the
+/// convention spec §6 gives functions that drive escalation.
+pub fn low_confidence(reply: &str) -> bool {
+    let (_, outputs) = split_reply(reply);
+    outputs
+        .and_then(|json| serde_json::from_str::<serde_json::Value>(&json).ok())
+        .is_some_and(|outputs| outputs.get("confidence").and_then(|c| c.as_str()) == Some("low"))
+}
+
+/// A run whose own confidence is low, handed to the user instead of its result
+/// (`policy.escalation.on_low_confidence`): which process and why, its context (the inputs), and
+/// what the run recommends (its reply and outputs), as spec §3 lists.
+pub fn low_confidence_escalation(inv: &Invocation, reply: &str) -> String {
+    let (narrative, outputs) = split_reply(reply);
+    let inputs = serde_json::to_string_pretty(&inv.inputs).unwrap_or_default();
+    let mut text = format!(
+        "{} needs you: the run judged its own confidence low, so its result was not acted on \
+         (policy.escalation.on_low_confidence).\nContext (its inputs):\n```json\n{inputs}\n```\n\
+         Recommended action: {}",
+        title(inv),
+        if narrative.is_empty() {
+            "(the run gave none in words)"
+        } else {
+            &narrative
+        }
+    );
+    if let Some(json) = outputs {
+        text.push_str(&format!("\nOutputs:\n```json\n{json}\n```"));
+    }
+    text
+}
+
 /// A MANUAL call's draft, for the user to carry out by hand.
 pub fn draft(inv: &Invocation, operation: &str, arguments: &str) -> String {
     format!(
@@ -122,6 +154,20 @@ pub fn draft(inv: &Invocation, operation: &str, arguments: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::split_reply;
+
+    #[test]
+    fn only_a_low_confidence_in_the_outputs_escalates() {
+        use super::low_confidence;
+        assert!(low_confidence(
+            "Unsure.\n```json\n{\"confidence\": \"low\"}\n```"
+        ));
+        assert!(!low_confidence("```json\n{\"confidence\": \"high\"}\n```"));
+        assert!(
+            !low_confidence("My confidence is low."),
+            "words are not outputs"
+        );
+        assert!(!low_confidence("```json\n[\"low\"]\n```"));
+    }
 
     #[test]
     fn the_last_json_block_is_the_outputs() {
