@@ -7,8 +7,6 @@ cd "$(dirname "$0")/.."
 SECONDS=0
 step() { echo "test-package: [${SECONDS} s] $*"; }
 
-step "the public/private boundary audit of config/ (scripts/audit-boundary.sh: the CLI's audit-boundary, then git ignores config/private/)"
-bash scripts/audit-boundary.sh
 step "the OpenClaw package (Node 24, jco and OpenClaw 2026.9.6 pinned from npm into tools/node/; the install's lock, with a stub npm)"
 CARGO_TARGET_DIR="${1:-target}" bash scripts/package-openclaw.sh
 PATH="$(bash scripts/node-tools.sh | tail -n 1):$PATH"

@@ -80,7 +80,7 @@ join_beside || native_status=1
 
 # The fault suite (tests/tests/faults.rs) and the quick benchmarks mostly wait on late, failing or
 # busy servers, and the OpenClaw package's steps on Node: all run beside cargo test.
-say "cargo test (native core, host shim, component through the shim, Graphiti stand-in, a real FalkorDB written by graphiti-core); beside it the fault suite, the quick benchmarks (they check their answers), and the OpenClaw package with its checks"
+say "cargo test (native core, host shim, component through the shim, Graphiti stand-in, a real FalkorDB written by graphiti-core); beside it the fault suite, the quick benchmarks (they check their answers), the OpenClaw package with its checks, and the public/private boundary audit of config/ (scripts/audit-boundary.sh)"
 faults=$(executable test --test faults)
 recall_bench=$(executable bench --bench recall_session)
 relevance_bench=$(executable bench --bench relevance)
@@ -91,6 +91,9 @@ beside faults run_in_tests "$faults"
 beside recall_session run_in_tests env RECALL_BENCH_QUICK=1 "$recall_bench" --bench
 beside relevance run_in_tests env RELEVANCE_BENCH_QUICK=1 "$relevance_bench" --bench
 beside package bash scripts/test-package.sh "$wasm_target"
+# Its own job, not a step of the package's: it needs only the CLI, and the package's steps are the
+# longest chain of this phase.
+beside audit bash scripts/audit-boundary.sh
 tests_status=0
 cargo test --release --workspace --exclude probe-guest || tests_status=$?
 join_beside || tests_status=1

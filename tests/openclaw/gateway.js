@@ -77,14 +77,25 @@ export async function configurePlugin(env, { pluginConfig, modelUrl, more = [] }
 }
 
 /**
+ * The plugins a test Gateway loads: this one and memory-core, beside which it is meant to run. A
+ * Gateway otherwise loads every bundled plugin (providers, browser, canvas, …), which no test here
+ * uses and which costs each Gateway start CPU the two-core test machine does not have to spare.
+ */
+export const GATEWAY_PLUGINS = [PLUGIN_ID, 'memory-core'];
+
+/**
  * Installs the packaged plugin in the throwaway HOME of `env` (unless `install` is false: one
- * installed already), configures it as {@link configurePlugin} does with the Gateway in local mode,
- * then starts a Gateway on a free port.
+ * installed already), configures it as {@link configurePlugin} does with the Gateway in local mode
+ * and only {@link GATEWAY_PLUGINS} allowed, then starts a Gateway on a free port.
  * @returns {Promise<{ gateway: Awaited<ReturnType<typeof startGateway>>, port: number }>}
  */
 export async function gatewayWithPlugin(env, { token, pluginConfig, modelUrl, more = [], install = true }) {
   const port = await freePort();
   if (install) await openclaw(env, ['plugins', 'install', packageTgz(), '--force', '--accept-capabilities']);
-  await configurePlugin(env, { pluginConfig, modelUrl, more: [{ path: 'gateway.mode', value: 'local' }, ...more] });
+  await configurePlugin(env, {
+    pluginConfig,
+    modelUrl,
+    more: [{ path: 'gateway.mode', value: 'local' }, { path: 'plugins.allow', value: GATEWAY_PLUGINS }, ...more],
+  });
   return { gateway: await startGateway(env, { port, token }), port };
 }
