@@ -23,6 +23,7 @@ pub enum Rule {
     ManifestName,
     ManifestSpecVersion,
     ManifestValues,
+    ManifestUnknownKey,
     TriggerPreset,
     TriggerInactive,
     TriggerSeconds,
@@ -63,13 +64,14 @@ pub enum Rule {
 }
 
 impl Rule {
-    pub const ALL: [Rule; 41] = [
+    pub const ALL: [Rule; 42] = [
         Rule::ManifestExists,
         Rule::ManifestSyntax,
         Rule::ManifestRequiredFields,
         Rule::ManifestName,
         Rule::ManifestSpecVersion,
         Rule::ManifestValues,
+        Rule::ManifestUnknownKey,
         Rule::TriggerPreset,
         Rule::TriggerInactive,
         Rule::TriggerSeconds,
@@ -115,6 +117,7 @@ impl Rule {
             Rule::ManifestName => "manifest.name",
             Rule::ManifestSpecVersion => "manifest.spec-version",
             Rule::ManifestValues => "manifest.values",
+            Rule::ManifestUnknownKey => "manifest.unknown-key",
             Rule::TriggerPreset => "trigger.preset",
             Rule::TriggerInactive => "trigger.inactive",
             Rule::TriggerSeconds => "trigger.seconds",
@@ -158,6 +161,7 @@ impl Rule {
             Rule::ManifestSpecVersion
             | Rule::TriggerPreset
             | Rule::TriggerInactive
+            | Rule::ManifestUnknownKey
             | Rule::TriggerSeconds
             | Rule::StructureReadme
             | Rule::XrefProcessTrigger
@@ -230,6 +234,7 @@ impl Rule {
             Rule::ManifestValues => {
                 "triggers (cron expr, tz, payload paths), concurrency, execution, delivery and learning use the spec's values"
             }
+            Rule::ManifestUnknownKey => "expert.yaml uses only the keys spec 1.0 defines",
             Rule::TriggerPreset | Rule::TriggerInactive | Rule::TriggerSeconds => {
                 self.trigger_summary()
             }

@@ -51,6 +51,9 @@ pub struct ParseError {
     pub message: String,
 }
 
+/// Longest parser message or field path reported, in characters.
+const MAX_ERROR_CHARS: usize = 300;
+
 /// Parses YAML into `T`. An empty document parses as `T::default()` (an empty frontmatter block is
 /// not an error; missing required fields are reported by the caller). Nesting is capped before
 /// libyaml reads it: deeper documents would cost it quadratic time (see `config::check_yaml`).
@@ -81,12 +84,49 @@ pub fn parse<T: DeserializeOwned + Default>(text: &str) -> Result<T, ParseError>
             Some(key) => format!("`{key}` is given twice here; keep one"),
             None => message,
         };
+        // The parser quotes the offending key or value whole: a hostile one (a megabyte key) must
+        // not become a megabyte of report.
+        let bounded = |text: &str| {
+            crate::platform::text::one_line(&crate::platform::text::truncate_chars(
+                text,
+                MAX_ERROR_CHARS,
+            ))
+        };
         ParseError {
             line,
-            field,
-            message,
+            field: field.as_deref().map(bounded),
+            message: bounded(&in_yaml_terms(&message)),
         }
     })
+}
+
+/// The parser's message in the terms of the YAML file rather than of the Rust types it fills:
+/// `expected u64` is a whole number, `expected struct PolicySpec` a mapping; the position is
+/// dropped where the finding gives the line.
+fn in_yaml_terms(message: &str) -> String {
+    let mut out = message.to_string();
+    for number in ["u8", "u16", "u32", "u64", "usize", "i32", "i64"] {
+        let rust = format!("expected {number}");
+        if out.ends_with(&rust) {
+            out.truncate(out.len() - rust.len());
+            out.push_str("expected a whole number");
+        }
+    }
+    if let Some(at) = out.find("expected struct ") {
+        out.truncate(at);
+        out.push_str("expected a mapping (`key: value` lines)");
+    }
+    if let Some(at) = out.find(" at line ")
+        && out[at..].contains(" column ")
+    {
+        let rest = out[at + 1..]
+            .split_once(", ")
+            .map(|(_, rest)| format!(", {rest}"))
+            .unwrap_or_default();
+        out.truncate(at);
+        out.push_str(&rest);
+    }
+    out
 }
 
 /// A markdown file split into its YAML frontmatter and body.
@@ -149,6 +189,21 @@ impl Lines {
 
     /// The line of `path` in the file; when the exact field is not found (a flow collection, an absent
     /// field), the line of the nearest enclosing field that is.
+    /// The document's top-level keys, in file order.
+    pub fn top_level_keys(&self) -> Vec<String> {
+        let mut keys: Vec<(u32, &str)> = self
+            .index
+            .children
+            .iter()
+            .filter_map(|((parent, seg), node)| match seg {
+                Seg::Key(key) if *parent == 0 => Some((self.index.lines[*node], key.as_str())),
+                _ => None,
+            })
+            .collect();
+        crate::platform::sorting::sort(&mut keys);
+        keys.into_iter().map(|(_, key)| key.to_string()).collect()
+    }
+
     pub fn line(&self, path: &FieldPath) -> Option<u32> {
         (1..=path.0.len())
             .rev()
@@ -309,6 +364,46 @@ fn split_key(text: &str) -> Option<(String, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn messages_speak_of_yaml_not_rust_types() {
+        assert_eq!(
+            in_yaml_terms("invalid type: string \"lots\", expected u64"),
+            "invalid type: string \"lots\", expected a whole number"
+        );
+        assert_eq!(
+            in_yaml_terms("invalid type: string \"x\", expected struct PolicySpec"),
+            "invalid type: string \"x\", expected a mapping (`key: value` lines)"
+        );
+        assert_eq!(
+            in_yaml_terms(
+                "could not find expected ':' at line 15 column 10, while scanning a simple key"
+            ),
+            "could not find expected ':', while scanning a simple key"
+        );
+    }
+
+    #[test]
+    fn a_hostile_key_is_not_echoed_whole() {
+        #[derive(Debug, Default, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Known {
+            #[allow(dead_code)]
+            name: Option<String>,
+        }
+        let key = format!("k{}", "x".repeat(1 << 20));
+        let err = parse::<Known>(&format!("{key}: 1\n")).expect_err("an unknown field");
+        let start: String = err.message.chars().take(80).collect();
+        assert!(
+            err.message.contains("kxxxx"),
+            "the value is quoted: {start}"
+        );
+        assert!(
+            err.message.chars().count() <= MAX_ERROR_CHARS + 1,
+            "{} chars",
+            err.message.len()
+        );
+    }
 
     const MANIFEST: &str = "\
 spec: \"1.0\"

@@ -23,6 +23,9 @@ pub(crate) struct ManifestFile {
     pub policy: Option<PolicySpec>,
     pub outputs: Option<Vec<String>>,
     pub components: Option<ComponentsSpec>,
+    /// Every top-level key, as written (read apart: see `load::read_manifest`).
+    #[serde(skip)]
+    pub keys: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -4,7 +4,7 @@
 use super::ZoneCheck;
 use super::components::Components;
 use super::files::read_text;
-use super::formats::{ComponentsSpec, ManifestFile};
+use super::formats::ManifestFile;
 use super::manifest::{ManifestCtx, check_identity, check_readme, required_tools};
 use super::model::{Delivery, Execution, LoadLimits, MANIFEST_FILE, Package};
 use super::policy_settings::check_policy;
@@ -82,12 +82,14 @@ fn load_inner(
     let policy = check_policy(&mut m, &manifest);
     let learning = resolve_learning(&mut m, manifest.learning.as_ref());
 
-    let empty = ComponentsSpec::default();
-    let components = manifest.components.as_ref().unwrap_or(&empty);
+    // Without `components` nothing else can be checked: every structure and cross-reference
+    // finding would only repeat that it is missing.
+    let components = manifest.components.as_ref()?;
     let loaded = Components::load(dir, limits, components, &defaults, &mut m);
     check_readme(dir, &mut m);
     validate::cross_references(&manifest, &required_tools, &policy, &loaded, &mut m);
     validate::learnings(dir, limits, &loaded, m.findings);
+    validate::process_context_exists(dir, limits, &loaded, m.findings);
 
     let (Some(orchestrator), Some(spec), Some(version)) = (loaded.orchestrator, spec, version)
     else {
@@ -187,7 +189,7 @@ fn read_manifest(
             return None;
         }
     };
-    let manifest: ManifestFile = match yaml::parse(&text) {
+    let mut manifest: ManifestFile = match yaml::parse(&text) {
         Ok(m) => m,
         Err(e) => {
             findings.push(finding(
@@ -200,5 +202,8 @@ fn read_manifest(
             return None;
         }
     };
+    // From the line index every finding is located with: collecting the unknown keys through
+    // the manifest's own type would grow the component for a warning.
+    manifest.keys = Lines::new(&text, 1).top_level_keys();
     Some((text, manifest))
 }

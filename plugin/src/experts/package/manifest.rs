@@ -6,6 +6,7 @@ use super::model::{MANIFEST_FILE, is_tool_name};
 use super::values::Report;
 use crate::experts::findings::{Finding, Rule, finding};
 use crate::experts::yaml::{FieldPath, Lines};
+use crate::platform::text::{one_line, truncate_chars};
 use std::fs;
 use std::path::Path;
 
@@ -53,12 +54,33 @@ pub(super) fn check_identity(
         ("components", manifest.components.is_some()),
     ] {
         if !present {
+            let misspelt = misspelling_of(manifest, field)
+                .map(|key| {
+                    format!(
+                        " (`{}` looks like it, misspelt)",
+                        one_line(&truncate_chars(key, 80))
+                    )
+                })
+                .unwrap_or_default();
             m.report(
                 Rule::ManifestRequiredFields,
                 FieldPath::key(field),
-                format!("required field `{field}` is missing or empty"),
+                format!("required field `{field}` is missing or empty{misspelt}"),
             );
         }
+    }
+    for key in unknown_keys(manifest) {
+        let key = one_line(&truncate_chars(key, 80));
+        let hint = MANIFEST_KEYS
+            .iter()
+            .find(|known| near_miss(&key, known))
+            .map(|known| format!("; did you mean `{known}`?"))
+            .unwrap_or_default();
+        m.report(
+            Rule::ManifestUnknownKey,
+            FieldPath::key(&key),
+            format!("`{key}` is not a key of expert.yaml in spec 1.0 and is ignored{hint}"),
+        );
     }
     if !name.trim().is_empty() && !is_safe_name(&name) {
         m.report(
@@ -77,6 +99,46 @@ pub(super) fn check_identity(
         );
     }
     (spec, version)
+}
+
+/// The top-level keys of expert.yaml in spec 1.0.
+const MANIFEST_KEYS: [&str; 15] = [
+    "spec",
+    "name",
+    "version",
+    "description",
+    "author",
+    "license",
+    "requires",
+    "triggers",
+    "concurrency",
+    "execution",
+    "delivery",
+    "learning",
+    "policy",
+    "outputs",
+    "components",
+];
+
+/// The top-level keys spec 1.0 does not define.
+fn unknown_keys(manifest: &ManifestFile) -> impl Iterator<Item = &str> {
+    manifest
+        .keys
+        .iter()
+        .map(String::as_str)
+        .filter(|key| !MANIFEST_KEYS.contains(key))
+}
+
+/// The unknown key that looks like `field` misspelt, if one does.
+fn misspelling_of<'a>(manifest: &'a ManifestFile, field: &str) -> Option<&'a str> {
+    unknown_keys(manifest).find(|key| near_miss(key, field))
+}
+
+/// The slips worth a suggestion: case, a plural `s`, `-` or `_` between words.
+fn near_miss(key: &str, known: &str) -> bool {
+    let plain = |text: &str| text.to_lowercase().replace(['-', '_'], "");
+    let (key, known) = (plain(key), plain(known));
+    key == known || format!("{key}s") == known || key == format!("{known}s")
 }
 
 /// A name safe as one path segment and in a session label: letters and digits of any script (the spec

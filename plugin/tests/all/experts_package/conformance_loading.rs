@@ -155,3 +155,17 @@ fn a_duplicate_key_in_the_manifest_is_reported_at_its_own_line() {
         ],
     );
 }
+
+#[test]
+fn a_misspelt_components_key_is_named_once_not_followed_by_what_it_hides() {
+    let temp = TempPackage::base("misspelt-components");
+    temp.edit("expert.yaml", "\ncomponents:\n", "\ncomponent:\n");
+    let expert = temp.load();
+    assert_findings(
+        &expert,
+        &[
+            "error [manifest.required-fields] expert.yaml: components: required field `components` is missing or empty (`component` looks like it, misspelt)",
+            "warning [manifest.unknown-key] expert.yaml:24: component: `component` is not a key of expert.yaml in spec 1.0 and is ignored; did you mean `components`?",
+        ],
+    );
+}
