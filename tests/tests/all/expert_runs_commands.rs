@@ -192,6 +192,26 @@ fn every_command_reading_a_corrupt_record_says_where_it_was_set_aside() {
     );
 }
 
+#[test]
+fn a_run_is_told_a_retry_resumes_only_when_the_process_resumes_from_its_log() {
+    let mut s = setup();
+    s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let resuming = s.tick().start.remove(0).message;
+    assert!(resuming.contains("so a retry can resume after it"), "{resuming}");
+    graphiti_openclaw_tests::replace_in_file(
+        &s.experts.join(EXPERT).join("expert.yaml"),
+        "resume_from_execution_log: true",
+        "resume_from_execution_log: false",
+    );
+    s.restart();
+    s.accepted("new_ticket", &ticket("e-2", "T-2"));
+    let starting_over = s.tick().start.remove(0).message;
+    assert!(
+        !starting_over.contains("retry can resume") && starting_over.contains("shows how far it got"),
+        "a retry starts over: {starting_over}"
+    );
+}
+
 /// The shim with the experts directory writable, as the CLI mounts it for install/bind/remove.
 fn managing(s: &Setup, install: Option<&Path>) -> Shim {
     let mut options = options(&s.experts, &s.state, &s.workspace, &s.settings, &s.clock);

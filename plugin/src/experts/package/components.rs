@@ -65,6 +65,22 @@ fn read_listed(
     }
 }
 
+/// Longest description taken from a knowledge file's first line, in characters.
+const MAX_DERIVED_DESCRIPTION_CHARS: usize = 120;
+
+/// A knowledge file without a `description`: the first line of its body (a heading without its
+/// `#`s), so the index still says what the file is about.
+fn first_line(text: &str) -> Option<String> {
+    let body = match text.strip_prefix("---\n") {
+        Some(rest) => rest.split_once("\n---\n").map_or(rest, |(_, body)| body),
+        None => text,
+    };
+    body.lines()
+        .map(|line| line.trim().trim_start_matches('#').trim())
+        .find(|line| !line.is_empty())
+        .map(|line| crate::platform::text::truncate_chars(line, MAX_DERIVED_DESCRIPTION_CHARS))
+}
+
 fn stem(path: &str) -> String {
     let file = path.rsplit('/').next().unwrap_or(path);
     file.strip_suffix(".md")
@@ -367,9 +383,15 @@ impl Components {
                 .name
                 .filter(|n| !n.trim().is_empty())
                 .unwrap_or_else(|| stem(&path));
+            // A private file's first line may be the secret itself: it is never a description.
+            let description = front.description.or_else(|| {
+                (kind != KnowledgeKind::Private)
+                    .then(|| first_line(&text))
+                    .flatten()
+            });
             self.knowledge.push(Knowledge {
                 name,
-                description: front.description,
+                description,
                 kind,
                 text,
                 path,

@@ -94,6 +94,31 @@ fn payload_mappings_name_inputs(manifest: &ManifestFile, c: &Components, m: &mut
     }
 }
 
+/// Each file a process names in `context` is a readable file of the package: a run preloads it, and
+/// one that is missing would otherwise be found only by the run, as "(cannot be read)".
+pub(crate) fn process_context_exists(
+    dir: &Path,
+    limits: &LoadLimits,
+    c: &Components,
+    findings: &mut Vec<Finding>,
+) {
+    for p in &c.processes {
+        for (j, path) in p.context.iter().enumerate() {
+            let Err(e) = read_text(dir, path, limits) else {
+                continue;
+            };
+            let field = FieldPath::key("context").i(j);
+            findings.push(finding(
+                &p.path,
+                locate(c.process_lines.get(&p.path), &field),
+                e.rule,
+                Some(field.to_string()),
+                format!("the context file {}", e.message),
+            ));
+        }
+    }
+}
+
 /// Spec §9 keeps private knowledge in the expert's own context: a process whose trigger runs in the
 /// main session gets none preloaded, so naming it in `context` is reported.
 fn private_context_stays_out_of_main(manifest: &ManifestFile, c: &Components, m: &mut ManifestCtx) {

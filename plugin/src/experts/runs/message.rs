@@ -54,7 +54,7 @@ impl Runtime<'_> {
             )),
         }
         text.push_str(&resume_section(inv, execution));
-        text.push_str(&closing_section(inv, process));
+        text.push_str(&closing_section(inv, process, execution));
         text
     }
 
@@ -185,10 +185,20 @@ fn approval_since_last_failure(inv: &Invocation) -> Option<&str> {
     None
 }
 
-fn closing_section(inv: &Invocation, process: Option<&Process>) -> String {
+fn closing_section(
+    inv: &Invocation,
+    process: Option<&Process>,
+    execution: Option<&Execution>,
+) -> String {
+    // Without `resume_from_execution_log` a retry starts over: the steps only show progress.
+    let why = if execution.is_some_and(|e| e.resume_from_execution_log) {
+        "so a retry can resume after it"
+    } else {
+        "so the run's log shows how far it got"
+    };
     let mut out = format!(
         "\n## Reporting\n\nAfter each checklist step you complete, call the tool `expert_step` with \
-         {{\"step\": \"<the step>\"}} so a retry can resume after it (invocation {}).\n",
+         {{\"step\": \"<the step>\"}} {why} (invocation {}).\n",
         inv.id
     );
     let format = process.map(|p| p.delivery.format);

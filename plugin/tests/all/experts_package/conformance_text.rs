@@ -140,3 +140,19 @@ fn the_registry_names_the_real_default_tier() {
         "{md}"
     );
 }
+
+#[test]
+fn knowledge_without_a_description_is_indexed_with_its_first_line() {
+    let temp = TempPackage::base("knowledge-first-line");
+    temp.write(
+        "knowledge/style.md",
+        b"# House style for summaries\n\nShort sentences.\n",
+    );
+    let expert = temp.load();
+    assert_ready(&expert);
+    let text = prompt(&expert);
+    assert!(
+        text.contains("\n- style: House style for summaries"),
+        "{text}"
+    );
+}
