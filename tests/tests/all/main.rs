@@ -10,6 +10,7 @@ mod component;
 mod config_faults;
 mod config_loads;
 mod docs_commands;
+mod docs_conformance;
 mod expert_runs;
 mod expert_runs_cli;
 mod expert_runs_commands;
