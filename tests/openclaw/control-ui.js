@@ -79,10 +79,18 @@ async function frameTextNow(frame, read = documentText) {
   }
 }
 
-/** Waits until the page's text (through shadow roots) matches `pattern`. */
+/**
+ * Waits until the page's text (through shadow roots) matches `pattern`; when it never does, the
+ * error carries what the page said instead (the tail of its text).
+ */
 export async function waitForText(page, pattern, timeout = 30_000) {
   const test = `new RegExp(${JSON.stringify(pattern.source)}, ${JSON.stringify(pattern.flags)}).test((${documentText})())`;
-  await page.waitForFunction(test, { timeout, polling: 250 });
+  try {
+    await page.waitForFunction(test, { timeout, polling: 250 });
+  } catch (error) {
+    const shown = await frameTextNow(page.mainFrame()).catch((e) => `(unreadable: ${e.message})`);
+    throw new Error(`${error.message}: the page never showed ${pattern}; its text ends:\n${String(shown).slice(-2000)}`);
+  }
 }
 
 /**
