@@ -8,9 +8,6 @@ use serde::de::DeserializeOwned;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The largest configuration file read.
-const MAX_CONFIG_FILE_BYTES: u64 = 4 << 20;
-
 /// The spellings of a configuration file; exactly one may exist per directory.
 const EXTENSIONS: [&str; 3] = ["yaml", "yml", "json"];
 
@@ -93,24 +90,7 @@ impl ConfigRoots {
         relative: &str,
     ) -> Result<Option<SourceFile>, ConfigError> {
         let display = self.display(from_overlay, relative);
-        let path = dir.join(relative);
-        // Parsed YAML takes many times its size: a huge file would end the component at its
-        // memory limit, naming nothing.
-        if let Ok(meta) = fs::metadata(&path)
-            && meta.len() > MAX_CONFIG_FILE_BYTES
-        {
-            return Err(ConfigError {
-                file: display,
-                line: None,
-                field: None,
-                message: format!(
-                    "is {} bytes; a configuration file is read only up to {} MiB",
-                    meta.len(),
-                    MAX_CONFIG_FILE_BYTES >> 20
-                ),
-            });
-        }
-        match crate::platform::files::read_to_string(&path) {
+        match crate::platform::files::read_to_string(dir.join(relative)) {
             Ok(text) => Ok(Some(SourceFile {
                 display,
                 text,

@@ -336,23 +336,6 @@ fn two_spellings_of_one_config_file_are_an_error() {
 
 /// Item 8: a control character is reported on its own line.
 #[test]
-fn a_huge_configuration_file_is_named_not_run_out_of_memory_on() {
-    let config = temp_dir("huge-config");
-    copy_dir(&example_config(), config.path());
-    let rules = config.path().join("intent_rules.yaml");
-    let mut text = std::fs::read_to_string(&rules).unwrap();
-    text.push_str(&format!("# {}\n", "x".repeat(80 << 20)));
-    std::fs::write(&rules, text).unwrap();
-    let (code, text) = check_config(&mut Shim::new(options(config.path())).expect("shim starts"));
-    assert_eq!(code, 1, "{text}");
-    assert!(
-        text.contains("intent_rules.yaml") && text.contains("read only up to 4 MiB"),
-        "{text}"
-    );
-    assert!(!text.contains("memory limit"), "{text}");
-}
-
-#[test]
 fn a_control_character_is_reported_on_its_line() {
     let config = temp_dir("control-char");
     copy_dir(&example_config(), config.path());
