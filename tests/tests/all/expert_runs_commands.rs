@@ -198,12 +198,7 @@ fn a_run_is_told_a_retry_resumes_only_when_the_process_resumes_from_its_log() {
     s.accepted("new_ticket", &ticket("e-1", "T-1"));
     let resuming = s.tick().start.remove(0).message;
     assert!(resuming.contains("so a retry can resume after it"), "{resuming}");
-    graphiti_openclaw_tests::replace_in_file(
-        &s.experts.join(EXPERT).join("expert.yaml"),
-        "resume_from_execution_log: true",
-        "resume_from_execution_log: false",
-    );
-    s.restart();
+    s.edit_manifest("resume_from_execution_log: true", "resume_from_execution_log: false");
     s.accepted("new_ticket", &ticket("e-2", "T-2"));
     let starting_over = s.tick().start.remove(0).message;
     assert!(
@@ -464,12 +459,7 @@ fn an_isolated_function_gets_a_child_session_of_its_own_with_its_inputs() {
 #[test]
 fn a_unicode_mixed_case_expert_is_found_from_openclaws_lower_cased_session_key() {
     let mut s = setup();
-    graphiti_openclaw_tests::replace_in_file(
-        &s.experts.join(EXPERT).join("expert.yaml"),
-        "name: ops-expert",
-        "name: Büro-Ops",
-    );
-    s.restart();
+    s.edit_manifest("name: ops-expert", "name: Büro-Ops");
     let answer = s.webhook_with(
         "Büro-Ops/new_ticket",
         Some(TOKEN),

@@ -98,6 +98,12 @@ pub fn setup_from(fixture: &Path, settings: &str, now: u64) -> Setup {
 
 impl Setup {
     /// Another process on the same directories (a restarted Gateway): a new shim instance.
+    /// Replaces `from` by `to` in the package's expert.yaml, then restarts so that it is read.
+    pub fn edit_manifest(&mut self, from: &str, to: &str) {
+        graphiti_openclaw_tests::replace_in_file(&self.experts.join(EXPERT).join("expert.yaml"), from, to);
+        self.restart();
+    }
+
     pub fn restart(&mut self) {
         let fresh = Shim::new(options(
             &self.experts,

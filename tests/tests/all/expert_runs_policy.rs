@@ -318,12 +318,7 @@ fn a_rejected_or_lapsed_confirm_fails_the_step_and_escalates() {
 #[test]
 fn without_on_manual_ready_a_draft_goes_with_the_result_not_on_its_own() {
     let mut s = setup();
-    graphiti_openclaw_tests::replace_in_file(
-        &s.experts.join(EXPERT).join("expert.yaml"),
-        "policy:\n",
-        "policy:\n  escalation:\n    on_manual_ready: false\n",
-    );
-    s.restart();
+    s.edit_manifest("policy:\n", "policy:\n  escalation:\n    on_manual_ready: false\n");
     s.accepted("new_ticket", &ticket("e-1", "T-1"));
     let run = s.tick().start.remove(0);
     let ToolVerdict::Block(said) = s.tool_call(
@@ -567,12 +562,7 @@ fn the_example_packages_trip_requests_from_two_people_run_side_by_side() {
 #[test]
 fn a_run_resumed_after_an_approval_is_told_which_call_even_without_the_execution_log() {
     let mut s = setup();
-    graphiti_openclaw_tests::replace_in_file(
-        &s.experts.join(EXPERT).join("expert.yaml"),
-        "resume_from_execution_log: true",
-        "resume_from_execution_log: false",
-    );
-    s.restart();
+    s.edit_manifest("resume_from_execution_log: true", "resume_from_execution_log: false");
     s.accepted("new_ticket", &ticket("e-1", "T-1"));
     let run = s.tick().start.remove(0);
     let args = r#"{"id": "T-1", "priority": "high"}"#;
