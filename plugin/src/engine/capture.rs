@@ -8,7 +8,7 @@ use crate::memory::control::Captured;
 use crate::memory::graphiti::{Episode, EpisodeKind, speaker_name};
 use crate::memory::spool::{self, Appended, Spool};
 use crate::memory::{group_id, redaction};
-use crate::platform::api::{AgentEndEvent, HookContext};
+use crate::platform::api::{self, AgentEndEvent, HookContext};
 use crate::platform::time;
 use crate::routing::decision::CaptureOutcome;
 
@@ -40,22 +40,30 @@ impl Engine {
     fn capture(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> CaptureOutcome {
         // Capture needs the settings only, never routing.
         self.ensure_loaded();
-        if let Some(why) = self.not_to_capture(event, ctx) {
+        // A turn that is not the user's may still carry the user's words: a message OpenClaw moved
+        // into a delivery turn of this plugin, which left the transcript with it.
+        let queued = match self.not_a_user_turn(event, ctx) {
+            None => None,
+            Some(why) => match Self::users_message_in_delivery(event, ctx) {
+                Ok(Some(exchange)) => Some(exchange),
+                Ok(None) => return CaptureOutcome::Skipped(why),
+                Err(e) => {
+                    return CaptureOutcome::Dropped(format!(
+                        "{e}: the user's message in it was NOT captured"
+                    ));
+                }
+            },
+        };
+        if let Some(why) = self.kept_from_memory(ctx) {
             return CaptureOutcome::Skipped(why);
         }
-        // What this session's last turn prepended: capture removes exactly that.
-        let record = match (
-            &self.host.state_dir,
-            ctx.session_key.as_deref().or(ctx.session_id.as_deref()),
-        ) {
-            (Some(dir), Some(key)) => turns::injection_of(&mut self.turns.kept, dir, key),
-            _ => None,
-        };
-        let (user, assistant) =
-            match crate::memory::capture::last_exchange(&event.messages_json, record.as_ref()) {
+        let (user, assistant) = match queued {
+            Some(exchange) => exchange,
+            None => match self.users_exchange(event, ctx) {
                 Ok(exchange) => exchange,
                 Err(why) => return CaptureOutcome::Skipped(why),
-            };
+            },
+        };
         if self.too_short(&user) {
             return CaptureOutcome::Skipped(format!(
                 "prompt shorter than {} characters",
@@ -133,9 +141,41 @@ impl Engine {
         let _ = turn_history::append(&dir, key, &PastTurn::of(&record, captured));
     }
 
-    /// Why the turn is not captured at all, when it is not: it failed, it is not the user's, capture
-    /// is off or the chat is kept out of memory, or it is an expert's session.
-    fn not_to_capture(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> Option<String> {
+    /// The turn's exchange, without exactly what this session's last turn prepended.
+    fn users_exchange(
+        &mut self,
+        event: &AgentEndEvent,
+        ctx: &HookContext,
+    ) -> Result<(String, String), String> {
+        let record = match (
+            &self.host.state_dir,
+            ctx.session_key.as_deref().or(ctx.session_id.as_deref()),
+        ) {
+            (Some(dir), Some(key)) => turns::injection_of(&mut self.turns.kept, dir, key),
+            _ => None,
+        };
+        crate::memory::capture::last_exchange(&event.messages_json, record.as_ref())
+    }
+
+    /// The user's message OpenClaw merged into a delivery turn that ended well, and the answer.
+    fn users_message_in_delivery(
+        event: &AgentEndEvent,
+        ctx: &HookContext,
+    ) -> Result<Option<(String, String)>, String> {
+        let Some(run) = ctx.run_id.as_deref().filter(|r| api::is_delivery_run(r)) else {
+            return Ok(None);
+        };
+        if !event.success {
+            return Ok(None);
+        }
+        crate::memory::capture::queued_in_delivery(&event.messages_json, &|text| {
+            api::is_text_of_delivery(run, text)
+        })
+    }
+
+    /// Why the turn is not the user's to capture, when it is not: it failed, its trigger is not a
+    /// user's, or its input is not the user's words.
+    fn not_a_user_turn(&mut self, event: &AgentEndEvent, ctx: &HookContext) -> Option<String> {
         if !event.success {
             let why = event.error.as_deref().unwrap_or("no error given");
             return Some(format!("the turn failed ({why})"));
@@ -147,10 +187,12 @@ impl Engine {
             ));
         }
         // The prompt hook's finding stands: OpenClaw may not repeat the provenance here.
-        if let Some(why) = Self::not_users_input(ctx).or_else(|| self.not_users_by_prompt_hook(ctx))
-        {
-            return Some(why);
-        }
+        Self::not_users_input(ctx).or_else(|| self.not_users_by_prompt_hook(ctx))
+    }
+
+    /// Why the user's turn stays out of memory, when it does: capture is off, the chat is kept out
+    /// of memory, or it is an expert's session.
+    fn kept_from_memory(&self, ctx: &HookContext) -> Option<String> {
         if !self.config.settings.capture.enabled {
             return Some("capture is disabled in settings".into());
         }

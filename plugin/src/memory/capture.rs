@@ -186,8 +186,26 @@ pub fn message_text(message: &Value) -> Option<String> {
     }
 }
 
+/// The line OpenClaw (2026.9, `mergeOrphanedTrailingUserPrompt`) puts before a user message that
+/// arrived while another run of the session waited to start: that run takes the message into its own
+/// prompt as `{line}\n{message}\n\n{its prompt}`, and the message leaves the transcript.
+pub const OPENCLAW_QUEUED_MESSAGE_LINE: &str = "[Queued user message from a previous active turn; preserved as context only. Continue with the active prompt below.]";
+
+/// A user message OpenClaw merged into this turn's: the queued message and the turn's own prompt,
+/// split at the first blank line after which `is_prompt` accepts the rest.
+fn split_queued<'a>(text: &'a str, is_prompt: &dyn Fn(&str) -> bool) -> Option<(&'a str, &'a str)> {
+    let rest = text
+        .trim_start()
+        .strip_prefix(OPENCLAW_QUEUED_MESSAGE_LINE)?
+        .strip_prefix('\n')?;
+    rest.match_indices("\n\n")
+        .map(|(at, _)| (rest[..at].trim(), &rest[at + 2..]))
+        .find(|(queued, prompt)| !queued.is_empty() && is_prompt(prompt))
+}
+
 /// The last user message and the last assistant text after it, without the plugin's blocks
-/// (`record`: what `before-agent-start` recorded for this session, if anything).
+/// (`record`: what `before-agent-start` recorded for this session, if anything). A user message
+/// OpenClaw merged into the turn's own is the user's too: only OpenClaw's line before it goes.
 pub fn last_exchange(
     messages_json: &str,
     record: Option<&Injected>,
@@ -198,6 +216,39 @@ pub fn last_exchange(
         }) => std::slice::from_ref(text),
         _ => &[],
     };
+    let (user, assistant) = last_texts(messages_json, injected)?;
+    let user = match split_queued(&user, &|_| true) {
+        Some((queued, prompt)) => format!("{queued}\n\n{}", strip_for_turn(prompt, record)),
+        None => strip_for_turn(&user, record),
+    };
+    if user.trim().is_empty() {
+        return Err("the user message is empty once the plugin's blocks are removed".into());
+    }
+    Ok((user, assistant))
+}
+
+/// The user's message OpenClaw merged into a delivery turn of this plugin (see
+/// [`OPENCLAW_QUEUED_MESSAGE_LINE`]) and the turn's answer; `None` when it carries none.
+/// `is_delivery_text` tells the delivery's own text, which follows the user's message.
+pub fn queued_in_delivery(
+    messages_json: &str,
+    is_delivery_text: &dyn Fn(&str) -> bool,
+) -> Result<Option<(String, String)>, String> {
+    if !messages_json.contains(OPENCLAW_QUEUED_MESSAGE_LINE) {
+        return Ok(None);
+    }
+    let (user, assistant) = last_texts(messages_json, &[])?;
+    if !user.trim_start().starts_with(OPENCLAW_QUEUED_MESSAGE_LINE) {
+        return Ok(None);
+    }
+    match split_queued(&user, is_delivery_text) {
+        Some((queued, _)) => Ok(Some((queued.to_string(), assistant))),
+        None => Err("a user message OpenClaw merged into this delivery turn could not be told apart from the delivery's text".into()),
+    }
+}
+
+/// The last user message as it is, and the last assistant text after it without `injected`.
+fn last_texts(messages_json: &str, injected: &[String]) -> Result<(String, String), String> {
     let messages: Value = if messages_json.trim().is_empty() {
         Value::Array(vec![])
     } else {
@@ -216,9 +267,7 @@ pub fn last_exchange(
     let Some(user_at) = messages.iter().rposition(|m| role(m) == "user") else {
         return Err("no user message in this turn".into());
     };
-    let user = message_text(&messages[user_at])
-        .map(|t| strip_for_turn(&t, record))
-        .unwrap_or_default();
+    let user = message_text(&messages[user_at]).unwrap_or_default();
     let assistant = messages[user_at + 1..]
         .iter()
         .rev()
@@ -227,9 +276,6 @@ pub fn last_exchange(
         .map(|t| strip_injected_from_assistant(&t, injected))
         .find(|t| !t.trim().is_empty())
         .unwrap_or_default();
-    if user.trim().is_empty() {
-        return Err("the user message is empty once the plugin's blocks are removed".into());
-    }
     if assistant.trim().is_empty() {
         return Err("no assistant answer after the last user message".into());
     }
@@ -293,6 +339,67 @@ mod tests {
                 .unwrap_err()
                 .contains("no assistant")
         );
+    }
+
+    #[test]
+    fn a_message_openclaw_merged_into_the_users_turn_keeps_both_without_its_line() {
+        let injected = Injected {
+            prompt_digest: 0,
+            text: Some(BLOCKS.to_string()),
+        };
+        let merged = format!(
+            "{OPENCLAW_QUEUED_MESSAGE_LINE}\nFirst thing I said.\n\n{BLOCKS}\n\nSecond thing I said."
+        );
+        let messages = serde_json::json!([
+            { "role": "user", "content": merged },
+            { "role": "assistant", "content": "Both noted." },
+        ]);
+        assert_eq!(
+            last_exchange(&messages.to_string(), Some(&injected)).unwrap(),
+            (
+                "First thing I said.\n\nSecond thing I said.".into(),
+                "Both noted.".into()
+            )
+        );
+        // Without the line, a text that merely quotes it stays as it is.
+        let quoted = format!("Why does OpenClaw write {OPENCLAW_QUEUED_MESSAGE_LINE}?");
+        let messages = serde_json::json!([
+            { "role": "user", "content": quoted },
+            { "role": "assistant", "content": "It merges." },
+        ]);
+        assert_eq!(
+            last_exchange(&messages.to_string(), None).unwrap().0,
+            quoted
+        );
+    }
+
+    #[test]
+    fn a_delivery_turn_gives_up_only_the_user_message_before_its_own_text() {
+        let delivery = "Result of inv-1.\n\nOutputs: none.";
+        let is_delivery = |text: &str| text == delivery;
+        let turn = |user: &str| {
+            serde_json::json!([
+                { "role": "user", "content": user },
+                { "role": "assistant", "content": "Relayed." },
+            ])
+            .to_string()
+        };
+        let merged = format!("{OPENCLAW_QUEUED_MESSAGE_LINE}\nMine.\n\nAlso mine.\n\n{delivery}");
+        assert_eq!(
+            queued_in_delivery(&turn(&merged), &is_delivery).unwrap(),
+            Some(("Mine.\n\nAlso mine.".into(), "Relayed.".into()))
+        );
+        assert_eq!(
+            queued_in_delivery(&turn(delivery), &is_delivery).unwrap(),
+            None
+        );
+        let quoted = format!("{delivery} {OPENCLAW_QUEUED_MESSAGE_LINE}");
+        assert_eq!(
+            queued_in_delivery(&turn(&quoted), &is_delivery).unwrap(),
+            None
+        );
+        let unknown = format!("{OPENCLAW_QUEUED_MESSAGE_LINE}\nMine.\n\nSomething else.");
+        assert!(queued_in_delivery(&turn(&unknown), &is_delivery).is_err());
     }
 
     proptest::proptest! {

@@ -384,21 +384,34 @@ impl Delivery {
     /// The run id the host posts it under: the same delivery posted twice is one turn, and a turn
     /// with this run id is known as the plugin's own delivery ([`is_delivery_run`]).
     pub fn run_id(&self) -> String {
-        use sha2::{Digest, Sha256};
-        let digest = Sha256::digest(self.text.as_bytes());
-        let digest: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
         let kind = serde_json::to_value(self.kind).unwrap_or_default();
         format!(
-            "{DELIVERY_RUN_PREFIX}{}:{}:{digest}",
+            "{DELIVERY_RUN_PREFIX}{}:{}:{}",
             self.invocation.as_deref().unwrap_or(&self.expert),
-            kind.as_str().unwrap_or_default()
+            kind.as_str().unwrap_or_default(),
+            delivery_text_digest(&self.text)
         )
     }
+}
+
+/// The last part of a delivery's run id: its text's SHA-256, first 8 bytes in hex.
+fn delivery_text_digest(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
 /// Whether a turn's run id is one of the plugin's own deliveries.
 pub fn is_delivery_run(run_id: &str) -> bool {
     run_id.starts_with(DELIVERY_RUN_PREFIX)
+}
+
+/// Whether `text` is the text of the delivery posted under `run_id`.
+pub fn is_text_of_delivery(run_id: &str, text: &str) -> bool {
+    is_delivery_run(run_id)
+        && run_id
+            .rsplit_once(':')
+            .is_some_and(|(_, digest)| digest == delivery_text_digest(text))
 }
 
 /// What the host must do after a runtime call (WIT `runtime-work`).

@@ -73,6 +73,40 @@ fn a_delivery_turn_is_the_plugins_not_the_users_no_recall_no_pack_no_capture() {
     );
 }
 
+/// OpenClaw's line before a user message it moved into the prompt of a run that was waiting for the
+/// session (a delivery, posted a moment before the user wrote).
+const QUEUED_LINE: &str = "[Queued user message from a previous active turn; preserved as context only. Continue with the active prompt below.]";
+
+#[test]
+fn a_users_message_openclaw_merged_into_a_delivery_turn_is_captured_as_theirs_without_the_delivery() {
+    let mut s = setup_with(&settings());
+    s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let run = s.tick().start.remove(0);
+    let work = s.completed(&run, "Handled: the checkout is back.\n\nNothing else to do.");
+    let result = delivered(&work, DeliveryKind::Result)[0].clone();
+    let mut turn = hook_context(MAIN, ChatType::Direct);
+    turn.run_id = Some(result.run_id.clone());
+    s.shim.before_agent_start(&prompt(&result.text), &turn);
+
+    // The user's message has two paragraphs: the delivery's text, not the first blank line, ends it.
+    let users = "Please remember that I prefer aisle seats.\n\nAnd window seats on trains.";
+    let merged = format!("{QUEUED_LINE}\n{users}\n\n{}", result.text);
+    match s.shim.agent_end(&exchange(&merged, "Noted your seats. The checkout is back."), &turn) {
+        CaptureOutcome::Spooled(captured) => {
+            assert_eq!(captured.user, users, "the user's words, once, without the delivery");
+            assert_eq!(captured.assistant, "Noted your seats. The checkout is back.");
+        }
+        other => panic!("the user's words in a delivery turn are captured: {other:?}"),
+    }
+
+    // A delivery whose text OpenClaw changed cannot be told from the user's: said, not guessed.
+    let altered = format!("{QUEUED_LINE}\n{users}\n\n{} (edited)", result.text);
+    match s.shim.agent_end(&exchange(&altered, "Relayed."), &turn) {
+        CaptureOutcome::Dropped(why) => assert!(why.contains("could not be told apart") && why.contains("NOT captured"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn an_expert_runs_session_gets_no_recall_and_no_pack_only_its_expert_prompt() {
     let mut s = setup_with(&settings());
