@@ -1,9 +1,7 @@
 // Drives OpenClaw's Control UI in the system's headless Chromium (scripts/chromium.sh finds or
-// installs it) with puppeteer-core, which downloads no browser; and a Gateway client with only the
-// operator.read scope, for the scope checks.
+// installs it) with puppeteer-core, which downloads no browser.
 
 import { execFileSync } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -91,44 +89,6 @@ export async function waitForText(page, pattern, timeout = 30_000) {
     const shown = await frameTextNow(page.mainFrame()).catch((e) => `(unreadable: ${e.message})`);
     throw new Error(`${error.message}: the page never showed ${pattern}; its text ends:\n${String(shown).slice(-2000)}`);
   }
-}
-
-/**
- * A Gateway connection as a CLI client with only `scopes` (the Gateway honours the scopes a
- * loopback CLI client asks for with the shared token); `call` answers `{ ok, payload | error }`.
- */
-export async function scopedClient(port, token, scopes) {
-  const { default: WebSocket } = await load('ws');
-  const socket = new WebSocket(`ws://127.0.0.1:${port}`);
-  const waiting = new Map();
-  let challenge;
-  const challenged = new Promise((resolve) => { challenge = resolve; });
-  socket.on('message', (data) => {
-    const message = JSON.parse(String(data));
-    if (message.type === 'event' && message.event === 'connect.challenge') challenge();
-    if (message.type === 'res' && waiting.has(message.id)) {
-      waiting.get(message.id)(message);
-      waiting.delete(message.id);
-    }
-  });
-  await new Promise((resolve, reject) => { socket.once('open', resolve); socket.once('error', reject); });
-  const call = (method, params) => new Promise((resolve) => {
-    const id = crypto.randomUUID();
-    waiting.set(id, resolve);
-    socket.send(JSON.stringify({ type: 'req', id, method, params }));
-  });
-  await challenged;
-  const hello = await call('connect', {
-    minProtocol: 4,
-    maxProtocol: 4,
-    client: { id: 'cli', version: '0.0.1', platform: 'linux', mode: 'cli' },
-    role: 'operator',
-    scopes,
-    caps: [],
-    auth: { token },
-  });
-  if (!hello.ok) throw new Error(`connect refused: ${JSON.stringify(hello.error)}`);
-  return { scopes: hello.payload?.auth?.scopes, call, close: () => socket.close() };
 }
 
 /** Clicks the first button (through shadow roots) whose text is `label`. */

@@ -13,9 +13,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { REPO, eventually, executedCalls, openclaw, throwawayHome } from './openclaw.js';
-import { gatewayCall, gatewayWithPlugin, startGateway } from './gateway.js';
+import { gatewayCall, gatewayWithPlugin, scopedClient, startGateway } from './gateway.js';
 import { deliveries as deliveriesIn, startScriptedModel } from './scripted-model.js';
-import { clickButton, launchBrowser, pageUrl, scopedClient, screenshot, secretsWatch, waitForText } from './control-ui.js';
+import { clickButton, launchBrowser, pageUrl, screenshot, secretsWatch, waitForText } from './control-ui.js';
 
 const GATEWAY_TOKEN = 'e2e-gateway-token';
 const WEBHOOK_TOKEN = 'e2e-webhook-token';
@@ -106,7 +106,7 @@ async function ticket(event, id, summary) {
   return answer.body.invocation;
 }
 
-const call = (method, params) => gatewayCall(env, { port, token: GATEWAY_TOKEN }, method, params);
+const call = (method, params) => gatewayCall({ port, token: GATEWAY_TOKEN }, method, params);
 const cli = (...args) => openclaw(env, ['graphiti', 'experts', ...args]);
 
 // --- setup ----------------------------------------------------------------------------------------

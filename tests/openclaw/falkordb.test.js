@@ -43,7 +43,7 @@ function script(info) {
   return 'Noted.';
 }
 
-const call = (method, params) => gatewayCall(env, { port, token: GATEWAY_TOKEN }, method, params);
+const call = (method, params) => gatewayCall({ port, token: GATEWAY_TOKEN }, method, params);
 let sent = 0;
 const send = (sessionKey, message) => call('chat.send', { sessionKey, message, idempotencyKey: `e2e-falkordb-${++sent}` });
 

@@ -4,11 +4,15 @@
 // SIGTERM may drain for minutes.
 
 import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { PLUGIN_ID, REPO, configSet, openclaw, packageTgz } from './openclaw.js';
 
 const OPENCLAW = path.join(REPO, 'tools/node/bin/openclaw');
+const load = (name) => import(pathToFileURL(createRequire(path.join(REPO, 'tools/node/package.json')).resolve(name)).href);
 
 export async function freePort() {
   const server = net.createServer();
@@ -50,10 +54,67 @@ export async function startGateway(env, { port, token, timeoutMs = 120_000 }) {
   return { child, output, readyMs: Date.now() - started, url: `http://127.0.0.1:${port}`, kill };
 }
 
-/** One Gateway RPC through the CLI (another process, as a user's `openclaw gateway call`). */
-export async function gatewayCall(env, { port, token }, method, params) {
-  const { stdout } = await openclaw(env, ['gateway', 'call', method, '--url', `ws://127.0.0.1:${port}`, '--token', token, '--json', '--params', JSON.stringify(params)]);
-  return JSON.parse(stdout.slice(stdout.indexOf('{')));
+/**
+ * A Gateway connection as a CLI client with only `scopes` (the Gateway honours the scopes a
+ * loopback CLI client asks for with the shared token); `call` answers `{ ok, payload | error }`.
+ */
+export async function scopedClient(port, token, scopes) {
+  const { default: WebSocket } = await load('ws');
+  const socket = new WebSocket(`ws://127.0.0.1:${port}`);
+  const waiting = new Map();
+  let challenge;
+  const challenged = new Promise((resolve) => { challenge = resolve; });
+  socket.on('message', (data) => {
+    const message = JSON.parse(String(data));
+    if (message.type === 'event' && message.event === 'connect.challenge') challenge();
+    if (message.type === 'res' && waiting.has(message.id)) {
+      waiting.get(message.id)(message);
+      waiting.delete(message.id);
+    }
+  });
+  await new Promise((resolve, reject) => { socket.once('open', resolve); socket.once('error', reject); });
+  const call = (method, params) => new Promise((resolve) => {
+    const id = crypto.randomUUID();
+    waiting.set(id, resolve);
+    socket.send(JSON.stringify({ type: 'req', id, method, params }));
+  });
+  await challenged;
+  const hello = await call('connect', {
+    minProtocol: 4,
+    maxProtocol: 4,
+    client: { id: 'cli', version: '0.0.1', platform: 'linux', mode: 'cli' },
+    role: 'operator',
+    scopes,
+    caps: [],
+    auth: { token },
+  });
+  if (!hello.ok) throw new Error(`connect refused: ${JSON.stringify(hello.error)}`);
+  return { scopes: hello.payload?.auth?.scopes, call, close: () => socket.close() };
+}
+
+/** The scopes a loopback `openclaw gateway call` may use with the shared token. */
+const CLI_SCOPES = ['operator.admin', 'operator.read', 'operator.write', 'operator.approvals', 'operator.questions', 'operator.pairing', 'operator.talk.secrets'];
+/** A call the Gateway has not answered in this long fails. */
+const CALL_TIMEOUT_MS = 60_000;
+
+/**
+ * One Gateway RPC as the CLI's `openclaw gateway call` makes it (a loopback client with the shared
+ * token), on a connection of its own, from this process: spawning the CLI costs a second of CPU.
+ */
+export async function gatewayCall({ port, token }, method, params) {
+  const client = await scopedClient(port, token, CLI_SCOPES);
+  let timer;
+  try {
+    const late = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${method}: no answer from the Gateway within ${CALL_TIMEOUT_MS} ms`)), CALL_TIMEOUT_MS);
+    });
+    const answer = await Promise.race([client.call(method, params), late]);
+    if (!answer.ok) throw new Error(`${method} failed: ${JSON.stringify(answer.error)}`);
+    return answer.payload;
+  } finally {
+    clearTimeout(timer);
+    client.close();
+  }
 }
 
 /** The stub model at `baseUrl` as OpenClaw's provider `mock`, model `mock-1`. */

@@ -14,8 +14,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PLUGIN_ID, REPO, eventually, openclaw, startStandIn, throwawayHome } from './openclaw.js';
-import { gatewayCall, gatewayWithPlugin } from './gateway.js';
-import { buttonLabels, clickButton, frameText, launchBrowser, openSessionPanel, pageUrl, scopedClient, screenshot, searchMemories, secretsWatch, texts, waitForText } from './control-ui.js';
+import { gatewayCall, gatewayWithPlugin, scopedClient } from './gateway.js';
+import { buttonLabels, clickButton, frameText, launchBrowser, openSessionPanel, pageUrl, screenshot, searchMemories, secretsWatch, texts, waitForText } from './control-ui.js';
 import { startScriptedModel } from './scripted-model.js';
 
 const GATEWAY_TOKEN = 'e2e-groups-token';
@@ -49,7 +49,7 @@ function script(info) {
   return 'Noted.';
 }
 
-const call = (method, params) => gatewayCall(env, { port, token: GATEWAY_TOKEN }, method, params);
+const call = (method, params) => gatewayCall({ port, token: GATEWAY_TOKEN }, method, params);
 let sent = 0;
 const send = (sessionKey, message) => call('chat.send', { sessionKey, message, idempotencyKey: `e2e-groups-${++sent}` });
 

@@ -3,8 +3,9 @@
 // its channel trigger bound to webchat, and a scripted stub model. Proves that an expert's delivery
 // into the main session is relayed but neither recalled for, routed nor captured as the user's words;
 // that an expert run's session gets no <graphiti-context> and no <pack-context>, only its expert's
-// prompt; and that a slash command or a message typed into an expert's session fires no channel
-// trigger.
+// prompt; that a slash command or a message typed into an expert's session fires no channel
+// trigger; and that a message the user sends while a delivery waits to start, which OpenClaw moves
+// into the delivery's prompt, is captured as the user's, once.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -31,13 +32,17 @@ let port;
 /** Waits until `check` returns something truthy: a delivery takes a run and a relay. */
 const eventually = (check, what, timeoutMs = 90_000) => poll(check, what, timeoutMs);
 
+/** The system prompt of each main-session turn whose message names a passport. */
+const passportTurns = [];
+
 /** An expert's answer names a dinner (the example rules route that to the dining pack). */
 function script(info) {
+  if (!info.expert && info.prompt.includes('passport')) passportTurns.push(info);
   if (!info.expert) return 'Relayed to the user.';
   return `Handled ${info.session}: book a bistro for dinner on Friday for the team.\n\`\`\`json\n{"priority": "high"}\n\`\`\``;
 }
 
-const call = (method, params) => gatewayCall(env, { port, token: GATEWAY_TOKEN }, method, params);
+const call = (method, params) => gatewayCall({ port, token: GATEWAY_TOKEN }, method, params);
 const send = (sessionKey, message, idempotencyKey) => call('chat.send', { sessionKey, message, idempotencyKey });
 /** The first model request of each main-session turn whose message matches. */
 const mainTurns = (what) => model.log.filter((r) => r.session === 'main' && r.firstOfTurn && what.test(r.prompt));
@@ -130,4 +135,31 @@ test('the deliveries are not captured as the user\'s words; the user\'s own turn
   await eventually(async () => (await captured('window seats on trains')).length, 'the user\'s own turn at the stand-in', 240_000);
   const deliveries = (await episodes()).filter((e) => /trigger [a-z_]+\) finished/.test(String(e.content ?? '')));
   assert.deepEqual(deliveries.map((e) => e.name), [], 'no delivery is an episode');
+});
+
+test('a message sent while a delivery waits to start is captured as the user\'s, once, and answered', async () => {
+  const response = await fetch(`${gateway.url}/graphiti-openclaw/experts/${EXPERT}/new_ticket`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${WEBHOOK_TOKEN}` },
+    body: JSON.stringify({ event_id: 'e-privacy-2', ticket: { id: 'T-2', summary: 'Refunds are slow' } }),
+  });
+  const { invocation } = await response.json();
+  // Sent the moment the delivery is posted, before its run starts: OpenClaw then moves the message
+  // into the delivery's prompt, drops it from the transcript and fails the user's own run.
+  const posted = new RegExp(`result of ${EXPERT} ${invocation} posted to ${MAIN}`);
+  await poll(() => posted.test(gateway.output()), `the delivery of ${invocation} posted`, 90_000, 20);
+  const said = 'Please remember that my passport expires in March.';
+  await send(MAIN, said, 'privacy-during-delivery-1');
+  const delivery = await eventually(() => mainTurns(new RegExp(`\\(${invocation}, trigger new_ticket\\) finished`))[0], `the delivery of ${invocation}`);
+  const merged = delivery.prompt.includes(said);
+  console.log(`# the message was ${merged ? '' : 'not '}merged into the delivery turn by OpenClaw`);
+  if (merged) {
+    const turn = passportTurns.find((t) => t.prompt.includes(`(${invocation},`));
+    assert.match(turn.system, /queued user message comes before it, the user wrote that one/, 'the main agent is told to answer it');
+  }
+  await eventually(async () => (await captured('passport expires in March')).length, 'the user\'s message at the stand-in', 240_000);
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  const episodes = await captured('passport expires in March');
+  assert.equal(episodes.length, 1, 'captured once');
+  assert.doesNotMatch(String(episodes[0].content), /trigger new_ticket\) finished|Refunds are slow/, 'without the delivery');
 });

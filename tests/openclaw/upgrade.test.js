@@ -62,7 +62,7 @@ const spoolText = (state = stateDir) => {
   };
   return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.episode')).map(read).join('\n') : '';
 };
-const call = (method, params) => gatewayCall(env, { port, token: GATEWAY_TOKEN }, method, params);
+const call = (method, params) => gatewayCall({ port, token: GATEWAY_TOKEN }, method, params);
 
 before(async () => {
   fs.cpSync(path.join(REPO, 'tests/fixtures/experts', EXPERT), path.join(home, '.openclaw/experts', EXPERT), { recursive: true });
@@ -119,10 +119,11 @@ test('an update from the previous release keeps the spool, the held run and its 
   const invocation = (await hook.json()).invocation;
   const ask = await eventually(() => deliveries(invocation, /experts approve /)[0], `the approval request of ${invocation}`, 90_000);
   const request = /experts approve ([0-9a-f]+)/.exec(ask.prompt)[1];
+  // One turn after the other: a message sent while a turn runs is merged into the next by OpenClaw.
   for (const [n, marker] of MARKERS.entries()) {
     await call('chat.send', { sessionKey: 'agent:main:main', message: `Remember: ${marker}.`, idempotencyKey: `upgrade-turn-${n}` });
+    await eventually(() => spoolText().includes(marker), `turn ${n} in the spool`, 60_000);
   }
-  await eventually(() => MARKERS.every((m) => spoolText().includes(m)), 'both turns in the spool', 60_000);
   assert.match((await openclaw(env, ['graphiti', 'experts', 'queue'])).stdout, new RegExp(`${invocation} waiting-approval`));
   assert.deepEqual(updates(), [], 'held: not executed');
   await gateway.kill();
