@@ -47,11 +47,7 @@ impl Engine {
             Some(why) => match Self::users_message_in_delivery(event, ctx) {
                 Ok(Some(exchange)) => Some(exchange),
                 Ok(None) => return CaptureOutcome::Skipped(why),
-                Err(e) => {
-                    return CaptureOutcome::Dropped(format!(
-                        "{e}: the user's message in it was NOT captured"
-                    ));
-                }
+                Err(e) => return CaptureOutcome::Dropped(e),
             },
         };
         if let Some(why) = self.kept_from_memory(ctx) {

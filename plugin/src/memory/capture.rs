@@ -224,11 +224,15 @@ pub fn last_exchange(
     if user.trim().is_empty() {
         return Err("the user message is empty once the plugin's blocks are removed".into());
     }
+    if assistant.trim().is_empty() {
+        return Err("no assistant answer after the last user message".into());
+    }
     Ok((user, assistant))
 }
 
 /// The user's message OpenClaw merged into a delivery turn of this plugin (see
-/// [`OPENCLAW_QUEUED_MESSAGE_LINE`]) and the turn's answer; `None` when it carries none.
+/// [`OPENCLAW_QUEUED_MESSAGE_LINE`]) and the turn's answer (kept without one: the words are the
+/// user's); `None` when it carries none.
 /// `is_delivery_text` tells the delivery's own text, which follows the user's message.
 pub fn queued_in_delivery(
     messages_json: &str,
@@ -243,11 +247,12 @@ pub fn queued_in_delivery(
     }
     match split_queued(&user, is_delivery_text) {
         Some((queued, _)) => Ok(Some((queued.to_string(), assistant))),
-        None => Err("a user message OpenClaw merged into this delivery turn could not be told apart from the delivery's text".into()),
+        None => Err("a user message OpenClaw merged into this delivery turn could not be told apart from the delivery's text: it was NOT captured".into()),
     }
 }
 
-/// The last user message as it is, and the last assistant text after it without `injected`.
+/// The last user message as it is, and the last assistant text after it without `injected` (empty
+/// when there is none).
 fn last_texts(messages_json: &str, injected: &[String]) -> Result<(String, String), String> {
     let messages: Value = if messages_json.trim().is_empty() {
         Value::Array(vec![])
@@ -276,9 +281,6 @@ fn last_texts(messages_json: &str, injected: &[String]) -> Result<(String, Strin
         .map(|t| strip_injected_from_assistant(&t, injected))
         .find(|t| !t.trim().is_empty())
         .unwrap_or_default();
-    if assistant.trim().is_empty() {
-        return Err("no assistant answer after the last user message".into());
-    }
     Ok((user, assistant))
 }
 
