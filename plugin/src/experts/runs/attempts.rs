@@ -2,7 +2,7 @@
 //! retries with backoff, and `on_failure` once the attempts are spent.
 
 use super::store::{Invocation, Runs, Status};
-use super::{Runtime, post, texts};
+use super::{Runtime, post_about, texts};
 use crate::experts::package::{Backoff, Execution, OnFailure};
 use crate::platform::api::{DeliveryKind, RunOutcome, RunReport, RunStart};
 
@@ -135,16 +135,10 @@ impl Runtime<'_> {
                 "its confidence is low: escalated, not delivered as a result",
             );
             let text = texts::low_confidence_escalation(inv, reply);
-            post(
-                runs,
-                &inv.expert,
-                Some(&inv.id),
-                DeliveryKind::Escalation,
-                text,
-            );
+            post_about(runs, inv, DeliveryKind::Escalation, text);
         } else {
             let text = texts::result(inv, reply, delivery.as_ref(), now_ms);
-            post(runs, &inv.expert, Some(&inv.id), DeliveryKind::Result, text);
+            post_about(runs, inv, DeliveryKind::Result, text);
         }
         if let Some(delivery) = delivery {
             self.check_sla(runs, inv, &delivery, now_ms);
@@ -239,10 +233,9 @@ impl Runtime<'_> {
         match on_failure {
             OnFailure::Escalate => {
                 inv.status = Status::Failed;
-                post(
+                post_about(
                     runs,
-                    &inv.expert,
-                    Some(&inv.id),
+                    inv,
                     DeliveryKind::Escalation,
                     texts::failed(inv, "escalated"),
                 );

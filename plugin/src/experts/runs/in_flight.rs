@@ -6,7 +6,7 @@
 
 use super::attempts::store_back;
 use super::store::{Status, Waiting};
-use super::{Runtime, invocation_of_session, post, texts};
+use super::{Runtime, invocation_of_session, post_about, texts};
 use crate::experts::package::OnFailure;
 use crate::platform::api::DeliveryKind;
 
@@ -60,13 +60,7 @@ impl Runtime<'_> {
                 &request,
                 deadline.as_deref(),
             );
-            post(
-                runs,
-                &inv.expert,
-                Some(&inv.id),
-                DeliveryKind::Approval,
-                text,
-            );
+            post_about(runs, &inv, DeliveryKind::Approval, text);
             store_back(runs, inv);
             let _ = rt;
             Ok((Some(()), true))
@@ -105,7 +99,7 @@ impl Runtime<'_> {
             inv.note(now_ms, step);
             if notify {
                 let draft = texts::draft(&inv, call.operation, call.arguments);
-                post(runs, &inv.expert, Some(&inv.id), DeliveryKind::Draft, draft);
+                post_about(runs, &inv, DeliveryKind::Draft, draft);
             }
             store_back(runs, inv);
             Ok((Some(notify), true))

@@ -24,7 +24,7 @@ use crate::platform::locks::{LockError, Locks};
 pub use schedule::{TimeZones, UtcOnly};
 use std::path::Path;
 use std::time::Duration;
-use store::{Outgoing, Runs};
+use store::{Invocation, Outgoing, Runs};
 
 /// The lock every change of the record is made under.
 pub const RUNS_LOCK: &str = "experts-runs";
@@ -133,6 +133,11 @@ pub fn post(
         handed_ms: None,
         handed_to: None,
     });
+}
+
+/// Queues a delivery about `inv` (see [`post`]).
+pub fn post_about(runs: &mut Runs, inv: &Invocation, kind: DeliveryKind, text: String) {
+    post(runs, &inv.expert, Some(&inv.id), kind, text);
 }
 
 fn kind_name(kind: DeliveryKind) -> &'static str {

@@ -4,7 +4,7 @@
 
 use super::attempts::{REPORT_GRACE_MS, store_back};
 use super::store::{CronNext, Invocation, Lane, NotBefore, Runs, Status};
-use super::{RUNNER_LEASE, RUNNER_LOCK, Runtime, hand_out, post, schedule, texts};
+use super::{RUNNER_LEASE, RUNNER_LOCK, Runtime, hand_out, post_about, schedule, texts};
 use crate::experts::package::{Delivery, SlaBreach};
 use crate::experts::policy::OnTimeout;
 use crate::platform::api::{DeliveryKind, RuntimeWork};
@@ -172,13 +172,7 @@ impl Runtime<'_> {
                         "{} still waits for your approval of {operation}; the request stays open.",
                         texts::title(&inv)
                     );
-                    post(
-                        runs,
-                        &inv.expert,
-                        Some(&inv.id),
-                        DeliveryKind::Escalation,
-                        text,
-                    );
+                    post_about(runs, &inv, DeliveryKind::Escalation, text);
                 }
             }
             store_back(runs, inv);
@@ -230,7 +224,7 @@ impl Runtime<'_> {
         };
         let text = texts::sla_breach(inv, sla, escalate, now_ms);
         inv.note(now_ms, format!("SLA of {sla}s exceeded"));
-        post(runs, &inv.expert, Some(&inv.id), kind, text);
+        post_about(runs, inv, kind, text);
     }
 
     /// Due cron slots become invocations. A trigger seen for the first time starts its schedule now
