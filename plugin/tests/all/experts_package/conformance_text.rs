@@ -65,9 +65,7 @@ fn add_bulk_tool(temp: &TempPackage, count: usize) {
 fn explicit_overrides_are_listed_whatever_the_operation_cap() {
     let temp = TempPackage::base("operation-cap");
     add_bulk_tool(&temp, 250);
-    let expert = temp.load();
-    assert_ready(&expert);
-    let text = prompt(&expert);
+    let text = temp.ready_prompt();
     // 254 operations, 3 of them overridden: those 3 and 197 at the default tier are listed.
     for explicit in ["- notes.read\n", "- mail.send\n", "- bulk.op_249\n"] {
         assert!(text.contains(explicit), "{explicit:?} missing:\n{text}");
@@ -93,9 +91,7 @@ fn only_triggers_that_start_a_process_are_listed_with_it() {
         "tools: [notes]\n",
         "tools: [notes]\ntrigger: weekly\n",
     );
-    let expert = temp.load();
-    assert_ready(&expert);
-    let text = prompt(&expert);
+    let text = temp.ready_prompt();
     assert!(
         text.contains("\n- weekly-cleanup: Archive old notes\n"),
         "{text}"
@@ -114,9 +110,7 @@ fn an_inactive_trigger_is_not_advertised_in_the_prompt() {
         "    expr: \"0 9 * * *\"\n",
         "    expr: \"0 9 * * *\"\n    tz: somewhere east\n",
     );
-    let expert = temp.load();
-    assert_ready(&expert);
-    let text = prompt(&expert);
+    let text = temp.ready_prompt();
     assert!(
         text.contains("\n- daily-review: Review the day\n"),
         "a trigger that never fires is not offered as what starts the process: {text}"
@@ -148,9 +142,7 @@ fn knowledge_without_a_description_is_indexed_with_its_first_line() {
         "knowledge/style.md",
         b"# House style for summaries\n\nShort sentences.\n",
     );
-    let expert = temp.load();
-    assert_ready(&expert);
-    let text = prompt(&expert);
+    let text = temp.ready_prompt();
     assert!(
         text.contains("\n- style: House style for summaries"),
         "{text}"

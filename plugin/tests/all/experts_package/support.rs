@@ -78,6 +78,13 @@ impl TempPackage {
     pub fn load(&self) -> LoadedExpert {
         load_expert(&self.dir, &options())
     }
+
+    /// The prompt of the package, which must load ready.
+    pub fn ready_prompt(&self) -> String {
+        let expert = self.load();
+        assert_ready(&expert);
+        prompt(&expert)
+    }
 }
 
 pub fn findings_text(findings: &[Finding]) -> String {
