@@ -4,6 +4,7 @@
 //! the prompt and the registry.
 
 mod conformance_loading;
+mod conformance_rows;
 mod conformance_text;
 mod runtime_checks;
 mod runtime_fields;
