@@ -31,6 +31,7 @@ pub(crate) fn open_shim(options: GlobalOptions, dry_run: bool) -> Result<Shim, S
         send_timeout: Duration::from_millis(options.send_timeout_ms),
         memory_bytes: options.memory_limit_mb.saturating_mul(1 << 20),
     };
+    let workspace = created_workspace(options.workspace_dir)?;
     Shim::new(ShimOptions {
         overlay_dir: options.overlay_dir,
         state_dir,
@@ -51,21 +52,16 @@ pub(crate) fn open_shim(options: GlobalOptions, dry_run: bool) -> Result<Shim, S
         experts_dir: options
             .experts_dir
             .or_else(|| Some(options.config_dir.join("experts")).filter(|d| d.is_dir())),
-        workspace_dir: match options.workspace_dir {
-            Some(dir) => {
-                std::fs::create_dir_all(&dir).map_err(|err| {
-                    format!("cannot create workspace directory {}: {err}", dir.display())
-                })?;
-                Some(dir)
-            }
-            None => None,
-        },
+        host_settings: host_settings(
+            options
+                .settings
+                .map(|path| read_text("settings file", &path))
+                .transpose()?,
+            workspace.as_deref(),
+        ),
+        workspace_dir: workspace,
         experts_writable: options.experts_writable,
         install_dir: options.install_dir,
-        host_settings: options
-            .settings
-            .map(|path| read_text("settings file", &path))
-            .transpose()?,
         ..ShimOptions::new(wasm, options.config_dir, limits)
     })
     .map_err(|err| match err {
@@ -139,4 +135,42 @@ fn relative_to_cwd(path: PathBuf) -> PathBuf {
         .ok()
         .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf))
         .unwrap_or(path)
+}
+
+/// The `--settings` JSON with `experts.workspace_dir` set to the mounted workspace's path, unless
+/// the file sets it: the expert prompts then name the files agents really find, as in OpenClaw,
+/// not the component's default.
+fn host_settings(file: Option<String>, workspace: Option<&Path>) -> Option<String> {
+    let Some(workspace) = workspace else {
+        return file;
+    };
+    let mut settings: serde_json::Value = match &file {
+        Some(text) => match serde_json::from_str(text) {
+            Ok(value) => value,
+            // The component names what is wrong with the file, as without a workspace.
+            Err(_) => return file,
+        },
+        None => serde_json::json!({}),
+    };
+    let Some(experts) = settings
+        .as_object_mut()
+        .map(|s| s.entry("experts").or_insert_with(|| serde_json::json!({})))
+        .and_then(|e| e.as_object_mut())
+    else {
+        return file;
+    };
+    experts
+        .entry("workspace_dir")
+        .or_insert_with(|| workspace.display().to_string().into());
+    Some(settings.to_string())
+}
+
+/// The `--workspace-dir` directory, created when missing, as an absolute path (the prompt shows it).
+fn created_workspace(dir: Option<PathBuf>) -> Result<Option<PathBuf>, String> {
+    let Some(dir) = dir else {
+        return Ok(None);
+    };
+    std::fs::create_dir_all(&dir)
+        .map_err(|err| format!("cannot create workspace directory {}: {err}", dir.display()))?;
+    Ok(Some(std::path::absolute(&dir).unwrap_or(dir)))
 }

@@ -186,3 +186,31 @@ fn a_misspelled_time_zone_makes_its_trigger_inactive_and_says_so() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(!out.contains("ops-expert/nightly_report"), "{out}");
 }
+
+/// The expert's prompt names the files of the workspace the CLI mounts (`--workspace-dir`), by
+/// their real path, as OpenClaw's does; a `workspace_dir` the settings give still wins.
+#[test]
+fn the_prompt_names_the_mounted_workspace_by_its_real_path() {
+    let (experts, state) = (temp_dir("cli-ws-experts"), temp_dir("cli-ws-state"));
+    let workspace = temp_dir("cli-ws-workspace");
+    copy_dir(&fixture().join(EXPERT), &experts.path().join(EXPERT));
+    let dir = workspace.path().to_str().unwrap();
+    let (code, out, err) = cli(
+        experts.path(),
+        state.path(),
+        &["--workspace-dir", dir, "experts", "prompt", EXPERT],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(&format!("{dir}/expert-state/{EXPERT}")), "{out}");
+    assert!(!out.contains("~/.openclaw/workspace"), "{out}");
+
+    let settings = state.path().join("settings.json");
+    std::fs::write(&settings, r#"{"experts": {"workspace_dir": "/srv/agents"}}"#).unwrap();
+    let (code, out, err) = cli(
+        experts.path(),
+        state.path(),
+        &["--workspace-dir", dir, "--settings", settings.to_str().unwrap(), "experts", "prompt", EXPERT],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(&format!("/srv/agents/expert-state/{EXPERT}")), "{out}");
+}
