@@ -183,15 +183,36 @@ fn open_at(
             request.mode,
             FILE_IO_ON_CALLING_THREAD,
         )),
-        Ok(Opened::File(opened)) => Descriptor::File(File::new(
-            opened,
-            dir.perms,
-            request.mode,
-            FILE_IO_ON_CALLING_THREAD,
-        )),
+        Ok(Opened::File(opened)) => {
+            note_file_size(state, &opened, path);
+            Descriptor::File(File::new(
+                opened,
+                dir.perms,
+                request.mode,
+                FILE_IO_ON_CALLING_THREAD,
+            ))
+        }
         Err(refusal) => return Ok(Err(refused(state, &dir.dir, path, refusal)?)),
     };
     Ok(Ok(state.table.push(descriptor)?))
+}
+
+/// Keeps the file as the call's largest opened so far, by its host path (`path`, relative to its
+/// mount, when the kernel cannot say).
+fn note_file_size(state: &mut GuestState, file: &fs::File, path: &str) {
+    let Ok(size) = file.metadata().map(|m| m.len()) else {
+        return;
+    };
+    if state
+        .largest_file_opened
+        .as_ref()
+        .is_some_and(|(_, largest)| *largest >= size)
+    {
+        return;
+    }
+    let host_path = fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
+        .unwrap_or_else(|_| path.into());
+    state.largest_file_opened = Some((host_path, size));
 }
 
 /// Opens without blocking, then keeps the descriptor only if it is a directory or a regular file.

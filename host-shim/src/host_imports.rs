@@ -1,6 +1,7 @@
 //! What the guest imports from the host: the data of its store ([`GuestState`]) and the functions
 //! of the `graphiti:openclaw/host` interface (logs, HTTP, locks, mounts).
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -31,6 +32,9 @@ pub(crate) struct GuestState {
     pub(crate) mounts: Vec<Mount>,
     /// When the current export call must be over; host calls are cut short to fit.
     pub(crate) call_deadline: Instant,
+    /// The largest regular file the guest opened in the current call, with its size: a call that
+    /// runs out of memory is reported with it, a file too big for the limit being the usual cause.
+    pub(crate) largest_file_opened: Option<(PathBuf, u64)>,
 }
 
 impl WasiView for GuestState {

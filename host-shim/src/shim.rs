@@ -325,6 +325,7 @@ impl Shim {
         store.set_epoch_deadline(Limits::deadline_ticks(timeout));
         let state = store.data_mut();
         state.memory.exceeded = false;
+        state.largest_file_opened = None;
         state.call_deadline = Instant::now() + timeout;
 
         let error = match run(plugin, store) {
@@ -338,8 +339,19 @@ impl Shim {
             )
         } else if store.data().memory.exceeded {
             format!(
-                "plugin call {export} exceeded its memory limit of {}",
-                limits.memory_text()
+                "plugin call {export} exceeded its memory limit of {}{}",
+                limits.memory_text(),
+                store
+                    .data()
+                    .largest_file_opened
+                    .as_ref()
+                    .map(|(path, size)| format!(
+                        "; the largest file it opened in the call: {} ({:.1} MiB); \
+                         give the host more memory (--memory-limit-mb) or make the file smaller",
+                        path.display(),
+                        *size as f64 / f64::from(1u32 << 20)
+                    ))
+                    .unwrap_or_default()
             )
         } else {
             format!("plugin call {export} trapped: {}", error.root_cause())
@@ -391,6 +403,7 @@ impl Shim {
                 })
                 .collect(),
             call_deadline: Instant::now() + options.limits.call_timeout,
+            largest_file_opened: None,
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.memory);

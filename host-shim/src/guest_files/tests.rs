@@ -132,6 +132,7 @@ fn guest_state() -> GuestState {
         locks: crate::state_lock::StateLocks::new(None, |_| {}),
         mounts: Vec::new(),
         call_deadline: Instant::now(),
+        largest_file_opened: None,
     }
 }
 

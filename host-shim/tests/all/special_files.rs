@@ -316,3 +316,26 @@ fn a_fifo_in_the_state_directory_does_not_hang_a_turn_or_status() {
         Some(&stats),
     );
 }
+
+/// A configuration file too big for the memory limit: the call fails, and the message names the
+/// file, its size and the two ways out, not only the limit.
+#[test]
+fn a_rules_file_too_big_for_the_memory_limit_is_named_with_its_size() {
+    let home = temp_dir("cli-huge-rules");
+    let config = home.path().join("config");
+    config_copy(&config);
+    let rules = config.join("intent_rules.yaml");
+    let line = format!("# {}\n", "x".repeat(1021));
+    std::fs::write(&rules, line.repeat(80 * 1024)).unwrap();
+    let args = ["--config-dir", config.to_str().unwrap(), "check-config"];
+    let output = cli(home.path(), &args, None);
+    let real = rules.canonicalize().unwrap();
+    assert!(
+        output.contains(&format!(
+            "exceeded its memory limit of 64 MiB; the largest file it opened in the call: {} \
+             (80.0 MiB); give the host more memory (--memory-limit-mb) or make the file smaller",
+            real.display()
+        )),
+        "{output}"
+    );
+}
