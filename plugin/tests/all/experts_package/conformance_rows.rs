@@ -1,7 +1,7 @@
 //! Spec rows the loader met without a test to show it (docs/experts-conformance.md names each test):
 //! what a package may leave out and what it may add that this runtime does not know.
 
-use super::support::{TempPackage, assert_finding, assert_ready, findings_text};
+use super::support::{TempPackage, assert_finding, assert_ready, assert_refused, findings_text};
 use graphiti_openclaw::experts::Rule;
 use graphiti_openclaw::experts::package::StateScope;
 
@@ -57,11 +57,7 @@ fn serial_per_key_without_any_key_is_refused_at_validation() {
         "    process: daily-review\n    concurrency: serial_per_key\n",
     );
     let expert = temp.load();
-    assert!(
-        expert.ready().is_none(),
-        "{}",
-        findings_text(&expert.findings)
-    );
+    assert_refused(&expert);
     assert_finding(
         &expert,
         Rule::ManifestValues,
@@ -109,11 +105,7 @@ fn a_process_naming_an_undeclared_tool_is_an_error() {
         "tools:\n  - notes\n  - calendar\n",
     );
     let expert = temp.load();
-    assert!(
-        expert.ready().is_none(),
-        "{}",
-        findings_text(&expert.findings)
-    );
+    assert_refused(&expert);
     assert_finding(
         &expert,
         Rule::XrefToolsDeclared,

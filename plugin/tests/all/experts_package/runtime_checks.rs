@@ -1,19 +1,11 @@
 //! The checks on the runtime fields: each bad value is a finding naming its file and field, and an
 //! error keeps the package from loading.
 
-use super::support::{TempPackage, assert_finding, findings_text};
-use graphiti_openclaw::experts::{LoadedExpert, Rule, Severity};
+use super::support::{TempPackage, assert_finding, assert_refused, findings_text};
+use graphiti_openclaw::experts::{Rule, Severity};
 
 const MANIFEST: &str = "expert.yaml";
 const REVIEW: &str = "processes/daily-review.md";
-
-fn refused(expert: &LoadedExpert) {
-    assert!(
-        expert.ready().is_none(),
-        "{}",
-        findings_text(&expert.findings)
-    );
-}
 
 #[test]
 fn resuming_from_the_execution_log_requires_a_non_idempotent_process() {
@@ -30,7 +22,7 @@ fn resuming_from_the_execution_log_requires_a_non_idempotent_process() {
         "execution.resume_from_execution_log",
         says,
     );
-    refused(&expert);
+    assert_refused(&expert);
 
     // The package resumes; a process that declares itself idempotent contradicts it (after overrides).
     let temp = TempPackage::base("resume-idempotent-process");
@@ -54,7 +46,7 @@ fn resuming_from_the_execution_log_requires_a_non_idempotent_process() {
         "{}",
         findings_text(&expert.findings)
     );
-    refused(&expert);
+    assert_refused(&expert);
 }
 
 #[test]
@@ -98,7 +90,7 @@ fn process_level_execution_and_delivery_get_the_package_level_checks() {
         "{}",
         findings_text(&expert.findings)
     );
-    refused(&expert);
+    assert_refused(&expert);
 }
 
 #[test]
@@ -128,7 +120,7 @@ fn durations_are_positive_and_sla_is_per_process() {
         "policy.approval.timeout",
         "\"-1h\" is not a duration",
     );
-    refused(&expert);
+    assert_refused(&expert);
 }
 
 const BAD_TRIGGERS: &str = "  - name: no_expr
@@ -213,7 +205,7 @@ fn trigger_fields_are_checked() {
         "{}",
         findings_text(&expert.findings)
     );
-    refused(&expert);
+    assert_refused(&expert);
 }
 
 #[test]
@@ -262,7 +254,7 @@ fn a_trigger_naming_no_process_is_an_error() {
         "\"nightly\"",
     );
     assert_eq!(Rule::XrefTriggerProcess.severity(), Severity::Error);
-    refused(&expert);
+    assert_refused(&expert);
 }
 
 #[test]
@@ -326,5 +318,5 @@ fn learning_function_and_process_fields_are_checked() {
         "{}",
         findings_text(&expert.findings)
     );
-    refused(&expert);
+    assert_refused(&expert);
 }

@@ -126,3 +126,12 @@ pub fn assert_ready(expert: &LoadedExpert) {
         findings_text(&expert.findings)
     );
 }
+
+/// Asserts the package is not ready: an error keeps it from loading.
+pub fn assert_refused(expert: &LoadedExpert) {
+    assert!(
+        expert.ready().is_none(),
+        "{}",
+        findings_text(&expert.findings)
+    );
+}
