@@ -145,7 +145,8 @@ impl OpenRequest {
 
 enum Opened {
     Dir(fs::File),
-    File(fs::File),
+    /// A regular file, with its size when opened.
+    File(fs::File, u64),
 }
 
 enum Refusal {
@@ -183,8 +184,8 @@ fn open_at(
             request.mode,
             FILE_IO_ON_CALLING_THREAD,
         )),
-        Ok(Opened::File(opened)) => {
-            note_file_size(state, &opened, path);
+        Ok(Opened::File(opened, size)) => {
+            note_file_size(state, &opened, size, path);
             Descriptor::File(File::new(
                 opened,
                 dir.perms,
@@ -199,10 +200,7 @@ fn open_at(
 
 /// Keeps the file as the call's largest opened so far, by its host path (`path`, relative to its
 /// mount, when the kernel cannot say).
-fn note_file_size(state: &mut GuestState, file: &fs::File, path: &str) {
-    let Ok(size) = file.metadata().map(|m| m.len()) else {
-        return;
-    };
+fn note_file_size(state: &mut GuestState, file: &fs::File, size: u64, path: &str) {
     if state
         .largest_file_opened
         .as_ref()
@@ -231,13 +229,14 @@ fn open_checked(
         }
         Err(err) => return Err(Refusal::Io(err)),
     };
-    let file_type = opened.metadata()?.file_type();
+    let metadata = opened.metadata()?;
+    let file_type = metadata.file_type();
     let kind = if file_type.is_dir() {
         Opened::Dir(opened)
     } else if directory {
         return Err(Refusal::Io(rustix::io::Errno::NOTDIR.into()));
     } else if file_type.is_file() {
-        Opened::File(opened)
+        Opened::File(opened, metadata.len())
     } else if file_type.is_fifo() {
         return Err(Refusal::Special("a FIFO (named pipe)"));
     } else if file_type.is_char_device() || file_type.is_block_device() {
@@ -249,7 +248,7 @@ fn open_checked(
     };
     // O_NONBLOCK means nothing for regular files and directories on Linux; cleared all the same,
     // so the guest's descriptor behaves exactly as a blocking one.
-    let (Opened::Dir(file) | Opened::File(file)) = &kind;
+    let (Opened::Dir(file) | Opened::File(file, _)) = &kind;
     let flags = rustix::fs::fcntl_getfl(file).map_err(io::Error::from)?;
     rustix::fs::fcntl_setfl(file, flags - OFlags::NONBLOCK).map_err(io::Error::from)?;
     Ok(kind)
@@ -315,7 +314,7 @@ fn set_times_at(
     let mut options = OpenOptions::new();
     options.read(true)._cap_fs_ext_nonblock(true);
     let file = match open_checked(&dir.dir, &path, &options, false) {
-        Ok(Opened::Dir(file) | Opened::File(file)) => file,
+        Ok(Opened::Dir(file) | Opened::File(file, _)) => file,
         Err(refusal) => return Ok(Err(refused(state, &dir.dir, &path, refusal)?)),
     };
     let mut file_times = fs::FileTimes::new();
