@@ -440,11 +440,23 @@ pub enum ExpertsCli {
         /// The request id, as `pending` or the request shows it
         id: String,
     },
-    /// Queue a manual run of an expert (the OpenClaw Gateway's runtime starts it)
+    /// Queue a manual run of an expert, or of one of its processes, as a dry run when asked (the
+    /// OpenClaw Gateway's runtime starts it)
     Run {
         expert: String,
-        /// What the expert should do
-        message: String,
+        /// What the expert should do (with --process: a note for the run)
+        #[arg(required_unless_present = "process")]
+        message: Option<String>,
+        /// Run this process of the expert's package
+        #[arg(long, value_name = "NAME")]
+        process: Option<String>,
+        /// The process's inputs, a JSON object (e.g. '{"destination": "Lisbon"}')
+        #[arg(long, value_name = "JSON", requires = "process")]
+        inputs: Option<String>,
+        /// Execute only AUTO operations; record every other call; the result is the run's
+        /// planned-execution report (openexperts §7)
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Cron slots due from the last check up to a moment (a dry run of the schedule)
     Due {

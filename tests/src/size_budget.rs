@@ -5,8 +5,9 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// How much larger a release's core module may be than the previous release's: 20%.
-pub const RELEASE_GROWTH: f64 = 0.20;
+/// How much larger a release's core module may be than the previous release's: 20%, and 22% for
+/// 0.2.0 (docs/decisions/size-budget.md says why).
+pub const RELEASE_GROWTH: f64 = 0.22;
 
 /// The previous release's package archive (`tests/openclaw/releases/`, exactly one).
 pub fn previous_release() -> PathBuf {

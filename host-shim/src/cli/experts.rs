@@ -101,7 +101,19 @@ pub(crate) fn experts_command(command: ExpertsCli) -> Result<ExpertsCommand, Str
         ExpertsCli::DeadLetters => ExpertsCommand::DeadLetters,
         ExpertsCli::Replay { id } => ExpertsCommand::Replay(id),
         ExpertsCli::Reject { id } => ExpertsCommand::Reject(id),
-        ExpertsCli::Run { expert, message } => ExpertsCommand::Run(ManualRun { expert, message }),
+        ExpertsCli::Run {
+            expert,
+            message,
+            process,
+            inputs,
+            dry_run,
+        } => ExpertsCommand::Run(ManualRun {
+            expert,
+            message: message.unwrap_or_default(),
+            process,
+            inputs_json: inputs.unwrap_or_default(),
+            dry_run,
+        }),
         ExpertsCli::Due { at } => ExpertsCommand::Due(moment("--at", at.as_deref())?),
         ExpertsCli::Install { source } => ExpertsCommand::Install(install_source(&source)?),
         ExpertsCli::Bind {

@@ -176,6 +176,8 @@ const EXPERTS_HELP = [
   '  /experts dead-letters           runs set aside after failing, with why',
   '  /experts replay <id>            queue a dead-lettered or failed run again',
   '  /experts run <expert> <message> queue a run of an expert with a message',
+  '  /experts run <expert> --process <name> [--inputs <json>] [--dry-run]',
+  '                                  queue a run of one of its processes; --dry-run executes only AUTO operations',
 ].join('\n');
 
 /** Subcommands that name one thing, and what (for the usage line). */
@@ -244,18 +246,66 @@ export function knowledgeCommand(name, ctx) {
   return { tag: 'experts', val: { tag: 'knowledge', val: { file: name, ctx: hookContext(ctx) } } };
 }
 
+const RUN_USAGE = 'Usage: /experts run <expert> [--process <name> [--inputs <json object>]] [--dry-run] [<message>]';
+
+/**
+ * The WIT `manual-run` record, from the CLI's parts: the message, or a process with its inputs
+ * (JSON text), as a dry run when asked.
+ */
+export function manualRun(expert, message, { process, inputs, dryRun } = {}) {
+  return { expert, message: message ?? '', process: process || undefined, inputsJson: inputs ?? '', dryRun: Boolean(dryRun) };
+}
+
+/** `/experts run <expert> [--process NAME [--inputs JSON]] [--dry-run] [message]`. */
+function manualRunCommand(text) {
+  const [expert = ''] = text.split(/\s+/, 1);
+  let rest = text.slice(expert.length).trim();
+  const options = {};
+  for (;;) {
+    const flag = /^--(dry-run|process|inputs)(?=\s|$)/.exec(rest);
+    if (!flag) break;
+    rest = rest.slice(flag[0].length).trim();
+    if (flag[1] === 'dry-run') {
+      options.dryRun = true;
+    } else if (flag[1] === 'process') {
+      const [name = ''] = rest.split(/\s+/, 1);
+      if (!name || name.startsWith('--')) return { usage: `--process needs a process name.\n${RUN_USAGE}` };
+      options.process = name;
+      rest = rest.slice(name.length).trim();
+    } else {
+      const inputs = leadingJsonObject(rest);
+      if (inputs === undefined) return { usage: `--inputs needs a JSON object, such as {"destination": "Lisbon"}.\n${RUN_USAGE}` };
+      options.inputs = inputs;
+      rest = rest.slice(inputs.length).trim();
+    }
+  }
+  if (!expert || (!rest && !options.process)) return { usage: RUN_USAGE };
+  if (options.inputs !== undefined && !options.process) return { usage: `--inputs are a process's: name it with --process.\n${RUN_USAGE}` };
+  return { command: expertsCommand('run', manualRun(expert, rest, options)) };
+}
+
+/** The JSON object that `text` starts with, as written; undefined when it starts with none. */
+function leadingJsonObject(text) {
+  if (!text.startsWith('{')) return undefined;
+  for (let end = text.indexOf('}'); end !== -1; end = text.indexOf('}', end + 1)) {
+    const candidate = text.slice(0, end + 1);
+    try {
+      const value = JSON.parse(candidate);
+      if (value && typeof value === 'object' && !Array.isArray(value)) return candidate;
+    } catch {
+      // Not closed yet: a brace inside a string or a nested object.
+    }
+  }
+  return undefined;
+}
+
 /** `/experts <args>`. */
 export function expertsSlashCommand(args) {
   const text = (args ?? '').trim();
   const [word = ''] = text.split(/\s+/, 1);
   const rest = text.slice(word.length).trim();
   if (['list', 'registry', 'pending', 'queue', 'dead-letters'].includes(word)) return { command: expertsCommand(word) };
-  if (word === 'run') {
-    const [expert = ''] = rest.split(/\s+/, 1);
-    const message = rest.slice(expert.length).trim();
-    if (!expert || !message) return { usage: 'Usage: /experts run <expert> <message>' };
-    return { command: expertsCommand('run', { expert, message }) };
-  }
+  if (word === 'run') return manualRunCommand(rest);
   if (word in EXPERTS_ARGUMENT && word !== 'remove') {
     const [argument = ''] = rest.split(/\s+/, 1);
     if (!argument) return { usage: `Usage: /experts ${word} ${EXPERTS_ARGUMENT[word]}` };

@@ -14,7 +14,7 @@ import { agentEndEvent, hookContext, promptEvent } from './context.js';
 import { registerMemoryCommands } from './memory-cli.js';
 import { registerImportCommand } from './import-cli.js';
 import { registerSetupCommand } from './setup-cli.js';
-import { checkToolCommand, dueMoment, expertsCommand, expertsSlashCommand, graphitiSlashCommand, intentTest, outputText, queuesWork, recallSlashCommand, spoolCommand } from './commands.js';
+import { checkToolCommand, dueMoment, expertsCommand, expertsSlashCommand, graphitiSlashCommand, intentTest, manualRun, outputText, queuesWork, recallSlashCommand, spoolCommand } from './commands.js';
 import { defaultOpenclawStateDir, resolveOptions } from './options.js';
 import { blockedTurnHooks, describeBlockedHooks, hookStatusLines } from './hook-access.js';
 import { memoryCoreState, slotStatusLines, slotWarning } from './memory-slot.js';
@@ -320,8 +320,15 @@ function registerCliCommands(api, runtime) {
     experts.command('queue').description('Expert runs queued, running, or waiting for an approval or a retry').action(() => print(expertsCommand('queue')));
     experts.command('dead-letters').description('Runs set aside by on_failure: dead_letter, with why').action(() => print(expertsCommand('dead-letters')));
     experts.command('replay <id>').description('Queue a dead-lettered or failed run again (the Gateway\'s runner starts it)').action((id) => print(expertsCommand('replay', id)));
-    experts.command('run <expert> <message>').description('Queue a run of an expert with a message (the Gateway\'s runner starts it)')
-      .action((expert, message) => print(expertsCommand('run', { expert, message })));
+    experts.command('run <expert> [message]').description('Queue a run of an expert with a message, or of one of its processes (the Gateway\'s runner starts it)')
+      .option('--process <name>', 'run this process of the expert\'s package')
+      .option('--inputs <json>', 'the process\'s inputs, a JSON object')
+      .option('--dry-run', 'execute only AUTO operations, record every other call; the result is the run\'s planned-execution report')
+      .action((expert, message, opts) => {
+        if (!message && !opts.process) return fail('experts run: give a message, or a process with --process');
+        if (opts.inputs !== undefined && !opts.process) return fail('experts run: --inputs are a process\'s: name it with --process');
+        return print(expertsCommand('run', manualRun(expert, message, opts)));
+      });
     experts.command('fire <expert> <trigger>').description('Dry run of a trigger with a payload: the process, its inputs, its queue, whether it is a duplicate, the run\'s message')
       .requiredOption('--payload <file>', 'the event\'s payload, a JSON file (a webhook\'s body)')
       .action((expert, trigger, opts) => {

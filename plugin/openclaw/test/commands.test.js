@@ -105,13 +105,27 @@ test('/experts for runs: queue, dead-letters, reject, replay and run with a mess
   assert.deepEqual(command('dead-letters'), { tag: 'dead-letters' });
   assert.deepEqual(command('reject 9f8e'), { tag: 'reject', val: '9f8e' });
   assert.deepEqual(command('replay inv-12'), { tag: 'replay', val: 'inv-12' });
-  assert.deepEqual(command('run ops-expert  Summarise today\'s  tickets '), { tag: 'run', val: { expert: 'ops-expert', message: 'Summarise today\'s  tickets' } });
-  assert.equal(expertsSlashCommand('run ops-expert').usage, 'Usage: /experts run <expert> <message>');
+  const run = (fields) => ({ tag: 'run', val: { process: undefined, inputsJson: '', dryRun: false, ...fields } });
+  assert.deepEqual(command('run ops-expert  Summarise today\'s  tickets '), run({ expert: 'ops-expert', message: 'Summarise today\'s  tickets' }));
+  assert.match(expertsSlashCommand('run ops-expert').usage, /^Usage: \/experts run <expert> \[--process <name> \[--inputs <json object>\]\] \[--dry-run\] \[<message>\]$/);
   assert.equal(expertsSlashCommand('replay').usage, 'Usage: /experts replay <id>');
   assert.match(expertsSlashCommand('remove ops-expert').usage, /Unknown subcommand "remove"/, 'changing the experts directory is the CLI\'s');
   assert.match(expertsSlashCommand('help').usage, /\/experts run <expert> <message>/);
   assert.ok(queuesWork(expertsSlashCommand('approve ab').command) && queuesWork(expertsSlashCommand('run a b').command));
   assert.ok(!queuesWork(expertsSlashCommand('queue').command));
+});
+
+test('/experts run of a process: its inputs a JSON object with spaces and braces in strings, a dry run, a note', () => {
+  const command = (args) => expertsSlashCommand(args).command?.val?.val;
+  const inputs = '{"ticket_id": "T-9", "summary": "a } brace", "nested": {"a": 1}}';
+  assert.deepEqual(command(`run ops-expert --process triage --inputs ${inputs} --dry-run check the refund`), {
+    expert: 'ops-expert', message: 'check the refund', process: 'triage', inputsJson: inputs, dryRun: true,
+  });
+  assert.deepEqual(command('run ops-expert --dry-run --process triage'), { expert: 'ops-expert', message: '', process: 'triage', inputsJson: '', dryRun: true });
+  assert.match(expertsSlashCommand('run ops-expert --process triage --inputs {"a": ').usage, /^--inputs needs a JSON object/);
+  assert.match(expertsSlashCommand('run ops-expert --inputs {} hi').usage, /^--inputs are a process's/);
+  assert.match(expertsSlashCommand('run ops-expert --process --dry-run').usage, /^--process needs a process name/);
+  assert.match(expertsSlashCommand('run ops-expert --dry-run').usage, /^Usage: \/experts run/, 'a dry run of nothing');
 });
 
 test('openclaw graphiti experts: fire, due, bind, remove and install as the component\'s commands', (t) => {

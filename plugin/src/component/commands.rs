@@ -128,10 +128,13 @@ fn experts_command(command: wit::ExpertsCommand) -> api::ExpertsCommand {
         wit::ExpertsCommand::DeadLetters => C::DeadLetters,
         wit::ExpertsCommand::Replay(id) => C::Replay(id),
         wit::ExpertsCommand::Reject(id) => C::Reject(id),
-        wit::ExpertsCommand::Run(r) => C::Run {
+        wit::ExpertsCommand::Run(r) => C::Run(crate::platform::api::ManualRun {
             expert: r.expert,
             message: r.message,
-        },
+            process: r.process,
+            inputs_json: r.inputs_json,
+            dry_run: r.dry_run,
+        }),
         wit::ExpertsCommand::Step(s) => C::Step {
             step: s.step,
             ctx: hook_context(s.ctx),

@@ -166,6 +166,23 @@ impl Engine {
         }
     }
 
+    /// A dry run's call that was not executed goes on its invocation, for the report.
+    pub(super) fn planned_call(&mut self, check: &mut ToolCheck, ctx: &HookContext) {
+        let (Some(planned), Some(session)) = (check.planned.clone(), ctx.session_key.as_deref())
+        else {
+            return;
+        };
+        let now_ms = time::now_ms();
+        let recorded = self
+            .with_runtime(|rt, _| rt.record_planned(session, planned, now_ms))
+            .and_then(|recorded| recorded);
+        if let Err(why) = recorded {
+            check
+                .notes
+                .push(format!("experts: a dry run's call was not recorded: {why}"));
+        }
+    }
+
     /// `status`'s line on expert runs (none without installed experts or a record), with what
     /// reading the record set aside.
     pub(super) fn expert_runs_status(&mut self) -> Option<String> {
@@ -213,9 +230,7 @@ impl Engine {
             ExpertsCommand::Replay(id) => {
                 self.runtime_said(aside, |rt| rt.replay(id.trim(), now_ms))
             }
-            ExpertsCommand::Run { expert, message } => {
-                self.runtime_said(aside, |rt| rt.run_manual(expert, message, now_ms))
-            }
+            ExpertsCommand::Run(run) => self.runtime_said(aside, |rt| rt.run_manual(run, now_ms)),
             ExpertsCommand::Fire {
                 expert,
                 trigger,

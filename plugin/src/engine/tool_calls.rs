@@ -14,6 +14,7 @@ impl Engine {
             .sessions
             .before_tool_call(call, ctx, time::now_ms() / 1000);
         self.held_call(&mut check, ctx);
+        self.planned_call(&mut check, ctx);
         check
     }
 }

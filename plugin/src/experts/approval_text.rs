@@ -213,7 +213,7 @@ pub fn check_tool_text(
     }
 }
 
-fn tier_word(tier: Tier) -> &'static str {
+pub fn tier_word(tier: Tier) -> &'static str {
     match tier {
         Tier::Auto => "AUTO",
         Tier::Confirm => "CONFIRM",

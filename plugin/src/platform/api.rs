@@ -38,6 +38,18 @@ pub struct ToolCall {
     pub call_id: Option<String>,
 }
 
+/// A manual run of an expert: a message, or one of its processes with inputs; a dry run executes
+/// only `auto` operations and records the others (openexperts §7).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ManualRun {
+    pub expert: String,
+    pub message: String,
+    pub process: Option<String>,
+    /// A JSON object, or empty for none.
+    pub inputs_json: String,
+    pub dry_run: bool,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct PromptEvent {
     pub prompt: String,
@@ -304,11 +316,8 @@ pub enum ExpertsCommand {
     DeadLetters,
     Replay(String),
     Reject(String),
-    /// A manual run: expert, message.
-    Run {
-        expert: String,
-        message: String,
-    },
+    /// A manual run.
+    Run(ManualRun),
     /// The `expert_step` tool: the step's text, in the calling session.
     Step {
         step: String,

@@ -3,7 +3,7 @@
 //! concurrency modes; a restart with a non-empty queue loses nothing and runs nothing twice.
 
 use crate::expert_runs_common::*;
-use host_shim::{DeliveryKind, ExpertsCommand, ManualRun, RunOutcome, TriggerFire};
+use host_shim::{DeliveryKind, ExpertsCommand, RunOutcome, TriggerFire};
 
 #[test]
 fn a_webhook_runs_its_process_as_the_expert_and_delivers_to_the_main_session() {
@@ -479,10 +479,7 @@ fn a_flood_on_one_trigger_is_refused_with_429_and_leaves_the_others_room() {
         "another trigger of the same expert still queues"
     );
     assert!(
-        s.command(ExpertsCommand::Run(ManualRun {
-            expert: EXPERT.into(),
-            message: "check the queue".into(),
-        }))
+        s.command(ExpertsCommand::Run(manual_run(EXPERT, "check the queue")))
         .stdout
         .contains("inv-"),
         "and so does a manual run"
@@ -502,10 +499,7 @@ fn manual_runs_are_refused_once_the_record_is_full() {
     let big = "x".repeat(120 << 10);
     let mut refused = None;
     for n in 0..80 {
-        let out = s.command(ExpertsCommand::Run(ManualRun {
-            expert: EXPERT.into(),
-            message: format!("run {n}: {big}"),
-        }));
+        let out = s.command(ExpertsCommand::Run(manual_run(EXPERT, &format!("run {n}: {big}"))));
         if out.exit_code != 0 {
             refused = Some(out.stderr);
             break;

@@ -214,3 +214,23 @@ fn the_prompt_names_the_mounted_workspace_by_its_real_path() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains(&format!("/srv/agents/expert-state/{EXPERT}")), "{out}");
 }
+
+/// `experts run --process … --inputs … --dry-run` queues a dry run of that process; inputs without a
+/// process are refused by the grammar, before the component is asked.
+#[test]
+fn run_queues_a_dry_run_of_a_process_with_its_inputs() {
+    let (experts, state) = (temp_dir("cli-experts"), temp_dir("cli-state"));
+    copy_dir(&fixture(), experts.path());
+    let args = ["experts", "run", EXPERT, "--process", "triage", "--inputs", r#"{"ticket_id": "T-5"}"#, "--dry-run"];
+    let (code, out, err) = cli(experts.path(), state.path(), &args);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.starts_with("inv-1 queued: a manual run of ops-expert's process triage, a dry run: only AUTO operations execute"),
+        "{out}"
+    );
+    let (_, queue, _) = cli(experts.path(), state.path(), &["experts", "queue"]);
+    assert!(queue.contains("inv-1"), "{queue}");
+    let (code, _, err) = cli(experts.path(), state.path(), &["experts", "run", EXPERT, "--inputs", "{}"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--process"), "{err}");
+}

@@ -5,7 +5,7 @@
 
 use crate::expert_runs_common::*;
 use host_shim::{
-    ExpertsCommand, FunctionCall, InstallSource, ManualRun, PackageArchive, Shim, ToolBinding,
+    ExpertsCommand, FunctionCall, InstallSource, PackageArchive, Shim, ToolBinding,
     TriggerFire,
 };
 use std::path::Path;
@@ -102,10 +102,7 @@ fn webhook_and_channel_values_reach_the_terminal_escaped() {
 #[test]
 fn a_manual_run_queues_and_starts_in_its_own_session() {
     let mut s = setup();
-    let out = s.command(ExpertsCommand::Run(ManualRun {
-        expert: EXPERT.into(),
-        message: "Summarise the open tickets".into(),
-    }));
+    let out = s.command(ExpertsCommand::Run(manual_run(EXPERT, "Summarise the open tickets")));
     assert_eq!(out.exit_code, 0, "{}", out.stderr);
     let run = s.tick().start.remove(0);
     assert!(
@@ -114,13 +111,13 @@ fn a_manual_run_queues_and_starts_in_its_own_session() {
         run.session_key
     );
     assert!(run.message.contains("Summarise the open tickets"));
-    let empty = s.command(ExpertsCommand::Run(ManualRun { expert: EXPERT.into(), message: "  ".into() }));
+    let empty = s.command(ExpertsCommand::Run(manual_run(EXPERT, "  ")));
     assert!(
         empty.stderr.contains("the message is empty"),
         "{}",
         empty.stderr
     );
-    let unknown = s.command(ExpertsCommand::Run(ManualRun { expert: "nobody".into(), message: "hi".into() }));
+    let unknown = s.command(ExpertsCommand::Run(manual_run("nobody", "hi")));
     assert!(
         unknown.stderr.contains("no expert nobody"),
         "{}",

@@ -259,3 +259,14 @@ pub fn started(work: &RuntimeWork) -> Vec<String> {
 pub fn delivered(work: &RuntimeWork, kind: DeliveryKind) -> Vec<&Delivery> {
     work.deliver.iter().filter(|d| d.kind == kind).collect()
 }
+
+/// A manual run of `expert` with a message (no process, not a dry run).
+pub fn manual_run(expert: &str, message: &str) -> host_shim::ManualRun {
+    host_shim::ManualRun {
+        expert: expert.into(),
+        message: message.into(),
+        process: None,
+        inputs_json: String::new(),
+        dry_run: false,
+    }
+}

@@ -14,6 +14,7 @@ mod docs_conformance;
 mod expert_runs;
 mod expert_runs_cli;
 mod expert_runs_commands;
+mod expert_runs_dry_run;
 mod expert_runs_common;
 mod expert_runs_faults;
 mod expert_runs_policy;

@@ -5,7 +5,8 @@
 use super::Runtime;
 use super::payload::{key_text, map_inputs, resolve};
 use super::store::{Invocation, Lane, MAX_RECORD_BYTES, Runs};
-use crate::experts::package::{SessionMode, Trigger};
+use crate::experts::package::{Package, SessionMode, Trigger};
+use crate::platform::api::ManualRun;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -189,30 +190,37 @@ impl Runtime<'_> {
     pub fn accept_manual(
         &self,
         runs: &mut Runs,
-        expert: &str,
-        message: &str,
+        run: &ManualRun,
         now_ms: u64,
     ) -> Result<String, String> {
-        self.package(expert)?;
-        if message.trim().is_empty() {
-            return Err("the message is empty: say what the expert should do".into());
+        let package = self.package(&run.expert)?;
+        let expert = run.expert.as_str();
+        let inputs = manual_inputs(package, run)?;
+        if run.process.is_none() && run.message.trim().is_empty() {
+            return Err(
+                "the message is empty: say what the expert should do, or name one of its processes"
+                    .into(),
+            );
         }
-        if message.len() > self.settings.webhook_max_bytes {
+        let size = run.message.len() + run.inputs_json.len();
+        if size > self.settings.webhook_max_bytes {
             return Err(format!(
-                "the message has {} bytes; at most {} are accepted (experts.webhook_max_bytes)",
-                message.len(),
+                "the message and inputs have {size} bytes; at most {} are accepted (experts.webhook_max_bytes)",
                 self.settings.webhook_max_bytes
             ));
         }
         room_for(runs, expert, None).map_err(|r| r.message)?;
-        let mut invocation = Invocation::new(
-            runs.next_seq(),
-            expert,
-            "manual".into(),
-            Lane::Serial,
-            now_ms,
-        );
-        invocation.message = Some(message.to_string());
+        let source = if run.dry_run {
+            "manual dry run"
+        } else {
+            "manual"
+        };
+        let mut invocation =
+            Invocation::new(runs.next_seq(), expert, source.into(), Lane::Serial, now_ms);
+        invocation.message = Some(run.message.trim().to_string()).filter(|m| !m.is_empty());
+        invocation.process = run.process.clone();
+        invocation.inputs = inputs;
+        invocation.dry_run = run.dry_run;
         // Counted against the record's cap as an event's run is, so manual runs cannot fill it.
         let size = serde_json::to_vec(&invocation).map_or(0, |b| b.len());
         if runs.bytes + size > MAX_RECORD_BYTES {
@@ -223,6 +231,60 @@ impl Runtime<'_> {
         runs.invocations.push(invocation);
         Ok(id)
     }
+}
+
+/// A manual run's process inputs: a JSON object whose keys the process declares (none without a
+/// process).
+fn manual_inputs(package: &Package, run: &ManualRun) -> Result<BTreeMap<String, Value>, String> {
+    let given = run.inputs_json.trim();
+    let Some(name) = &run.process else {
+        return if given.is_empty() || given == "{}" {
+            Ok(BTreeMap::new())
+        } else {
+            Err("inputs are a process's: name the process to run with them".into())
+        };
+    };
+    let names = |list: &[String]| {
+        if list.is_empty() {
+            "none".to_string()
+        } else {
+            list.join(", ")
+        }
+    };
+    let process = package
+        .processes
+        .iter()
+        .find(|p| &p.name == name)
+        .ok_or_else(|| {
+            let known: Vec<String> = package.processes.iter().map(|p| p.name.clone()).collect();
+            format!(
+                "expert {} has no process {name} (its processes: {})",
+                package.name,
+                names(&known)
+            )
+        })?;
+    if given.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let Ok(Value::Object(fields)) = serde_json::from_slice::<Value>(given.as_bytes()) else {
+        return Err(format!(
+            "the inputs are not a JSON object (such as {{\"{}\": \"…\"}})",
+            process.inputs.first().map_or("name", String::as_str)
+        ));
+    };
+    let unknown: Vec<&str> = fields
+        .keys()
+        .filter(|k| !process.inputs.contains(k))
+        .map(String::as_str)
+        .collect();
+    if !unknown.is_empty() {
+        return Err(format!(
+            "process {name} takes no input {}; its inputs: {}",
+            unknown.join(", "),
+            names(&process.inputs)
+        ));
+    }
+    Ok(fields.into_iter().collect())
 }
 
 /// Why a run is refused when the record is full.

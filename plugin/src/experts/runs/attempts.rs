@@ -128,6 +128,12 @@ impl Runtime<'_> {
         let escalates = self
             .package(&inv.expert)
             .is_ok_and(|package| package.policy.escalate_on_low_confidence);
+        if inv.dry_run {
+            // Its report is what the user asked for: no escalation, no SLA, the scratchpad kept.
+            let text = texts::dry_run_result(inv, reply, now_ms);
+            post_about(runs, inv, DeliveryKind::Result, text);
+            return;
+        }
         if escalates && texts::low_confidence(reply) {
             inv.outcome = Some("completed with low confidence: escalated".into());
             inv.note(

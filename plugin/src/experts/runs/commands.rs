@@ -5,6 +5,7 @@ use super::accept::{plan, trigger};
 use super::store::{Invocation, Lane, NotBefore, Runs, Status};
 use super::tick::holds_lane;
 use super::{Runtime, invocation_of_session, schedule, texts};
+use crate::platform::api::ManualRun;
 use crate::platform::text::one_line;
 use crate::platform::time::iso8601;
 use std::fmt::Write;
@@ -186,17 +187,21 @@ impl Runtime<'_> {
         Ok(said)
     }
 
-    pub fn run_manual(
-        &mut self,
-        expert: &str,
-        message: &str,
-        now_ms: u64,
-    ) -> Result<String, String> {
+    pub fn run_manual(&mut self, run: &ManualRun, now_ms: u64) -> Result<String, String> {
         let (id, _) = self.with_record(now_ms, |rt, runs, _| {
-            Ok((rt.accept_manual(runs, expert, message, now_ms)?, true))
+            Ok((rt.accept_manual(runs, run, now_ms)?, true))
         })?;
+        let what = match &run.process {
+            Some(process) => format!("a manual run of {}'s process {process}", run.expert),
+            None => format!("a manual run of {}", run.expert),
+        };
+        let dry_run = if run.dry_run {
+            ", a dry run: only AUTO operations execute, every other call is recorded, and the result is its planned-execution report"
+        } else {
+            ""
+        };
         Ok(format!(
-            "{id} queued: a manual run of {expert}; the runtime (the OpenClaw Gateway) starts it on its next tick\n"
+            "{id} queued: {what}{dry_run}; the runtime (the OpenClaw Gateway) starts it on its next tick\n"
         ))
     }
 

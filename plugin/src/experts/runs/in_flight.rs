@@ -5,10 +5,15 @@
 //! the step and `on_failure` applies. A MANUAL call's draft is delivered and the step is complete.
 
 use super::attempts::store_back;
-use super::store::{Status, Waiting};
+use super::store::{PlannedCall, Status, Waiting};
 use super::{Runtime, invocation_of_session, post_about, texts};
 use crate::experts::package::OnFailure;
 use crate::platform::api::DeliveryKind;
+
+/// A dry run's calls kept for its report, at most; later ones are only counted in its log.
+const MAX_PLANNED_CALLS: usize = 50;
+/// A planned call's arguments as kept in the record (characters).
+const PLANNED_ARGUMENTS_CHARS: usize = 400;
 
 /// A call the gate held, as the runtime needs it.
 pub struct HeldCall<'a> {
@@ -158,5 +163,40 @@ impl Runtime<'_> {
             Ok((Some(said), true))
         });
         result.ok().and_then(|(said, _)| said)
+    }
+
+    /// A dry run's call that was not executed: kept on its invocation for the planned-execution
+    /// report.
+    pub fn record_planned(
+        &mut self,
+        session_key: &str,
+        mut call: PlannedCall,
+        now_ms: u64,
+    ) -> Result<(), String> {
+        let id = invocation_of_session(session_key)
+            .ok_or_else(|| format!("{session_key} is no invocation's session"))?
+            .to_string();
+        self.with_record(now_ms, |_, runs, _| {
+            let Some(inv) = runs.get_mut(&id).filter(|inv| inv.dry_run) else {
+                return Err(format!("{id} is not a dry run in the record"));
+            };
+            inv.note(
+                now_ms,
+                format!("dry run: {} ({}) not executed", call.operation, call.tier),
+            );
+            if inv.planned.len() < MAX_PLANNED_CALLS {
+                if call.arguments.chars().count() > PLANNED_ARGUMENTS_CHARS {
+                    call.arguments = call
+                        .arguments
+                        .chars()
+                        .take(PLANNED_ARGUMENTS_CHARS)
+                        .collect();
+                    call.arguments.push('…');
+                }
+                inv.planned.push(call);
+            }
+            Ok(((), true))
+        })
+        .map(|_| ())
     }
 }

@@ -32,28 +32,34 @@ impl Runtime<'_> {
             .zip(inv.process.as_ref())
             .and_then(|(p, name)| p.processes.iter().find(|proc| &proc.name == name));
         match (&inv.message, process) {
-            (Some(message), _) => text.push_str(&format!(
+            (Some(message), None) if inv.process.is_none() => text.push_str(&format!(
                 "{} (invocation {}, a manual run).\n\n{message}\n",
                 inv.expert, inv.id
             )),
-            (None, Some(process)) => {
+            (message, Some(process)) => {
                 text.push_str(&format!(
                     "Run the process `{}` ({}) now: invocation {}, {}.\n",
                     process.name, process.path, inv.id, inv.source
                 ));
                 text.push_str(&inputs_section(inv));
+                if let Some(message) = message {
+                    text.push_str(&format!("\n## From the user\n\n{message}\n"));
+                }
                 if let Some(package) = package {
                     text.push_str(&self.context_section(package, process, inv, dry_run));
                 }
                 text.push_str(&format!("\n## The process\n\n{}\n", process.text.trim()));
             }
-            (None, None) => text.push_str(&format!(
+            (_, None) => text.push_str(&format!(
                 "Run the process `{}` (invocation {}); its file is no longer in the package.\n",
                 inv.process.as_deref().unwrap_or("?"),
                 inv.id
             )),
         }
         text.push_str(&resume_section(inv, execution));
+        if inv.dry_run {
+            text.push_str(DRY_RUN_SECTION);
+        }
         text.push_str(&closing_section(inv, process, execution));
         text
     }
@@ -124,6 +130,14 @@ impl Runtime<'_> {
         out
     }
 }
+
+/// What a dry run is told (openexperts §7 "Dry Run Mode").
+const DRY_RUN_SECTION: &str = "\n## Dry run\n\nThis is a dry run. Narrate each step you take. \
+Operations at the AUTO tier execute as usual; every other call is not executed and is recorded \
+(its result says so): describe what it would do (the operation, its inputs, the outcome you \
+expect) and go on as if it had succeeded. Do not propose learnings and do not call isolated \
+functions. End with a planned-execution report: each step, the operation it would call with its \
+inputs and the outcome you expect, then the outputs the process would return.\n";
 
 fn inputs_section(inv: &Invocation) -> String {
     if inv.inputs.is_empty() {

@@ -232,11 +232,35 @@ pub fn invocation_of_session(session_key: &str) -> Option<&str> {
         .then_some(id)
 }
 
+/// Whether `session_key` is a dry run's session (`expert:<name>:dry-run:inv-<n>`): its tool calls
+/// run only when they are `auto`.
+pub fn is_dry_run_session(session_key: &str) -> bool {
+    let Some(at) = session_key.find("expert:") else {
+        return false;
+    };
+    let segments: Vec<&str> = session_key[at + "expert:".len()..].split(':').collect();
+    invocation_of_session(session_key).is_some()
+        && segments.len() >= 3
+        && segments[segments.len() - 2] == store::DRY_RUN_SEGMENT.trim_end_matches(':')
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
+    fn dry_run_sessions_are_recognised() {
+        use super::is_dry_run_session as dry;
+        assert!(dry("expert:trip:dry-run:inv-12"));
+        assert!(dry("agent:main:expert:trip:dry-run:inv-3"));
+        assert!(!dry("expert:trip:inv-12"));
+        assert!(!dry("expert:dry-run:inv-12"), "an expert named dry-run");
+        assert!(dry("expert:dry-run:dry-run:inv-1"));
+        assert!(!dry("expert:trip:xdry-run:inv-1"));
+    }
+
+    #[test]
     fn invocation_sessions_are_recognised() {
         use super::invocation_of_session as of;
+        assert_eq!(of("expert:dry-run:inv-12"), Some("inv-12"));
         assert_eq!(of("expert:trip:inv-12"), Some("inv-12"));
         assert_eq!(of("agent:main:expert:trip:inv-3"), Some("inv-3"));
         assert_eq!(of("expert:trip"), None);

@@ -99,6 +99,9 @@ pub struct LogEntry {
     pub text: String,
 }
 
+/// What a dry run's session key has before its invocation (`expert:<name>:dry-run:inv-<n>`).
+pub const DRY_RUN_SEGMENT: &str = "dry-run:";
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Invocation {
     /// `inv-<seq>`, unique in this state directory.
@@ -152,6 +155,24 @@ pub struct Invocation {
     /// Its finished session was handed to the host to delete.
     #[serde(default)]
     pub session_ended: bool,
+    /// A dry run (openexperts §7): only `auto` operations execute, in a session of its own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
+    /// A dry run's calls that were not executed, in the order they were made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub planned: Vec<PlannedCall>,
+}
+
+/// A call a dry run did not execute: what the policy would have done with it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlannedCall {
+    /// `tool.operation`, or the tool's name when it is no operation of the package.
+    pub operation: String,
+    pub tier: String,
+    /// As bound by an approval, cut to a line.
+    pub arguments: String,
+    /// What a real run would have done: run it once approved, deliver a draft, refuse it.
+    pub would: String,
 }
 
 impl Invocation {
@@ -183,6 +204,8 @@ impl Invocation {
             finished_ms: None,
             outcome: None,
             session_ended: false,
+            dry_run: false,
+            planned: Vec::new(),
         };
         invocation.note(now_ms, format!("accepted from {}", invocation.source));
         invocation
@@ -196,9 +219,11 @@ impl Invocation {
         });
     }
 
-    /// The isolated session of this invocation (kept across its attempts).
+    /// The isolated session of this invocation (kept across its attempts); a dry run's says so,
+    /// which is how the approval gate knows it without reading the record.
     pub fn isolated_session_key(&self) -> String {
-        format!("expert:{}:{}", self.expert, self.id)
+        let dry_run = if self.dry_run { DRY_RUN_SEGMENT } else { "" };
+        format!("expert:{}:{dry_run}{}", self.expert, self.id)
     }
 }
 

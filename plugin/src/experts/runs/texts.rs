@@ -8,7 +8,11 @@ use crate::experts::policy::format_duration;
 
 /// `trip-planner-expert · plan-trip (inv-4, trigger trip_request)`.
 pub fn title(inv: &Invocation) -> String {
-    let what = inv.process.as_deref().unwrap_or("manual run");
+    let what = match (inv.process.as_deref(), inv.dry_run) {
+        (Some(process), true) => format!("{process}, a dry run"),
+        (None, true) => "manual dry run".into(),
+        (process, false) => process.unwrap_or("manual run").into(),
+    };
     match &inv.trigger {
         Some(trigger) => format!("{} · {what} ({}, trigger {trigger})", inv.expert, inv.id),
         None => format!("{} · {what} ({})", inv.expert, inv.id),
@@ -54,6 +58,45 @@ pub fn result(inv: &Invocation, reply: &str, delivery: Option<&Delivery>, now_ms
         (DeliveryFormat::Both, None) => narrative,
     };
     format!("{head}\n\n{body}")
+}
+
+/// A dry run's result: the agent's planned-execution report, then every call it made that was not
+/// executed, with what a real run would have done.
+pub fn dry_run_result(inv: &Invocation, reply: &str, now_ms: u64) -> String {
+    let mut text = format!(
+        "{} finished in {} (attempt {}). Only AUTO operations were executed.\n\n{}\n\n",
+        title(inv),
+        elapsed(inv, now_ms),
+        inv.attempts,
+        reply.trim()
+    );
+    let skipped = inv
+        .log
+        .iter()
+        .filter(|e| e.text.starts_with("dry run: "))
+        .count();
+    if skipped == 0 {
+        text.push_str("Calls not executed: none.");
+        return text;
+    }
+    text.push_str(&format!("Calls not executed ({skipped}):"));
+    for (n, call) in inv.planned.iter().enumerate() {
+        text.push_str(&format!(
+            "\n{}. {} ({}) {}: a real run would {}",
+            n + 1,
+            call.operation,
+            call.tier,
+            call.arguments,
+            call.would
+        ));
+    }
+    if skipped > inv.planned.len() {
+        text.push_str(&format!(
+            "\n… and {} more, not kept",
+            skipped - inv.planned.len()
+        ));
+    }
+    text
 }
 
 /// An invocation that failed for good.

@@ -10,6 +10,7 @@ use crate::experts::{
 use crate::platform::api::{HookContext, ToolCall};
 
 mod commands;
+mod dry_run;
 mod runtime;
 pub use crate::experts::settings::ExpertsSettings;
 pub use crate::platform::api::ExpertsCommand;
@@ -288,6 +289,13 @@ impl ExpertSessions {
             Ok(gate) => gate,
             Err(refusal) => return ToolCheck::block(refusal),
         };
+        if ctx
+            .session_key
+            .as_deref()
+            .is_some_and(experts::runs::is_dry_run_session)
+        {
+            return dry_run::check(package, bindings, &call_input(call, ctx), now_secs);
+        }
         let (decision, notes) =
             experts::check_tool_call(&state, package, bindings, &call_input(call, ctx), now_secs);
         // The use of a user's approval is worth a line in the log (an audit trail).
@@ -309,6 +317,7 @@ impl ExpertSessions {
             });
         ToolCheck {
             held,
+            planned: None,
             approval_used,
             verdict: match decision.verdict {
                 Verdict::Allow => ToolVerdict::Allow,
@@ -368,6 +377,8 @@ pub struct ToolCheck {
     pub approval_used: Option<String>,
     /// A CONFIRM or MANUAL call the policy held (an expert run pauses or delivers the draft).
     pub held: Option<Held>,
+    /// A dry run's call that was not executed, for its report.
+    pub planned: Option<crate::experts::runs::store::PlannedCall>,
 }
 
 /// Arguments shown with a held call, at most (characters).
@@ -395,6 +406,7 @@ impl ToolCheck {
             notes: vec![],
             approval_used: None,
             held: None,
+            planned: None,
         }
     }
     fn block(message: String) -> ToolCheck {
@@ -403,6 +415,7 @@ impl ToolCheck {
             notes: vec![],
             approval_used: None,
             held: None,
+            planned: None,
         }
     }
 }
