@@ -4,7 +4,8 @@
 // message and a cron slot each run a process as the expert and deliver to the main session; one key
 // runs one after the other while two keys overlap; a failing run is retried and then escalated; a
 // CONFIRM call waits for `/experts approve` (or Approve on the Control UI's Memory page, which a
-// read-only operator cannot press) and then runs once; and a Gateway killed with SIGKILL
+// read-only operator cannot press) and then runs once; `/experts run … --dry-run` executes only
+// the AUTO read and reports the CONFIRM call it did not make; and a Gateway killed with SIGKILL
 // while runs are in flight and queued resumes after restart with every invocation delivered exactly
 // once and every attempt run once (OpenClaw's own resumption of the interrupted sessions stopped).
 
@@ -50,6 +51,7 @@ let holding = true;
 const result = (info) => `Handled ${info.session} (attempt ${info.attempt}).\n\`\`\`json\n{"priority": "high"}\n\`\`\``;
 const toolCall = (id, args) => ({ toolCall: { name: 'tool_call', arguments: { id, args } } });
 const UPDATE = { id: 'T-C', priority: 'high' };
+const DRY_UPDATE = { id: 'T-DRY', priority: 'low' };
 
 /** A CONFIRM run: attempt 1 asks for update_ticket (held) and ends; attempt 2 makes the call. */
 function confirmRun(info) {
@@ -70,7 +72,16 @@ function script(info) {
   if (summary.includes('[hold]') && holding) return { hang: true };
   if (summary.includes('[slow]')) return { delayMs: 2_500, answer: result(info) };
   if (summary.includes('[confirm]')) return confirmRun(info);
+  if (summary.includes('[dry]')) return dryRun(info);
   return result(info);
+}
+
+/** A dry run: reads the ticket (AUTO), tries to update it (CONFIRM), then reports its plan. */
+function dryRun(info) {
+  const done = info.toolResults.length;
+  if (done === 0) return toolCall('tickets-mcp__get_ticket', { id: 'T-DRY' });
+  if (done === 1) return toolCall('tickets-mcp__update_ticket', DRY_UPDATE);
+  return 'Planned: read T-DRY, then raise it to low priority (not executed).';
 }
 
 // --- reading the log --------------------------------------------------------------------------------
@@ -269,6 +280,24 @@ test('Approve on the Control UI\'s Memory page lets a held CONFIRM call run once
   await noSecrets();
   await page.close();
   say(`Control UI: ${id} held on tickets.update_ticket (request ${request}); a read-only operator's approve was refused (missing operator.write); Approve on the Memory page resumed it and update_ticket ran once`);
+});
+
+test('/experts run --dry-run in chat: the AUTO read runs, the CONFIRM update is recorded, not executed, and reported', async () => {
+  const inputs = JSON.stringify({ ticket_id: 'T-DRY', summary: 'Refund twice [dry]' });
+  await call('chat.send', { sessionKey: 'agent:main:main', message: `/experts run ${EXPERT} --process triage --inputs ${inputs} --dry-run`, idempotencyKey: 'e2e-dry-run' });
+  const first = await eventually(() => model.log.find((r) => r.expert && r.summary?.includes('[dry]')), 'the dry run\'s first model request', 90_000);
+  const id = first.session;
+  // A manual run's title has no trigger after its id: "triage, a dry run (inv-9) finished".
+  const report = await eventually(() => model.log.find((r) => r.session === 'main' && r.firstOfTurn && r.prompt.includes(`a dry run (${id}) finished`)), `the report of ${id} in the main session`, 90_000);
+  assert.match(report.prompt, new RegExp(`${EXPERT} · triage, a dry run \\(${id}\\) finished in .* Only AUTO operations were executed\\.`));
+  assert.match(report.prompt, /Planned: read T-DRY, then raise it to low priority/);
+  assert.match(report.prompt, /Calls not executed \(1\):\n1\. tickets\.update_ticket \(CONFIRM\) \{"id":"T-DRY","priority":"low"\}: a real run would ask the user's approval, then run it once/);
+  const told = model.log.filter((r) => r.session === id).map((r) => r.prompt).join('\n');
+  assert.match(told, /## Dry run/, 'the run was told it is a dry run');
+  const executed = executedCalls(mcpCalls).filter((c) => JSON.stringify(c.arguments ?? {}).includes('T-DRY')).map((c) => c.tool);
+  assert.deepEqual(executed, ['get_ticket'], 'only the AUTO read reached the MCP server');
+  assert.doesNotMatch((await cli('pending')).stdout, /T-DRY/, 'nobody was asked to approve it');
+  say(`dry run: ${id} (/experts run … --dry-run) executed get_ticket, recorded update_ticket (CONFIRM) without asking, and delivered its planned-execution report with 1 call not executed`);
 });
 
 test('the CLI beside the Gateway: validate initializes the bound MCP server, due names the cron slot, fire is a dry run', async () => {
