@@ -92,12 +92,46 @@ pub fn parse<T: DeserializeOwned + Default>(text: &str) -> Result<T, ParseError>
                 MAX_ERROR_CHARS,
             ))
         };
+        let (line, message) = match missing_colon(text, line, &message) {
+            Some((line, said)) => (Some(line), said),
+            None => (line, in_yaml_terms(&message)),
+        };
         ParseError {
             line,
             field: field.as_deref().map(bounded),
-            message: bounded(&in_yaml_terms(&message)),
+            message: bounded(&message),
         }
     })
+}
+
+/// A `key value` line that lacks its colon: libyaml gives up on a later line ("could not find
+/// expected ':'"), and a nested one reads as text where a mapping was expected. The line itself and
+/// what to write, when one can be found.
+fn missing_colon(text: &str, line: Option<u32>, message: &str) -> Option<(u32, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let keyless = |l: &str| {
+        let t = l.trim();
+        !t.is_empty() && !t.starts_with('#') && !t.starts_with('-') && !t.contains(':')
+    };
+    let said = |t: &str| {
+        let shown = crate::platform::text::truncate_chars(t.trim(), 80);
+        format!("`{shown}` has no `:` after its key: write `key: value`")
+    };
+    let found = if message.contains("could not find expected ':'") {
+        let reported = usize::try_from(line?).ok()?.min(lines.len());
+        (0..reported).rev().find(|&i| keyless(lines[i]))?
+    } else {
+        let value = message
+            .strip_prefix("invalid type: string \"")?
+            .split_once("\", expected struct ")?
+            .0;
+        let from = line
+            .and_then(|l| usize::try_from(l).ok())
+            .unwrap_or(1)
+            .saturating_sub(1);
+        (from..lines.len()).find(|&i| keyless(lines[i]) && value.starts_with(lines[i].trim()))?
+    };
+    Some((u32::try_from(found + 1).ok()?, said(lines[found])))
 }
 
 /// The parser's message in the terms of the YAML file rather than of the Rust types it fills:
@@ -381,6 +415,45 @@ mod tests {
             ),
             "could not find expected ':', while scanning a simple key"
         );
+    }
+
+    #[test]
+    fn a_key_without_its_colon_is_named_on_its_own_line() {
+        #[derive(Debug, Default, serde::Deserialize)]
+        struct Approval {
+            #[allow(dead_code)]
+            default: Option<String>,
+            #[allow(dead_code)]
+            timeout: Option<String>,
+        }
+        #[derive(Debug, Default, serde::Deserialize)]
+        struct Manifest {
+            #[allow(dead_code)]
+            name: Option<String>,
+            #[allow(dead_code)]
+            version: Option<String>,
+            #[allow(dead_code)]
+            approval: Option<Approval>,
+        }
+        let top = parse::<Manifest>("name: a\nversion \"1.0\"\napproval:\n  default: auto\n")
+            .expect_err("a top-level key without its colon");
+        assert_eq!(
+            (top.line, top.message.as_str()),
+            (
+                Some(2),
+                "`version \"1.0\"` has no `:` after its key: write `key: value`"
+            )
+        );
+        let nested = parse::<Manifest>("name: a\napproval:\n  default confirm\n  timeout 1h\n")
+            .expect_err("a nested key without its colon");
+        assert_eq!(
+            (nested.line, nested.message.as_str()),
+            (
+                Some(3),
+                "`default confirm` has no `:` after its key: write `key: value`"
+            )
+        );
+        assert_eq!(nested.field.as_deref(), Some("approval"));
     }
 
     #[test]
