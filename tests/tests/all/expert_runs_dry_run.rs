@@ -22,9 +22,8 @@ fn refused(verdict: &ToolVerdict) -> &str {
     }
 }
 
-#[test]
-fn a_dry_run_executes_only_auto_calls_and_reports_every_other_one() {
-    let mut s = setup();
+/// A dry run of triage for T-9, queued and started: its run, checked to be marked as one.
+fn started_dry_run(s: &mut Setup) -> host_shim::RunStart {
     let queued = s.command(ExpertsCommand::Run(dry_run(
         "triage",
         r#"{"ticket_id": "T-9", "summary": "Refund twice"}"#,
@@ -57,6 +56,13 @@ fn a_dry_run_executes_only_auto_calls_and_reports_every_other_one() {
         );
     }
 
+    run
+}
+
+#[test]
+fn a_dry_run_executes_only_auto_calls_and_reports_every_other_one() {
+    let mut s = setup();
+    let run = started_dry_run(&mut s);
     let read = s.tool_call(&run, "tickets.get_ticket", r#"{"id": "T-9"}"#);
     assert!(matches!(read, ToolVerdict::Allow), "AUTO runs: {read:?}");
     let update = s.tool_call(

@@ -83,6 +83,13 @@ fn a_failing_run_is_retried_with_backoff_resuming_after_its_steps_then_escalated
             .text
             .contains(&format!("experts replay {id}"))
     );
+    assert!(
+        escalations[0].text.contains(
+            "Context (its inputs):\n```json\n{\n  \"summary\": \"Checkout is down for T-1\",\n  \"ticket_id\": \"T-1\"\n}\n```"
+        ),
+        "the failure names the run's context: {}",
+        escalations[0].text
+    );
 }
 
 #[test]
@@ -313,6 +320,38 @@ fn a_rejected_or_lapsed_confirm_fails_the_step_and_escalates() {
             escalated[0].text
         );
     }
+}
+
+/// `on_timeout: escalate`: past the timeout the user is told once, with the run's context and what
+/// to do; the request stays open and a late approval still resumes the run.
+#[test]
+fn an_overdue_approval_under_on_timeout_escalate_is_escalated_once_and_stays_open() {
+    let mut s = setup();
+    s.edit_manifest("on_timeout: reject", "on_timeout: escalate");
+    let id = s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let run = s.tick().start.remove(0);
+    s.tool_call(&run, "update_ticket", r#"{"id": "T-1"}"#);
+    let work = s.completed(&run, "asked");
+    let ask = &delivered(&work, DeliveryKind::Approval)[0].text;
+    let request = ask.split("experts reject ").nth(1).unwrap().split('`').next().unwrap().to_string();
+    s.advance(61 * MINUTE);
+    let work = s.tick();
+    let escalated = delivered(&work, DeliveryKind::Escalation);
+    assert_eq!(escalated.len(), 1, "{:?}", work.deliver);
+    assert_eq!(
+        escalated[0].text,
+        format!(
+            "{EXPERT} · triage ({id}, trigger new_ticket) still waits for your approval of tickets.update_ticket, \
+             past the approval timeout; the request stays open.\nContext (its inputs):\n```json\n{{\n  \
+             \"summary\": \"Checkout is down for T-1\",\n  \"ticket_id\": \"T-1\"\n}}\n```\n\
+             Approve it with `/experts approve {request}` (the run resumes and makes the call once) or reject it \
+             with `/experts reject {request}`."
+        )
+    );
+    s.advance(MINUTE);
+    assert!(delivered(&s.tick(), DeliveryKind::Escalation).is_empty(), "told once");
+    let approved = s.command(ExpertsCommand::Approve(request));
+    assert!(approved.stdout.contains(&format!("{id} resumes")), "a late approval counts: {}", approved.stdout);
 }
 
 #[test]

@@ -111,8 +111,34 @@ pub fn failed(inv: &Invocation, action: &str) -> String {
     if !inv.steps.is_empty() {
         text.push_str(&format!("\nSteps completed: {}.", inv.steps.join("; ")));
     }
+    text.push_str(&context(inv));
     text.push_str(&format!("\nRun it again with `experts replay {}`.", inv.id));
     text
+}
+
+/// An escalation's inputs shown at most (characters): the user reads it in chat.
+const MAX_CONTEXT_CHARS: usize = 2_000;
+
+/// An escalation's context: the run's inputs, bounded (nothing when it has none).
+fn context(inv: &Invocation) -> String {
+    if inv.inputs.is_empty() {
+        return String::new();
+    }
+    let inputs = serde_json::to_string_pretty(&inv.inputs).unwrap_or_default();
+    let shown = crate::platform::text::truncate_chars(&inputs, MAX_CONTEXT_CHARS);
+    let cut = if shown == inputs { "" } else { "\n(cut here)" };
+    format!("\nContext (its inputs):\n```json\n{shown}{cut}\n```")
+}
+
+/// `on_timeout: escalate`: a CONFIRM call still waiting past the approval timeout.
+pub fn approval_overdue(inv: &Invocation, operation: &str, request: &str) -> String {
+    format!(
+        "{} still waits for your approval of {operation}, past the approval timeout; the request \
+         stays open.{}\nApprove it with `/experts approve {request}` (the run resumes and makes the \
+         call once) or reject it with `/experts reject {request}`.",
+        title(inv),
+        context(inv)
+    )
 }
 
 /// A run slower than its process's `sla`.

@@ -146,10 +146,10 @@ impl Runtime<'_> {
             let on_timeout = self
                 .package(&inv.expert)
                 .map_or(OnTimeout::Reject, |p| p.policy.on_timeout);
-            let operation = inv
+            let (operation, request) = inv
                 .waiting
                 .as_ref()
-                .map(|w| w.operation.clone())
+                .map(|w| (w.operation.clone(), w.request.clone()))
                 .unwrap_or_default();
             match on_timeout {
                 OnTimeout::Reject => {
@@ -168,10 +168,7 @@ impl Runtime<'_> {
                     if let Some(w) = inv.waiting.as_mut() {
                         w.escalated = true;
                     }
-                    let text = format!(
-                        "{} still waits for your approval of {operation}; the request stays open.",
-                        texts::title(&inv)
-                    );
+                    let text = texts::approval_overdue(&inv, &operation, &request);
                     post_about(runs, &inv, DeliveryKind::Escalation, text);
                 }
             }
