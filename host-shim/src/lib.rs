@@ -94,7 +94,7 @@ pub use tls::EXTRA_CA_FILE;
 
 pub use bindings::exports::graphiti::openclaw::commands::{
     Command, CommandOutput, Correction, EvalCommand, ExpertsCommand, ForgetConfirmation,
-    ForgetRequest, FunctionCall, ImportRequest, IngestRequest, InstallSource, IntentTestCommand, KnowledgeRequest,
+    ForgetRequest, FunctionCall, FunctionReply, ImportRequest, IngestRequest, InstallSource, IntentTestCommand, KnowledgeRequest,
     LearningProposal, ManualRun, MemoryCommand, MemoryQuery, OutputFormat, PackageArchive,
     RecallCommand, SearchRequest, SpoolCommand, StepDone, ToolBinding, ToolCheck, TriggerFire,
 };

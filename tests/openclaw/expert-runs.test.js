@@ -67,12 +67,17 @@ function confirmRun(info) {
 /** What the model does, by session and by the ticket's summary (the webhook payload's directives). */
 function script(info) {
   if (!info.expert) return 'Relayed to the user.';
+  // The isolated function `classify`, in its own child session: unsure of its answer.
+  if (info.prompt.includes('Run the function `classify`')) return 'Hard to tell.\n```json\n{"priority": "low", "confidence": "low"}\n```';
   const summary = info.summary ?? '';
   if (summary.includes('[fail]')) return { status: 400, message: 'stub: this ticket cannot be processed' };
   if (summary.includes('[hold]') && holding) return { hang: true };
   if (summary.includes('[slow]')) return { delayMs: 2_500, answer: result(info) };
   if (summary.includes('[confirm]')) return confirmRun(info);
   if (summary.includes('[dry]')) return dryRun(info);
+  if (summary.includes('[unsure]')) return info.toolResults.length === 0
+    ? toolCall('expert_function', { name: 'classify', inputs: { summary: 'Refund or outage?' } })
+    : 'I recommend that a person triages T-LC.';
   return result(info);
 }
 
@@ -298,6 +303,17 @@ test('/experts run --dry-run in chat: the AUTO read runs, the CONFIRM update is 
   assert.deepEqual(executed, ['get_ticket'], 'only the AUTO read reached the MCP server');
   assert.doesNotMatch((await cli('pending')).stdout, /T-DRY/, 'nobody was asked to approve it');
   say(`dry run: ${id} (/experts run … --dry-run) executed get_ticket, recorded update_ticket (CONFIRM) without asking, and delivered its planned-execution report with 1 call not executed`);
+});
+
+test('an isolated function that judges its confidence low: the caller is told to stop and its run is escalated, not delivered', async () => {
+  const id = await ticket('e-lc', 'T-LC', 'Unclear ticket [unsure]');
+  const escalation = await eventually(() => deliveries(id, /needs you/)[0], `the escalation of ${id}`, 90_000);
+  assert.match(escalation.prompt, new RegExp(`${EXPERT} · triage \\(${id}, trigger new_ticket\\) needs you: its function classify judged its confidence low`));
+  assert.match(escalation.prompt, /Recommended action: I recommend that a person triages T-LC\./);
+  const child = model.log.find((r) => r.expert && r.prompt.includes('Run the function `classify`'));
+  assert.ok(child && child.session !== id, 'the function ran in a child session of its own');
+  assert.equal(deliveries(id, /finished/).length, 0, 'no result');
+  say(`low confidence: ${id} called the isolated function classify, which answered confidence low; the run was told to stop and escalated to main, with no result delivered`);
 });
 
 test('the CLI beside the Gateway: validate initializes the bound MCP server, due names the cron slot, fire is a dry run', async () => {

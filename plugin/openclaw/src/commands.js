@@ -189,7 +189,7 @@ const EXPERTS_ARGUMENT = { validate: '<name>', prompt: '<name>', approve: '<id>'
  * `function`), or the epoch milliseconds of `due`, or the `install-source`.
  */
 export function expertsCommand(word, argument) {
-  if (word in EXPERTS_ARGUMENT || ['run', 'fire', 'bind', 'step', 'learn', 'function', 'due', 'install'].includes(word)) {
+  if (word in EXPERTS_ARGUMENT || ['run', 'fire', 'bind', 'step', 'learn', 'function', 'function-ended', 'due', 'install'].includes(word)) {
     return { tag: 'experts', val: { tag: word, val: argument } };
   }
   return { tag: 'experts', val: { tag: word } };
@@ -218,6 +218,11 @@ export function stepCommand(step, ctx) {
 /** The `expert_function` tool: an isolated function's name and inputs, from the calling session. */
 export function functionCommand(name, inputs, ctx) {
   return expertsCommand('function', { name: String(name ?? ''), inputsJson: JSON.stringify(inputs ?? {}), ctx: hookContext(ctx) });
+}
+
+/** An isolated function's child session ended with `reply`: the component says what the caller gets. */
+export function functionEndedCommand(name, reply, ctx) {
+  return expertsCommand('function-ended', { name: String(name ?? ''), reply: String(reply ?? ''), ctx: hookContext(ctx) });
 }
 
 /** The `expert_learning` tool: the proposal (the tool's parameters) as JSON, from the calling session. */

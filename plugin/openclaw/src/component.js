@@ -17,7 +17,7 @@ import { StateLocks } from './lock.js';
 /** The WIT package's interfaces, as jco's generated code reads them (unversioned) and as its types
  * name them (versioned). Both are provided. */
 const WIT_PACKAGE = 'graphiti:openclaw';
-const WIT_VERSION = '0.18.0';
+const WIT_VERSION = '0.19.0';
 /** The interfaces the component exports (wit/world.wit). */
 const WIT_EXPORTS = ['hooks', 'commands', 'experts'];
 

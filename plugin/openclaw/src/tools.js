@@ -2,7 +2,7 @@
 // answered by the component; registered by index.js.
 
 import { hookContext } from './context.js';
-import { correctCommand, forgetCommand, functionCommand, knowledgeCommand, learnCommand, outputText, stepCommand } from './commands.js';
+import { correctCommand, forgetCommand, functionCommand, functionEndedCommand, knowledgeCommand, learnCommand, outputText, stepCommand } from './commands.js';
 import { expertRunners } from './expert-runner.js';
 
 function textResult(text, details = {}) {
@@ -142,7 +142,11 @@ export function registerTools(api, runtime) {
       if (output.exitCode !== 0) throw new Error(outputText(output));
       const runner = expertRunners.get(runtime.options.stateDir);
       if (!runner) throw new Error('isolated functions run in the OpenClaw Gateway only (no expert runner in this process)');
-      return textResult(await runner.runFunction(JSON.parse(output.stdout)));
+      const reply = await runner.runFunction(JSON.parse(output.stdout));
+      // The component hands the caller the outputs only, or tells it to stop on a low confidence.
+      const ended = await runtime.command(functionEndedCommand(params?.name, reply, toolCtx));
+      if (ended.exitCode !== 0) throw new Error(outputText(ended));
+      return textResult(ended.stdout);
     },
   }), { name: 'expert_function' });
   api.registerTool((toolCtx) => ({

@@ -149,6 +149,11 @@ fn experts_command(command: wit::ExpertsCommand) -> api::ExpertsCommand {
             inputs_json: f.inputs_json,
             ctx: hook_context(f.ctx),
         },
+        wit::ExpertsCommand::FunctionEnded(f) => C::FunctionEnded {
+            name: f.name,
+            reply: f.reply,
+            ctx: hook_context(f.ctx),
+        },
         wit::ExpertsCommand::Install(source) => C::Install(match source {
             wit::InstallSource::Directory(name) => api::InstallSource::Directory(name),
             wit::InstallSource::Archive(a) => api::InstallSource::Archive(a.name, a.bytes),

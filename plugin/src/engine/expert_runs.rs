@@ -253,6 +253,17 @@ impl Engine {
                     rt.propose_learning(&expert, &session, proposal_json, now_ms)
                 })
             }
+            ExpertsCommand::FunctionEnded { name, reply, ctx } => {
+                let Some(expert) = self.experts.sessions.expert_of(ctx) else {
+                    return Some(output(Err(
+                        "expert_function works in an expert's session only".into(),
+                    )));
+                };
+                let session = ctx.session_key.clone().unwrap_or_default();
+                self.runtime_said(aside, |rt| {
+                    rt.function_ended(&expert, &session, name, reply, now_ms)
+                })
+            }
             ExpertsCommand::Approve(id) | ExpertsCommand::Reject(id) => {
                 let approve = matches!(command, ExpertsCommand::Approve(_));
                 let mut answered = self.answer(id.trim(), approve, now_ms, aside)?;

@@ -336,6 +336,12 @@ pub enum ExpertsCommand {
         inputs_json: String,
         ctx: HookContext,
     },
+    /// An isolated function's child session ended: function name, its reply, the calling session.
+    FunctionEnded {
+        name: String,
+        reply: String,
+        ctx: HookContext,
+    },
     Install(InstallSource),
     /// Expert, abstract tool, MCP server.
     Bind {

@@ -5,7 +5,8 @@
 
 use crate::expert_runs_common::*;
 use host_shim::{
-    DeliveryKind, ExpertsCommand, FunctionCall, LearningProposal, RunOutcome, StepDone, ToolVerdict,
+    DeliveryKind, ExpertsCommand, FunctionCall, FunctionReply, LearningProposal, RunOutcome, StepDone,
+    ToolVerdict,
 };
 
 /// The nightly report's 02:00 (Berlin) slot on 2026-11-23, started.
@@ -352,6 +353,44 @@ fn an_overdue_approval_under_on_timeout_escalate_is_escalated_once_and_stays_ope
     assert!(delivered(&s.tick(), DeliveryKind::Escalation).is_empty(), "told once");
     let approved = s.command(ExpertsCommand::Approve(request));
     assert!(approved.stdout.contains(&format!("{id} resumes")), "a late approval counts: {}", approved.stdout);
+}
+
+/// What the calling session gets when the isolated function `classify` ends with `reply`.
+fn function_ended(s: &mut Setup, run: &host_shim::RunStart, reply: &str) -> String {
+    let ended = s.command(ExpertsCommand::FunctionEnded(FunctionReply {
+        name: "classify".into(),
+        reply: reply.into(),
+        ctx: run_context(run),
+    }));
+    assert_eq!(ended.exit_code, 0, "{}", ended.stderr);
+    ended.stdout
+}
+
+/// spec §3 `on_low_confidence` through an isolated function: the caller gets only its outputs; a
+/// low `confidence` among them tells the caller to stop, and its run is escalated, not delivered.
+#[test]
+fn an_isolated_functions_low_confidence_escalates_the_run_that_called_it() {
+    let mut s = setup();
+    s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let run = s.tick().start.remove(0);
+    let sure = function_ended(&mut s, &run, "Outages are high.\n```json\n{\"priority\": \"high\", \"confidence\": \"high\"}\n```");
+    assert_eq!(sure, "```json\n{\"priority\": \"high\", \"confidence\": \"high\"}\n```\n", "only the outputs");
+    let unsure = function_ended(&mut s, &run, "Hard to say.\n```json\n{\"priority\": \"low\", \"confidence\": \"low\"}\n```");
+    assert!(unsure.starts_with("The function classify judged its confidence low, so its outputs must not be acted on"), "{unsure}");
+    let work = s.completed(&run, "I recommend a human looks at T-1.");
+    assert!(delivered(&work, DeliveryKind::Result).is_empty(), "not delivered as a result: {:?}", work.deliver);
+    let escalated = delivered(&work, DeliveryKind::Escalation);
+    assert_eq!(escalated.len(), 1, "{:?}", work.deliver);
+    assert!(escalated[0].text.contains("needs you: its function classify judged its confidence low"), "{}", escalated[0].text);
+    assert!(escalated[0].text.contains("Recommended action: I recommend a human looks at T-1."), "{}", escalated[0].text);
+
+    let mut s = setup();
+    s.edit_manifest("policy:\n", "policy:\n  escalation:\n    on_low_confidence: false\n");
+    s.accepted("new_ticket", &ticket("e-2", "T-2"));
+    let run = s.tick().start.remove(0);
+    let told = function_ended(&mut s, &run, "```json\n{\"confidence\": \"low\"}\n```");
+    assert_eq!(told, "```json\n{\"confidence\": \"low\"}\n```\n", "without on_low_confidence: the outputs");
+    assert_eq!(delivered(&s.completed(&run, "done"), DeliveryKind::Result).len(), 1);
 }
 
 #[test]

@@ -26,6 +26,7 @@ impl Runtime<'_> {
     pub fn start(&self, inv: &mut Invocation, runner: u64, now_ms: u64) -> RunStart {
         let execution = self.execution(inv);
         inv.attempts += 1;
+        inv.low_confidence = None;
         inv.status = Status::Running;
         inv.started_ms = Some(now_ms);
         inv.next_at_ms = None;
@@ -134,7 +135,7 @@ impl Runtime<'_> {
             post_about(runs, inv, DeliveryKind::Result, text);
             return;
         }
-        if escalates && texts::low_confidence(reply) {
+        if escalates && (texts::low_confidence(reply) || inv.low_confidence.is_some()) {
             inv.outcome = Some("completed with low confidence: escalated".into());
             inv.note(
                 now_ms,

@@ -199,4 +199,45 @@ impl Runtime<'_> {
         })
         .map(|_| ())
     }
+
+    /// An isolated function's child session ended with `reply`: what the calling session gets. Only
+    /// the function's outputs (its last json block), or, when they give a low `confidence` and
+    /// the policy escalates on it, the instruction to stop; then the caller's invocation escalates
+    /// when it ends.
+    pub fn function_ended(
+        &mut self,
+        expert: &str,
+        session_key: &str,
+        function: &str,
+        reply: &str,
+        now_ms: u64,
+    ) -> Result<String, String> {
+        let escalates = self.package(expert)?.policy.escalate_on_low_confidence;
+        let outputs = match texts::split_reply(reply) {
+            (_, Some(json)) => format!("```json\n{json}\n```"),
+            (narrative, None) => narrative,
+        };
+        if !(escalates && texts::low_confidence(reply)) {
+            return Ok(format!("{outputs}\n"));
+        }
+        if let Some(id) = invocation_of_session(session_key).map(str::to_string) {
+            self.with_record(now_ms, |_, runs, _| {
+                let Some(inv) = runs.get_mut(&id).filter(|i| i.status == Status::Running) else {
+                    return Ok(((), false));
+                };
+                inv.low_confidence = Some(function.to_string());
+                inv.note(
+                    now_ms,
+                    format!("its function {function} judged its confidence low"),
+                );
+                Ok(((), true))
+            })?;
+        }
+        Ok(format!(
+            "The function {function} judged its confidence low, so its outputs must not be acted \
+             on (policy.escalation.on_low_confidence). Make no further calls: end this run now with \
+             your recommended action in one or two sentences; the user gets it as an escalation.\n\n\
+             Its outputs:\n{outputs}\n"
+        ))
+    }
 }

@@ -158,6 +158,9 @@ pub struct Invocation {
     /// A dry run (openexperts §7): only `auto` operations execute, in a session of its own.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dry_run: bool,
+    /// An isolated function this attempt called judged its confidence low: the run escalates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low_confidence: Option<String>,
     /// A dry run's calls that were not executed, in the order they were made.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub planned: Vec<PlannedCall>,
@@ -205,6 +208,7 @@ impl Invocation {
             outcome: None,
             session_ended: false,
             dry_run: false,
+            low_confidence: None,
             planned: Vec::new(),
         };
         invocation.note(now_ms, format!("accepted from {}", invocation.source));

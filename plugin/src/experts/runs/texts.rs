@@ -195,8 +195,12 @@ pub fn low_confidence(reply: &str) -> bool {
 pub fn low_confidence_escalation(inv: &Invocation, reply: &str) -> String {
     let (narrative, outputs) = split_reply(reply);
     let inputs = serde_json::to_string_pretty(&inv.inputs).unwrap_or_default();
+    let judged = match &inv.low_confidence {
+        Some(function) => format!("its function {function} judged its confidence low"),
+        None => "the run judged its own confidence low".to_string(),
+    };
     let mut text = format!(
-        "{} needs you: the run judged its own confidence low, so its result was not acted on \
+        "{} needs you: {judged}, so its result was not acted on \
          (policy.escalation.on_low_confidence).\nContext (its inputs):\n```json\n{inputs}\n```\n\
          Recommended action: {}",
         title(inv),
