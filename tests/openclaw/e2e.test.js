@@ -44,6 +44,13 @@ before(async () => {
     ] },
     { key: 'agent:main:telegram:direct:bruno', turns: [{ at: PAST + 120_000, user: 'I will bring the charts for the crossing', reply: 'Noted.' }] },
     { key: 'agent:main:cron:nightly', turns: [{ at: PAST + 180_000, user: 'Compile the nightly invoice report', reply: 'Done.' }] },
+    // A group chat; an expert's run; a chat kept out by skip.chats (how a session memory-core was
+    // told to forget is kept out) and one on a kept-out channel; a secret said in a DM.
+    { key: 'agent:main:telegram:group:-100777', chatType: 'group', turns: [{ at: PAST + 240_000, user: 'The regatta moves to Saturday', reply: 'Noted for the crew.' }] },
+    { key: 'agent:main:expert:ops-expert:inv-3', turns: [{ at: PAST + 300_000, user: 'Run the process `triage` now: invocation inv-3', reply: 'Triaged EXPERT-RUN-ONLY.' }] },
+    { key: 'agent:main:telegram:group:-100999', chatType: 'group', turns: [{ at: PAST + 360_000, user: 'FORGOTTEN-CHAT: my old address', reply: 'Noted.' }] },
+    { key: 'agent:main:discord:direct:dana', turns: [{ at: PAST + 420_000, user: 'DISCORD-ONLY plans', reply: 'Noted.' }] },
+    { key: 'agent:main:telegram:direct:carla', turns: [{ at: PAST + 480_000, user: 'My API key is sk-live-51HbQzLkT9v2XcWq8RmNp3Ys and the dinghy is blue', reply: 'Noted: the dinghy is blue.' }] },
   ]);
   standIn = await startStandIn({ args: ['--episodes-as-facts'] });
   model = await startStubModel('Booked: Thursday 12:30 at Saffron Lantern.');
@@ -201,23 +208,38 @@ test('openclaw graphiti import: memory-core\'s files once into the sender\'s gro
   assert.match(result.prependContext, /<graphiti-context[^>]*>[\s\S]*Dana and Bruno planned the Azores crossing for June/, 'the daily note is recalled');
 });
 
-test('openclaw graphiti import --transcripts: months-old turns once, as the dry run said, with their times; the next DM turn recalls one', async () => {
+test('openclaw graphiti import --transcripts: months-old turns once, as the dry run said, with their times, into each chat\'s group; nothing of a cron run, an expert run, a kept-out chat, a tool or a secret; the next DM turn recalls one', async () => {
   const args = ['graphiti', 'import', '--sender', 'dana', '--all-transcripts'];
   const dry = await openclaw(env, [...args, '--dry-run', '--json']);
   const plan = JSON.parse(dry.stdout.slice(dry.stdout.indexOf('{')));
-  assert.deepEqual(plan.groups.map((g) => [g.group_id, g.items]), [['demo', 3]], dry.stdout);
-  assert.ok(plan.skipped.some((s) => /cron:nightly/.test(s.file) && /a cron run/.test(s.why)), dry.stdout);
-  assert.equal(plan.estimate.episodes, 3);
-  const before = (await standIn.episodes('demo')).length;
+  // Dana's two turns, Bruno's and Carla's DMs in the DM group; the group chat in its own.
+  assert.deepEqual(plan.groups.map((g) => [g.group_id, g.items]), [['demo', 4], ['demo--100777', 1]], dry.stdout);
+  const skipped = Object.fromEntries(plan.skipped.filter((s) => s.file.startsWith('session ')).map((s) => [s.file.slice('session '.length), s.why]));
+  assert.deepEqual(skipped, {
+    'agent:main:cron:nightly': 'a cron run: not the user\'s conversation',
+    'agent:main:discord:direct:dana': 'channel discord is kept out of memory (skip.channels)',
+    'agent:main:expert:ops-expert:inv-3': 'an expert run: not the user\'s conversation',
+    'agent:main:telegram:group:-100999': 'chat telegram:-100999 is kept out of memory (skip.chats)',
+  }, dry.stdout);
+  assert.ok(plan.notes.some((n) => /a session memory-core was told to forget must be kept out with skip\.chats/.test(n)), 'the dry run says how a forgotten session is kept out');
+  assert.equal(plan.estimate.episodes, 5);
+  const before = { demo: (await standIn.episodes('demo')).length, group: (await standIn.episodes('demo--100777')).length };
   const run = await openclaw(env, args, { timeoutMs: 180_000 });
-  assert.match(run.stdout, /import finished: 3 item\(s\) sent/, run.stdout);
-  const imported = (await standIn.episodes('demo')).slice(0, 10_000).filter((e) => /^openclaw-import-/.test(e.name ?? ''));
-  const past = imported.filter((e) => Date.parse(e.valid_at) < PAST + 10 * 60_000);
-  assert.equal(past.length, 3, `each past turn once: ${JSON.stringify(past.map((e) => e.content))}`);
-  assert.equal((await standIn.episodes('demo')).length - before, 3, 'exactly what the dry run listed');
+  assert.match(run.stdout, /import finished: 5 item\(s\) sent/, run.stdout);
+  const importedTo = async (group) => (await standIn.episodes(group)).filter((e) => /^openclaw-import-/.test(e.name ?? '') && Date.parse(e.valid_at) < PAST + 10 * 60_000);
+  const past = await importedTo('demo');
+  const groupChat = await importedTo('demo--100777');
+  assert.equal(past.length, 4, `each past DM turn once: ${JSON.stringify(past.map((e) => e.content))}`);
+  assert.deepEqual(groupChat.map((e) => e.content.includes('The regatta moves to Saturday')), [true], 'the group chat\'s turn in its own group');
+  assert.equal((await standIn.episodes('demo')).length - before.demo, 4, 'exactly what the dry run listed');
+  assert.equal((await standIn.episodes('demo--100777')).length - before.group, 1);
   const sails = past.find((e) => e.content.includes('new mainsails'));
   assert.ok(sails && sails.valid_at.startsWith('2026-02-10'), `with its own time: ${sails?.valid_at}`);
-  assert.ok(!past.some((e) => /WEATHER-TOOL-OUTPUT|invoice report/.test(e.content)), 'no tool output, no cron run');
+  const everything = JSON.stringify([...past, ...groupChat].map((e) => e.content));
+  for (const never of ['WEATHER-TOOL-OUTPUT', 'invoice report', 'EXPERT-RUN-ONLY', 'FORGOTTEN-CHAT', 'DISCORD-ONLY', 'sk-live-51HbQzLkT9v2XcWq8RmNp3Ys']) {
+    assert.ok(!everything.includes(never), `nothing of ${never}: ${everything}`);
+  }
+  assert.match(everything, /the dinghy is blue/, 'the rest of the turn with the secret is kept');
 
   process.env.HOME = home;
   const { runner } = await loadWithOpenClaw(path.join(home, '.openclaw/extensions', PLUGIN_ID), pluginConfig());
