@@ -26,6 +26,12 @@ fn output(result: Result<String, String>) -> CommandOutput {
     }
 }
 
+/// What reading the record set aside on a hook's path, for the log: no command is there to say it,
+/// and the next tick finds the record already replaced.
+fn set_aside_notes(rt: &mut Runtime, notes: &mut Vec<String>) {
+    notes.extend(rt.set_aside.drain(..).map(|n| format!("experts: {n}")));
+}
+
 /// Says what reading the record set aside, as warnings after the command's own answer.
 fn with_set_aside(answered: &mut CommandOutput, set_aside: &[String]) {
     for note in set_aside {
@@ -153,11 +159,13 @@ impl Engine {
             request: request.as_deref(),
         };
         let said = self.with_runtime(|rt, _| {
-            if manual {
+            let said = if manual {
                 rt.deliver_draft(&call, now_ms)
             } else {
                 rt.hold_for_approval(&call, timeout_secs, now_ms)
-            }
+            };
+            set_aside_notes(rt, &mut check.notes);
+            said
         });
         // In a run, what happens to the call is the runtime's (the gate's advice to ask the user and
         // call again does not apply: the run ends and resumes on approval).
@@ -174,7 +182,11 @@ impl Engine {
         };
         let now_ms = time::now_ms();
         let recorded = self
-            .with_runtime(|rt, _| rt.record_planned(session, planned, now_ms))
+            .with_runtime(|rt, _| {
+                let recorded = rt.record_planned(session, planned, now_ms);
+                set_aside_notes(rt, &mut check.notes);
+                recorded
+            })
             .and_then(|recorded| recorded);
         if let Err(why) = recorded {
             check

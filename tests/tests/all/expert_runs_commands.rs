@@ -159,6 +159,23 @@ fn a_corrupt_runtime_record_is_set_aside_not_lost() {
     );
 }
 
+/// A held call reads the record on the hook's path, where no command is there to say what it set
+/// aside: the log says it, since the next tick finds the record already replaced.
+#[test]
+fn a_held_call_that_sets_a_corrupt_record_aside_logs_where() {
+    let mut s = setup();
+    s.accepted("new_ticket", &ticket("e-1", "T-1"));
+    let run = s.tick().start.remove(0);
+    std::fs::write(s.state.join("experts-runs.json"), b"{ torn").unwrap();
+    s.shim.take_logs();
+    s.tool_call(&run, "update_ticket", r#"{"id": "T-1"}"#);
+    let logs: Vec<String> = s.shim.take_logs().into_iter().map(|(_, line)| line).collect();
+    assert!(
+        logs.iter().any(|l| l.starts_with("experts: experts-runs.json was set aside as experts-runs.json.unreadable-")),
+        "{logs:?}"
+    );
+}
+
 #[test]
 fn every_command_reading_a_corrupt_record_says_where_it_was_set_aside() {
     let mut s = setup();
