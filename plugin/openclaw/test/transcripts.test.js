@@ -66,3 +66,27 @@ test('each session is staged with its message rows only; what is not staged is n
   assert.equal(fs.existsSync(dir), false);
   fs.rmSync(stateDir, { recursive: true, force: true });
 });
+
+test('a compacted session is staged whole, without the summary compaction wrote into it', async () => {
+  // OpenClaw's compaction keeps the history on disk and adds a summary entry for the model.
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stage-'));
+  const result = await stageTranscripts(stateDir, {
+    now: NOW,
+    sessionStore: store([{
+      key: 'agent:main:telegram:direct:ana',
+      entry: { sessionId: 's1', chatType: 'direct', updatedAt: NOW - DAY },
+      events: [
+        message('u1', 'user', 'I live in Porto'), message('a1', 'assistant', 'Noted'),
+        { type: 'compaction', id: 'c1', summary: 'SUMMARY-ONLY: Ana lives in Porto', firstKeptEntryId: 'u2', tokensBefore: 90_000 },
+        message('u2', 'user', 'I moved to Braga'), message('a2', 'assistant', 'Noted: Braga'),
+      ],
+    }]),
+  });
+  assert.deepEqual(result, { sessions: 1, skipped: 0 });
+  const dir = path.join(stateDir, STAGED_DIR);
+  const index = JSON.parse(fs.readFileSync(path.join(dir, 'index.json'), 'utf8'));
+  const staged = fs.readFileSync(path.join(dir, index.sessions[0].file), 'utf8');
+  assert.deepEqual(staged.trim().split('\n').map((line) => JSON.parse(line).id), ['u1', 'a1', 'u2', 'a2'], 'every turn, before and after the compaction');
+  assert.ok(!staged.includes('SUMMARY-ONLY'), 'the summary is derived: not staged');
+  fs.rmSync(stateDir, { recursive: true, force: true });
+});
