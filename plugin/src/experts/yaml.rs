@@ -92,46 +92,17 @@ pub fn parse<T: DeserializeOwned + Default>(text: &str) -> Result<T, ParseError>
                 MAX_ERROR_CHARS,
             ))
         };
-        let (line, message) = match missing_colon(text, line, &message) {
-            Some((line, said)) => (Some(line), said),
-            None => (line, in_yaml_terms(&message)),
-        };
+        let (line, message) =
+            match crate::platform::documents::errors::missing_colon(text, line, &message) {
+                Some((line, said)) => (Some(line), said),
+                None => (line, in_yaml_terms(&message)),
+            };
         ParseError {
             line,
             field: field.as_deref().map(bounded),
             message: bounded(&message),
         }
     })
-}
-
-/// A `key value` line that lacks its colon: libyaml gives up on a later line ("could not find
-/// expected ':'"), and a nested one reads as text where a mapping was expected. The line itself and
-/// what to write, when one can be found.
-fn missing_colon(text: &str, line: Option<u32>, message: &str) -> Option<(u32, String)> {
-    let lines: Vec<&str> = text.lines().collect();
-    let keyless = |l: &str| {
-        let t = l.trim();
-        !t.is_empty() && !t.starts_with('#') && !t.starts_with('-') && !t.contains(':')
-    };
-    let said = |t: &str| {
-        let shown = crate::platform::text::truncate_chars(t.trim(), 80);
-        format!("`{shown}` has no `:` after its key: write `key: value`")
-    };
-    let found = if message.contains("could not find expected ':'") {
-        let reported = usize::try_from(line?).ok()?.min(lines.len());
-        (0..reported).rev().find(|&i| keyless(lines[i]))?
-    } else {
-        let value = message
-            .strip_prefix("invalid type: string \"")?
-            .split_once("\", expected struct ")?
-            .0;
-        let from = line
-            .and_then(|l| usize::try_from(l).ok())
-            .unwrap_or(1)
-            .saturating_sub(1);
-        (from..lines.len()).find(|&i| keyless(lines[i]) && value.starts_with(lines[i].trim()))?
-    };
-    Some((u32::try_from(found + 1).ok()?, said(lines[found])))
 }
 
 /// The parser's message in the terms of the YAML file rather than of the Rust types it fills:

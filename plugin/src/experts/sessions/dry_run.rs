@@ -2,7 +2,7 @@
 //! every other call is refused without asking anyone or using an approval, and what the policy would
 //! have done with it is recorded for the run's planned-execution report.
 
-use super::{HELD_ARGUMENTS_CHARS, ToolCheck};
+use super::tool_check::{HELD_ARGUMENTS_CHARS, ToolCheck};
 use crate::experts::runs::store::PlannedCall;
 use crate::experts::{self, ApprovalStore, Bindings, CallInput, Package, Tier, Verdict};
 
