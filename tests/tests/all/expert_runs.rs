@@ -314,6 +314,37 @@ fn parallel_runs_start_together_and_serial_cron_runs_one_at_a_time() {
     );
 }
 
+/// spec §3 `serial`: every event of the trigger queues and runs one at a time, in order.
+#[test]
+fn a_serial_trigger_runs_its_events_one_at_a_time_in_order() {
+    let mut s = setup();
+    s.edit_manifest("    concurrency: parallel\n", "    concurrency: serial\n");
+    let one = s.accepted("bulk_import", r#"{"batch": 1}"#);
+    let two = s.accepted("bulk_import", r#"{"batch": 2}"#);
+    let work = s.tick();
+    assert_eq!(started(&work), vec![one], "only the first");
+    assert!(s.tick().start.is_empty(), "the second waits while the first runs");
+    let next = s.completed(&work.start[0], "batch 1 done");
+    let second = if next.start.is_empty() { s.tick().start } else { next.start };
+    assert_eq!(second.iter().map(|r| r.invocation.clone()).collect::<Vec<_>>(), vec![two]);
+}
+
+/// spec §3: a cron trigger without `tz` is read in UTC.
+#[test]
+fn a_cron_trigger_without_a_time_zone_runs_in_utc() {
+    let mut s = setup();
+    s.edit_manifest("    tz: Europe/Berlin\n", "");
+    // 2026-11-23T01:30Z: the 02:00 slot is half an hour away in UTC (it was 01:00Z in Berlin).
+    s.set_now(1_795_397_400_000);
+    assert!(s.tick().start.is_empty(), "the first tick starts the schedule");
+    s.advance(29 * MINUTE);
+    assert!(s.tick().start.is_empty(), "01:59 UTC: not yet");
+    s.advance(MINUTE);
+    let work = s.tick();
+    assert_eq!(work.start.len(), 1, "{:?}", work.notes);
+    assert!(work.start[0].message.contains("cron 2026-11-23 02:00"), "{}", work.start[0].message);
+}
+
 #[test]
 fn a_channel_message_fires_only_the_bound_channel_trigger() {
     let mut s = setup();
